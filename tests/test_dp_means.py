@@ -1,0 +1,304 @@
+"""DP-means (Kulis & Jordan Algorithm 1): toy cases, slow-loop reference, invariances, jit."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesclust import dp_means, farthest_first_lambda
+from bayesclust.inference.dp_means import dp_means_pass
+
+from ._reference import dp_means_loop, dp_means_pass_loop, farthest_first_loop
+
+
+def _clustered(rng, n, d, n_true, spread):
+    """Random Gaussian blobs (so that passes open and reject several clusters)."""
+    means = rng.normal(scale=3.0, size=(n_true, d))
+    return means[rng.integers(n_true, size=n)] + rng.normal(scale=spread, size=(n, d))
+
+
+# --------------------------------------------------------------------------- #
+# 1. toy cases by hand
+# --------------------------------------------------------------------------- #
+
+
+def test_toy_four_points_by_hand():
+    # Mean (2.55, 2.5): |x - mean|^2 = 12.7525 (pts 0,2) / 12.2525 (pts 1,3) -> SSE 50.01.
+    # Pass 1 with lam = 1: point 0 opens cluster 1 (12.75 > 1), point 1 joins it
+    # (0.01 <= 1), point 2 is 50 from it and 12.75 from the mean, so it opens
+    # cluster 2; point 3 joins cluster 2. Cluster 0 (the mean) is empty: deleted.
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    res = dp_means(X, lam=1.0)
+    assert res.labels.tolist() == [0, 0, 1, 1]
+    np.testing.assert_allclose(res.centers, [[0.05, 0.0], [5.05, 5.0]], atol=1e-6)
+    # SSE = 4 * 0.05^2 = 0.01; J = 0.01 + 2 * 1.
+    assert res.objective == pytest.approx(2.01, rel=1e-6)
+    np.testing.assert_allclose(res.objective_trace, [51.01, 2.01, 2.01], rtol=1e-6)
+    assert res.n_clusters == 2 and res.n_iter == 2 and res.converged
+
+
+def test_tie_goes_to_existing_cluster():
+    # Symmetric data, mean exactly 0.  Point 0 at squared distance 4 = lam from
+    # the mean: the strict test keeps it in the existing cluster.
+    X = np.array([[2.0], [-2.0], [0.0], [0.0]])
+    res = dp_means(X, lam=4.0)
+    assert res.n_clusters == 1
+    # Just above the distance: points 0 and 1 open their own clusters.
+    res = dp_means(X, lam=3.999)
+    assert res.n_clusters == 3
+    assert res.labels.tolist() == [1, 2, 0, 0]
+
+
+def test_huge_lambda_gives_one_cluster():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    lam = 1.01 * np.max(np.sum((X - X.mean(0)) ** 2, axis=1))
+    res = dp_means(X, lam)
+    assert res.n_clusters == 1 and res.n_iter == 1 and res.converged
+    assert (res.labels == 0).all()
+    assert res.objective == pytest.approx(np.sum((X - X.mean(0)) ** 2) + lam, rel=1e-5)
+
+
+def test_tiny_lambda_gives_one_cluster_per_distinct_point(x64):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    X = np.concatenate([X, X[:5]])  # duplicates share a cluster (distance 0 is not > lam)
+    res = dp_means(X, 1e-9)
+    assert res.n_clusters == 40
+    assert np.array_equal(res.labels[40:], res.labels[:5])
+    assert res.objective == pytest.approx(40 * 1e-9, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# 2. reference: the slow per-point Algorithm 1 (float64)
+# --------------------------------------------------------------------------- #
+
+SHAPES = [(23, 1), (40, 2), (57, 3)]
+
+
+@pytest.mark.parametrize("n,d", SHAPES)
+def test_matches_slow_loop_on_random_inputs(x64, n, d):
+    rng = np.random.default_rng(100 + n)
+    n_cases = 0
+    for case in range(80):
+        X = _clustered(rng, n, d, n_true=rng.integers(1, 7), spread=rng.uniform(0.2, 2.0))
+        total = np.sum((X - X.mean(0)) ** 2, axis=1).max()
+        lam = total * rng.uniform(0.01, 1.2)
+        z_ref, mu_ref, trace_ref, it_ref, conv_ref = dp_means_loop(X, lam)
+        res = dp_means(X, lam)
+        assert np.array_equal(res.labels, z_ref), f"case {case}"
+        np.testing.assert_allclose(res.centers, mu_ref, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(res.objective_trace, trace_ref, rtol=1e-9)
+        assert res.n_iter == it_ref and res.converged == conv_ref
+        assert res.n_clusters == len(mu_ref)
+        n_cases += 1
+    assert n_cases == 80
+
+
+@pytest.mark.parametrize("n,d", SHAPES[:2])
+def test_weighted_matches_slow_loop(x64, n, d):
+    rng = np.random.default_rng(7 + n)
+    for case in range(60):
+        X = _clustered(rng, n, d, n_true=rng.integers(1, 6), spread=rng.uniform(0.3, 1.5))
+        w = rng.uniform(0.1, 3.0, size=n)
+        lam = np.sum((X - X.mean(0)) ** 2, axis=1).max() * rng.uniform(0.02, 1.0)
+        z_ref, mu_ref, trace_ref, it_ref, _ = dp_means_loop(X, lam, sample_weight=w)
+        res = dp_means(X, lam, sample_weight=w)
+        assert np.array_equal(res.labels, z_ref), f"case {case}"
+        np.testing.assert_allclose(res.objective_trace, trace_ref, rtol=1e-9)
+        assert res.n_iter == it_ref
+
+
+def test_single_pass_matches_loop_from_random_states(x64):
+    """The bulk pass equals the per-point pass from arbitrary centres."""
+    rng = np.random.default_rng(3)
+    n, d, K_cap = 60, 2, 64
+    one_pass = jax.jit(dp_means_pass, static_argnames="candidate_capacity")
+    for case in range(100):
+        X = _clustered(rng, n, d, n_true=5, spread=rng.uniform(0.1, 1.0))
+        k = int(rng.integers(1, 6))
+        C = rng.normal(scale=3.0, size=(k, d))
+        w = rng.uniform(0.2, 2.0, size=n) if case % 2 else np.ones(n)
+        lam = float(rng.uniform(0.05, 4.0))
+        z_ref, centers_ref = dp_means_pass_loop(X, w, C, lam)
+        buf = jnp.zeros((K_cap, d)).at[:k].set(C)
+        labels, centers, k_total, overflow = one_pass(
+            jnp.asarray(X), jnp.asarray(w), buf, k, lam, candidate_capacity=64
+        )
+        assert not bool(overflow)
+        assert int(k_total) == len(centers_ref)
+        assert np.array_equal(np.asarray(labels), z_ref), f"case {case}"
+        np.testing.assert_allclose(np.asarray(centers[: int(k_total)]), np.array(centers_ref))
+
+
+def test_buffers_grow_without_dropping_clusters(x64):
+    """More clusters than the initial buffers (32 centres, 256 candidates)."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(700, 2))
+    lam = 1e-3
+    z_ref, mu_ref, trace_ref, it_ref, _ = dp_means_loop(X, lam, max_iter=3)
+    res = dp_means(X, lam, max_iter=3)
+    assert res.n_clusters == len(mu_ref) > 256
+    assert np.array_equal(res.labels, z_ref)
+    np.testing.assert_allclose(res.objective_trace, trace_ref, rtol=1e-9)
+
+
+def test_max_clusters_limit_warns_and_keeps_last_complete_state():
+    X = np.random.default_rng(2).uniform(size=(100, 2))
+    with pytest.warns(RuntimeWarning, match="max_clusters=5"):
+        res = dp_means(X, 1e-4, max_clusters=5)
+    assert not res.converged
+    assert res.n_clusters <= 5
+
+
+# --------------------------------------------------------------------------- #
+# 3. invariances and monotonicity
+# --------------------------------------------------------------------------- #
+
+
+def test_objective_trace_never_increases_float32():
+    rng = np.random.default_rng(11)
+    for case in range(20):
+        X = _clustered(rng, 500, 5, n_true=8, spread=1.0).astype(np.float32)
+        lam = float(rng.uniform(1.0, 60.0))
+        res = dp_means(X, lam)
+        diffs = np.diff(res.objective_trace)
+        assert np.all(diffs <= 1e-5 * np.abs(res.objective_trace[:-1])), f"case {case}"
+        # The reported objective is the objective of the returned partition.
+        from bayesclust.metrics import dp_means_objective
+
+        assert res.objective == pytest.approx(dp_means_objective(X, res.labels, lam), rel=1e-4)
+
+
+def test_translation_and_scale_invariance(x64):
+    rng = np.random.default_rng(12)
+    X = _clustered(rng, 80, 3, n_true=4, spread=0.7)
+    base = dp_means(X, 5.0)
+    shifted = dp_means(X + np.array([100.0, -50.0, 3.0]), 5.0)
+    scaled = dp_means(3.0 * X, 45.0)
+    assert np.array_equal(base.labels, shifted.labels)
+    assert np.array_equal(base.labels, scaled.labels)
+    assert scaled.objective == pytest.approx(9 * base.objective)
+
+
+def test_order_argument_equals_permuting_rows(x64):
+    rng = np.random.default_rng(13)
+    X = _clustered(rng, 60, 2, n_true=5, spread=0.8)
+    perm = rng.permutation(60)
+    a = dp_means(X, 3.0, order=perm)
+    b = dp_means(X[perm], 3.0)
+    assert np.array_equal(a.labels[perm], b.labels)
+    z_ref = dp_means_loop(X[perm], 3.0)[0]
+    assert np.array_equal(b.labels, z_ref)
+
+
+def test_zero_weight_equals_removal(x64):
+    rng = np.random.default_rng(14)
+    X = _clustered(rng, 50, 2, n_true=4, spread=0.8)
+    w = rng.uniform(0.5, 2.0, size=50)
+    w[[3, 17, 40]] = 0.0
+    keep = w > 0
+    a = dp_means(X, 2.0, sample_weight=w)
+    b = dp_means(X[keep], 2.0, sample_weight=w[keep])
+    assert np.array_equal(a.labels[keep], b.labels)
+    np.testing.assert_allclose(a.centers, b.centers)
+    # The removed points are assigned to their nearest final centre.
+    d2 = ((X[~keep, None, :] - b.centers[None]) ** 2).sum(-1)
+    assert np.array_equal(a.labels[~keep], d2.argmin(1))
+
+
+# --------------------------------------------------------------------------- #
+# 4. jit and eager agree
+# --------------------------------------------------------------------------- #
+
+
+def test_pass_jit_and_eager_agree():
+    rng = np.random.default_rng(21)
+    X = jnp.asarray(_clustered(rng, 30, 2, n_true=4, spread=0.6), jnp.float32)
+    w = jnp.ones(30)
+    C = jnp.zeros((16, 2)).at[0].set(X.mean(0))
+    args = (X, w, C, 1, 0.8)
+    jitted = jax.jit(dp_means_pass, static_argnames="candidate_capacity")(
+        *args, candidate_capacity=32
+    )
+    with jax.disable_jit():
+        eager = dp_means_pass(*args, candidate_capacity=32)
+    for a, b in zip(jitted, eager):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- #
+# farthest-first lambda
+# --------------------------------------------------------------------------- #
+
+
+def test_farthest_first_matches_loop(x64):
+    rng = np.random.default_rng(31)
+    for case in range(20):
+        X = rng.normal(size=(int(rng.integers(5, 40)), int(rng.integers(1, 4))))
+        k = int(rng.integers(1, len(X) + 1))
+        assert farthest_first_lambda(X, k) == pytest.approx(farthest_first_loop(X, k), rel=1e-12)
+
+
+def test_farthest_first_k1_is_max_squared_distance_to_mean():
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 3.0]])
+    expected = np.max(np.sum((X - X.mean(0)) ** 2, axis=1))
+    # Inflated by 16 float32 eps so the defining tie resolves as in exact arithmetic.
+    assert farthest_first_lambda(X, 1) == pytest.approx(expected, rel=4e-6)
+    assert farthest_first_lambda(X, 1) > expected
+
+
+def test_farthest_first_gives_three_clusters_on_three_gaussians():
+    from bayesclust.datasets import three_gaussians
+
+    hits = 0
+    for seed in range(40):
+        X, _ = three_gaussians(seed)
+        hits += dp_means(X, farthest_first_lambda(X, 3)).n_clusters == 3
+    assert hits >= 38  # spec A4.1: 3 clusters in 99/100 runs
+
+
+# --------------------------------------------------------------------------- #
+# bad input
+# --------------------------------------------------------------------------- #
+
+GOOD = np.arange(12.0).reshape(6, 2)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(X=np.array([[0.0, np.nan]] * 3)), ValueError, "X contains NaN"),
+        (dict(X=np.array([[0.0, np.inf]] * 3)), ValueError, "X contains infinite"),
+        (dict(X=np.arange(5.0)), ValueError, "X must be a 2-D array"),
+        (dict(X=np.empty((0, 2))), ValueError, "X must have at least 1 sample"),
+        (dict(X=np.empty((3, 0))), ValueError, "at least one feature"),
+        (dict(X=[["a", "b"]]), TypeError, "X must be a real numeric array"),
+        (dict(lam=0.0), ValueError, "lam must be a positive"),
+        (dict(lam=-1.0), ValueError, "lam must be a positive"),
+        (dict(lam=float("nan")), ValueError, "lam must be a number"),
+        (dict(lam=float("inf")), ValueError, "lam must be a positive finite"),
+        (dict(lam="1"), TypeError, "lam must be a real number"),
+        (dict(sample_weight=-np.ones(6)), ValueError, "sample_weight must be non-negative"),
+        (dict(sample_weight=np.ones(5)), ValueError, "sample_weight has length 5"),
+        (dict(sample_weight=np.zeros(6)), ValueError, "at least one positive weight"),
+        (dict(sample_weight=np.full(6, np.nan)), ValueError, "sample_weight contains NaN"),
+        (dict(max_iter=0), ValueError, "max_iter must be >= 1"),
+        (dict(max_iter=2.5), TypeError, "max_iter must be an integer"),
+        (dict(order=[0, 1, 2]), ValueError, "order must be a permutation"),
+        (dict(order=[0, 0, 1, 2, 3, 4]), ValueError, "order must be a permutation"),
+    ],
+)
+def test_bad_input_gives_clear_error(kwargs, exc, match):
+    args = dict(X=GOOD, lam=1.0)
+    args.update(kwargs)
+    X, lam = args.pop("X"), args.pop("lam")
+    with pytest.raises(exc, match=match):
+        dp_means(X, lam, **args)
+
+
+def test_farthest_first_bad_k():
+    with pytest.raises(ValueError, match="k must be <= the number of samples"):
+        farthest_first_lambda(GOOD, 7)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        farthest_first_lambda(GOOD, 0)

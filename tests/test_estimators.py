@@ -1,0 +1,88 @@
+"""The scikit-learn facade: the estimator contract and agreement with the functional core."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from bayesclust import DPMeans, dp_means, farthest_first_lambda
+
+WEIGHT_EQUIVALENCE = (
+    "sample_weight is not equivalent to repeating samples: a point of weight w opens a "
+    "cluster when w * d > lam, repeated rows when d > lam (as for KMeans)."
+)
+
+
+def _expected_failed_checks(estimator):
+    return {
+        "check_sample_weight_equivalence_on_dense_data": WEIGHT_EQUIVALENCE,
+        "check_sample_weight_equivalence_on_sparse_data": WEIGHT_EQUIVALENCE,
+    }
+
+
+@parametrize_with_checks(
+    [DPMeans(), DPMeans(lam=2.0), DPMeans(shuffle=True, random_state=0)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+def test_estimator_matches_functional_core():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3)) + rng.integers(0, 4, size=(120, 1)) * 4.0
+    est = DPMeans(lam=6.0).fit(X)
+    res = dp_means(X, 6.0)
+    assert np.array_equal(est.labels_, res.labels)
+    np.testing.assert_allclose(est.cluster_centers_, res.centers)
+    assert est.n_clusters_ == res.n_clusters
+    assert est.objective_ == res.objective
+    assert est.n_iter_ == res.n_iter
+
+
+def test_hint_uses_farthest_first():
+    from bayesclust.datasets import three_gaussians
+
+    X, _ = three_gaussians(0)
+    est = DPMeans(n_clusters_hint=3).fit(X)
+    assert est.lam_ == pytest.approx(farthest_first_lambda(X, 3))
+    assert est.n_clusters_ == 3
+
+
+def test_predict_on_training_data_equals_labels_at_convergence():
+    from bayesclust.datasets import three_gaussians
+
+    X, _ = three_gaussians(1)
+    est = DPMeans(n_clusters_hint=3).fit(X)
+    assert est.converged_
+    assert np.array_equal(est.predict(X), est.labels_)
+
+
+def test_shuffle_is_reproducible_from_random_state():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2))
+    a = DPMeans(lam=0.5, shuffle=True, random_state=7).fit(X).labels_
+    b = DPMeans(lam=0.5, shuffle=True, random_state=7).fit(X).labels_
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        (dict(lam=0.0), "lam"),
+        (dict(lam=-2.0), "lam"),
+        (dict(n_clusters_hint=0), "n_clusters_hint"),
+        (dict(max_iter=0), "max_iter"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match=match):
+        DPMeans(**params).fit(X)
+
+
+def test_bad_sample_weight():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="[Nn]egative"):
+        DPMeans(lam=1.0).fit(X, sample_weight=[1, 1, -1, 1, 1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        DPMeans(lam=1.0).fit(X, sample_weight=[1, 1])

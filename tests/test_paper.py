@@ -1,0 +1,65 @@
+"""Reproductions of Kulis & Jordan (2012) numbers on data available offline.
+
+Protocol (spec A4.2, resolutions in the spec): each run takes a fresh random
+70% clustering split of the data in random order (the 30% validation part is
+used by the paper only for the Gibbs sampler), k = the number of classes,
+DP-means' lambda by farthest-first at that k, raw features, arithmetic NMI,
+averaged over the runs.
+"""
+
+import numpy as np
+import pytest
+
+from bayesclust import datasets, dp_means, farthest_first_lambda, metrics
+
+pytestmark = pytest.mark.paper
+
+N_RUNS = 20
+
+
+def _table1_row(X, y, seed=0):
+    from sklearn.cluster import KMeans
+
+    rng = np.random.default_rng(seed)
+    k = metrics.n_clusters(y)
+    dpm, km, ks = [], [], []
+    for run in range(N_RUNS):
+        idx = rng.permutation(len(X))[: int(round(0.7 * len(X)))]
+        Xs, ys = X[idx], y[idx]
+        res = dp_means(Xs, farthest_first_lambda(Xs, k))
+        dpm.append(metrics.nmi(ys, res.labels))
+        ks.append(res.n_clusters)
+        kmeans = KMeans(k, init="random", n_init=1, random_state=run).fit(Xs)
+        km.append(metrics.nmi(ys, kmeans.labels_))
+    return np.mean(dpm), np.mean(km), np.mean(ks)
+
+
+@pytest.mark.parametrize(
+    "name,dp_paper,km_paper",
+    [("iris", 0.75, 0.76), ("wine", 0.41, 0.43)],
+)
+def test_table1_uci_rows(name, dp_paper, km_paper):
+    """KJ Table 1: DP-means NMI Iris .75, Wine .41 (k-means .76, .43), within 0.03."""
+    X, y = datasets.load(name)
+    dp_nmi, km_nmi, mean_k = _table1_row(X, y)
+    assert dp_nmi == pytest.approx(dp_paper, abs=0.03), (dp_nmi, mean_k)
+    assert km_nmi == pytest.approx(km_paper, abs=0.03), km_nmi
+
+
+def test_three_gaussians_nmi_and_iterations():
+    """KJ §6.2 / Fig. 2: over 100 runs DP-means returns 3 clusters, NMI .89 on average.
+
+    The data set is the spec's calibrated stand-in (the paper gives only a
+    picture); KJ also report convergence within 8 iterations, which the
+    stand-in meets in most but not all runs (errata: 98/100 within 9 passes).
+    """
+    nmis, ks, iters = [], [], []
+    for seed in range(100):
+        X, y = datasets.three_gaussians(seed)
+        res = dp_means(X, farthest_first_lambda(X, 3))
+        nmis.append(metrics.nmi(y, res.labels))
+        ks.append(res.n_clusters)
+        iters.append(res.n_iter)
+    assert np.mean(nmis) == pytest.approx(0.89, abs=0.03)
+    assert np.mean(np.array(ks) == 3) >= 0.95
+    assert np.mean(np.array(iters) <= 9) >= 0.9
