@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,9 @@ def _read_matrix(path: str) -> np.ndarray:
         except ValueError:
             skip = 1
         try:
-            X = np.loadtxt(p, delimiter=delimiter, skiprows=skip, ndmin=2, dtype=float)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
+                X = np.loadtxt(p, delimiter=delimiter, skiprows=skip, ndmin=2, dtype=float)
         except ValueError as exc:
             raise ValueError(f"data file {path!r} is malformed: {exc}") from None
     if X.ndim == 1:

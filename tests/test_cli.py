@@ -1,0 +1,99 @@
+"""The bayesclust command: fit, compare, help, and one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bayesclust.cli import main
+
+
+@pytest.fixture
+def blobs_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 0.3, (30, 2)), rng.normal(5, 0.3, (30, 2))])
+    path = tmp_path / "blobs.csv"
+    np.savetxt(path, X, delimiter=",", header="a,b", comments="")
+    return path, X
+
+
+def test_fit_csv_with_k_writes_labels_and_summary(blobs_csv, capsys):
+    path, X = blobs_csv
+    out = path.parent / "labels.txt"
+    assert main(["fit", str(path), "--k", "2", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    labels = np.loadtxt(out, dtype=int)
+    assert summary["n_clusters"] == 2 and summary["n_samples"] == 60
+    assert len(labels) == 60 and len(set(labels[:30])) == 1 and labels[0] != labels[-1]
+
+
+def test_fit_npy_with_lam(tmp_path, capsys):
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    path = tmp_path / "x.npy"
+    np.save(path, X)
+    assert main(["fit", str(path), "--lam", "1.0"]) == 0
+    assert "2 clusters" in capsys.readouterr().out
+    assert np.loadtxt(tmp_path / "x.labels.csv", dtype=int).tolist() == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "content,args,match",
+    [
+        (None, ["--k", "2"], "does not exist"),
+        ("1,2\n3\n", ["--k", "1"], "malformed"),
+        ("1,2\nnan,4\n", ["--k", "1"], "contains NaN"),
+        ("1,2\n3,4\n", ["--lam", "-1"], "--lam must be a positive"),
+        ("1,2\n3,4\n", ["--k", "5"], "--k must be <="),
+        ("1,2\n3,4\n", [], "exactly one of --lam and --k"),
+        ("1,2\n3,4\n", ["--lam", "abc"], "invalid float value"),
+        ("", ["--k", "1"], "no data"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, match):
+    path = tmp_path / "data.csv"
+    if content is not None:
+        path.write_text(content)
+    assert main(["fit", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert match in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_malformed_npy(tmp_path, capsys):
+    path = tmp_path / "bad.npy"
+    path.write_bytes(b"not a numpy file")
+    assert main(["fit", str(path), "--k", "1"]) == 2
+    assert "not a valid .npy file" in capsys.readouterr().err
+
+
+def test_compare_writes_json_and_figure(tmp_path):
+    assert main(["compare", "--out-dir", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "compare.json").read_text())
+    assert summary["dp_means"]["n_clusters"] == 3
+    assert summary["dp_means"]["nmi"] > 0.7
+    assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+
+def test_console_script_help_documents_every_subcommand():
+    run = subprocess.run(
+        [sys.executable, "-m", "bayesclust.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for name in ("fit", "compare"):
+        assert name in run.stdout
+    for name in ("fit", "compare"):
+        sub = subprocess.run(
+            [sys.executable, "-m", "bayesclust.cli", name, "--help"],
+            capture_output=True, text=True, check=True,
+        )
+        assert "usage: bayesclust " + name in sub.stdout
+
+
+def test_console_script_error_has_no_traceback(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "bayesclust.cli", "fit", str(tmp_path / "missing.csv"), "--k", "2"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().startswith("bayesclust: error:") and "Traceback" not in run.stderr
