@@ -28,25 +28,33 @@ def _pyplot():
     return plt
 
 
-def project_2d(X: np.ndarray) -> np.ndarray:
+def project_2d(X: np.ndarray, *others: np.ndarray):
     """The data itself when 2-D, else its first two principal components.
 
     Parameters
     ----------
     X : ndarray, shape (n, d)
+        Data that defines the projection.
+    *others : ndarray, shape (m, d)
+        Further points (e.g. centres) projected the same way.
 
     Returns
     -------
-    ndarray, shape (n, 2)
+    ndarray, shape (n, 2), or a tuple of such arrays when ``others`` are given.
     """
     X = np.asarray(X, float)
-    if X.shape[1] == 2:
-        return X
-    if X.shape[1] == 1:
-        return np.column_stack([X[:, 0], np.zeros(len(X))])
-    Xc = X - X.mean(0)
-    _, _, vt = np.linalg.svd(Xc, full_matrices=False)
-    return Xc @ vt[:2].T
+    d = X.shape[1]
+    if d == 2:
+        project = lambda A: np.asarray(A, float)  # noqa: E731
+    elif d == 1:
+        project = lambda A: np.column_stack([np.asarray(A, float)[:, 0], np.zeros(len(A))])  # noqa: E731
+    else:
+        mean = X.mean(0)
+        _, _, vt = np.linalg.svd(X - mean, full_matrices=False)
+        project = lambda A: (np.asarray(A, float) - mean) @ vt[:2].T  # noqa: E731
+    if not others:
+        return project(X)
+    return (project(X),) + tuple(project(A) for A in others)
 
 
 def plot_partition(X, labels, centers=None, *, ax=None, title=None):
@@ -68,17 +76,12 @@ def plot_partition(X, labels, centers=None, *, ax=None, title=None):
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 4))
-    X = np.asarray(X, float)
-    P = project_2d(X)
+    if centers is None:
+        P = project_2d(X)
+    else:
+        P, Pc = project_2d(X, centers)
     ax.scatter(P[:, 0], P[:, 1], c=np.asarray(labels), cmap="tab20", s=12, linewidths=0)
     if centers is not None:
-        C = np.asarray(centers, float)
-        if X.shape[1] == 2:
-            Pc = C
-        else:
-            Xm = X.mean(0)
-            _, _, vt = np.linalg.svd(X - Xm, full_matrices=False)
-            Pc = (C - Xm) @ vt[:2].T if X.shape[1] > 2 else np.column_stack([C[:, 0], np.zeros(len(C))])
         ax.scatter(Pc[:, 0], Pc[:, 1], marker="x", c="k", s=60)
     if title:
         ax.set_title(title, fontsize=10)
