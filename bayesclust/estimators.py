@@ -177,9 +177,8 @@ class DPMeans(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        C = self.cluster_centers_
-        birth = jnp.full(C.shape[0], -1, jnp.int32)
-        return np.asarray(nearest_center(jnp.asarray(X), jnp.asarray(C), birth).index).astype(np.intp)
+        nearest = nearest_center(jnp.asarray(X), jnp.asarray(self.cluster_centers_))
+        return np.asarray(nearest.index).astype(np.intp)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,6 +13,7 @@ This module imports only jax and numpy.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -106,22 +107,71 @@ class NearestCenter(NamedTuple):
     index: jax.Array
 
 
+#: Up to this many centres the running argmin is unrolled (measured faster than
+#: ``jnp.argmin``, which is 3-5x slower than a compare/select chain on XLA:CPU).
+_UNROLL_MAX_CENTERS = 128
+#: Up to this many features the scores are exact differences, not a GEMM.
+_DIRECT_MAX_FEATURES = 4
+#: Above this many ``n x k`` entries the rows are processed in blocks.
+_MAX_TILE_ENTRIES = 1 << 27
+
+
 def assignment_block_size(n: int, k: int) -> int:
     """Rows per block of the assignment step (a static, shape-only choice).
 
-    Blocks keep the ``block x k`` distance tile in cache-sized memory; small
-    problems are done in one block because ``lax.map`` has per-step overhead.
+    Measured on a 2-core CPU: row blocking with ``lax.map`` never beat one
+    block (its per-step overhead outweighs the smaller temporaries), so blocks
+    are used only to bound memory, when ``n * k`` exceeds ``2**27`` entries
+    (512 MiB of float32 scores).
     """
-    target = 4096 if k <= 128 else max(256, (4096 * 128) // k)
-    return n if n <= 2 * target else target
+    if n * k <= _MAX_TILE_ENTRIES:
+        return n
+    return max(1024, _MAX_TILE_ENTRIES // k)
 
 
-def _nearest_in_block(Xb, xb_sq, rows, C, c_sq, birth):
-    scores = c_sq[None, :] - 2.0 * jnp.matmul(Xb, C.T, precision=PRECISION)
-    visible = birth[None, :] <= rows[:, None]
-    scores = jnp.where(visible, scores, jnp.inf)
-    index = jnp.argmin(scores, axis=1).astype(jnp.int32)
-    any_visible = jnp.any(visible, axis=1)
+def _running_argmin(column, visible, k: int) -> tuple[jax.Array, jax.Array]:
+    """Minimum and its first index over ``k`` score columns (statically unrolled).
+
+    ``column(j)`` and ``visible(j)`` return (b,) arrays; invisible entries
+    never win and strict ``<`` keeps the lowest index on ties.
+    """
+    best = jnp.where(visible(0), column(0), jnp.inf)
+    index = jnp.zeros(best.shape, jnp.int32)
+    for j in range(1, k):
+        s = jnp.where(visible(j), column(j), jnp.inf)
+        better = s < best
+        best = jnp.where(better, s, best)
+        index = jnp.where(better, jnp.int32(j), index)
+    return best, index
+
+
+def _nearest_in_block(Xb, rows, C, c_sq, valid, birth):
+    k, d = C.shape
+    if birth is None:
+        visible = lambda j: valid[j]  # noqa: E731 - one flag per centre
+    else:
+        visible = lambda j: valid[j] & (birth[j] <= rows)  # noqa: E731
+    if k <= _UNROLL_MAX_CENTERS and d <= _DIRECT_MAX_FEATURES:
+        # Exact differences feature by feature: no (b, k) or (b, d) temporaries.
+        features = [Xb[:, t] for t in range(d)]
+
+        def column(j):
+            return sum((features[t] - C[j, t]) ** 2 for t in range(d))
+
+        return _running_argmin(column, visible, k)
+    # |x|^2 is constant per row and cannot change the argmin.
+    scores = c_sq[None, :] - 2.0 * lax.dot_general(
+        Xb, C, (((1,), (1,)), ((), ())), precision=PRECISION
+    )
+    if k <= _UNROLL_MAX_CENTERS:
+        _, index = _running_argmin(lambda j: scores[:, j], visible, k)
+    else:
+        vis = valid[None, :] if birth is None else valid[None, :] & (birth[None, :] <= rows[:, None])
+        index = jnp.argmin(jnp.where(vis, scores, jnp.inf), axis=1).astype(jnp.int32)
+    if birth is None:
+        any_visible = jnp.any(valid)
+    else:
+        any_visible = jnp.min(jnp.where(valid, birth, NEVER)) <= rows
     diff = Xb - C[index]
     exact = jnp.einsum("bd,bd->b", diff, diff, precision=PRECISION)
     return jnp.where(any_visible, exact, jnp.inf), index
@@ -130,62 +180,66 @@ def _nearest_in_block(Xb, xb_sq, rows, C, c_sq, birth):
 def nearest_center(
     X: jax.Array,
     C: jax.Array,
-    birth: jax.Array,
+    valid: jax.Array | None = None,
     *,
+    birth: jax.Array | None = None,
     row_offset: int | jax.Array = 0,
     block_size: int | None = None,
 ) -> NearestCenter:
-    """Nearest visible centre of every row, blocked over rows.
-
-    Centre ``c`` is visible to row ``i`` iff ``birth[c] <= row_offset + i``.
-    Use ``birth = -1`` for centres visible to every row, :data:`NEVER` for
-    inactive buffer slots, and the seed's row index for a centre created during
-    a DP-means pass (Algorithm 1: point ``i`` sees new centres created at or
-    before ``i``).
+    """Nearest valid (and visible) centre of every row.
 
     Parameters
     ----------
     X : array, shape (n, d)
     C : array, shape (k, d)
-    birth : int array, shape (k,)
+    valid : bool array, shape (k,), optional
+        Active slots of a fixed-capacity centre buffer (default: all).
+    birth : int array, shape (k,), optional
+        Row-dependent visibility: centre ``c`` is visible to row ``i`` iff
+        ``birth[c] <= row_offset + i``.  DP-means uses the seed's row index of
+        a centre opened during a pass (Algorithm 1: point ``i`` sees the new
+        centres opened at or before ``i``).
     row_offset : int
-        Global index of row 0 of ``X``.
+        Global index of row 0 of ``X`` (with ``birth``).
     block_size : int, optional
         Rows per block; default :func:`assignment_block_size`.
 
     Returns
     -------
     NearestCenter
-        ``sq_dist`` (exact, direct differences) and ``index`` of the winner.
+        ``sq_dist`` (exact, direct differences; ``inf`` if no centre is
+        visible) and ``index`` of the winner (lowest index on ties).
 
     Notes
     -----
-    The argmin uses ``|c|^2 - 2 x.c`` (``|x|^2`` is constant per row and cannot
-    change it); the winner's distance is then recomputed as ``|x - c|^2``, so
-    cancellation in the GEMM form can only matter for near-ties.  Rows are
-    processed in blocks so the ``n x k`` matrix is never materialised for large
-    ``n``.
+    For ``d > 4`` the argmin uses the GEMM scores ``|c|^2 - 2 x.c`` with an
+    explicit matmul precision; for ``d <= 4`` it uses exact differences.  Up
+    to 128 centres the argmin is an unrolled compare/select chain (measured
+    3-5x faster than ``jnp.argmin`` on XLA:CPU).  The winner's distance is
+    always recomputed as ``|x - c|^2``, so GEMM cancellation can only matter
+    for near-ties.  Rows are blocked only when ``n * k`` is large (to bound
+    memory; blocking was slower on CPU).
     """
     n, _ = X.shape
     k = C.shape[0]
+    if valid is None:
+        valid = jnp.ones(k, bool)
     c_sq = squared_norms(C)
     rows = jnp.arange(n, dtype=jnp.int32) + jnp.asarray(row_offset, jnp.int32)
+    block = functools.partial(_nearest_in_block, C=C, c_sq=c_sq, valid=valid, birth=birth)
     if block_size is None:
         block_size = assignment_block_size(n, k)
+    block_size = min(block_size, n)
+    if block_size == n:
+        return NearestCenter(*block(X, rows))
     n_full = (n // block_size) * block_size
-    if n_full == n and n_full == block_size:
-        d2, idx = _nearest_in_block(X, None, rows, C, c_sq, birth)
-        return NearestCenter(d2, idx)
-    parts_d, parts_i = [], []
-    if n_full:
-        nb = n_full // block_size
-        Xb = X[:n_full].reshape(nb, block_size, -1)
-        rb = rows[:n_full].reshape(nb, block_size)
-        d2, idx = lax.map(lambda a: _nearest_in_block(a[0], None, a[1], C, c_sq, birth), (Xb, rb))
-        parts_d.append(d2.reshape(-1))
-        parts_i.append(idx.reshape(-1))
+    nb = n_full // block_size
+    Xb = X[:n_full].reshape(nb, block_size, -1)
+    rb = rows[:n_full].reshape(nb, block_size)
+    d2, idx = lax.map(lambda a: block(a[0], a[1]), (Xb, rb))
+    parts_d, parts_i = [d2.reshape(-1)], [idx.reshape(-1)]
     if n_full < n:
-        d2, idx = _nearest_in_block(X[n_full:], None, rows[n_full:], C, c_sq, birth)
+        d2, idx = block(X[n_full:], rows[n_full:])
         parts_d.append(d2)
         parts_i.append(idx)
     return NearestCenter(jnp.concatenate(parts_d), jnp.concatenate(parts_i))

@@ -122,7 +122,7 @@ def test_single_pass_matches_loop_from_random_states(x64):
         lam = float(rng.uniform(0.05, 4.0))
         z_ref, centers_ref = dp_means_pass_loop(X, w, C, lam)
         buf = jnp.zeros((K_cap, d)).at[:k].set(C)
-        labels, centers, k_total, overflow = one_pass(
+        labels, _, centers, k_total, overflow = one_pass(
             jnp.asarray(X), jnp.asarray(w), buf, k, lam, candidate_capacity=64
         )
         assert not bool(overflow)

@@ -17,7 +17,6 @@ from jax import lax
 
 from .. import _validation as V
 from ..kernels import (
-    NEVER,
     PRECISION,
     assigned_squared_distances,
     compact_labels,
@@ -27,12 +26,20 @@ from ..kernels import (
     weighted_means,
 )
 
-__all__ = ["dp_means", "DPMeansResult", "farthest_first_lambda", "dp_means_pass"]
+__all__ = [
+    "dp_means",
+    "DPMeansResult",
+    "farthest_first_lambda",
+    "dp_means_pass",
+    "dp_means_iteration",
+]
 
 #: Relative tolerance of the objective-based stopping rule (spec A3.2).
 OBJECTIVE_TOL = 1e-12
 #: Candidates validated together in one block of the serial new-cluster scan.
 _CANDIDATE_BLOCK = 64
+#: New centres handled by the small (unrolled) product of a pass.
+_FEW_NEW = 32
 #: Relative inflation (in units of the dtype's eps) of farthest-first lambda.
 _TIE_ULPS = 16
 
@@ -152,6 +159,8 @@ def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
     -------
     labels : int32 array, shape (n,)
         Uncompacted: old clusters keep their index, new ones are ``k, k+1, ...``.
+    sq_dist : array, shape (n,)
+        Exact squared distance of every point to the centre it was assigned to.
     centers : array, shape (K_cap, d)
         Buffer with the new centres (seed points) appended.
     k_total : int scalar
@@ -165,8 +174,7 @@ def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
     K_cap = centers.shape[0]
     C_cap = candidate_capacity
     k = jnp.asarray(k, jnp.int32)
-    birth = jnp.where(jnp.arange(K_cap) < k, -1, NEVER)
-    old = nearest_center(X, centers, birth)
+    old = nearest_center(X, centers, jnp.arange(K_cap) < k)
     is_candidate = w * old.sq_dist > lam
     n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
 
@@ -174,32 +182,50 @@ def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
         cand_rows = jnp.nonzero(is_candidate, size=C_cap, fill_value=n - 1)[0]
         accepted = _accept_candidates(X[cand_rows], w[cand_rows], n_cand, lam)
         n_new = jnp.sum(accepted, dtype=jnp.int32)
-        slot = jnp.nonzero(accepted, size=C_cap, fill_value=0)[0]
-        seed_rows = cand_rows[slot]
-        seed_birth = jnp.where(jnp.arange(C_cap) < n_new, seed_rows, NEVER)
-        new = nearest_center(X, X[seed_rows], seed_birth)
+        seed_rows = cand_rows[jnp.nonzero(accepted, size=C_cap, fill_value=0)[0]]
+
+        def nearest_new(m):
+            # Only the first m slots can hold new centres (m static): most
+            # passes open few clusters, so try a small product first.
+            return lambda _: nearest_center(
+                X, X[seed_rows[:m]], jnp.arange(m) < n_new, birth=seed_rows[:m]
+            )
+
+        small = min(C_cap, _FEW_NEW)
+        new = lax.cond(n_new <= small, nearest_new(small), nearest_new(C_cap), None)
         # Old centres have lower indices, so they win ties.
         use_new = new.sq_dist < old.sq_dist
         labels = jnp.where(use_new, k + new.index, old.index).astype(jnp.int32)
+        sq_dist = jnp.where(use_new, new.sq_dist, old.sq_dist)
         overflow = (n_cand > C_cap) | (k + n_new > K_cap)
         buffer_rows = jnp.where(jnp.arange(C_cap) < n_new, k + jnp.arange(C_cap), K_cap)
         grown = centers.at[buffer_rows].set(X[seed_rows], mode="drop")
-        return labels, grown, k + n_new, overflow
+        return labels, sq_dist, grown, k + n_new, overflow
 
     def keep_old(_):
-        return old.index, centers, k, jnp.asarray(False)
+        return old.index, old.sq_dist, centers, k, jnp.asarray(False)
 
     return lax.cond(n_cand > 0, open_new_clusters, keep_old, None)
 
 
-def _mean_step(X, w, labels, k_total, lam, K_cap):
-    """Delete empty clusters, recompute means, and evaluate the objective."""
+def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
+    """Delete empty clusters, recompute means, and evaluate the objective.
+
+    The sum of squares at the new means comes from the pass's exact distances
+    by the parallel-axis identity, per cluster
+    ``sum w |x - a|^2 = sum w |x - m|^2 + W |m - a|^2`` (``a`` the centre used in
+    the pass, ``m`` the new mean, ``W`` the cluster's weight): ``O(k d)``
+    instead of another ``O(n d)`` pass over the data.
+    """
+    K_cap = assigned_centers.shape[0]
     stats = segment_stats(X, labels, K_cap, w)
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
+    means = weighted_means(stats)
+    shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
+    sse = jnp.maximum(jnp.sum(w * sq_dist) - shift, 0.0)
     labels, new_index, k = compact_labels(labels, nonempty)
-    centers = jnp.zeros_like(stats.sum).at[new_index].set(weighted_means(stats), mode="drop")
-    objective = jnp.sum(w * assigned_squared_distances(X, centers, labels)) + lam * k
-    return centers, labels, k, objective
+    centers = jnp.zeros_like(stats.sum).at[new_index].set(means, mode="drop")
+    return centers, labels, k, sse + lam * k
 
 
 # --------------------------------------------------------------------------- #
@@ -207,33 +233,39 @@ def _mean_step(X, w, labels, k_total, lam, K_cap):
 # --------------------------------------------------------------------------- #
 
 
+def dp_means_iteration(X, w, centers, k, lam, *, candidate_capacity):
+    """One DP-means iteration: an assignment pass and the mean update.
+
+    Returns ``(centers, labels, k, objective, overflow)`` with the clusters
+    compacted to ``0..k-1`` (see :func:`dp_means_pass` for the arguments).
+    """
+    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(
+        X, w, centers, k, lam, candidate_capacity=candidate_capacity
+    )
+    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam), overflow)
+
+
 @functools.partial(jax.jit, static_argnames=("candidate_capacity", "max_iter"))
 def _run(X, w, lam, max_k, state: _State, *, candidate_capacity, max_iter):
-    K_cap = state.centers.shape[0]
-
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
 
     def body(s: _State):
-        labels, centers, k_total, overflow = dp_means_pass(
+        centers, labels, k, obj, overflow = dp_means_iteration(
             X, w, s.centers, s.k, lam, candidate_capacity=candidate_capacity
         )
-
-        def accept(_):
-            centers2, labels2, k2, obj = _mean_step(X, w, labels, k_total, lam, K_cap)
-            unchanged = jnp.all(labels2 == s.labels)
-            stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
-            it = s.it + 1
-            new = _State(
-                centers2, k2, labels2, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
-                jnp.asarray(False), jnp.asarray(False),
-            )
-            return lax.cond(k2 > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new)
-
-        def discard(_):
-            return s._replace(overflow=jnp.asarray(True))
-
-        return lax.cond(overflow, discard, accept, None)
+        unchanged = jnp.all(labels == s.labels)
+        stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+        it = s.it + 1
+        new = _State(
+            centers, k, labels, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
+            jnp.asarray(False), jnp.asarray(False),
+        )
+        return lax.cond(
+            overflow,
+            lambda: s._replace(overflow=jnp.asarray(True)),
+            lambda: lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new),
+        )
 
     return lax.while_loop(cond, body, state)
 
@@ -375,10 +407,7 @@ def dp_means(
         labels = np.empty(n, np.int32)
         labels[positive] = res.labels
         zero = ~positive
-        labels[zero] = np.asarray(
-            nearest_center(jnp.asarray(X[zero]), jnp.asarray(res.centers),
-                           jnp.full(res.n_clusters, -1, jnp.int32)).index
-        )
+        labels[zero] = np.asarray(nearest_center(jnp.asarray(X[zero]), jnp.asarray(res.centers)).index)
         return res._replace(labels=labels)
 
     limit = n if max_clusters is None else min(max_clusters, n)
