@@ -113,7 +113,7 @@ def test_single_pass_matches_loop_from_random_states(x64):
     """The bulk pass equals the per-point pass from arbitrary centres."""
     rng = np.random.default_rng(3)
     n, d, K_cap = 60, 2, 64
-    one_pass = jax.jit(dp_means_pass, static_argnames="candidate_capacity")
+    one_pass = jax.jit(dp_means_pass)
     for case in range(100):
         X = _clustered(rng, n, d, n_true=5, spread=rng.uniform(0.1, 1.0))
         k = int(rng.integers(1, 6))
@@ -123,7 +123,7 @@ def test_single_pass_matches_loop_from_random_states(x64):
         z_ref, centers_ref = dp_means_pass_loop(X, w, C, lam)
         buf = jnp.zeros((K_cap, d)).at[:k].set(C)
         labels, _, centers, k_total, overflow = one_pass(
-            jnp.asarray(X), jnp.asarray(w), buf, k, lam, candidate_capacity=64
+            jnp.asarray(X), jnp.asarray(w), buf, k, lam
         )
         assert not bool(overflow)
         assert int(k_total) == len(centers_ref)
@@ -132,7 +132,7 @@ def test_single_pass_matches_loop_from_random_states(x64):
 
 
 def test_buffers_grow_without_dropping_clusters(x64):
-    """More clusters than the initial buffers (32 centres, 256 candidates)."""
+    """More clusters than the initial buffer of 32 centres (many candidate blocks)."""
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(700, 2))
     lam = 1e-3
@@ -218,11 +218,9 @@ def test_pass_jit_and_eager_agree():
     w = jnp.ones(30)
     C = jnp.zeros((16, 2)).at[0].set(X.mean(0))
     args = (X, w, C, 1, 0.8)
-    jitted = jax.jit(dp_means_pass, static_argnames="candidate_capacity")(
-        *args, candidate_capacity=32
-    )
+    jitted = jax.jit(dp_means_pass)(*args)
     with jax.disable_jit():
-        eager = dp_means_pass(*args, candidate_capacity=32)
+        eager = dp_means_pass(*args)
     for a, b in zip(jitted, eager):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
 

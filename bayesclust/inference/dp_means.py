@@ -87,7 +87,8 @@ class _State(NamedTuple):
     trace: jax.Array  # (max_iter + 1,)
     it: jax.Array  # int32, iterations done
     converged: jax.Array  # bool
-    overflow: jax.Array  # bool: the last pass needed bigger buffers and was discarded
+    overflow: jax.Array  # bool: the last pass needed a bigger buffer and was discarded
+    needed: jax.Array  # int32: clusters that pass asked for (to size the new buffer)
     limit_hit: jax.Array  # bool: the last pass gave more than max_clusters; discarded
 
 
@@ -96,41 +97,57 @@ class _State(NamedTuple):
 # --------------------------------------------------------------------------- #
 
 
-def _accept_candidates(Xc, wc, n_cand, lam):
+def _open_clusters(X, w, is_candidate, lam, capacity):
     """Serial new-cluster decisions among the candidates, in data order.
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
     opens a cluster iff ``w_j |x_j - x_l|^2 > lam`` for every earlier accepted
-    candidate ``l``.  Candidates are handled in blocks of ``B``: one product
-    against the candidates accepted in earlier blocks, then a scalar scan of
-    ``B`` steps over a precomputed ``B x B`` "too close" table.
-    """
-    C_cap, _ = Xc.shape
-    B = min(_CANDIDATE_BLOCK, C_cap)
-    c_sq = jnp.einsum("nd,nd->n", Xc, Xc, precision=PRECISION)
-    n_blocks = (n_cand + B - 1) // B
+    candidate ``l``.  Candidates are taken in blocks of ``B``: one product
+    against the seeds accepted so far, then a scalar scan of ``B`` steps over a
+    precomputed ``B x B`` "too close" table.
 
-    def block(b, accepted):
+    Returns
+    -------
+    seeds : array, shape (capacity, d)
+        The accepted seed points in order (first ``n_new`` rows valid).
+    seed_rows : int32 array, shape (capacity,)
+        Their row indices.
+    n_new : int scalar
+        Number of accepted seeds (may exceed ``capacity``: overflow).
+    """
+    n, d = X.shape
+    B = min(_CANDIDATE_BLOCK, n)
+    n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
+    # Padding by one block lets every block slice stay in bounds.
+    cand_rows = jnp.nonzero(is_candidate, size=n + B, fill_value=0)[0].astype(jnp.int32)
+    slot = jnp.arange(capacity)
+
+    def block(b, carry):
+        seeds, seed_rows, n_new = carry
         start = b * B
-        Xb = lax.dynamic_slice_in_dim(Xc, start, B)
-        wb = lax.dynamic_slice_in_dim(wc, start, B)
-        d2 = squared_distances(Xb, Xc, lax.dynamic_slice_in_dim(c_sq, start, B), c_sq)
-        close = wb[:, None] * d2 <= lam  # (B, C_cap)
-        covered = jnp.any(close & accepted[None, :], axis=1)
-        close_in_block = lax.dynamic_slice_in_dim(close, start, B, axis=1)
-        valid = (start + jnp.arange(B)) < n_cand
+        rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
+        Xb, wb = X[rows], w[rows]
+        xb_sq = jnp.einsum("bd,bd->b", Xb, Xb, precision=PRECISION)
+        near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
+        covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
+        close = wb[:, None] * squared_distances(Xb, Xb, xb_sq, xb_sq) <= lam
+        in_range = start + jnp.arange(B) < n_cand
 
         def step(j, acc):
-            ok = valid[j] & ~covered[j] & ~jnp.any(acc & close_in_block[j])
+            ok = in_range[j] & ~covered[j] & ~jnp.any(acc & close[j])
             return acc.at[j].set(ok)
 
-        acc_block = lax.fori_loop(0, B, step, jnp.zeros(B, bool))
-        return lax.dynamic_update_slice_in_dim(accepted, acc_block, start, 0)
+        acc = lax.fori_loop(0, B, step, jnp.zeros(B, bool))
+        pos = jnp.where(acc, n_new + jnp.cumsum(acc) - 1, capacity)
+        seeds = seeds.at[pos].set(Xb, mode="drop")
+        seed_rows = seed_rows.at[pos].set(rows, mode="drop")
+        return seeds, seed_rows, n_new + jnp.sum(acc, dtype=jnp.int32)
 
-    return lax.fori_loop(0, n_blocks, block, jnp.zeros(C_cap, bool))
+    init = (jnp.zeros((capacity, d), X.dtype), jnp.zeros(capacity, jnp.int32), jnp.int32(0))
+    return lax.fori_loop(0, (n_cand + B - 1) // B, block, init)
 
 
-def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
+def dp_means_pass(X, w, centers, k, lam):
     """One assignment pass of DP-means Algorithm 1 (means frozen), computed in bulk.
 
     Equivalent to the per-point loop: point ``i`` (in row order) opens a new
@@ -152,8 +169,6 @@ def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
         Centre buffer; slots ``0..k-1`` are active.
     k : int scalar
     lam : float scalar
-    candidate_capacity : int (static)
-        Maximum number of candidates handled in one pass.
 
     Returns
     -------
@@ -166,46 +181,38 @@ def dp_means_pass(X, w, centers, k, lam, *, candidate_capacity):
     k_total : int scalar
         ``k`` plus the number of new clusters.
     overflow : bool scalar
-        More than ``candidate_capacity`` candidates or more than ``K_cap``
-        clusters (before empty ones are deleted) were needed; the outputs are
-        then invalid.
+        More than ``K_cap`` clusters (before empty ones are deleted) were
+        needed; the outputs are then invalid.
     """
-    n = X.shape[0]
     K_cap = centers.shape[0]
-    C_cap = candidate_capacity
     k = jnp.asarray(k, jnp.int32)
     old = nearest_center(X, centers, jnp.arange(K_cap) < k)
     is_candidate = w * old.sq_dist > lam
-    n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
 
     def open_new_clusters(_):
-        cand_rows = jnp.nonzero(is_candidate, size=C_cap, fill_value=n - 1)[0]
-        accepted = _accept_candidates(X[cand_rows], w[cand_rows], n_cand, lam)
-        n_new = jnp.sum(accepted, dtype=jnp.int32)
-        seed_rows = cand_rows[jnp.nonzero(accepted, size=C_cap, fill_value=0)[0]]
+        seeds, seed_rows, n_new = _open_clusters(X, w, is_candidate, lam, K_cap)
 
         def nearest_new(m):
             # Only the first m slots can hold new centres (m static): most
             # passes open few clusters, so try a small product first.
             return lambda _: nearest_center(
-                X, X[seed_rows[:m]], jnp.arange(m) < n_new, birth=seed_rows[:m]
+                X, seeds[:m], jnp.arange(m) < n_new, birth=seed_rows[:m]
             )
 
-        small = min(C_cap, _FEW_NEW)
-        new = lax.cond(n_new <= small, nearest_new(small), nearest_new(C_cap), None)
+        small = min(K_cap, _FEW_NEW)
+        new = lax.cond(n_new <= small, nearest_new(small), nearest_new(K_cap), None)
         # Old centres have lower indices, so they win ties.
         use_new = new.sq_dist < old.sq_dist
         labels = jnp.where(use_new, k + new.index, old.index).astype(jnp.int32)
         sq_dist = jnp.where(use_new, new.sq_dist, old.sq_dist)
-        overflow = (n_cand > C_cap) | (k + n_new > K_cap)
-        buffer_rows = jnp.where(jnp.arange(C_cap) < n_new, k + jnp.arange(C_cap), K_cap)
-        grown = centers.at[buffer_rows].set(X[seed_rows], mode="drop")
-        return labels, sq_dist, grown, k + n_new, overflow
+        buffer_rows = jnp.where(jnp.arange(K_cap) < n_new, k + jnp.arange(K_cap), K_cap)
+        grown = centers.at[buffer_rows].set(seeds, mode="drop")
+        return labels, sq_dist, grown, k + n_new, k + n_new > K_cap
 
     def keep_old(_):
         return old.index, old.sq_dist, centers, k, jnp.asarray(False)
 
-    return lax.cond(n_cand > 0, open_new_clusters, keep_old, None)
+    return lax.cond(jnp.any(is_candidate), open_new_clusters, keep_old, None)
 
 
 def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
@@ -233,53 +240,53 @@ def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
 # --------------------------------------------------------------------------- #
 
 
-def dp_means_iteration(X, w, centers, k, lam, *, candidate_capacity):
+def dp_means_iteration(X, w, centers, k, lam):
     """One DP-means iteration: an assignment pass and the mean update.
 
-    Returns ``(centers, labels, k, objective, overflow)`` with the clusters
-    compacted to ``0..k-1`` (see :func:`dp_means_pass` for the arguments).
+    Returns ``(centers, labels, k, objective, k_total, overflow)`` with the
+    clusters compacted to ``0..k-1``; ``k_total`` is the number of clusters
+    before empty ones were deleted (see :func:`dp_means_pass`).
     """
-    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(
-        X, w, centers, k, lam, candidate_capacity=candidate_capacity
-    )
-    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam), overflow)
+    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(X, w, centers, k, lam)
+    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam), k_total, overflow)
 
 
-@functools.partial(jax.jit, static_argnames=("candidate_capacity", "max_iter"))
-def _run(X, w, lam, max_k, state: _State, *, candidate_capacity, max_iter):
+@jax.jit
+def _run(X, w, lam, max_k, max_iter, state: _State):
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
 
     def body(s: _State):
-        centers, labels, k, obj, overflow = dp_means_iteration(
-            X, w, s.centers, s.k, lam, candidate_capacity=candidate_capacity
+        centers, labels, k, obj, k_total, overflow = dp_means_iteration(
+            X, w, s.centers, s.k, lam
         )
         unchanged = jnp.all(labels == s.labels)
         stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
         it = s.it + 1
         new = _State(
             centers, k, labels, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
-            jnp.asarray(False), jnp.asarray(False),
+            jnp.asarray(False), jnp.asarray(0, jnp.int32), jnp.asarray(False),
         )
         return lax.cond(
             overflow,
-            lambda: s._replace(overflow=jnp.asarray(True)),
+            lambda: s._replace(overflow=jnp.asarray(True), needed=k_total),
             lambda: lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new),
         )
 
     return lax.while_loop(cond, body, state)
 
 
-def _initial_state(X, w, lam, K_cap, max_iter):
+def _initial_state(X, w, lam, K_cap, trace_len):
     n, d = X.shape
     mean = jnp.sum(w[:, None] * X, axis=0) / jnp.sum(w)
     centers = jnp.zeros((K_cap, d), X.dtype).at[0].set(mean)
     labels = jnp.zeros(n, jnp.int32)
     objective = jnp.sum(w * assigned_squared_distances(X, centers, labels)) + lam
-    trace = jnp.full(max_iter + 1, jnp.nan, X.dtype).at[0].set(objective)
+    trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
     return _State(
         centers, jnp.asarray(1, jnp.int32), labels, objective, trace,
-        jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
+        jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False),
+        jnp.asarray(0, jnp.int32), jnp.asarray(False),
     )
 
 
@@ -416,13 +423,12 @@ def dp_means(
     wj = jnp.asarray(w)
     lam_j = jnp.asarray(lam, Xj.dtype)
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
-    K_bound = _pow2_at_least(min(2 * n, limit + n))
+    K_bound = _pow2_at_least(limit + n)
     K_cap = min(K_bound, 32)
-    C_cap = min(_pow2_at_least(n), 256)
-    state = _initial_state(Xj, wj, lam_j, K_cap, max_iter)
+    # Trace length rounded up to a power of two so nearby max_iter share a compile.
+    state = _initial_state(Xj, wj, lam_j, K_cap, _pow2_at_least(max_iter + 1))
     while True:
-        state = _run(Xj, wj, lam_j, jnp.asarray(limit, jnp.int32), state,
-                     candidate_capacity=C_cap, max_iter=max_iter)
+        state = _run(Xj, wj, lam_j, jnp.int32(limit), jnp.int32(max_iter), state)
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
@@ -433,9 +439,7 @@ def dp_means(
             break
         if not bool(state.overflow):
             break
-        # Either buffer may have overflowed: grow both (each at most to its bound).
-        K_cap = min(2 * K_cap, K_bound)
-        C_cap = min(2 * C_cap, _pow2_at_least(n))
+        K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.needed))), K_bound)
         state = _grow(state, K_cap)
 
     k = int(state.k)
