@@ -19,6 +19,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.scipy.special import gammaln
 
 __all__ = [
     "PRECISION",
@@ -33,6 +34,10 @@ __all__ = [
     "weighted_means",
     "compact_labels",
     "assignment_block_size",
+    "isotropic_gaussian_logpdf",
+    "log_responsibilities",
+    "stick_breaking",
+    "crp_log_prior",
 ]
 
 #: Precision of every distance product.  HIGHEST keeps full float32 on GPUs
@@ -351,3 +356,90 @@ def compact_labels(labels: jax.Array, keep: jax.Array) -> tuple[jax.Array, jax.A
     rank = jnp.cumsum(keep.astype(jnp.int32)) - 1
     new_index = jnp.where(keep, rank, K).astype(jnp.int32)
     return new_index[labels], new_index, jnp.sum(keep, dtype=jnp.int32)
+
+
+# --------------------------------------------------------------------------- #
+# Mixture-model terms shared by the NumPyro programs and the samplers
+# --------------------------------------------------------------------------- #
+
+
+def isotropic_gaussian_logpdf(X: jax.Array, means: jax.Array, sigma2) -> jax.Array:
+    """``log N(x_i | mu_k, sigma2 I)`` for every point and component.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    means : array, shape (k, d)
+    sigma2 : float or array broadcastable to (n, k)
+        Component **variance**.
+
+    Returns
+    -------
+    array, shape (n, k)
+        ``-d/2 log(2 pi sigma2) - |x - mu|^2 / (2 sigma2)``, with the squared
+        distances of :func:`squared_distances` (the same numbers DP-means uses).
+    """
+    d = X.shape[-1]
+    return -0.5 * d * jnp.log(2.0 * jnp.pi * sigma2) - squared_distances(X, means) / (2.0 * sigma2)
+
+
+def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Array:
+    """Normalised ``log p(z_i = k | x_i)`` from mixture log-weights and log-likelihoods.
+
+    Parameters
+    ----------
+    log_weights : array, shape (k,)
+    log_lik : array, shape (n, k)
+
+    Returns
+    -------
+    array, shape (n, k)
+        ``log w_k + log p(x_i | k) - logsumexp_k(...)`` (rows sum to one in
+        probability; ``-inf`` weights stay ``-inf``).
+    """
+    joint = log_lik + log_weights[None, :]
+    return joint - jax.scipy.special.logsumexp(joint, axis=1, keepdims=True)
+
+
+def stick_breaking(v: jax.Array) -> jax.Array:
+    """Mixture weights from stick-breaking fractions (truncated: the last stick is the rest).
+
+    ``w_k = v_k prod_{j<k} (1 - v_j)`` for ``k < T`` and ``w_T = prod_{j<T} (1 - v_j)``.
+
+    Parameters
+    ----------
+    v : array, shape (..., T - 1)
+        Fractions in (0, 1), e.g. ``Beta(1, alpha)`` draws.
+
+    Returns
+    -------
+    array, shape (..., T)
+        Non-negative weights summing to one.
+    """
+    log_rest = jnp.cumsum(jnp.log1p(-v), axis=-1)
+    rest_before = jnp.exp(jnp.concatenate([jnp.zeros_like(v[..., :1]), log_rest], axis=-1))
+    return rest_before * jnp.concatenate([v, jnp.ones_like(v[..., :1])], axis=-1)
+
+
+def crp_log_prior(counts: jax.Array, alpha) -> jax.Array:
+    """Log-probability of a partition under the Chinese restaurant process.
+
+    ``log p = k log(alpha) + sum_c log Gamma(n_c) + log Gamma(alpha) - log Gamma(alpha + n)``
+    over the non-empty clusters (``counts > 0``), the exchangeable partition
+    probability function of the Dirichlet process.
+
+    Parameters
+    ----------
+    counts : array, shape (K,)
+        Cluster sizes (zeros are empty slots).
+    alpha : float
+        Concentration (> 0).
+    """
+    occupied = counts > 0
+    n = jnp.sum(counts)
+    return (
+        jnp.sum(occupied) * jnp.log(alpha)
+        + jnp.sum(jnp.where(occupied, gammaln(jnp.where(occupied, counts, 1.0)), 0.0))
+        + gammaln(alpha)
+        - gammaln(alpha + n)
+    )

@@ -69,3 +69,71 @@ def farthest_first_loop(X, k):
         lam = dmin[far]
         T.append(X[far])
     return float(lam)
+
+
+def dp_means_pass_live_counts(X, labels, centers, lam):
+    """One DP-means pass in which a cluster dies the moment it empties.
+
+    The errata-corrected ``exclude_self`` semantics (errata E1): point i is
+    removed from its cluster first; clusters whose live count (without i) is
+    0 are unavailable; means frozen, clusters opened in the pass sit at their
+    seed point.  This is the exact small-variance limit of one sweep of Neal's
+    Algorithm 2 as Kulis & Jordan write it.  Returns the new labels.
+    """
+    X = np.asarray(X, float)
+    labels = np.array(labels, int)
+    centers = [np.asarray(c, float) for c in centers]
+    counts = np.bincount(labels, minlength=len(centers)).astype(int)
+    for i, x in enumerate(X):
+        counts[labels[i]] -= 1
+        d = np.array([np.sum((x - c) ** 2) if counts[j] > 0 else np.inf for j, c in enumerate(centers)])
+        if d.min() > lam:
+            centers.append(x.copy())
+            counts = np.append(counts, 0)
+            labels[i] = len(centers) - 1
+        else:
+            labels[i] = int(np.argmin(d))
+        counts[labels[i]] += 1
+    return labels
+
+
+def canonical(labels):
+    """Restricted-growth form of a partition (first appearance order)."""
+    _, first, inverse = np.unique(np.asarray(labels), return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    return tuple(order[inverse].tolist())
+
+
+def all_partitions(n):
+    """Every set partition of range(n) as a restricted-growth tuple."""
+    def grow(prefix, k):
+        if len(prefix) == n:
+            yield tuple(prefix)
+            return
+        for c in range(k + 1):
+            yield from grow(prefix + [c], max(k, c + 1))
+    yield from grow([0], 1) if n else iter([()])
+
+
+def dp_gmm_log_posterior(X, partition, alpha, sigma2, rho2):
+    """Unnormalised log p(partition | X) of the DP mixture with means integrated out.
+
+    CRP prior times, per cluster and per dimension, the Gaussian marginal
+    ``N(x_c | 0, sigma2 I + rho2 11^T)``.
+    """
+    from scipy.special import gammaln
+    from scipy.stats import multivariate_normal
+
+    X = np.asarray(X, float)
+    partition = np.asarray(partition)
+    n = len(X)
+    clusters = np.unique(partition)
+    logp = len(clusters) * np.log(alpha) + gammaln(alpha) - gammaln(alpha + n)
+    for c in clusters:
+        members = X[partition == c]
+        m = len(members)
+        logp += gammaln(m)
+        cov = sigma2 * np.eye(m) + rho2 * np.ones((m, m))
+        for j in range(X.shape[1]):
+            logp += multivariate_normal(np.zeros(m), cov).logpdf(members[:, j])
+    return logp
