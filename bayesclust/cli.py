@@ -117,7 +117,7 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .compare import run_compare
+    from .bridge import run_compare
 
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, k=args.k, seed=args.seed, plot=not args.no_plot

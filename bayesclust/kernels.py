@@ -117,6 +117,12 @@ class NearestCenter(NamedTuple):
 _UNROLL_MAX_CENTERS = 128
 #: Up to this many features the scores are exact differences, not a GEMM.
 _DIRECT_MAX_FEATURES = 4
+#: Centres per unrolled chunk on the exact-difference path (k * d ops are
+#: unrolled there, and XLA's compile time grows quickly with them).
+_DIRECT_CHUNK = 32
+#: Fewer rows than this use one broadcast (rows, k, d) product: XLA:CPU's
+#: compile of the unrolled chain explodes in memory for a handful of rows.
+_FEW_ROWS = 12
 #: Above this many ``n x k`` entries the rows are processed in blocks.
 _MAX_TILE_ENTRIES = 1 << 27
 
@@ -170,10 +176,21 @@ def _chain_over_centers(Xb, rows, C, c_sq, valid, birth, direct):
     return _running_argmin(lambda j: scores[:, j], visible, k)
 
 
+def _nearest_few_rows(Xb, rows, C, valid, birth):
+    """Exact distances by broadcasting: cheap to compile, for a handful of rows."""
+    vis = valid[None, :] if birth is None else valid[None, :] & (birth[None, :] <= rows[:, None])
+    d2 = jnp.sum((Xb[:, None, :] - C[None, :, :]) ** 2, axis=-1)
+    d2 = jnp.where(vis, d2, jnp.inf)
+    index = jnp.argmin(d2, axis=1).astype(jnp.int32)
+    return jnp.take_along_axis(d2, index[:, None], axis=1)[:, 0], index
+
+
 def _nearest_in_block(Xb, rows, C, c_sq, valid, birth):
     k, d = C.shape
+    if Xb.shape[0] < _FEW_ROWS:
+        return _nearest_few_rows(Xb, rows, C, valid, birth)
     direct = d <= _DIRECT_MAX_FEATURES
-    chunk = _UNROLL_MAX_CENTERS
+    chunk = min(_UNROLL_MAX_CENTERS, _DIRECT_CHUNK) if direct else _UNROLL_MAX_CENTERS
     if k <= chunk:
         best, index = _chain_over_centers(Xb, rows, C, c_sq, valid, birth, direct)
     else:

@@ -4,8 +4,8 @@ References: scipy's ``cdist(..., "sqeuclidean")``, NumPy float64 loops written s
 the docstrings, and toy values computed by hand.  Shapes are few and reused (JIT compile time
 dominates); seeds are looped inside tests.
 
-Note: the shapes avoid ``d == 4`` with ~128 centres and a block of 2-8 rows, for which XLA:CPU
-compilation of the unrolled direct-difference chain exhausts memory (see the report).
+Note: the shapes avoid ``d == 4`` with ~120-128 centres and only 2-8 rows (or row blocks):
+compiling that unrolled direct-difference chain on XLA:CPU takes many GB of memory.
 """
 
 import jax
@@ -27,48 +27,84 @@ from bayesclust.kernels import (
     weighted_means,
 )
 
-# One jitted entry point, so that identical shapes/options share a compiled executable.
-_nearest = jax.jit(nearest_center, static_argnames=("block_size",))
+# The ``k > _UNROLL_MAX_CENTERS`` path loops over chunks of ``_UNROLL_MAX_CENTERS`` centres,
+# each an unrolled chain: compiling it with the real chunk (128) takes seconds, so most tests
+# trace it with a chunk of 8 (the constant is read at trace time).  One test keeps 128.
+_SMALL_CHUNK = 8
 
-# Shapes that reach every internal code path of ``_nearest_in_block``.
+
+def _nearest_with_chunk(chunk):
+    """nearest_center traced with ``_UNROLL_MAX_CENTERS = chunk`` (None: unchanged)."""
+
+    def fn(*args, **kwargs):
+        old = K._UNROLL_MAX_CENTERS
+        K._UNROLL_MAX_CENTERS = old if chunk is None else chunk
+        try:
+            return nearest_center(*args, **kwargs)
+        finally:
+            K._UNROLL_MAX_CENTERS = old
+
+    return fn
+
+
+_eager = _nearest_with_chunk(None)
+_eager_chunked = _nearest_with_chunk(_SMALL_CHUNK)
+# One jitted entry point per chunk size, so identical shapes/options share an executable.
+_nearest = jax.jit(_eager, static_argnames=("block_size",))
+_nearest_chunked = jax.jit(_eager_chunked, static_argnames=("block_size",))
+
+# (d, k, jitted fn, eager fn) reaching every internal code path of ``_nearest_in_block``.
 _D_DIRECT = K._DIRECT_MAX_FEATURES  # largest d that uses exact differences
 _D_GEMM = K._DIRECT_MAX_FEATURES + 1  # smallest d that uses the GEMM scores
-_K_CHAIN = 24  # unrolled compare/select chain (<= _UNROLL_MAX_CENTERS)
-_K_ARGMIN = K._UNROLL_MAX_CENTERS + 1  # smallest k that uses jnp.argmin
+_K_CHAIN = 12  # one unrolled compare/select chain (<= _UNROLL_MAX_CENTERS)
+_K_CHUNKED = 2 * _SMALL_CHUNK + 4  # three chunks of 8, the last one padded
 PATHS = {
-    "direct-chain": (_D_DIRECT, _K_CHAIN),
-    "gemm-chain": (_D_GEMM, _K_CHAIN),
-    "gemm-argmin": (_D_GEMM, _K_ARGMIN),
-    "small-d-argmin": (2, _K_ARGMIN),
+    "direct-chain": (_D_DIRECT, _K_CHAIN, _nearest, _eager),
+    "gemm-chain": (_D_GEMM, _K_CHAIN, _nearest, _eager),
+    "direct-chunked": (_D_DIRECT, _K_CHUNKED, _nearest_chunked, _eager_chunked),
+    "gemm-chunked": (_D_GEMM, _K_CHUNKED, _nearest_chunked, _eager_chunked),
 }
-N = 45  # not a multiple of BLOCK: lax.map over 6 blocks plus a tail of 3 rows
-BLOCK = 7
+N = 45  # not a multiple of BLOCK: lax.map over 2 blocks plus a tail of 5 rows (few-rows path)
+BLOCK = 20  # >= kernels._FEW_ROWS, so the blocks run the unrolled chains
 
 
-def _nearest_loop(X, C, valid=None, birth=None, row_offset=0):
-    """Brute force in float64: first index of the minimum over visible centres."""
+def _nearest_loop(X, C, valid=None, birth=None, row_offset=0, return_ties=False):
+    """Brute force in float64: first index of the minimum over visible centres.
+
+    With ``return_ties``, also the number of rows whose minimum is attained twice or more.
+    """
     X = np.asarray(X, np.float64)
     C = np.asarray(C, np.float64)
     n, k = len(X), len(C)
     valid = np.ones(k, bool) if valid is None else np.asarray(valid)
     sq = np.full(n, np.inf)
     idx = np.full(n, -1)
+    n_tied = 0
     for i in range(n):
+        n_min = 0
         for c in range(k):
             if not valid[c] or (birth is not None and birth[c] > row_offset + i):
                 continue
             dist = float(np.sum((X[i] - C[c]) ** 2))
             if dist < sq[i]:  # strict: lowest index wins ties
-                sq[i], idx[i] = dist, c
-    return sq, idx
+                sq[i], idx[i], n_min = dist, c, 1
+            elif dist == sq[i]:
+                n_min += 1
+        n_tied += n_min >= 2
+    return (sq, idx, n_tied) if return_ties else (sq, idx)
 
 
 def _random_case(rng, d, k, n=N):
     """Random points, centres, a validity mask and row-dependent births."""
     X = rng.normal(size=(n, d))
     C = rng.normal(size=(k, d))
+    # Exact ties (in other chunks on the chunked paths), nearest to the last rows.
+    C[k - 1] = C[0]
+    C[k // 2] = C[1]
+    X[-6:] = C[0] + 0.01 * rng.normal(size=(6, d))
+    X[-12:-6] = C[1] + 0.01 * rng.normal(size=(6, d))
     valid = rng.random(k) < 0.7
-    valid[rng.integers(k)] = True
+    valid[[0, k - 1]] = True
     row_offset = int(rng.integers(3, 50))
     # Nothing is visible to the first 3 rows; some slots are never visible.
     birth = rng.integers(row_offset + 3, row_offset + n + 5, size=k)
@@ -77,7 +113,8 @@ def _random_case(rng, d, k, n=N):
 
 
 # --------------------------------------------------------------------------- #
-# 1. toy cases by hand (run through every code path by padding with zeros and far centres)
+# 1. toy cases by hand (padded with zeros and far centres to reach every code path; run
+#    eagerly, op by op, so that no toy pays a compile)
 # --------------------------------------------------------------------------- #
 
 
@@ -93,61 +130,87 @@ def _embed(X, C, d, k, far=100.0):
     return Xp, Cp
 
 
-def _pad_mask(mask, k, fill):
-    out = np.full(k, fill, dtype=np.asarray(mask).dtype)
-    out[: len(mask)] = mask
+def _eagerly(fn):
+    """Run ``fn`` op by op (lax.map / fori_loop as Python loops): no compile per call."""
+
+    def run(*args, **kwargs):
+        with jax.disable_jit():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def _pad(values, k, fill):
+    out = np.full(k, fill, dtype=np.asarray(values).dtype)
+    out[: len(values)] = values
     return out
 
 
 @pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_toy_by_hand(path):
     """3 points, 2 centres: argmin and distances computed by hand."""
-    d, k = PATHS[path]
-    # x0 -> c0 at 1; x1 -> c1 at 4; x2 = (3, 0): 9 from c0, 4 + 9 = 13 from c1.
-    X, C = _embed([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0]], [[0.0, 0.0], [0.0, 4.0]], d, k)
-    res = _nearest(X, C)
-    assert res.index.dtype == jnp.int32
+    d, k, _, eager = PATHS[path]
+    nearest = _eagerly(eager)
+    # x0 = (1, 0): 1 from c0, 1 + 16 = 17 from c1; x1 = (0, 3): 9 from c0, 1 from c1;
+    # x2 = (3, 0): 9 from c0, 9 + 16 = 25 from c1.
+    X, C = _embed([[1.0, 0.0], [0.0, 3.0], [3.0, 0.0]], [[0.0, 0.0], [0.0, 4.0]], d, k)
+    res = nearest(X, C)
+    assert res.index.dtype == jnp.int32 and res.index.shape == (3,)
     assert res.index.tolist() == [0, 1, 0]
-    np.testing.assert_array_equal(res.sq_dist, [1.0, 4.0, 9.0])
+    np.testing.assert_array_equal(res.sq_dist, [1.0, 1.0, 9.0])
 
 
 @pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_ties_and_invalid_by_hand(path):
-    """Ties go to the lowest index; an invalid slot never wins even at distance 0."""
-    d, k = PATHS[path]
-    # The origin is at distance 1 from the three first centres (a 3-way tie);
-    # (2, 0) coincides with centre 3.
+    """Ties go to the lowest index (also across chunks); invalid slots never win."""
+    d, k, _, eager = PATHS[path]
+    nearest = _eagerly(eager)
+    # The origin is at distance 1 from centres 0, 1, 2 and k - 1 (a copy of centre 1,
+    # in the last chunk); (2, 0) coincides with centre 3.
     X, C = _embed(
         [[0.0, 0.0], [2.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [2.0, 0.0]], d, k
     )
-    res = _nearest(X, C)
+    C[k - 1] = C[1]
+    res = nearest(X, C)
     assert res.index.tolist() == [0, 3]
     np.testing.assert_array_equal(res.sq_dist, [1.0, 0.0])
-
-    # Centres 0 and 3 invalid.  Row 0: tie between 1 and 2 -> 1.  Row 1: centre 3
-    # (distance 0) and centre 0 (distance 1) are invalid; centre 1 is at 4 + 1 = 5,
-    # centre 2 at 9, the padding centres at >= 98^2.
+    # Centres 0 and 3 invalid.  Row 0: tie between 1, 2 and k - 1 -> 1.  Row 1: centre 3
+    # (distance 0) and centre 0 (distance 1) are invalid; centre 1 and its copy are at
+    # 4 + 1 = 5, centre 2 at 9, the padding centres at >= 98^2.
     for fill in (True, False):
-        valid = _pad_mask([False, True, True, False], k, fill)
-        res = _nearest(X, C, jnp.asarray(valid))
+        valid = _pad([False, True, True, False], k, fill)
+        valid[k - 1] = True
+        res = nearest(X, C, jnp.asarray(valid))
         assert res.index.tolist() == [1, 1]
         np.testing.assert_array_equal(res.sq_dist, [1.0, 5.0])
+    # Only the copy is valid: it wins from the last chunk.
+    valid = np.zeros(k, bool)
+    valid[k - 1] = True
+    res = nearest(X, C, jnp.asarray(valid))
+    assert res.index.tolist() == [k - 1, k - 1]
+    np.testing.assert_array_equal(res.sq_dist, [1.0, 5.0])
 
 
 @pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_birth_and_no_visible_centre_by_hand(path):
     """birth[c] <= row_offset + i decides visibility; nothing visible gives inf."""
-    d, k = PATHS[path]
+    d, k, _, eager = PATHS[path]
+    nearest = _eagerly(eager)
     X, C = _embed([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 2.0]], d, k)
     # With row_offset 10: row 0 (global 10) sees nothing, row 1 (11) sees centre 1
     # only, row 2 (12) sees both.
-    birth = jnp.asarray(_pad_mask(np.array([12, 11]), k, NEVER), jnp.int32)
-    res = _nearest(X, C, birth=birth, row_offset=10)
+    birth = jnp.asarray(_pad(np.array([12, 11]), k, NEVER), jnp.int32)
+    res = nearest(X, C, birth=birth, row_offset=10)
     assert res.sq_dist[0] == np.inf
     assert res.index.tolist()[1:] == [1, 0]
     np.testing.assert_array_equal(res.sq_dist[1:], [4.0, 1.0])
+    # valid and birth combine: with centre 0 invalid, row 2 sees centre 1 only.
+    res = nearest(X, C, jnp.asarray(_pad([False, True], k, True)), birth=birth, row_offset=10)
+    assert res.sq_dist[0] == np.inf
+    assert res.index.tolist()[1:] == [1, 1]
+    np.testing.assert_array_equal(res.sq_dist[1:], [4.0, 4.0])
     # No valid slot at all: every row gets inf.
-    res = _nearest(X, C, jnp.zeros(k, bool))
+    res = nearest(X, C, jnp.zeros(k, bool))
     assert np.all(np.asarray(res.sq_dist) == np.inf)
 
 
@@ -205,80 +268,85 @@ def test_assignment_block_size_by_hand():
 
 
 def test_shapes_cover_every_code_path():
-    """The chosen shapes really reach the direct chain, GEMM chain, argmin and lax.map."""
+    """The chosen shapes reach direct/GEMM scores, one chain/chunk loop, blocked/unblocked."""
 
-    def prims(d, k, **kw):
+    def jaxpr(path, **kw):
+        d, k, _, nearest = PATHS[path]
         X = jax.ShapeDtypeStruct((N, d), jnp.float32)
         C = jax.ShapeDtypeStruct((k, d), jnp.float32)
-        return str(jax.make_jaxpr(lambda X, C: nearest_center(X, C, **kw))(X, C))
+        return str(jax.make_jaxpr(lambda X, C: nearest(X, C, **kw))(X, C))
 
-    direct = prims(*PATHS["direct-chain"])
-    assert "dot_general" not in direct and "argmin" not in direct
-    chain = prims(*PATHS["gemm-chain"])
-    assert "dot_general" in chain and "argmin" not in chain
-    for path in ("gemm-argmin", "small-d-argmin"):
-        assert "argmin" in prims(*PATHS[path])
-    assert "scan" in prims(*PATHS["gemm-chain"], block_size=BLOCK)
-    assert "scan" not in chain
+    def loops(s):
+        return s.count("scan[") + s.count("while[")
+
+    gemm = "dimension_numbers=(([1], [1]), ([], []))"  # X @ C.T (not the norms)
+    for path in PATHS:
+        s = jaxpr(path)
+        assert (gemm in s) == path.startswith("gemm"), path
+        assert (loops(s) > 0) == path.endswith("chunked"), path
+        assert loops(jaxpr(path, block_size=BLOCK)) > loops(s), path
 
 
 @pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_matches_brute_force(x64, path):
-    """Random float64 inputs: plain, with valid, with birth + row_offset; blocked == unblocked."""
-    d, k = PATHS[path]
-    rng = np.random.default_rng(abs(hash(path)) % 2**32)
-    n_inf = 0
-    for _ in range(3):
+    """Random float64 inputs with exact ties: valid, then valid + birth + row_offset.
+
+    The blocked result (with birth) must equal the unblocked one exactly.
+    """
+    d, k, nearest, _ = PATHS[path]
+    rng = np.random.default_rng([d, k])
+    n_inf = n_tied = 0
+    for _ in range(2):
         X, C, valid, birth, off = _random_case(rng, d, k)
         cases = [
             ({}, {}),
-            ({"valid": valid}, {"valid": valid}),
-            (
-                {"valid": valid, "birth": birth, "row_offset": off},
-                {"valid": jnp.asarray(valid), "birth": jnp.asarray(birth, jnp.int32),
-                 "row_offset": jnp.int32(off)},
-            ),
+            ({"birth": birth, "row_offset": off},
+             {"birth": jnp.asarray(birth, jnp.int32), "row_offset": jnp.int32(off)}),
         ]
         for ref_kw, kw in cases:
-            sq_ref, idx_ref = _nearest_loop(X, C, **ref_kw)
-            valid_arg = kw.pop("valid", None)
-            full = _nearest(X, C, valid_arg, **kw)
-            blocked = _nearest(X, C, valid_arg, block_size=BLOCK, **kw)
-            assert full.sq_dist.dtype == jnp.float64
+            sq_ref, idx_ref, ties = _nearest_loop(X, C, valid, **ref_kw, return_ties=True)
+            n_tied += ties
+            full = nearest(X, C, valid, **kw)
+            assert full.sq_dist.dtype == jnp.float64 and full.index.dtype == jnp.int32
             seen = np.isfinite(sq_ref)
             n_inf += int((~seen).sum())
             np.testing.assert_array_equal(np.asarray(full.sq_dist)[~seen], np.inf)
             np.testing.assert_array_equal(np.asarray(full.index)[seen], idx_ref[seen])
             np.testing.assert_allclose(np.asarray(full.sq_dist)[seen], sq_ref[seen], rtol=1e-12)
-            # Row blocking (lax.map part + tail) must not change anything.
-            np.testing.assert_array_equal(blocked.index, full.index)
-            np.testing.assert_array_equal(blocked.sq_dist, full.sq_dist)
+            if kw:  # Row blocking (lax.map part + tail, with birth) changes nothing.
+                blocked = nearest(X, C, valid, block_size=BLOCK, **kw)
+                np.testing.assert_array_equal(blocked.index, full.index)
+                np.testing.assert_array_equal(blocked.sq_dist, full.sq_dist)
     assert n_inf > 0  # the birth case really produced rows that see no centre
+    assert n_tied > 0  # and the duplicated centres really produced exact ties
 
 
-def test_nearest_center_blocked_equals_unblocked_float32():
-    """Row blocking is bit-for-bit neutral in float32 too, on every path."""
-    rng = np.random.default_rng(7)
-    for d, k in PATHS.values():
+def test_nearest_center_real_chunk_size_matches_brute_force(x64):
+    """k = _UNROLL_MAX_CENTERS + 1 with the real chunk size (two chunks, one padded)."""
+    d, k = _D_GEMM, K._UNROLL_MAX_CENTERS + 1
+    rng = np.random.default_rng(12)
+    for _ in range(1):
         X, C, valid, birth, off = _random_case(rng, d, k)
-        X, C = X.astype(np.float32), C.astype(np.float32)
-        kw = dict(birth=jnp.asarray(birth, jnp.int32), row_offset=off)
-        full = _nearest(X, C, jnp.asarray(valid), **kw)
-        blocked = _nearest(X, C, jnp.asarray(valid), block_size=BLOCK, **kw)
-        np.testing.assert_array_equal(blocked.index, full.index)
-        np.testing.assert_array_equal(blocked.sq_dist, full.sq_dist)
+        sq_ref, idx_ref = _nearest_loop(X, C, valid, birth, off)
+        res = _nearest(X, C, valid, birth=jnp.asarray(birth, jnp.int32),
+                       row_offset=jnp.int32(off))
+        seen = np.isfinite(sq_ref)
+        assert 0 < seen.sum() < N
+        np.testing.assert_array_equal(np.asarray(res.index)[seen], idx_ref[seen])
+        np.testing.assert_allclose(np.asarray(res.sq_dist)[seen], sq_ref[seen], rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(res.sq_dist)[~seen], np.inf)
 
 
 def test_nearest_center_block_sizes_edge_cases(x64):
-    """block_size 1, a divisor of n, and >= n all agree with the brute force."""
+    """A block size dividing n (no tail) and one >= n agree with the brute force."""
     rng = np.random.default_rng(3)
-    d, k = PATHS["gemm-chain"]
+    d, k = _D_GEMM, _K_CHAIN
     X, C, valid, birth, off = _random_case(rng, d, k, n=12)
     sq_ref, idx_ref = _nearest_loop(X, C, valid, birth, off)
     seen = np.isfinite(sq_ref)
-    for bs in (1, 4, 5, 12, 100):
-        res = _nearest(X, C, jnp.asarray(valid), birth=jnp.asarray(birth, jnp.int32),
-                       row_offset=off, block_size=bs)
+    for bs in (4, 100):
+        res = _nearest(X, C, valid, birth=jnp.asarray(birth, jnp.int32),
+                       row_offset=jnp.int32(off), block_size=bs)
         np.testing.assert_array_equal(np.asarray(res.index)[seen], idx_ref[seen])
         np.testing.assert_allclose(np.asarray(res.sq_dist)[seen], sq_ref[seen], rtol=1e-12)
         np.testing.assert_array_equal(np.asarray(res.sq_dist)[~seen], np.inf)
@@ -319,29 +387,37 @@ def test_squared_distances_nonnegative_float32():
     assert np.all(np.isfinite(D))
 
 
-@pytest.mark.parametrize("path", ["direct-chain", "gemm-chain", "gemm-argmin"])
+@pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_far_from_origin_float32(path):
-    """Winner distance is recomputed exactly: relative 1e-4 where the GEMM form cancels."""
-    d, k = PATHS[path]
+    """Winner distance is recomputed exactly: relative 1e-4 where the GEMM form cancels.
+
+    Also checks that row blocking is bit-for-bit neutral for the float32 GEMM.
+    """
+    d, k, nearest, _ = PATHS[path]
     rng = np.random.default_rng(11)
     offset = 1e3
     centres = rng.normal(scale=20.0, size=(k, d))  # well separated: argmin is unambiguous
     C = (offset + centres).astype(np.float32)
-    X = (offset + centres[rng.integers(k, size=N)] + rng.normal(scale=0.5, size=(N, d)))
+    X = offset + centres[rng.integers(k, size=N)] + rng.normal(scale=0.5, size=(N, d))
     X = X.astype(np.float32)
-    X64, C64 = X.astype(np.float64), C.astype(np.float64)
-    D64 = cdist(X64, C64, "sqeuclidean")
+    D64 = cdist(X.astype(np.float64), C.astype(np.float64), "sqeuclidean")
     idx_ref = D64.argmin(1)
     ref = D64.min(1)
+    assert np.all(np.sort(D64, axis=1)[:, 1] > 2 * ref + 10)  # no near-ties
     # The data are hard: the float32 GEMM form (computed here in NumPy) is far off.
     x_sq = np.einsum("ij,ij->i", X, X)
     c_sq = np.einsum("ij,ij->i", C, C)
     gemm = (x_sq[:, None] - np.float32(2) * (X @ C.T) + c_sq[None, :])[np.arange(N), idx_ref]
     assert np.max(np.abs(gemm - ref) / ref) > 1e-3
-    res = _nearest(X, C)
+    res = nearest(X, C)
+    assert res.sq_dist.dtype == jnp.float32
     np.testing.assert_array_equal(res.index, idx_ref)
     np.testing.assert_allclose(res.sq_dist, ref, rtol=1e-4)
     np.testing.assert_allclose(assigned_squared_distances(X, C, res.index), ref, rtol=1e-4)
+    if path.startswith("gemm"):  # (the direct paths are elementwise per row)
+        blocked = nearest(X, C, block_size=BLOCK)
+        np.testing.assert_array_equal(blocked.index, res.index)
+        np.testing.assert_array_equal(blocked.sq_dist, res.sq_dist)
 
 
 def test_segment_stats_matches_loop(x64):
@@ -405,19 +481,19 @@ def test_compact_labels_matches_loop():
 # --------------------------------------------------------------------------- #
 
 
-@pytest.mark.parametrize("path", ["direct-chain", "gemm-chain", "gemm-argmin"])
+@pytest.mark.parametrize("path", list(PATHS))
 def test_nearest_center_row_permutation_and_translation(x64, path):
     """Permuting rows permutes outputs; translating X and C together keeps the index."""
-    d, k = PATHS[path]
+    d, k, nearest, _ = PATHS[path]
     rng = np.random.default_rng(8)
     X, C, valid, _, _ = _random_case(rng, d, k)
-    res = _nearest(X, C, valid)
+    res = nearest(X, C, valid)
     perm = rng.permutation(N)
-    res_p = _nearest(X[perm], C, valid)
+    res_p = nearest(X[perm], C, valid)
     np.testing.assert_array_equal(res_p.index, np.asarray(res.index)[perm])
     np.testing.assert_array_equal(res_p.sq_dist, np.asarray(res.sq_dist)[perm])
     shift = rng.normal(scale=10.0, size=d)
-    res_t = _nearest(X + shift, C + shift, valid)
+    res_t = nearest(X + shift, C + shift, valid)
     np.testing.assert_array_equal(res_t.index, res.index)
     np.testing.assert_allclose(res_t.sq_dist, res.sq_dist, rtol=1e-9)
 
@@ -445,29 +521,48 @@ def test_segment_stats_label_permutation_and_repeated_rows(x64):
 # --------------------------------------------------------------------------- #
 
 
-def test_jit_and_eager_agree():
-    """nearest_center (blocked, with birth) and the statistics kernels, jit vs disable_jit."""
+def test_nearest_center_jit_and_eager_agree():
+    """GEMM scores, chunk loop, birth, lax.map + tail: jit vs disable_jit."""
     rng = np.random.default_rng(10)
-    X = rng.normal(size=(10, 3)).astype(np.float32)
-    C = rng.normal(size=(5, 3)).astype(np.float32)
-    valid = jnp.array([True, True, False, True, True])
-    birth = jnp.array([0, 12, 0, 14, 11], jnp.int32)
-    jitted = jax.jit(nearest_center, static_argnames=("block_size",))
-    jit_res = jitted(X, C, valid, birth=birth, row_offset=jnp.int32(10), block_size=3)
+    d, k, nearest, eager_fn = PATHS["gemm-chunked"]
+    X = rng.normal(size=(8, d)).astype(np.float32)
+    C = rng.normal(size=(k, d)).astype(np.float32)
+    valid = jnp.asarray(rng.random(k) < 0.8)
+    birth = jnp.asarray(rng.integers(11, 19, size=k), jnp.int32)  # row 0 sees none
+    jit_res = nearest(X, C, valid, birth=birth, row_offset=jnp.int32(10), block_size=3)
     with jax.disable_jit():
-        eager = nearest_center(X, C, valid, birth=birth, row_offset=10, block_size=3)
+        eager = eager_fn(X, C, valid, birth=birth, row_offset=10, block_size=3)
     np.testing.assert_array_equal(jit_res.index, eager.index)
     np.testing.assert_allclose(jit_res.sq_dist, eager.sq_dist, rtol=1e-6)
+    assert np.isinf(eager.sq_dist).any() and np.isfinite(eager.sq_dist).any()
 
-    labels = jnp.asarray(rng.integers(0, 5, size=10))
+
+def test_statistics_jit_and_eager_agree():
+    """segment_stats, weighted_means, compact_labels and distances: jit vs disable_jit."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(10, 3)).astype(np.float32)
+    C = rng.normal(size=(4, 3)).astype(np.float32)
+    labels = jnp.asarray(rng.integers(0, 4, size=10))
     w = jnp.asarray(rng.random(10).astype(np.float32))
 
-    def stats(X, labels, w):
+    def kernels(X, C, labels, w):
         st = segment_stats(X, labels, 6, sample_weight=w)
-        return st, weighted_means(st), compact_labels(labels, st.weight > 0)
+        return (st, weighted_means(st), compact_labels(labels, st.weight > 0),
+                squared_distances(X, C), assigned_squared_distances(X, C, labels))
 
-    jit_out = jax.jit(stats)(X, labels, w)
+    jit_out = jax.jit(kernels)(X, C, labels, w)
     with jax.disable_jit():
-        eager_out = stats(X, labels, w)
+        eager_out = kernels(X, C, labels, w)
     for a, b in zip(jax.tree.leaves(jit_out), jax.tree.leaves(eager_out)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_few_rows_many_centres_compiles_and_matches_brute_force():
+    """Regression: d = 4, 128 centres and 5 rows once made XLA's compile run out of memory."""
+    rng = np.random.default_rng(99)
+    X = rng.normal(size=(5, 4)).astype(np.float32)
+    C = rng.normal(size=(128, 4)).astype(np.float32)
+    out = jax.jit(K.nearest_center)(jnp.asarray(X), jnp.asarray(C))
+    D = ((X[:, None, :].astype(float) - C[None].astype(float)) ** 2).sum(-1)
+    assert np.array_equal(np.asarray(out.index), D.argmin(1))
+    np.testing.assert_allclose(np.asarray(out.sq_dist), D.min(1), rtol=1e-5)

@@ -355,47 +355,42 @@ def gibbs_dp_gmm(
     capacity = max(k0, min(max(32, 2 * k0), limit))
     state = init_state(Xj, jnp.asarray(labels0), capacity, log_alpha, sigma2)
     state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
-    run = _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, 1)
-    run_thin = _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, thin)
-
-    total = num_warmup + num_samples * thin
-    n_segments = max(1, min(20, total // 25))
-    progress = _Progress(total, progress_bar, f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})")
-    draws = []
+    run = _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, thin)
+    # Warm-up is rounded up to whole draws of `thin` sweeps, and every segment
+    # has the same static length, so one compilation serves the whole run.
+    n_warm_draws = -(-num_warmup // thin)
+    total_draws = n_warm_draws + num_samples
+    seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
+    n_segments = -(-total_draws // seg_len)
+    progress = _Progress(total_draws * thin, progress_bar,
+                         f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})")
+    records = []
     t0 = time.perf_counter()
-    k_warm, k_samp = jax.random.split(key)
-
-    def advance(k, s, num, runner, sweeps_per):
-        nonlocal capacity
+    for seg_key in jax.random.split(key, n_segments):
+        chain_keys = jax.random.split(seg_key, num_chains)
         while True:
-            keys = jax.random.split(k, num_chains)
-            s_new, rec = runner(keys, Xj, s, num)
-            if not bool(jnp.any(s_new.overflow)):
-                progress.update(num * sweeps_per)
-                return s_new, rec
+            new_state, rec = run(chain_keys, Xj, state, seg_len)
+            if not bool(jnp.any(new_state.overflow)):
+                break
             if capacity >= limit:
-                raise RuntimeError(
-                    f"the Gibbs sampler needed more than max_clusters={limit} clusters"
-                )
+                raise RuntimeError(f"the Gibbs sampler needed more than max_clusters={limit} clusters")
+            # Redo the segment from its start, with the same keys, in a bigger buffer.
             capacity = min(2 * capacity, limit)
-            s = _grow(s, capacity)
-
-    for k, num in _segments(k_warm, num_warmup, n_segments):
-        state, _ = advance(k, state, num, run, 1)
-    for k, num in _segments(k_samp, num_samples, n_segments):
-        state, rec = advance(k, state, num, run_thin, thin)
-        draws.append(jax.tree.map(np.asarray, rec))
+            state = _grow(state, capacity)
+        state = new_state
+        records.append(jax.tree.map(np.asarray, rec))
+        progress.update(seg_len * thin)
     progress.close()
     seconds = time.perf_counter() - t0
+    width = max(r["means"].shape[2] for r in records)
+    for r in records:
+        r["means"] = np.pad(r["means"], ((0, 0), (0, 0), (0, width - r["means"].shape[2]), (0, 0)))
+    kept = slice(n_warm_draws, n_warm_draws + num_samples)
 
     def cat(name):
-        return np.concatenate([r[name] for r in draws], axis=1)
+        return np.concatenate([r[name] for r in records], axis=1)[:, kept]
 
-    width = max(r["means"].shape[2] for r in draws)
-    means = np.concatenate(
-        [np.pad(r["means"], ((0, 0), (0, 0), (0, width - r["means"].shape[2]), (0, 0))) for r in draws],
-        axis=1,
-    ) + offset
+    means = cat("means") + offset
     return Posterior(
         cat("labels"),
         log_likelihood=cat("log_likelihood"),
@@ -405,16 +400,6 @@ def gibbs_dp_gmm(
         model="dp_gmm",
         seconds=seconds,
     )
-
-
-def _segments(key, total, n_segments):
-    """Split ``total`` sweeps into at most ``n_segments`` roughly equal pieces."""
-    if total == 0:
-        return []
-    n_segments = max(1, min(n_segments, total))
-    sizes = [total // n_segments + (i < total % n_segments) for i in range(n_segments)]
-    keys = jax.random.split(key, n_segments)
-    return [(keys[i], sizes[i]) for i in range(n_segments) if sizes[i]]
 
 
 class _Progress:
