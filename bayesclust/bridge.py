@@ -75,7 +75,7 @@ class ComparisonTable:
     __repr__ = __str__
 
 
-def compare(posterior, hard_result, labels_true=None, *, X=None, loss="binder"):
+def compare(posterior, hard_result, labels_true=None, *, X=None, loss="vi"):
     """Compare a sampled posterior with a hard-limit result on the same data.
 
     Parameters
@@ -87,8 +87,9 @@ def compare(posterior, hard_result, labels_true=None, *, X=None, loss="binder"):
     labels_true : array_like of int, shape (n,), optional
     X : array_like, shape (n, d), optional
         Needed for the DP-means objective of the posterior's point partition.
-    loss : {"binder", "vi"}
-        Loss of the posterior point estimate.
+    loss : {"vi", "binder"}
+        Loss of the posterior point estimate (VI by default: Binder's loss tends
+        to split off singletons; Wade & Ghahramani 2018).
 
     Returns
     -------
@@ -237,7 +238,7 @@ def small_variance_path(
         draws = np.asarray(post.labels).reshape(-1, X.shape[0])
         k_draws = np.asarray(post.n_clusters).reshape(-1)
         out["log_alpha"].append(log_alpha)
-        out["nmi_point"].append(metrics.nmi(hard.labels, post.point_estimate("binder")))
+        out["nmi_point"].append(metrics.nmi(hard.labels, post.point_estimate("vi")))
         out["nmi_draws"].append(float(np.mean([metrics.nmi(hard.labels, d_) for d_ in draws])))
         out["p_k_hard"].append(float(np.mean(k_draws == hard.n_clusters)))
         out["k_mean"].append(float(np.mean(k_draws)))
@@ -250,122 +251,202 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
+def _load_data(data: str, seed: int):
+    """A built-in data set by name, or a CSV/TSV/NPY file (no true labels)."""
+    if data in datasets.DATASETS:
+        if data == "three-gaussians":
+            return datasets.three_gaussians(seed)
+        return datasets.load(data)
+    from .cli import _read_matrix
+    from . import _validation as V
+
+    return V.check_array(_read_matrix(data), f"data in {data}"), None
+
+
 def run_compare(
     data: str = "three-gaussians",
     out_dir: str | Path = "results",
     *,
+    model: str = "dp",
     k: int | None = None,
+    lam: float | None = None,
     seed: int = 0,
+    num_warmup: int = 200,
+    num_samples: int = 200,
+    num_chains: int = 2,
     plot: bool = True,
-    n_lambdas: int = 20,
+    progress_bar: bool = True,
 ) -> dict:
-    """Fit DP-means and k-means on a built-in data set and write the comparison.
+    """The main job: the DP mixture by sampling and by its hard limit, side by side.
+
+    Runs DP-means (lambda by farthest-first at ``k``, or ``lam``), the collapsed
+    Gibbs sampler of the DP Gaussian mixture (``sigma2`` set to the pooled
+    within-cluster variance of the DP-means partition, ``rho2 = 100``,
+    ``alpha = 1``, data centred), the k-means peer (scikit-learn, same ``k``),
+    and the small-variance path; writes ``compare.json`` and ``compare.png``.
 
     Parameters
     ----------
     data : str
-        A name from :data:`bayesclust.datasets.DATASETS`.
+        A name from :data:`bayesclust.datasets.DATASETS` or a CSV/TSV/NPY file.
     out_dir : path
-        Folder for ``compare.json`` and ``compare.png`` (created if missing).
+        Output folder (created if missing).
+    model : {"dp"}
+        The model (later: "hdp", "dc", "consensus").
     k : int, optional
-        Number of clusters for k-means and for the farthest-first lambda;
-        default the number of true classes.
+        Clusters for farthest-first lambda and k-means; default the number of
+        true classes (required for a file unless ``lam`` is given).
+    lam : float, optional
+        DP-means penalty (overrides ``k`` for DP-means).
     seed : int
-        Seeds the synthetic data and k-means' initialisation.
-    plot : bool
-        Write ``compare.png`` (needs matplotlib).
-    n_lambdas : int
-        Points on the lambda path (number of clusters vs lambda, KJ Fig. 2c).
+        Seeds the synthetic data, the sampler and k-means.
+    num_warmup, num_samples, num_chains : int
+        Gibbs sampler settings.
+    plot, progress_bar : bool
 
     Returns
     -------
     dict
-        The JSON summary, plus a human-readable ``report`` string.
+        The JSON summary plus a human-readable ``report``.
     """
     from sklearn.cluster import KMeans
 
-    name = data
-    if name == "three-gaussians":
-        X, y = datasets.three_gaussians(seed)
-    else:
-        X, y = datasets.load(name)
-    n_true = metrics.n_clusters(y)
-    k = n_true if k is None else int(k)
-    if not 1 <= k <= len(X):
-        raise ValueError(f"k must be between 1 and the number of samples ({len(X)}), got {k}")
+    from . import _validation as V
+    from .inference.gibbs import gibbs_dp_gmm
 
-    lam = farthest_first_lambda(X, k)
+    if model != "dp":
+        raise ValueError(f"model must be 'dp' (hdp, dc and consensus are not implemented yet), got {model!r}")
+    X, y = _load_data(data, seed)
+    n, d = X.shape
+    if k is None and lam is None:
+        if y is None:
+            raise ValueError("give --k or --lam for a data file without true labels")
+        k = metrics.n_clusters(y)
+    if k is not None:
+        k = V.check_int(k, "k", minimum=1)
+        if k > n:
+            raise ValueError(f"k must be <= the number of samples ({n}), got {k}")
+    lam = farthest_first_lambda(X, k) if lam is None else V.check_positive(lam, "lam")
+
     dp_means(X, lam)  # compile once, so the timing below is the run alone
     dpm, dpm_seconds = _timed(lambda: dp_means(X, lam))
-    km, km_seconds = _timed(
-        lambda: KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X)
-    )
+    k_peer = k if k is not None else dpm.n_clusters
+    km, km_seconds = _timed(lambda: KMeans(n_clusters=k_peer, n_init=10, random_state=seed).fit(X))
+    sigma2 = max(metrics.sse(X, dpm.labels, dpm.centers) / (n * d), 1e-8 * float(np.var(X)))
+    post = gibbs_dp_gmm(seed, X, alpha=1.0, sigma2=sigma2, rho2=100.0, collapsed=True,
+                        num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                        progress_bar=progress_bar)
+    table = compare(post, dpm, y, X=X)
+    grid = lam * np.array([1.0, 0.3, 0.1, 3e-2, 1e-2, 1e-3, 1e-4])
+    path = small_variance_path(seed, X, lam, grid, num_warmup=30, num_samples=20)
+    diag = post.diagnostics()
 
-    spread = float(np.max(np.sum((X - X.mean(0)) ** 2, axis=1)))
-    lams = np.geomspace(spread * 1e-2, spread * 1.5, n_lambdas)
-    path = [dp_means(X, float(lam_i)).n_clusters for lam_i in lams]
+    def truth_scores(labels):
+        return {} if y is None else score(y, labels)
 
     summary = {
-        "data": name,
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
-        "n_true_classes": n_true,
-        "k": k,
+        "data": str(data),
+        "model": model,
+        "n_samples": n,
+        "n_features": d,
+        "n_true_classes": None if y is None else metrics.n_clusters(y),
         "seed": seed,
         "dp_means": {
             "lam": lam,
-            "lam_rule": f"farthest-first, k={k} (Kulis & Jordan 2012, section 6.1)",
-            **score(y, dpm.labels),
-            "objective": dpm.objective,
-            "n_iter": dpm.n_iter,
-            "converged": dpm.converged,
-            "objective_trace": [float(v) for v in dpm.objective_trace],
-            "seconds": dpm_seconds,
+            "lam_rule": "given" if k is None else f"farthest-first, k={k} (Kulis & Jordan 2012, section 6.1)",
+            "n_clusters": dpm.n_clusters, **truth_scores(dpm.labels),
+            "objective": dpm.objective, "n_iter": dpm.n_iter, "converged": dpm.converged,
+            "objective_trace": [float(v) for v in dpm.objective_trace], "seconds": dpm_seconds,
         },
-        "kmeans": {
-            "peer": "sklearn.cluster.KMeans(n_init=10), Lloyd",
-            **score(y, km.labels_),
-            "inertia": float(km.inertia_),
-            "n_iter": int(km.n_iter_),
-            "seconds": km_seconds,
+        "gibbs": {
+            "sampler": post.sampler, "sigma2": sigma2, "alpha": 1.0, "rho2": 100.0,
+            "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
+            "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
+            "point_estimate_loss": "vi",
+            "point_estimate": truth_scores(post.point_estimate("vi")),
+            "k_point": metrics.n_clusters(post.point_estimate("vi")),
+            "rhat_k": _finite(diag.get("n_clusters", {}).get("rhat")),
+            "ess_bulk_k": _finite(diag.get("n_clusters", {}).get("ess_bulk")),
+            "seconds_including_compile": post.seconds,
         },
-        "lambda_path": {"lam": [float(v) for v in lams], "n_clusters": [int(v) for v in path]},
+        "kmeans": {"peer": "sklearn.cluster.KMeans(n_init=10), Lloyd", "k": k_peer,
+                   **truth_scores(km.labels_), "seconds": km_seconds},
+        "comparison": table.rows,
+        "small_variance_path": {
+            "sigma2": path.sigma2.tolist(), "nmi_point_to_dp_means": path.nmi_point.tolist(),
+            "p_k_dp_means": path.p_k_hard.tolist(), "k_mean": path.k_mean.tolist(),
+        },
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.json").write_text(json.dumps(summary, indent=2))
+    (out / "compare.json").write_text(json.dumps(summary, indent=2, default=_json_default))
     if plot:
-        _figure(X, y, dpm, km, lams, path, lam, out / "compare.png", name)
+        _figure(X, y, dpm, post, path, out / "compare.png", str(data))
         summary["figure"] = str(out / "compare.png")
-    d, m = summary["dp_means"], summary["kmeans"]
     summary["report"] = "\n".join(
         [
-            f"{name}: {X.shape[0]} x {X.shape[1]}, {n_true} true classes",
-            f"  DP-means  lam={lam:.4g}: {d['n_clusters']} clusters, NMI {d['nmi']:.3f}, "
-            f"ARI {d['ari']:.3f}, {d['n_iter']} iterations, {dpm_seconds * 1e3:.1f} ms",
-            f"  k-means   k={k}: NMI {m['nmi']:.3f}, ARI {m['ari']:.3f}, "
-            f"{m['n_iter']} iterations, {km_seconds * 1e3:.1f} ms",
-            f"  wrote {out / 'compare.json'}" + (f" and {out / 'compare.png'}" if plot else ""),
+            f"{data}: {n} x {d}" + ("" if y is None else f", {metrics.n_clusters(y)} true classes"),
+            str(table),
+            f"k-means peer (k={k_peer}): " + ("" if y is None else f"NMI {summary['kmeans']['nmi']:.3f}, ")
+            + f"{km_seconds * 1e3:.1f} ms",
+            "small-variance path (sigma2 / lam -> NMI of posterior point to DP-means): "
+            + ", ".join(f"{s_ / lam:.0e}: {v:.2f}" for s_, v in zip(path.sigma2, path.nmi_point)),
+            f"wrote {out / 'compare.json'}" + (f" and {out / 'compare.png'}" if plot else ""),
         ]
     )
     return summary
 
 
-def _figure(X, y, dpm, km, lams, path, lam, filename, name):
-    from .plotting import _pyplot, plot_lambda_path, plot_partition
+def _finite(v):
+    return None if v is None or not np.isfinite(v) else float(v)
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _figure(X, y, dpm, post, path, filename, name):
+    from .plotting import _pyplot, plot_partition
 
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
-    plot_partition(X, y, ax=axes[0], title=f"{name}: true classes")
-    # Colours follow the true classes via the Hungarian matching of the metrics.
-    dpm_labels = metrics.match_labels(y, dpm.labels)
-    km_labels = metrics.match_labels(y, km.labels_)
-    plot_partition(X, dpm_labels, dpm.centers, ax=axes[1],
-                   title=f"DP-means: {dpm.n_clusters} clusters, NMI {metrics.nmi(y, dpm.labels):.2f}")
-    plot_partition(X, km_labels, km.cluster_centers_, ax=axes[2],
-                   title=f"k-means: NMI {metrics.nmi(y, km.labels_):.2f}")
-    plot_lambda_path(lams, path, ax=axes[3], marker_lam=lam,
-                     title="clusters vs lambda (dashed: farthest-first)")
+    fig, axes = plt.subplots(2, 3, figsize=(13, 8))
+    ax = axes.ravel()
+    ref = y if y is not None else dpm.labels
+    point = post.point_estimate("vi")
+    if y is not None:
+        plot_partition(X, y, ax=ax[0], title=f"{name}: true classes")
+    else:
+        plot_partition(X, np.zeros(len(X), int), ax=ax[0], title=f"{name}: data")
+    plot_partition(X, metrics.match_labels(ref, dpm.labels), dpm.centers, ax=ax[1],
+                   title=f"hard limit: DP-means, k={dpm.n_clusters}")
+    plot_partition(X, metrics.match_labels(ref, point), ax=ax[2],
+                   title=f"sampled: posterior point (VI loss), k={metrics.n_clusters(point)}")
+    order = np.argsort(point, kind="stable")
+    im = ax[3].imshow(post.co_clustering()[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1)
+    ax[3].set_title("posterior co-clustering (sorted)", fontsize=10)
+    ax[3].set_xticks([])
+    ax[3].set_yticks([])
+    fig.colorbar(im, ax=ax[3], fraction=0.046)
+    for c, ks in enumerate(post.n_clusters):
+        ax[4].plot(ks, lw=0.8, label=f"chain {c}")
+    ax[4].axhline(dpm.n_clusters, color="k", ls="--", lw=1, label="DP-means k")
+    ax[4].set_xlabel("draw")
+    ax[4].set_ylabel("number of clusters")
+    ax[4].set_title("k trace", fontsize=10)
+    ax[4].legend(fontsize=8)
+    ax[5].semilogx(path.sigma2, path.nmi_point, "o-", label="NMI(point, DP-means)")
+    ax[5].semilogx(path.sigma2, path.p_k_hard, "s--", label="P(k = k_DP-means)")
+    ax[5].invert_xaxis()
+    ax[5].set_ylim(-0.05, 1.05)
+    ax[5].set_xlabel("sigma2 (decreasing ->), alpha = alpha_from_lam")
+    ax[5].set_title("small-variance path", fontsize=10)
+    ax[5].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(filename, dpi=110)
+    fig.savefig(filename, dpi=100)
     plt.close(fig)

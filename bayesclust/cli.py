@@ -120,7 +120,9 @@ def _cmd_compare(args) -> int:
     from .bridge import run_compare
 
     summary = run_compare(
-        data=args.data, out_dir=args.out_dir, k=args.k, seed=args.seed, plot=not args.no_plot
+        data=args.data, out_dir=args.out_dir, model=args.model, k=args.k, lam=args.lam,
+        seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
+        num_chains=args.num_chains, plot=not args.no_plot, progress_bar=not args.no_progress,
     )
     print(summary["report"])
     return 0
@@ -156,20 +158,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmp_ = sub.add_parser(
         "compare",
-        help="the main job: hard limit vs peers on built-in data, JSON + figure",
+        help="the main job: a model by sampling and by its hard limit, JSON + figure",
         description=(
-            "Fit DP-means (the hard limit of the DP Gaussian mixture) and the k-means peer "
-            "on built-in data; write compare.json and compare.png to --out-dir."
+            "Fit the DP Gaussian mixture by its hard limit (DP-means) and by Gibbs sampling, "
+            "next to the k-means peer; print the comparison table and write compare.json and "
+            "compare.png (data coloured by each solution, co-clustering matrix, k trace, "
+            "small-variance path) to --out."
         ),
     )
-    cmp_.add_argument("--data", default="three-gaussians", choices=DATASETS,
-                      help="built-in data set (default: three-gaussians)")
+    cmp_.add_argument("--model", default="dp", choices=["dp"], help="model (default: dp)")
+    cmp_.add_argument("--data", default="three-gaussians",
+                      help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
+                           "(default: three-gaussians)")
     cmp_.add_argument("--k", type=int, default=None,
-                      help="number of clusters for k-means and farthest-first lambda "
+                      help="clusters for farthest-first lambda and k-means "
                            "(default: number of true classes)")
+    cmp_.add_argument("--lam", type=float, default=None, help="DP-means penalty (overrides --k)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    cmp_.add_argument("--out-dir", default="results", help="output folder (default: results)")
+    cmp_.add_argument("--num-warmup", type=int, default=200, help="Gibbs warm-up sweeps (200)")
+    cmp_.add_argument("--num-samples", type=int, default=200, help="Gibbs draws per chain (200)")
+    cmp_.add_argument("--num-chains", type=int, default=2, help="Gibbs chains (2)")
+    cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",
+                      help="output folder (default: results)")
     cmp_.add_argument("--no-plot", action="store_true", help="skip the figure")
+    cmp_.add_argument("--no-progress", action="store_true", help="no progress bar")
     cmp_.set_defaults(func=_cmd_compare)
     return parser
 
@@ -186,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError, OSError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, ImportError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
         print(f"bayesclust: error: {message}", file=sys.stderr)
         return EXIT_USAGE

@@ -16,13 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .inference.dp_means import dp_means, farthest_first_lambda
 from .kernels import nearest_center
 
-__all__ = ["DPMeans"]
+__all__ = ["DPMeans", "DPGaussianMixture"]
 
 
 def _key_from_random_state(random_state) -> jax.Array:
@@ -184,3 +184,165 @@ class DPMeans(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+
+class DPGaussianMixture(ClusterMixin, BaseEstimator):
+    r"""Dirichlet-process Gaussian mixture fitted by sampling its posterior.
+
+    The model of Kulis & Jordan (2012, §2.2): a DP(alpha) prior over
+    partitions, means :math:`\mu_c \sim N(0, \rho^2 I)` (data centred),
+    isotropic components :math:`N(\mu_c, \sigma^2 I)`.  ``fit`` runs a Gibbs
+    sampler (see :func:`bayesclust.gibbs_dp_gmm`); ``labels_`` is the posterior
+    point partition minimising the posterior expected VI (or Binder) loss, so it is free
+    of label switching.  Its small-variance limit is :class:`DPMeans`.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        DP concentration (initial value when ``alpha_prior`` is given).
+    sigma2 : float, default 1.0
+        Component **variance** (initial value when ``sigma2_prior`` is given).
+    rho2 : float, default 100.0
+        Prior **variance** of the means (Kulis & Jordan use 100).
+    alpha_prior, sigma2_prior : (a, b) or None
+        ``alpha ~ Gamma(a, b)`` and ``sigma2 ~ InvGamma(a, b)`` priors.
+    sampler : {"collapsed", "kj"}, default "collapsed"
+        Means integrated out (Neal's Algorithm 3), or Kulis & Jordan's
+        Algorithm 2 (explicit means; its limit is DP-means).
+    num_warmup, num_samples, num_chains : int
+    loss : {"vi", "binder"}, default "vi"
+        Loss of the point partition (Binder's loss tends to split off
+        singletons; Wade & Ghahramani 2018).
+    progress_bar : bool, default False
+    random_state : int, RandomState instance or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Posterior point partition (clusters ``0..n_clusters_-1``).
+    n_clusters_ : int
+    posterior_ : Posterior
+        All draws: label draws, k draws, co-clustering, diagnostics, ArviZ.
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+        Posterior means of the point partition's cluster means.
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``predict_proba`` gives, for new points, the posterior predictive
+    probability of joining each cluster of the point partition (no new-cluster
+    column): :math:`p(c | x) \propto n_c N(x | m_c, (\sigma^2 + s_c^2) I)` with
+    :math:`m_c, s_c^2` the posterior mean and variance of :math:`\mu_c` given
+    its members and the posterior mean of :math:`\sigma^2`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import DPGaussianMixture
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
+    >>> DPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, random_state=0).fit(X).n_clusters_
+    2
+    """
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha_prior": [tuple, None],
+        "sigma2_prior": [tuple, None],
+        "sampler": [StrOptions({"collapsed", "kj"})],
+        "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
+        "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "loss": [StrOptions({"binder", "vi"})],
+        "progress_bar": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        alpha=1.0,
+        sigma2=1.0,
+        rho2=100.0,
+        *,
+        alpha_prior=None,
+        sigma2_prior=None,
+        sampler="collapsed",
+        num_warmup=200,
+        num_samples=200,
+        num_chains=1,
+        loss="vi",
+        progress_bar=False,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.sigma2 = sigma2
+        self.rho2 = rho2
+        self.alpha_prior = alpha_prior
+        self.sigma2_prior = sigma2_prior
+        self.sampler = sampler
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.loss = loss
+        self.progress_bar = progress_bar
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Sample the posterior of the DP mixture given ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        from .inference.gibbs import gibbs_dp_gmm
+
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        post = gibbs_dp_gmm(
+            _key_from_random_state(self.random_state), X,
+            alpha=self.alpha, sigma2=self.sigma2, rho2=self.rho2,
+            alpha_prior=self.alpha_prior, sigma2_prior=self.sigma2_prior,
+            collapsed=self.sampler == "collapsed", num_warmup=self.num_warmup,
+            num_samples=self.num_samples, num_chains=self.num_chains,
+            progress_bar=self.progress_bar,
+        )
+        labels = np.asarray(post.point_estimate(self.loss))
+        labels = np.unique(labels, return_inverse=True)[1]
+        self.posterior_ = post
+        self.labels_ = labels.astype(np.intp)
+        self.n_clusters_ = int(labels.max()) + 1
+        self._offset = X.mean(0)
+        Xc = X - self._offset
+        self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
+        self._sums = np.zeros((self.n_clusters_, X.shape[1]))
+        np.add.at(self._sums, labels, Xc)
+        self._sigma2_mean = float(np.mean(post.params["sigma2"]))
+        post_var = 1.0 / (1.0 / self.rho2 + self._counts / self._sigma2_mean)
+        self.cluster_centers_ = (post_var[:, None] * self._sums / self._sigma2_mean) + self._offset
+        return self
+
+    def predict_proba(self, X):
+        """Posterior predictive probability of each point-partition cluster, shape (n, n_clusters_)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        from scipy.special import logsumexp
+
+        s2 = self._sigma2_mean
+        post_var = 1.0 / (1.0 / self.rho2 + self._counts / s2)
+        means = post_var[:, None] * self._sums / s2
+        var = s2 + post_var
+        d = X.shape[1]
+        sq = ((X - self._offset)[:, None, :] - means[None]) ** 2
+        logp = np.log(self._counts)[None] - 0.5 * d * np.log(2 * np.pi * var)[None] - sq.sum(-1) / (2 * var)[None]
+        return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable point-partition cluster of each row of ``X``."""
+        return np.argmax(self.predict_proba(X), axis=1).astype(np.intp)

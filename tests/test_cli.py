@@ -68,12 +68,27 @@ def test_malformed_npy(tmp_path, capsys):
     assert "not a valid .npy file" in capsys.readouterr().err
 
 
-def test_compare_writes_json_and_figure(tmp_path):
-    assert main(["compare", "--out-dir", str(tmp_path)]) == 0
+def test_compare_writes_json_and_figure(tmp_path, capsys):
+    args = ["compare", "--out", str(tmp_path), "--num-warmup", "60", "--num-samples", "60",
+            "--no-progress"]
+    assert main(args) == 0
     summary = json.loads((tmp_path / "compare.json").read_text())
     assert summary["dp_means"]["n_clusters"] == 3
     assert summary["dp_means"]["nmi"] > 0.7
+    # Short chains here: the statistical claims are tested in test_gibbs.py.
+    assert summary["gibbs"]["k_point"] >= 3
+    assert summary["gibbs"]["point_estimate"]["nmi"] > 0.7
+    # The small-variance path ends on the DP-means partition.
+    assert summary["small_variance_path"]["nmi_point_to_dp_means"][-1] == 1.0
+    assert "hard limit (DP-means)" in capsys.readouterr().out
     assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+
+def test_compare_on_a_file_needs_k_or_lam(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
+    assert main(["compare", "--data", str(path), "--out", str(tmp_path)]) == 2
+    assert "give --k or --lam" in capsys.readouterr().err
 
 
 def test_console_script_help_documents_every_subcommand():
