@@ -6,12 +6,22 @@ kernels in :mod:`bayesclust.kernels` and the evaluation code in
 :mod:`bayesclust.metrics`.
 """
 
-from .estimators import DPMeans
+from .bridge import compare, small_variance_path
+from .estimators import DPGaussianMixture, DPMeans
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
+from .inference.gibbs import gibbs_dp_gmm
+from .inference.posterior import Posterior
+from .models.dp_gmm import alpha_from_lam
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPGaussianMixture",
+    "Posterior",
+    "alpha_from_lam",
+    "compare",
+    "gibbs_dp_gmm",
+    "small_variance_path",
     "DPMeans",
     "DPMeansResult",
     "dp_means",

@@ -86,3 +86,31 @@ def test_bad_sample_weight():
         DPMeans(lam=1.0).fit(X, sample_weight=[1, 1, -1, 1, 1])
     with pytest.raises(ValueError, match="sample_weight"):
         DPMeans(lam=1.0).fit(X, sample_weight=[1, 1])
+
+
+# --------------------------------------------------------------------------- #
+# DPGaussianMixture (sampled)
+# --------------------------------------------------------------------------- #
+
+from bayesclust import DPGaussianMixture  # noqa: E402
+
+
+def test_dp_gaussian_mixture_fits_and_predicts():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 0.3, (25, 2)), rng.normal(4, 0.3, (25, 2))])
+    est = DPGaussianMixture(sigma2=0.1, num_warmup=60, num_samples=60, random_state=0).fit(X)
+    assert est.n_clusters_ == 2
+    assert len(set(est.labels_[:25])) == 1 and est.labels_[0] != est.labels_[-1]
+    proba = est.predict_proba(np.array([[0.0, 0.0], [4.0, 4.0]]))
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert np.array_equal(est.predict(X), est.labels_)
+    np.testing.assert_allclose(est.cluster_centers_[est.labels_[0]], X[:25].mean(0), atol=0.05)
+    assert est.posterior_.n_draws == 60
+
+
+def test_dp_gaussian_mixture_bad_parameters():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="sigma2"):
+        DPGaussianMixture(sigma2=0.0).fit(X)
+    with pytest.raises(ValueError, match="sampler"):
+        DPGaussianMixture(sampler="nuts").fit(X)
