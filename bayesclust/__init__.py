@@ -10,8 +10,9 @@ from .bridge import compare, small_variance_path
 from .estimators import DPGaussianMixture, DPMeans
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.gibbs import gibbs_dp_gmm
+from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
-from .models.dp_gmm import alpha_from_lam
+from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
 
 __version__ = "0.1.0"
 
@@ -19,6 +20,11 @@ __all__ = [
     "DPGaussianMixture",
     "Posterior",
     "alpha_from_lam",
+    "log_alpha_from_lam",
+    "dp_gmm",
+    "run_nuts",
+    "run_svi",
+    "TruncationWarning",
     "compare",
     "gibbs_dp_gmm",
     "small_variance_path",

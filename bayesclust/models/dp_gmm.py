@@ -133,8 +133,8 @@ def _check_data(X, n, d):
 # --------------------------------------------------------------------------- #
 
 
-def _any_array(*values) -> bool:
-    return any(isinstance(v, jax.Array) for v in values)
+def _any_traced(*values) -> bool:
+    return any(_is_tracer(v) for v in values)
 
 
 def log_alpha_from_lam(lam, sigma2, rho2, d):
@@ -159,10 +159,11 @@ def log_alpha_from_lam(lam, sigma2, rho2, d):
     Returns
     -------
     float or jax.Array
-        A Python float (exact float64 arithmetic) when every input is a Python
-        or NumPy scalar; a JAX array (traceable, e.g. with a sampled
-        ``sigma2``) when any input is a JAX array.  Stays finite where
-        :func:`alpha_from_lam` over/underflows (e.g. ``sigma2 = 1e-6``).
+        A Python float (exact float64 arithmetic) for concrete scalar inputs;
+        a JAX scalar when an input is traced (inside ``jit``/``vmap``/``grad``,
+        e.g. with a sampled ``sigma2``; traced values are not validated).
+        Stays finite where :func:`alpha_from_lam` over/underflows (e.g.
+        ``sigma2 = 1e-6``).
 
     Raises
     ------
@@ -183,7 +184,7 @@ def log_alpha_from_lam(lam, sigma2, rho2, d):
     sigma2 = _positive(sigma2, "sigma2")
     rho2 = _positive(rho2, "rho2")
     d = V.check_int(d, "d", minimum=1)
-    if _any_array(lam, sigma2, rho2):
+    if _any_traced(lam, sigma2, rho2):
         return 0.5 * d * jnp.log1p(rho2 / sigma2) - lam / (2.0 * sigma2)
     return 0.5 * d * math.log1p(rho2 / sigma2) - lam / (2.0 * sigma2)
 
@@ -388,15 +389,6 @@ def dp_gmm(
     sigma2_prior : numpyro Distribution, optional
         Scalar prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (KJ §6.1).
 
-    Sites
-    -----
-    ``alpha`` (sample with a prior, else deterministic constant), ``sigma2``
-    (likewise), ``v`` (sample, plate ``"sticks"``, shape (T-1,)), ``weights``
-    (deterministic, (T,)), ``means`` (sample, plate ``"components"``, (T, d)),
-    ``log_likelihood`` (deterministic: ``sum_i log p(x_i | w, mu, sigma)``),
-    ``x`` (plate ``"data"``: observed :class:`IsotropicGaussianMixture`, or
-    drawn in generative mode) and ``z`` (generative mode only).
-
     Raises
     ------
     ValueError, TypeError
@@ -404,8 +396,21 @@ def dp_gmm(
         positive and finite, ``X`` is not a finite 2-D array, or a prior is
         not a scalar positive distribution (all naming the argument).
 
+    Returns
+    -------
+    array, shape (n, d)
+        ``X``, or the generated points in generative mode.
+
     Notes
     -----
+    Sites: ``alpha`` (sample with a prior, else a deterministic constant, so
+    that every draw records it), ``sigma2`` (likewise), ``v`` (sample, plate
+    ``"sticks"``, shape (T-1,)), ``weights`` (deterministic, (T,)), ``means``
+    (sample, plate ``"components"``, (T, d)), ``log_likelihood``
+    (deterministic: ``sum_i log p(x_i | w, mu, sigma)``), ``x`` (plate
+    ``"data"``: observed under :class:`IsotropicGaussianMixture`, or drawn in
+    generative mode) and ``z`` (generative mode only).
+
     Default truncation: see :data:`DEFAULT_TRUNCATION`; check it after
     sampling with :func:`check_truncation`.  Sticks have no ordering
     constraint, so label switching is expected; it does not affect the label
