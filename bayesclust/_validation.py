@@ -37,7 +37,7 @@ def check_array(
     X: Any,
     name: str = "X",
     *,
-    ndim: int = 2,
+    ndim: int | None = 2,
     min_samples: int = 1,
     dtype: Any = "float",
 ) -> np.ndarray:
@@ -49,8 +49,8 @@ def check_array(
         The input.  Lists, NumPy and JAX arrays are accepted.
     name : str
         Argument name used in error messages.
-    ndim : int, default 2
-        Required number of dimensions.
+    ndim : int or None, default 2
+        Required number of dimensions (None: any, and no sample-count check).
     min_samples : int, default 1
         Minimum length of the first axis.
     dtype : {"float", None}
@@ -75,14 +75,16 @@ def check_array(
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVc":
+    if arr.dtype == object or arr.dtype.kind in "USVcmM":
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    if arr.ndim != ndim:
+    if ndim is None:
+        min_samples = 0
+    elif arr.ndim != ndim:
         raise ValueError(
             f"{name} must be a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}"
             + (" (reshape 1-D data with X.reshape(-1, 1))" if ndim == 2 and arr.ndim == 1 else "")
         )
-    if arr.shape[0] < min_samples:
+    if min_samples and arr.shape[0] < min_samples:
         raise ValueError(
             f"{name} must have at least {min_samples} sample(s), got shape {arr.shape}"
         )

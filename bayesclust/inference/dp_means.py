@@ -37,9 +37,10 @@ __all__ = [
 #: Relative tolerance of the objective-based stopping rule (spec A3.2).
 OBJECTIVE_TOL = 1e-12
 #: Candidates validated together in one block of the serial new-cluster scan.
-_CANDIDATE_BLOCK = 64
-#: New centres handled by the small (unrolled) product of a pass.
-_FEW_NEW = 32
+_CANDIDATE_BLOCK = 256
+#: Slot counts tried for the product against a pass's new centres (most
+#: passes open few clusters; the product costs n x slots).
+_NEW_TIERS = (32, 256)
 #: Relative inflation (in units of the dtype's eps) of farthest-first lambda.
 _TIE_ULPS = 16
 
@@ -88,7 +89,6 @@ class _State(NamedTuple):
     it: jax.Array  # int32, iterations done
     converged: jax.Array  # bool
     overflow: jax.Array  # bool: the last pass needed a bigger buffer and was discarded
-    needed: jax.Array  # int32: clusters that pass asked for (to size the new buffer)
     limit_hit: jax.Array  # bool: the last pass gave more than max_clusters; discarded
 
 
@@ -97,14 +97,50 @@ class _State(NamedTuple):
 # --------------------------------------------------------------------------- #
 
 
+def _greedy_in_order(close, eligible):
+    """Sequential greedy acceptance, decided in parallel rounds.
+
+    Candidate ``j`` is accepted iff it is eligible and no *accepted* earlier
+    candidate ``l < j`` has ``close[j, l]``: exactly the serial scan in data
+    order.  Each round decides every undecided candidate whose earlier close
+    neighbours are all decided (at least the first undecided one), so the
+    number of rounds is the longest chain of dependencies, not ``B``.
+
+    Parameters
+    ----------
+    close : bool array, shape (B, B)
+    eligible : bool array, shape (B,)
+
+    Returns
+    -------
+    bool array, shape (B,)
+    """
+    B = close.shape[0]
+    earlier = jnp.arange(B)[None, :] < jnp.arange(B)[:, None]
+    depends = close & earlier & eligible[None, :]
+
+    def undecided_left(carry):
+        return ~jnp.all(carry[1])
+
+    def round_(carry):
+        accepted, decided = carry
+        waiting = jnp.any(depends & ~decided[None, :], axis=1)
+        ready = ~decided & ~waiting
+        blocked = jnp.any(depends & accepted[None, :], axis=1)
+        return accepted | (ready & ~blocked), decided | ready
+
+    init = (jnp.zeros(B, bool), ~eligible)
+    return lax.while_loop(undecided_left, round_, init)[0]
+
+
 def _open_clusters(X, w, is_candidate, lam, capacity):
     """Serial new-cluster decisions among the candidates, in data order.
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
     opens a cluster iff ``w_j |x_j - x_l|^2 > lam`` for every earlier accepted
     candidate ``l``.  Candidates are taken in blocks of ``B``: one product
-    against the seeds accepted so far, then a scalar scan of ``B`` steps over a
-    precomputed ``B x B`` "too close" table.
+    against the seeds accepted so far, then the serial decisions within the
+    block from a ``B x B`` "too close" table (:func:`_greedy_in_order`).
 
     Returns
     -------
@@ -132,12 +168,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
         covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
         close = wb[:, None] * squared_distances(Xb, Xb, xb_sq, xb_sq) <= lam
         in_range = start + jnp.arange(B) < n_cand
-
-        def step(j, acc):
-            ok = in_range[j] & ~covered[j] & ~jnp.any(acc & close[j])
-            return acc.at[j].set(ok)
-
-        acc = lax.fori_loop(0, B, step, jnp.zeros(B, bool))
+        acc = _greedy_in_order(close, in_range & ~covered)
         pos = jnp.where(acc, n_new + jnp.cumsum(acc) - 1, capacity)
         seeds = seeds.at[pos].set(Xb, mode="drop")
         seed_rows = seed_rows.at[pos].set(rows, mode="drop")
@@ -199,8 +230,9 @@ def dp_means_pass(X, w, centers, k, lam):
                 X, seeds[:m], jnp.arange(m) < n_new, birth=seed_rows[:m]
             )
 
-        small = min(K_cap, _FEW_NEW)
-        new = lax.cond(n_new <= small, nearest_new(small), nearest_new(K_cap), None)
+        tiers = sorted({min(K_cap, t) for t in _NEW_TIERS} | {K_cap})
+        tier = jnp.searchsorted(jnp.asarray(tiers), n_new)  # smallest tier holding n_new
+        new = lax.switch(jnp.minimum(tier, len(tiers) - 1), [nearest_new(t) for t in tiers], None)
         # Old centres have lower indices, so they win ties.
         use_new = new.sq_dist < old.sq_dist
         labels = jnp.where(use_new, k + new.index, old.index).astype(jnp.int32)
@@ -265,11 +297,11 @@ def _run(X, w, lam, max_k, max_iter, state: _State):
         it = s.it + 1
         new = _State(
             centers, k, labels, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
-            jnp.asarray(False), jnp.asarray(0, jnp.int32), jnp.asarray(False),
+            jnp.asarray(False), jnp.asarray(False),
         )
         return lax.cond(
             overflow,
-            lambda: s._replace(overflow=jnp.asarray(True), needed=k_total),
+            lambda: s._replace(overflow=jnp.asarray(True)),
             lambda: lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new),
         )
 
@@ -285,8 +317,7 @@ def _initial_state(X, w, lam, K_cap, trace_len):
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
     return _State(
         centers, jnp.asarray(1, jnp.int32), labels, objective, trace,
-        jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False),
-        jnp.asarray(0, jnp.int32), jnp.asarray(False),
+        jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
     )
 
 
@@ -439,7 +470,9 @@ def dp_means(
             break
         if not bool(state.overflow):
             break
-        K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.needed))), K_bound)
+        # Seeds beyond a full buffer are dropped and cannot cover later
+        # candidates, so the count a failed pass asked for overestimates: double.
+        K_cap = min(2 * K_cap, K_bound)
         state = _grow(state, K_cap)
 
     k = int(state.k)

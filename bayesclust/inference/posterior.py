@@ -22,7 +22,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from bayesclust.metrics import co_clustering_matrix, partition_point_estimate
+from .._validation import check_array
+from ..metrics import co_clustering_matrix, partition_point_estimate
 
 __all__ = ["Posterior", "Relabelled"]
 
@@ -58,18 +59,8 @@ class Relabelled(NamedTuple):
 
 
 def _as_numeric(x: Any, name: str) -> np.ndarray:
-    if x is None:
-        raise TypeError(f"{name} must be an array, got None")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVcmM":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        bad = "NaN" if np.isnan(arr).any() else "infinite"
-        raise ValueError(f"{name} contains {bad} values")
-    return arr
+    """Any-rank real array without NaN/inf (the shared boundary check, any ndim)."""
+    return check_array(x, name, ndim=None, dtype=None)
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
