@@ -71,6 +71,17 @@ def main():
         "",
     ]
     lines += dp_means_table(rows)
+    lines += [
+        "",
+        "Reading the numbers: the assignment step (GEMM-form scores, unrolled compare/select "
+        "argmin, exact recompute of the winner's distance) is the bulk of a steady iteration; "
+        "`jnp.argmin` on XLA:CPU is 3-5x slower than the unrolled chain, row blocking with "
+        "`lax.map` was slower than one block, and first-touch of large temporaries (the n x k "
+        "scores, the gathered winners) costs about as much as the arithmetic at d = 128. "
+        "scikit-learn reuses 256-row chunk buffers and fuses the argmin into its BLAS loop. "
+        "The 1.5x target is met only at d = 2 so far; closing the gap is tracked in the "
+        "performance issue (fused per-block assignment, avoiding the n x d gather).",
+    ]
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {ROOT / 'BENCHMARKS.md'}")
 
