@@ -257,10 +257,9 @@ def _load_data(data: str, seed: int):
         if data == "three-gaussians":
             return datasets.three_gaussians(seed)
         return datasets.load(data)
-    from .cli import _read_matrix
     from . import _validation as V
 
-    return V.check_array(_read_matrix(data), f"data in {data}"), None
+    return V.check_array(datasets.read_matrix(data), f"data in {data}"), None
 
 
 def run_compare(

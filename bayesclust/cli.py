@@ -17,10 +17,11 @@ import argparse
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .datasets import read_matrix
 
 EXIT_USAGE = 2
 
@@ -36,46 +37,11 @@ class _UsageError(Exception):
     pass
 
 
-def _read_matrix(path: str) -> np.ndarray:
-    """Read a 2-D numeric matrix from ``.npy`` or delimited text (CSV/TSV).
-
-    A first line that is not numeric is taken as a header and skipped.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"data file {path!r} does not exist")
-    if p.suffix == ".npy":
-        try:
-            X = np.load(p, allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"data file {path!r} is not a valid .npy file ({exc})") from None
-    else:
-        delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            first = fh.readline()
-        try:
-            [float(v) for v in first.strip().split(delimiter)]
-            skip = 0
-        except ValueError:
-            skip = 1
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
-                X = np.loadtxt(p, delimiter=delimiter, skiprows=skip, ndmin=2, dtype=float)
-        except ValueError as exc:
-            raise ValueError(f"data file {path!r} is malformed: {exc}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
-    if X.size == 0:
-        raise ValueError(f"data file {path!r} contains no data")
-    return X
-
-
 def _cmd_fit(args) -> int:
     from . import _validation as V
     from .inference.dp_means import dp_means, farthest_first_lambda
 
-    X = _read_matrix(args.data)
+    X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
     if (args.lam is None) == (args.k is None):
         raise _UsageError("bayesclust fit: error: give exactly one of --lam and --k")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +22,7 @@ import numpy as np
 from bayesclust._validation import as_rng_key, check_int, check_positive
 
 __all__ = [
+    "read_matrix",
     "DATASETS",
     "load",
     "three_gaussians",
@@ -271,3 +274,56 @@ def load(name: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
     if key not in _LOADERS:
         raise ValueError(f"unknown data set name {name!r}; valid names: {', '.join(DATASETS)}")
     return _LOADERS[key](**kwargs)
+
+
+def read_matrix(path: str) -> np.ndarray:
+    """Read a user's data matrix from ``.npy`` or delimited text (CSV/TSV).
+
+    A first line that is not numeric is taken as a header and skipped.  Used by
+    ``bayesclust fit`` and ``bayesclust compare --data FILE``.
+
+    Parameters
+    ----------
+    path : str
+        File name; ``.npy``, ``.tsv``/``.tab`` (tab-separated) or anything else
+        (comma-separated).
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+        1-D files become one column.  Not yet checked for NaN: validate with
+        ``_validation.check_array`` at the entry point.
+
+    Raises
+    ------
+    ValueError
+        Missing file, malformed or empty contents.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"data file {path!r} does not exist")
+    if p.suffix == ".npy":
+        try:
+            X = np.load(p, allow_pickle=False)
+        except Exception as exc:
+            raise ValueError(f"data file {path!r} is not a valid .npy file ({exc})") from None
+    else:
+        delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+        try:
+            [float(v) for v in first.strip().split(delimiter)]
+            skip = 0
+        except ValueError:
+            skip = 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
+                X = np.loadtxt(p, delimiter=delimiter, skiprows=skip, ndmin=2, dtype=float)
+        except ValueError as exc:
+            raise ValueError(f"data file {path!r} is malformed: {exc}") from None
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.size == 0:
+        raise ValueError(f"data file {path!r} contains no data")
+    return X

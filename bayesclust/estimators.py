@@ -318,14 +318,16 @@ class DPGaussianMixture(ClusterMixin, BaseEstimator):
         self.posterior_ = post
         self.labels_ = labels.astype(np.intp)
         self.n_clusters_ = int(labels.max()) + 1
+        # Posterior of each point-partition cluster's mean (centred frame),
+        # computed once for cluster_centers_ and predict_proba.
         self._offset = X.mean(0)
-        Xc = X - self._offset
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
-        self._sums = np.zeros((self.n_clusters_, X.shape[1]))
-        np.add.at(self._sums, labels, Xc)
+        sums = np.zeros((self.n_clusters_, X.shape[1]))
+        np.add.at(sums, labels, X - self._offset)
         self._sigma2_mean = float(np.mean(post.params["sigma2"]))
-        post_var = 1.0 / (1.0 / self.rho2 + self._counts / self._sigma2_mean)
-        self.cluster_centers_ = (post_var[:, None] * self._sums / self._sigma2_mean) + self._offset
+        self._mean_var = 1.0 / (1.0 / self.rho2 + self._counts / self._sigma2_mean)
+        self._mean_centred = self._mean_var[:, None] * sums / self._sigma2_mean
+        self.cluster_centers_ = self._mean_centred + self._offset
         return self
 
     def predict_proba(self, X):
@@ -334,12 +336,9 @@ class DPGaussianMixture(ClusterMixin, BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         from scipy.special import logsumexp
 
-        s2 = self._sigma2_mean
-        post_var = 1.0 / (1.0 / self.rho2 + self._counts / s2)
-        means = post_var[:, None] * self._sums / s2
-        var = s2 + post_var
+        var = self._sigma2_mean + self._mean_var
         d = X.shape[1]
-        sq = ((X - self._offset)[:, None, :] - means[None]) ** 2
+        sq = ((X - self._offset)[:, None, :] - self._mean_centred[None]) ** 2
         logp = np.log(self._counts)[None] - 0.5 * d * np.log(2 * np.pi * var)[None] - sq.sum(-1) / (2 * var)[None]
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
 

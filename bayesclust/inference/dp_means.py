@@ -85,7 +85,7 @@ class _State(NamedTuple):
     k: jax.Array  # int32
     labels: jax.Array  # (n,) int32
     objective: jax.Array  # scalar
-    trace: jax.Array  # (max_iter + 1,)
+    trace: jax.Array  # (power of two >= max_iter + 1,), NaN past the last iteration
     it: jax.Array  # int32, iterations done
     converged: jax.Array  # bool
     overflow: jax.Array  # bool: the last pass needed a bigger buffer and was discarded
