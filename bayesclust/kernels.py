@@ -36,6 +36,7 @@ __all__ = [
     "assignment_block_size",
     "isotropic_gaussian_logpdf",
     "log_responsibilities",
+    "complete_data_log_likelihood",
     "stick_breaking",
     "crp_log_prior",
 ]
@@ -58,8 +59,13 @@ def squared_norms(X: jax.Array) -> jax.Array:
     Returns
     -------
     array, shape (n,)
+
+    Notes
+    -----
+    An elementwise product and a sum, not a dot: it fuses with its producer
+    (no ``(n, d)`` temporary) and never runs on reduced-precision matrix units.
     """
-    return jnp.einsum("nd,nd->n", X, X, precision=PRECISION)
+    return jnp.sum(X * X, axis=-1)
 
 
 def squared_distances(
@@ -169,11 +175,11 @@ def _chain_over_centers(Xb, rows, C, c_sq, valid, birth, direct):
         return _running_argmin(
             lambda j: sum((features[t] - C[j, t]) ** 2 for t in range(d)), visible, k
         )
-    # |x|^2 is constant per row and cannot change the argmin.
-    scores = c_sq[None, :] - 2.0 * lax.dot_general(
-        Xb, C, (((1,), (1,)), ((), ())), precision=PRECISION
-    )
-    return _running_argmin(lambda j: scores[:, j], visible, k)
+    # |x|^2 is constant per row and cannot change the argmin.  The affine
+    # part is applied column by column inside the chain so that XLA fuses it
+    # there instead of writing a second (b, k) matrix.
+    cross = lax.dot_general(Xb, C, (((1,), (1,)), ((), ())), precision=PRECISION)
+    return _running_argmin(lambda j: c_sq[j] - 2.0 * cross[:, j], visible, k)
 
 
 def _nearest_few_rows(Xb, rows, C, valid, birth):
@@ -217,9 +223,14 @@ def _nearest_in_block(Xb, rows, C, c_sq, valid, birth):
         best, index = lax.fori_loop(0, n_chunks, body, init)
     if direct:
         return best, index  # already exact (inf when nothing is visible)
-    diff = Xb - C[index]
-    exact = jnp.einsum("bd,bd->b", diff, diff, precision=PRECISION)
-    return jnp.where(jnp.isfinite(best), exact, jnp.inf), index
+    exact = assigned_squared_distances(Xb, C, index)
+    # Whether any centre is visible is decided from the masks, not from
+    # ``best``: reading ``best`` here makes XLA evaluate the chain twice.
+    if birth is None:
+        seen = jnp.any(valid)
+    else:
+        seen = rows >= jnp.min(jnp.where(valid, birth, NEVER))
+    return jnp.where(seen, exact, jnp.inf), index
 
 
 def nearest_center(
@@ -294,10 +305,10 @@ def assigned_squared_distances(X: jax.Array, C: jax.Array, labels: jax.Array) ->
     """``|x_i - C[labels_i]|^2`` by direct differences, shape (n,).
 
     Exact (no GEMM cancellation) and ``O(n d)``: the sum-of-squares term of
-    the DP-means objective and of the Gaussian likelihood.
+    the DP-means objective and of the Gaussian likelihood.  The gather, the
+    difference and the sum fuse into one pass (no ``(n, d)`` temporary).
     """
-    diff = X - C[labels]
-    return jnp.einsum("nd,nd->n", diff, diff, precision=PRECISION)
+    return squared_norms(X - C[labels])
 
 
 class SegmentStats(NamedTuple):
@@ -416,6 +427,49 @@ def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Arra
     """
     joint = log_lik + log_weights[None, :]
     return joint - jax.scipy.special.logsumexp(joint, axis=1, keepdims=True)
+
+
+def complete_data_log_likelihood(
+    X: jax.Array, means: jax.Array, labels: jax.Array, sigma2
+) -> jax.Array:
+    """Log-likelihood of the data given the assignments and the means, a scalar.
+
+    .. math::
+
+        \\log p(X \\mid z, \\mu, \\sigma^2) = \\sum_i \\log N(x_i \\mid \\mu_{z_i}, \\sigma^2 I)
+            = -\\tfrac{n d}{2} \\log(2 \\pi \\sigma^2)
+              - \\frac{1}{2 \\sigma^2} \\sum_i |x_i - \\mu_{z_i}|^2
+
+    The quantity is defined for any sampler that yields labels and component means
+    (the Gibbs samplers' ``means`` draws, or NUTS draws of a stick-breaking program with
+    labels drawn from their conditional), so it compares samplers on the same footing;
+    the squared distances are :func:`assigned_squared_distances` (exact, ``O(n d)``).
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    means : array, shape (K, d)
+        Component means, indexed by ``labels``.
+    labels : int array, shape (n,)
+        Values in ``[0, K)``.
+    sigma2 : float or scalar array
+        Component **variance**.
+
+    Returns
+    -------
+    scalar array
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> X = jnp.array([[0.0], [2.0]])
+    >>> ll = complete_data_log_likelihood(X, jnp.array([[0.0], [1.0]]), jnp.array([0, 1]), 1.0)
+    >>> round(float(ll), 4)  # -log(2 pi) - 1/2
+    -2.3379
+    """
+    n, d = X.shape
+    sq = jnp.sum(assigned_squared_distances(X, means, labels))
+    return -0.5 * n * d * jnp.log(2.0 * jnp.pi * sigma2) - sq / (2.0 * sigma2)
 
 
 def stick_breaking(v: jax.Array) -> jax.Array:

@@ -17,12 +17,12 @@ from jax import lax
 
 from .. import _validation as V
 from ..kernels import (
-    PRECISION,
     assigned_squared_distances,
     compact_labels,
     nearest_center,
     segment_stats,
     squared_distances,
+    squared_norms,
     weighted_means,
 )
 
@@ -163,7 +163,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
         start = b * B
         rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
         Xb, wb = X[rows], w[rows]
-        xb_sq = jnp.einsum("bd,bd->b", Xb, Xb, precision=PRECISION)
+        xb_sq = squared_norms(Xb)
         near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
         covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
         close = wb[:, None] * squared_distances(Xb, Xb, xb_sq, xb_sq) <= lam
