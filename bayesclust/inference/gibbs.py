@@ -25,6 +25,7 @@ no cluster is ever dropped.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import NamedTuple
 
@@ -73,8 +74,23 @@ def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
 
 
-def _assignment_step(X, rho2, collapsed, state: GibbsState, i, key):
-    """Remove point i, draw its cluster (existing or new), add it back."""
+def _categorical_inverse_cdf(log_w, u):
+    """Index drawn with probabilities ``softmax(log_w)`` from ``u ~ U(0, 1]``.
+
+    Inverse-CDF sampling needs one uniform per draw (Gumbel-max needs one per
+    category), and ``u > 0`` means a zero-probability entry is never chosen.
+    """
+    p = jnp.exp(log_w - jnp.max(log_w))
+    cdf = jnp.cumsum(p)
+    return jnp.sum(cdf < u * cdf[-1]).astype(jnp.int32)
+
+
+def _assignment_step(X, rho2, collapsed, state: GibbsState, i, u, z):
+    """Remove point i, draw its cluster (existing or new), add it back.
+
+    ``u ~ U(0, 1]`` picks the cluster; ``z ~ N(0, I_d)`` gives the mean of a
+    new cluster (Algorithm 2).  Both are drawn in bulk before the sweep.
+    """
     x = X[i]
     d = X.shape[1]
     K = state.counts.shape[0]
@@ -93,15 +109,13 @@ def _assignment_step(X, rho2, collapsed, state: GibbsState, i, key):
         log_lik = _log_normal_iso(sq, sigma2, d)
     log_w = jnp.where(active, jnp.log(jnp.where(active, counts, 1.0)) + log_lik, -jnp.inf)
     log_new = state.log_alpha + _log_normal_iso(jnp.sum(x * x), rho2 + sigma2, d)
-    k_choice, k_mean = jax.random.split(key)
-    scores = jnp.append(log_w, log_new) + jax.random.gumbel(k_choice, (K + 1,), X.dtype)
-    choice = jnp.argmax(scores)
+    choice = _categorical_inverse_cdf(jnp.append(log_w, log_new), u)
     is_new = choice == K
     free = jnp.argmin(active)  # first inactive slot
     overflow = state.overflow | (is_new & active[free])
     slot = jnp.where(is_new, free, choice).astype(jnp.int32)
     shrink = rho2 / (rho2 + sigma2)
-    new_mean = shrink * x + jnp.sqrt(sigma2 * shrink) * jax.random.normal(k_mean, (d,), X.dtype)
+    new_mean = shrink * x + jnp.sqrt(sigma2 * shrink) * z
     means = jnp.where(is_new, state.means.at[slot].set(new_mean), state.means)
     return GibbsState(
         state.labels.at[i].set(slot),
@@ -155,14 +169,17 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
     GibbsState
     """
     n, d = X.shape
-    k_points, k_means, k_sigma, k_alpha = jax.random.split(key, 4)
-    step_keys = jax.random.split(k_points, n)
+    k_choice, k_new, k_means, k_sigma, k_alpha = jax.random.split(key, 5)
+    # All the sweep's randomness in two bulk draws: cheaper to run and to
+    # compile than a key split and two draws inside every step.
+    u = 1.0 - jax.random.uniform(k_choice, (n,), X.dtype)
+    z = jax.random.normal(k_new, (n, d), X.dtype)
 
     def body(s, inp):
-        i, k = inp
-        return _assignment_step(X, rho2, collapsed, s, i, k), None
+        i, u_i, z_i = inp
+        return _assignment_step(X, rho2, collapsed, s, i, u_i, z_i), None
 
-    state, _ = lax.scan(body, state, (jnp.arange(n), step_keys))
+    state, _ = lax.scan(body, state, (jnp.arange(n), u, z))
     # Recompute the statistics exactly (the scan's running sums drift in float32).
     stats = segment_stats(X, state.labels, state.counts.shape[0])
     state = state._replace(counts=stats.weight, sums=stats.sum)
@@ -221,10 +238,16 @@ def _grow(state: GibbsState, capacity: int) -> GibbsState:
     )
 
 
-def _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, thin):
-    """jit(vmap over chains) of: run ``num`` recorded draws, ``thin`` sweeps each."""
+@functools.partial(jax.jit, static_argnames=("num", "thin", "collapsed"))
+def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, collapsed):
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap).
 
-    def one_chain(key, X, state, num):
+    Module-level and keyed only on shapes and the static flags, so repeated
+    fits (estimator checks, small-variance paths, notebooks) reuse one
+    compilation; ``rho2`` and the prior parameters are traced values.
+    """
+
+    def one_chain(key, state):
         def draw(s, k):
             keys = jax.random.split(k, thin)
             s = lax.fori_loop(
@@ -245,7 +268,7 @@ def _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, thin):
 
         return lax.scan(draw, state, jax.random.split(key, num))
 
-    return jax.jit(jax.vmap(one_chain, in_axes=(0, None, 0, None)), static_argnums=3)
+    return jax.vmap(one_chain)(keys, state)
 
 
 def gibbs_dp_gmm(
@@ -355,7 +378,11 @@ def gibbs_dp_gmm(
     capacity = max(k0, min(max(32, 2 * k0), limit))
     state = init_state(Xj, jnp.asarray(labels0), capacity, log_alpha, sigma2)
     state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
-    run = _make_segment_runner(rho2, collapsed, alpha_prior, sigma2_prior, thin)
+    dtype = Xj.dtype
+    priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p)
+              for p in (alpha_prior, sigma2_prior)]
+    run = functools.partial(_run_segment, rho2=jnp.asarray(rho2, dtype), alpha_prior=priors[0],
+                            sigma2_prior=priors[1], thin=thin, collapsed=bool(collapsed))
     # Warm-up is rounded up to whole draws of `thin` sweeps, and every segment
     # has the same static length, so one compilation serves the whole run.
     n_warm_draws = -(-num_warmup // thin)
@@ -369,7 +396,7 @@ def gibbs_dp_gmm(
     for seg_key in jax.random.split(key, n_segments):
         chain_keys = jax.random.split(seg_key, num_chains)
         while True:
-            new_state, rec = run(chain_keys, Xj, state, seg_len)
+            new_state, rec = run(chain_keys, Xj, state, num=seg_len)
             if not bool(jnp.any(new_state.overflow)):
                 break
             if capacity >= limit:
