@@ -10,6 +10,7 @@ from .bridge import compare, small_variance_path
 from .estimators import DPGaussianMixture, DPMeans
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.gibbs import gibbs_dp_gmm
+from .inference.hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
 from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
@@ -32,4 +33,7 @@ __all__ = [
     "DPMeansResult",
     "dp_means",
     "farthest_first_lambda",
+    "HardHDPResult",
+    "hard_hdp",
+    "hard_hdp_penalties",
 ]

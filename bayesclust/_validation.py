@@ -22,6 +22,7 @@ __all__ = [
     "check_sample_weight",
     "check_labels",
     "check_same_length",
+    "check_groups",
     "as_rng_key",
 ]
 
@@ -181,6 +182,69 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) ->
     """Raise a ValueError naming both arguments when their first axes differ."""
     if len(a) != len(b):
         raise ValueError(f"{name_a} and {name_b} must have the same length, got {len(a)} and {len(b)}")
+
+
+def check_groups(
+    groups: Any, group_ids: Any = None, name: str = "groups", ids_name: str = "group_ids"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate grouped data (several data sets sharing d features) and stack it group-major.
+
+    Two forms are accepted:
+
+    * ``groups`` a list/tuple of (n_j, d) arrays (or a 3-D array, one data set per
+      leading index) and ``group_ids=None``;
+    * ``groups`` a single (n, d) array ``X`` and ``group_ids`` an integer vector of
+      length n naming each row's data set (any integer values; the data sets are
+      ordered by sorted id).
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+        All rows, data set 0 first; within a data set, rows keep their input order.
+        float64 if any input is float64, float32 otherwise.
+    gid : ndarray of int64, shape (n,)
+        Data set index ``0..D-1`` of each stacked row (non-decreasing).
+    order : ndarray of int64, shape (n,)
+        ``order[r]``: input row (of ``X``, or of the concatenated list) of stacked row ``r``.
+    group_order : ndarray, shape (D,)
+        Identifier of each data set: ``0..D-1`` for a list, the sorted unique
+        ``group_ids`` otherwise.
+
+    Raises
+    ------
+    TypeError, ValueError
+        No data sets, an empty data set, NaN/inf, wrong rank, data sets with different
+        numbers of features, ``group_ids`` of the wrong length or not integer.
+    """
+    if group_ids is not None:
+        X = check_array(groups, name)
+        ids = check_labels(group_ids, ids_name, n_samples=X.shape[0])
+        group_order, gid = np.unique(ids, return_inverse=True)
+        gid = gid.reshape(-1).astype(np.int64)
+        order = np.argsort(gid, kind="stable").astype(np.int64)
+        return X[order], gid[order], order, group_order
+    if groups is None:
+        raise TypeError(f"{name} must be a list of (n_j, d) arrays, got None")
+    if hasattr(groups, "ndim") and getattr(groups, "ndim") == 2:
+        raise ValueError(
+            f"{name} is a single 2-D array: pass {ids_name} (the data set of every row) "
+            f"or a list of (n_j, d) arrays"
+        )
+    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+        raise TypeError(f"{name} must be a list of (n_j, d) arrays, got {type(groups).__name__}")
+    arrays = [check_array(Xj, f"{name}[{j}]") for j, Xj in enumerate(groups)]
+    if not arrays:
+        raise ValueError(f"{name} must contain at least one data set, got none")
+    d = arrays[0].shape[1]
+    for j, Xj in enumerate(arrays):
+        if Xj.shape[1] != d:
+            raise ValueError(
+                f"{name}[{j}] has {Xj.shape[1]} features but {name}[0] has {d}: "
+                f"all data sets must have the same number of features"
+            )
+    X = np.concatenate(arrays).astype(np.result_type(*arrays), copy=False)
+    gid = np.repeat(np.arange(len(arrays), dtype=np.int64), [len(Xj) for Xj in arrays])
+    return X, gid, np.arange(X.shape[0], dtype=np.int64), np.arange(len(arrays))
 
 
 def as_rng_key(rng_key: Any, name: str = "rng_key"):

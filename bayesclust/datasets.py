@@ -26,6 +26,7 @@ __all__ = [
     "DATASETS",
     "load",
     "three_gaussians",
+    "hdp_groups",
     "load_iris",
     "load_wine",
     "load_breast_cancer",
@@ -99,6 +100,95 @@ def three_gaussians(
     y = np.repeat(np.arange(3, dtype=np.int64), n_per_cluster)[order]
     X = means[y] + std * noise
     return X, y
+
+
+def hdp_groups(
+    rng_key: Any = 0,
+    n_groups: int = 50,
+    n_components: int = 15,
+    components_per_group: int = 5,
+    n_per_component: int = 5,
+    std: float = 0.1,
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Grouped 2-D Gaussian data of Kulis & Jordan's hard Gaussian HDP experiment.
+
+    Kulis & Jordan (2012), §6.3 (project spec A4.4): ``n_components`` = 15 ground-truth
+    Gaussians with means uniform in ``[0, 1]^2`` and covariance ``.01 I``; ``n_groups`` = 50
+    data sets, each drawn from ``components_per_group`` = 5 of the 15 Gaussians chosen at
+    random (without replacement -- ours), ``n_per_component`` = 5 points from each.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+        Key or integer seed.
+    n_groups : int, default 50
+        Number of data sets.
+    n_components : int, default 15
+        Number of ground-truth Gaussians shared by the data sets.
+    components_per_group : int, default 5
+        Gaussians per data set (``<= n_components``).
+    n_per_component : int, default 5
+        Points drawn from each of a data set's Gaussians.
+    std : float, default 0.1
+        Standard deviation of each coordinate (covariance ``std**2 I``).
+
+    Returns
+    -------
+    groups : list of ndarray of float64, shape (components_per_group * n_per_component, 2)
+        The data sets; rows in random order.
+    labels : list of ndarray of int64
+        Index (``0..n_components-1``) of the Gaussian that generated each row.
+    means : ndarray of float64, shape (n_components, 2)
+        The true means.
+
+    Notes
+    -----
+    Draws are made in float32 with ``jax.random`` (so the data do not depend on
+    ``jax_enable_x64``) and the sums are formed in float64.  Paper results on this design
+    (one draw, not given): hard HDP 17 global clusters, 4.4 local clusters per data set,
+    average NMI .81; k-means / DP-means on the pooled data .77 / .73, per data set .79.
+
+    References
+    ----------
+    B. Kulis and M. I. Jordan, "Revisiting k-means: new algorithms via Bayesian
+    nonparametrics", ICML 2012, §6.3 and Fig. 2d.
+
+    Examples
+    --------
+    >>> groups, labels, means = hdp_groups(0)
+    >>> len(groups), groups[0].shape, means.shape
+    (50, (25, 2), (15, 2))
+    """
+    import jax
+    import jax.numpy as jnp
+
+    key = as_rng_key(rng_key)
+    n_groups = check_int(n_groups, "n_groups", minimum=1)
+    n_components = check_int(n_components, "n_components", minimum=1)
+    components_per_group = check_int(components_per_group, "components_per_group", minimum=1)
+    n_per_component = check_int(n_per_component, "n_per_component", minimum=1)
+    std = check_positive(std, "std")
+    if components_per_group > n_components:
+        raise ValueError(
+            f"components_per_group must be <= n_components ({n_components}), "
+            f"got {components_per_group}"
+        )
+    key_means, key_groups = jax.random.split(key)
+    means = np.asarray(jax.random.uniform(key_means, (n_components, 2), dtype=jnp.float32),
+                       dtype=np.float64)
+    m = components_per_group * n_per_component
+    groups, labels = [], []
+    for key_j in jax.random.split(key_groups, n_groups):
+        key_pick, key_noise, key_perm = jax.random.split(key_j, 3)
+        picked = np.asarray(jax.random.choice(key_pick, n_components, (components_per_group,),
+                                              replace=False))
+        noise = np.asarray(jax.random.normal(key_noise, (m, 2), dtype=jnp.float32),
+                           dtype=np.float64)
+        order = np.asarray(jax.random.permutation(key_perm, m))
+        y = np.repeat(picked.astype(np.int64), n_per_component)[order]
+        groups.append(means[y] + std * noise)
+        labels.append(y)
+    return groups, labels, means
 
 
 # --------------------------------------------------------------------------- scikit-learn files

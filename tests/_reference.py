@@ -137,3 +137,109 @@ def dp_gmm_log_posterior(X, partition, alpha, sigma2, rho2):
         for j in range(X.shape[1]):
             logp += multivariate_normal(np.zeros(m), cov).logpdf(members[:, j])
     return logp
+
+
+def hard_hdp_reference(groups, lam_local, lam_global, max_iter=100, tol=1e-12):
+    """Kulis & Jordan Algorithm 2 (hard Gaussian HDP) with the spec's resolutions (A3.3), literally.
+
+    Plain per-point / per-local-cluster loops in float64:
+
+    * init: one global cluster at the mean of all points, one local cluster per data set;
+    * step 4: data sets in order, points in order; ``d_p = |x - mu_p|^2`` (+ ``lam_local`` when
+      no local cluster of the data set maps to ``p``, the point's own local cluster included);
+      new local + new global at ``x`` iff ``min_p d_p > lam_local + lam_global``; else the
+      lowest-index local cluster mapped to ``argmin_p d_p`` (lowest p on ties), or a new local
+      cluster mapped to it.  Means are frozen; globals opened in the pass sit at their seed;
+    * empty local clusters are deleted (order kept);
+    * step 5: data sets in order, local clusters in order; ``dbar_p = sum_{x in S} |x - mu_p|^2``;
+      new global at the local mean iff ``min_p dbar_p > lam_global + sum_{x in S} |x - mean_S|^2``
+      (visible to later local clusters), else ``argmin_p dbar_p``;
+    * global clusters with no local cluster are deleted (order kept);
+    * step 6: global means; objective ``SSE + lam_local * #local + lam_global * #global``;
+      stop when (z, v) is unchanged or the objective did not decrease (rel. ``tol``).
+
+    Returns a dict: ``labels`` (global cluster per point, per data set), ``local_labels``,
+    ``local_to_global`` (per data set), ``centers``, ``trace``, ``n_iter``, ``converged``.
+    """
+    groups = [np.asarray(Xj, float) for Xj in groups]
+    D = len(groups)
+    mu = [np.concatenate(groups).mean(0)]
+    z = [np.zeros(len(Xj), int) for Xj in groups]
+    v = [[0] for _ in range(D)]
+
+    def objective():
+        sse = sum(
+            np.sum((groups[j][i] - mu[v[j][z[j][i]]]) ** 2)
+            for j in range(D)
+            for i in range(len(groups[j]))
+        )
+        return float(sse + lam_local * sum(len(vj) for vj in v) + lam_global * len(mu))
+
+    J = objective()
+    trace = [J]
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        z_prev = [zj.copy() for zj in z]
+        v_prev = [list(vj) for vj in v]
+        # step 4: points
+        for j in range(D):
+            for i, x in enumerate(groups[j]):
+                d = np.array([np.sum((x - m) ** 2) for m in mu])
+                for p in range(len(mu)):
+                    if p not in v[j]:
+                        d[p] += lam_local
+                if d.min() > lam_local + lam_global:
+                    v[j].append(len(mu))
+                    mu.append(x.copy())
+                    z[j][i] = len(v[j]) - 1
+                else:
+                    p = int(np.argmin(d))  # first index on ties
+                    if p in v[j]:
+                        z[j][i] = v[j].index(p)  # lowest-index local cluster mapped to p
+                    else:
+                        v[j].append(p)
+                        z[j][i] = len(v[j]) - 1
+        for j in range(D):  # delete empty local clusters, keep order
+            used = [c for c in range(len(v[j])) if np.any(z[j] == c)]
+            remap = {c: r for r, c in enumerate(used)}
+            z[j] = np.array([remap[c] for c in z[j]])
+            v[j] = [v[j][c] for c in used]
+        # step 5: local clusters
+        for j in range(D):
+            for c in range(len(v[j])):
+                S = groups[j][z[j] == c]
+                mbar = S.mean(0)
+                dbar = np.array([np.sum((S - m) ** 2) for m in mu])
+                if dbar.min() > lam_global + np.sum((S - mbar) ** 2):
+                    v[j][c] = len(mu)
+                    mu.append(mbar)
+                else:
+                    v[j][c] = int(np.argmin(dbar))
+        used = [p for p in range(len(mu)) if any(p in vj for vj in v)]  # delete orphans
+        remap = {p: r for r, p in enumerate(used)}
+        v = [[remap[p] for p in vj] for vj in v]
+        # step 6: global means
+        members = [[] for _ in used]
+        for j in range(D):
+            for i, x in enumerate(groups[j]):
+                members[v[j][z[j][i]]].append(x)
+        mu = [np.mean(m, axis=0) for m in members]
+        Jn = objective()
+        trace.append(Jn)
+        unchanged = all(np.array_equal(a, b) for a, b in zip(z, z_prev)) and v == v_prev
+        stalled = Jn >= J - tol * max(1.0, abs(J))
+        J = Jn
+        if unchanged or stalled:
+            converged = True
+            break
+    return dict(
+        labels=[np.array([v[j][c] for c in z[j]], int) for j in range(D)],
+        local_labels=[zj.copy() for zj in z],
+        local_to_global=[np.array(vj, int) for vj in v],
+        centers=np.array(mu),
+        trace=np.array(trace),
+        n_iter=it,
+        converged=converged,
+    )

@@ -566,3 +566,22 @@ def test_few_rows_many_centres_compiles_and_matches_brute_force():
     D = ((X[:, None, :].astype(float) - C[None].astype(float)) ** 2).sum(-1)
     assert np.array_equal(np.asarray(out.index), D.argmin(1))
     np.testing.assert_allclose(np.asarray(out.sq_dist), D.min(1), rtol=1e-5)
+
+
+def test_complete_data_log_likelihood_by_hand_and_reference(x64):
+    """log p(X | z, mu, sigma2): a toy value by hand, then scipy's normal logpdf summed."""
+    from scipy.stats import norm
+
+    from bayesclust.kernels import complete_data_log_likelihood
+
+    X = jnp.array([[0.0], [2.0]])
+    got = complete_data_log_likelihood(X, jnp.array([[0.0], [1.0]]), jnp.array([0, 1]), 1.0)
+    np.testing.assert_allclose(got, -np.log(2 * np.pi) - 0.5, rtol=1e-14)  # 0 and 1/2 squared
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(25, 3))
+    C = rng.normal(size=(7, 3))
+    z = rng.integers(7, size=25)
+    ref = norm.logpdf(X, loc=C[z], scale=np.sqrt(0.3)).sum()
+    np.testing.assert_allclose(complete_data_log_likelihood(X, C, z, 0.3), ref, rtol=1e-13)
+    jitted = jax.jit(complete_data_log_likelihood)(X, C, z, 0.3)
+    np.testing.assert_allclose(jitted, ref, rtol=1e-13)

@@ -1,0 +1,330 @@
+"""Collapsed Gibbs vs NumPyro NUTS on the DP Gaussian mixture: effective samples per second.
+
+Prints one JSON line per data size n.  Both samplers see the same data in the same
+process: ``three_gaussians`` (three isotropic 2-D Gaussians, std 0.65) with
+``ceil(n / 3)`` points per cluster, the first n rows, centred once, float32.  Same model
+hyper-parameters for both: ``alpha = 1``, ``sigma2 = 0.65**2`` (the generating variance),
+``rho2 = 100`` (Kulis & Jordan).  Gibbs: ``gibbs_dp_gmm(collapsed=True)`` (Neal's
+Algorithm 3, the untruncated CRP form), starting from one cluster.  NUTS: NumPyro's NUTS
+kernel on the truncated stick-breaking program ``models.dp_gmm.dp_gmm`` with
+``truncation = DEFAULT_TRUNCATION`` and NumPyro's defaults (``init_to_uniform``, diagonal
+mass matrix adapted in Stan's windows, ``max_tree_depth = 10``), then the labels drawn
+from ``p(z | x, w, mu, sigma2)`` with ``inference.mcmc.sample_mixture_labels`` -- what
+``run_nuts`` does, with the warm-up and sampling phases timed separately (see
+:func:`run_nuts_phased`).  Both run 2 chains vectorised in one compiled program (Gibbs:
+``vmap``; NUTS: as ``chain_method="vectorized"``).
+
+Two label-invariant scalars per draw, the same estimator for both samplers:
+
+* ``k``: the number of distinct labels (``Posterior.n_clusters``);
+* the complete-data log-likelihood ``log p(X | z, mu, sigma2)``
+  (``kernels.complete_data_log_likelihood``) from each draw's labels and means: the
+  Gibbs sampler records a draw of the means from their conditional after every sweep;
+  NUTS samples them.  (The samplers' own ``log_likelihood`` fields are different
+  quantities -- collapsed ``log p(X | z, sigma2)`` and the mixture marginal
+  ``log p(X | w, mu, sigma2)`` -- so neither is used.)
+
+ESS is ArviZ's rank-normalised bulk ESS over chains x draws (``Posterior.diagnostics``).
+
+Timing.  Compile time is reported separately and subtracted everywhere: the sum of JAX's
+own trace + lowering + XLA-compile durations during a call (``jax.monitoring`` events
+``/jax/core/compile/*``; NumPyro builds its jitted programs per call, so a warm-up call
+would not remove it).  ``*_seconds`` is the sampling phase (the kept draws; for NUTS also
+the constrained sites and the label draws; for Gibbs the non-compile time of the one call
+times kept / all sweeps, a sweep costing the same in both phases), the basis of ESS/s and
+of ``ratio_k`` / ``ratio_loglik``; ``*_warmup_seconds`` is the warm-up phase, counted in
+``ratio_*_incl_warmup`` (which therefore depends on the warm-up lengths chosen here).
+
+Draw counts (``DRAWS``) keep the whole script at a few minutes on 2 cores.  NUTS gets far
+fewer draws than Gibbs: ESS/s is a rate, so the ratio stays comparable, but small ESS
+estimates are noisy.  NUTS's warm-up is the expensive part: until the step size and the
+mass matrix are adapted its trajectories run to the maximum tree depth (1023 leapfrog
+steps), and at n = 10,000 that costs seconds per iteration, so the default run gives it a
+warm-up far too short to adapt (``nuts_frac_max_tree_depth`` near 1): its n = 10,000
+rates are those of an unadapted NUTS, not of a well-tuned one.
+
+Usage: python benchmarks/samplers.py [--quick] [--n 300 1000 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from bayesclust.datasets import three_gaussians
+from bayesclust.inference.gibbs import gibbs_dp_gmm
+from bayesclust.inference.mcmc import sample_mixture_labels
+from bayesclust.inference.posterior import Posterior
+from bayesclust.kernels import complete_data_log_likelihood
+from bayesclust.models.dp_gmm import DEFAULT_TRUNCATION, check_truncation, dp_gmm
+
+STD = 0.65
+HYPER = {"alpha": 1.0, "sigma2": STD**2, "rho2": 100.0}
+NUM_CHAINS = 2
+# n -> (Gibbs warm-up, Gibbs kept draws, NUTS warm-up, NUTS kept draws), per chain.
+DRAWS = {300: (1000, 1000, 200, 200), 1000: (1000, 1000, 150, 50), 10_000: (200, 200, 10, 10)}
+QUICK = {300: (40, 40, 20, 20)}
+#: NUTS's ``max_tree_depth`` (NumPyro's default): a trajectory of 2**10 - 1 leapfrog steps
+#: means the step size / mass matrix are not adapted to the posterior.
+_MAX_STEPS = 2**10 - 1
+
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+_compile_seconds = [0.0]
+
+
+def _on_duration(event, duration, **_):
+    if event in _COMPILE_EVENTS:
+        _compile_seconds[0] += duration
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+def timed(fn):
+    """(result, wall seconds, compile seconds) of ``fn()``; compile from jax.monitoring."""
+    before = _compile_seconds[0]
+    t0 = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - t0
+    return out, wall, _compile_seconds[0] - before
+
+
+def data(n, seed=0):
+    X, _ = three_gaussians(seed, n_per_cluster=-(-n // 3), std=STD)
+    X = X[:n]
+    return (X - X.mean(0)).astype(np.float32)
+
+
+@jax.jit
+def _loglik_draws(X, means, labels, sigma2):
+    """complete_data_log_likelihood for every draw (S draws), bounded memory."""
+    batch = max(1, min(means.shape[0], (1 << 22) // X.shape[0]))
+    return jax.lax.map(
+        lambda a: complete_data_log_likelihood(X, a[0], a[1], a[2]),
+        (means, labels, sigma2),
+        batch_size=batch,
+    )
+
+
+def complete_loglik(X, post: Posterior) -> np.ndarray:
+    """``log p(X | z, mu, sigma2)`` of every draw, shape (chains, draws)."""
+    C, S = post.n_chains, post.n_draws
+    means = post.params["means"]
+    means = jnp.asarray(means, X.dtype).reshape((C * S,) + means.shape[2:])
+    labels = jnp.asarray(post.labels.reshape(C * S, -1), jnp.int32)
+    sigma2 = jnp.asarray(post.params["sigma2"], X.dtype).reshape(C * S)
+    out = _loglik_draws(jnp.asarray(X), means, labels, sigma2)
+    return np.asarray(out, np.float64).reshape(C, S)
+
+
+def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
+    loglik = complete_loglik(X, post)
+    diag = Posterior(post.labels, log_likelihood=loglik).diagnostics()
+    seconds = max(seconds, 1e-9)
+    ess_k = diag["n_clusters"]["ess_bulk"]
+    ess_ll = diag["log_likelihood"]["ess_bulk"]
+    ks = post.n_clusters
+    return {
+        f"{prefix}_num_warmup": num_warmup,
+        f"{prefix}_num_samples": post.n_draws,
+        f"{prefix}_seconds": seconds,
+        f"{prefix}_warmup_seconds": warmup_seconds,
+        f"{prefix}_compile_s": compile_s,
+        f"{prefix}_ms_per_draw": seconds / (NUM_CHAINS * post.n_draws) * 1e3,
+        f"{prefix}_k_mean": float(ks.mean()),
+        f"{prefix}_k_min": int(ks.min()),
+        f"{prefix}_k_max": int(ks.max()),
+        f"{prefix}_k_sd": float(ks.std()),
+        # Monte Carlo standard error of the mean of k (sd / sqrt(bulk ESS)).
+        f"{prefix}_k_mean_mcse": float(ks.std() / math.sqrt(max(ess_k, 1.0))),
+        f"{prefix}_loglik_mean": float(loglik.mean()),
+        f"{prefix}_loglik_sd": float(loglik.std()),
+        f"{prefix}_ess_k": ess_k,
+        f"{prefix}_ess_loglik": ess_ll,
+        f"{prefix}_ess_tail_k": diag["n_clusters"]["ess_tail"],
+        f"{prefix}_ess_tail_loglik": diag["log_likelihood"]["ess_tail"],
+        f"{prefix}_rhat_k": diag["n_clusters"]["rhat"],
+        f"{prefix}_rhat_loglik": diag["log_likelihood"]["rhat"],
+        f"{prefix}_ess_per_s_k": ess_k / seconds,
+        f"{prefix}_ess_per_s_loglik": ess_ll / seconds,
+        f"{prefix}_ess_per_s_k_incl_warmup": ess_k / (seconds + warmup_seconds),
+        f"{prefix}_ess_per_s_loglik_incl_warmup": ess_ll / (seconds + warmup_seconds),
+    }
+
+
+def run_gibbs(key, X, num_warmup, num_samples):
+    """(Posterior, sampling s, warm-up s, compile s) of the collapsed Gibbs sampler.
+
+    One call; a sweep costs the same in both phases, so the non-compile time is split in
+    proportion to the sweeps.
+    """
+    post, wall, comp = timed(lambda: gibbs_dp_gmm(
+        key, X, collapsed=True, num_warmup=num_warmup, num_samples=num_samples,
+        num_chains=NUM_CHAINS, center=False, progress_bar=False, **HYPER,
+    ))
+    run = wall - comp
+    share = num_samples / (num_warmup + num_samples)
+    return post, run * share, run * (1 - share), comp
+
+
+def run_nuts_phased(key, X, num_warmup, num_samples):
+    """(Posterior, sampling s, warm-up s, compile s) of NUTS, phases timed separately.
+
+    NumPyro's NUTS kernel driven as ``MCMC(chain_method="vectorized")`` drives it (the
+    kernel vmaps over chains when given a batch of keys; adaptation runs while the
+    iteration counter is below ``num_warmup``; same keys, same draws), but by one jitted
+    ``lax.scan`` of ``gcd(num_warmup, num_samples)`` iterations called repeatedly --
+    warm-up, then the kept draws -- so one compile serves both phases and each is timed
+    on its own.  Then the constrained sites (``kernel.postprocess_fn``) and the labels
+    (``sample_mixture_labels``), as ``run_nuts`` does.
+    """
+    from numpyro.infer import NUTS
+
+    key_init, key_labels = jax.random.split(key)
+    Xj = jnp.asarray(X)
+    args, kwargs = (Xj,), dict(truncation=DEFAULT_TRUNCATION, **HYPER)
+    kernel = NUTS(dp_gmm)
+    chunk = math.gcd(num_warmup, num_samples)
+
+    @jax.jit
+    def phase(state):
+        def body(s, _):
+            s = kernel.sample(s, args, kwargs)
+            return s, (s.z, s.num_steps, s.diverging, s.accept_prob)
+
+        return jax.lax.scan(body, state, None, length=chunk)
+
+    @jax.jit
+    def constrain(z):
+        return jax.vmap(kernel.postprocess_fn(args, kwargs))(z)
+
+    def warmup():
+        state = kernel.init(jax.random.split(key_init, NUM_CHAINS), num_warmup,
+                            model_args=args, model_kwargs=kwargs)
+        for _ in range(num_warmup // chunk):
+            state = phase(state)[0]
+        return jax.block_until_ready(state)
+
+    def sample(state):
+        parts = []
+        for _ in range(num_samples // chunk):
+            state, out = phase(state)
+            parts.append(out)
+        z, num_steps, diverging, accept_prob = jax.tree.map(
+            lambda *a: jnp.concatenate(a), *parts
+        )
+        draws = num_samples
+        flat = jax.tree.map(lambda v: v.reshape((draws * NUM_CHAINS,) + v.shape[2:]), z)
+        site = constrain(flat)  # draws x chains, draw-major
+        labels = sample_mixture_labels(key_labels, Xj, site["weights"], site["means"],
+                                       site["sigma2"])
+        site = jax.tree.map(
+            lambda v: np.swapaxes(np.asarray(v).reshape((draws, NUM_CHAINS) + v.shape[1:]), 0, 1),
+            site,
+        )
+        stats = {"num_steps": num_steps, "diverging": diverging, "accept_prob": accept_prob}
+        stats = {k: np.asarray(v).T for k, v in stats.items()}
+        labels = np.swapaxes(np.asarray(labels).reshape(draws, NUM_CHAINS, -1), 0, 1)
+        return site, labels, stats
+
+    state, warm_wall, warm_comp = timed(warmup)
+    (site, labels, stats), wall, comp = timed(lambda: sample(state))
+    check_truncation(site["weights"])
+    post = Posterior(
+        labels,
+        params={k: site[k] for k in ("means", "weights", "sigma2")},
+        sample_stats=stats, sampler="NUTS", model="dp_gmm",
+    )
+    return post, wall - comp, warm_wall - warm_comp, comp + warm_comp
+
+
+def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0):
+    X = data(n, seed)
+    key_gibbs, key_nuts = jax.random.split(jax.random.PRNGKey(seed))
+    row = {
+        "benchmark": "gibbs_vs_nuts_ess_per_second",
+        "n": n, "d": int(X.shape[1]), "model": "dp_gmm", **HYPER,
+        "truncation": DEFAULT_TRUNCATION, "num_chains": NUM_CHAINS,
+        "gibbs_sampler": "gibbs_dp_gmm(collapsed=True)",
+        "nuts_sampler": "numpyro NUTS(dp_gmm) kernel, 2 chains vmapped (as MCMC "
+                        "chain_method='vectorized') + sample_mixture_labels",
+        "timed": "seconds = sampling phase (kept draws; NUTS: the kept-draw scans + constrain + "
+                 "label draws; Gibbs: the non-compile time times kept / all sweeps); "
+                 "compile (JAX trace/lower/compile durations from jax.monitoring) subtracted "
+                 "and reported separately",
+        "ess": "arviz bulk ESS (rank-normalised, chains x draws)",
+        "loglik": "complete-data log p(X | z, mu, sigma2) per draw",
+    }
+
+    post, seconds, warm, comp = run_gibbs(key_gibbs, X, gibbs_warmup, gibbs_samples)
+    row.update(summarise("gibbs", post, X, seconds, warm, comp, gibbs_warmup))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        post, seconds, warm, comp = run_nuts_phased(key_nuts, X, nuts_warmup, nuts_samples)
+    row.update(summarise("nuts", post, X, seconds, warm, comp, nuts_warmup))
+    row["nuts_mean_num_steps"] = float(post.sample_stats["num_steps"].mean())
+    row["nuts_max_num_steps"] = int(post.sample_stats["num_steps"].max())
+    row["nuts_frac_max_tree_depth"] = float(np.mean(post.sample_stats["num_steps"] >= _MAX_STEPS))
+    row["nuts_divergences"] = int(post.sample_stats["diverging"].sum())
+    row["nuts_mean_accept_prob"] = float(post.sample_stats["accept_prob"].mean())
+    row["nuts_warnings"] = sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
+
+    for q in ("k", "loglik", "k_incl_warmup", "loglik_incl_warmup"):
+        g, u = row[f"gibbs_ess_per_s_{q}"], row[f"nuts_ess_per_s_{q}"]
+        row[f"ratio_{q}"] = g / u if u > 0 else math.inf
+    return row
+
+
+def environment():
+    import numpyro
+
+    info = {"benchmark": "environment", "script": "samplers.py", "jax": jax.__version__,
+            "numpyro": numpyro.__version__, "python": platform.python_version(),
+            "machine": platform.machine(), "cpu_count": os.cpu_count()}
+    try:
+        import arviz
+
+        info["arviz"] = arviz.__version__
+    except ImportError:
+        pass
+    return info
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n = 300, a few draws (smoke test)")
+    parser.add_argument("--n", type=int, nargs="+", help=f"sizes (default {sorted(DRAWS)})")
+    parser.add_argument("--gibbs-draws", type=int, nargs=2, metavar=("WARMUP", "SAMPLES"),
+                        help="override the Gibbs warm-up and kept draws per chain")
+    parser.add_argument("--nuts-draws", type=int, nargs=2, metavar=("WARMUP", "SAMPLES"),
+                        help="override the NUTS warm-up and kept draws per chain (e.g. a "
+                             "warm-up long enough to adapt at n = 10,000: slow)")
+    args = parser.parse_args()
+    table = QUICK if args.quick else DRAWS
+    sizes = args.n or sorted(table)
+    print(json.dumps(environment()), flush=True)
+    for n in sizes:
+        draws = table.get(n) or DRAWS.get(n) or DRAWS[min(DRAWS, key=lambda m: abs(m - n))]
+        gibbs = tuple(args.gibbs_draws or draws[:2])
+        nuts = tuple(args.nuts_draws or draws[2:])
+        row = bench_size(n, *gibbs, *nuts)
+        row["draws_overridden"] = bool(args.gibbs_draws or args.nuts_draws)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

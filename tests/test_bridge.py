@@ -1,0 +1,172 @@
+"""The sampled-vs-hard bridge: ``compare`` and ``small_variance_path``.
+
+A reference check of the comparison table against scikit-learn and plain NumPy, and
+invariances: the table does not depend on the order of the rows, on the ids of the
+hard partition, of the true classes or of the clusters in each posterior draw (label
+switching); the small-variance path is reproducible from its key, blind to the ids of
+the DP-means partition and exactly equivariant under rescaling the data by 2 (with
+``lam``, ``sigma2`` and ``rho2`` scaled by 4, every floating-point operation of the
+sampler and of DP-means scales exactly, so the same key must give the same chain).
+"""
+
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+from bayesclust import Posterior, bridge, compare, datasets, dp_means, farthest_first_lambda
+from bayesclust import gibbs_dp_gmm, small_variance_path
+
+from ._reference import canonical
+
+FLOAT_COLUMNS = ("nmi_truth", "ari_truth", "nmi_other", "ari_other", "dp_means_objective", "p_k_hard")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Three Gaussians (n = 60), DP-means at farthest-first lambda, a short Gibbs run."""
+    X, y = datasets.three_gaussians(1, n_per_cluster=20)
+    lam = farthest_first_lambda(X, 3)
+    hard = dp_means(X, lam)
+    post = gibbs_dp_gmm(0, X, alpha=1.0, sigma2=0.65**2, rho2=100.0, collapsed=True,
+                        num_warmup=60, num_samples=60, num_chains=2, progress_bar=False)
+    return X, y, hard, post
+
+
+def _posterior_from(labels, like):
+    """A Posterior holding only label draws (and the timing) of ``like``."""
+    return Posterior(labels, sampler=like.sampler, model=like.model, seconds=like.seconds)
+
+
+def _assert_same_table(a, b, rtol=1e-12):
+    assert [r["method"] for r in a.rows] == [r["method"] for r in b.rows]
+    for ra, rb in zip(a.rows, b.rows):
+        assert ra["k"] == rb["k"], (ra["method"], ra["k"], rb["k"])
+        for col in FLOAT_COLUMNS:
+            if ra[col] is None or rb[col] is None:
+                assert ra[col] is rb[col] is None, (ra["method"], col)
+            else:
+                assert ra[col] == pytest.approx(rb[col], rel=rtol, abs=1e-12), (ra["method"], col)
+
+
+def test_compare_against_independent_computation(fitted):
+    X, y, hard, post = fitted
+    table = compare(post, hard, y, X=X)
+    point_row, draws_row, hard_row = table.rows
+    point = post.point_estimate("vi")
+    draws = post.labels.reshape(-1, len(X))
+    k_draws = np.array([len(np.unique(d)) for d in draws])
+
+    assert point_row["k"] == len(np.unique(point))
+    assert hard_row["k"] == len(np.unique(hard.labels)) == hard.n_clusters
+    assert draws_row["k"] == pytest.approx(k_draws.mean())
+    assert point_row["p_k_hard"] == pytest.approx(np.mean(k_draws == hard.n_clusters))
+    for row, labels in ((point_row, point), (hard_row, hard.labels)):
+        assert row["nmi_truth"] == pytest.approx(normalized_mutual_info_score(y, labels), abs=1e-12)
+        assert row["ari_truth"] == pytest.approx(adjusted_rand_score(y, labels), abs=1e-12)
+    # "other" is the other method's partition; NMI and ARI are symmetric.
+    assert point_row["nmi_other"] == pytest.approx(normalized_mutual_info_score(hard.labels, point), abs=1e-12)
+    assert hard_row["nmi_other"] == pytest.approx(point_row["nmi_other"], abs=1e-12)
+    assert hard_row["ari_other"] == pytest.approx(adjusted_rand_score(point, hard.labels), abs=1e-12)
+    assert draws_row["nmi_truth"] == pytest.approx(
+        np.mean([normalized_mutual_info_score(y, d) for d in draws]), abs=1e-12)
+    assert draws_row["ari_other"] == pytest.approx(
+        np.mean([adjusted_rand_score(hard.labels, d) for d in draws]), abs=1e-12)
+
+    # DP-means objective, eq. (2) of Kulis & Jordan: SSE to the cluster means + lam * k.
+    def objective(labels):
+        return sum(np.sum((X[labels == c] - X[labels == c].mean(0)) ** 2)
+                   for c in np.unique(labels)) + hard.lam * len(np.unique(labels))
+
+    assert hard_row["dp_means_objective"] == pytest.approx(objective(np.asarray(hard.labels)), rel=1e-9)
+    assert point_row["dp_means_objective"] == pytest.approx(objective(point), rel=1e-9)
+    # Without X and labels_true the table has no objective and no truth columns.
+    bare = compare(post, hard)
+    assert all(r["nmi_truth"] is None and r["dp_means_objective"] is None for r in bare.rows)
+
+
+def test_compare_invariant_to_permuting_the_rows(fitted):
+    X, y, hard, post = fitted
+    perm = np.random.default_rng(0).permutation(len(X))
+    before = compare(post, hard, y, X=X)
+    permuted_post = _posterior_from(post.labels[..., perm], post)
+    after = compare(permuted_post, hard._replace(labels=np.asarray(hard.labels)[perm]), y[perm], X=X[perm])
+    _assert_same_table(before, after, rtol=1e-9)  # the objective's sums change order
+    # The point partition itself is the same partition, permuted.
+    assert canonical(post.point_estimate("vi")[perm]) == canonical(permuted_post.point_estimate("vi"))
+
+
+def test_compare_invariant_to_relabelling(fitted):
+    """New ids for the hard clusters, the true classes and the clusters of every draw."""
+    X, y, hard, post = fitted
+    rng = np.random.default_rng(1)
+    before = compare(post, hard, y, X=X)
+
+    k = hard.n_clusters
+    ids = rng.permutation(k) + 10  # cluster c of DP-means is now called ids[c]
+    centers = np.empty_like(np.asarray(hard.centers))
+    centers[ids - 10] = np.asarray(hard.centers)
+    relabelled_hard = hard._replace(labels=ids[np.asarray(hard.labels)], centers=centers)
+    relabelled_y = np.array([7, 3, 5])[y]
+
+    draws = post.labels.copy()  # (chains, draws, n)
+    n_ids = int(post.labels.max()) + 1
+    for c in range(draws.shape[0]):
+        for s in range(draws.shape[1]):
+            sigma = rng.permutation(n_ids) * 3  # new, non-contiguous ids in every draw
+            draws[c, s] = sigma[post.labels[c, s]]
+    switched = _posterior_from(draws, post)
+    assert not np.array_equal(switched.labels, post.labels)
+    np.testing.assert_array_equal(switched.n_clusters, post.n_clusters)
+
+    after = compare(switched, relabelled_hard, relabelled_y, X=X)
+    _assert_same_table(before, after)
+    # Binder's point estimate is label-invariant too.
+    _assert_same_table(compare(post, hard, y, X=X, loss="binder"),
+                       compare(switched, relabelled_hard, relabelled_y, X=X, loss="binder"))
+
+
+def _path(X, lam, grid, rho2, key=0):
+    return small_variance_path(key, X, lam, grid, rho2=rho2, num_warmup=20, num_samples=20)
+
+
+@pytest.mark.slow
+def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch):
+    X, _ = datasets.three_gaussians(2, n_per_cluster=20)
+    lam = farthest_first_lambda(X, 3)
+    # One moderate sigma2, where the posterior is still random (each run compiles the
+    # sampler afresh, so the grid is kept to one value).
+    grid = np.array([0.1 * lam])
+    rho2 = 100.0
+    base = _path(X, lam, grid, rho2)
+    fields = ("sigma2", "log_alpha", "nmi_point", "nmi_draws", "p_k_hard", "k_mean")
+
+    # Same key, same path (bit for bit).
+    again = _path(X, lam, grid, rho2)
+    for f in fields:
+        np.testing.assert_array_equal(getattr(again, f), getattr(base, f), err_msg=f)
+    assert 0.0 < base.nmi_draws[0] < 1.0  # a random posterior, not yet the hard limit
+
+    # DP-means' clusters under other ids: NMI and P(k = k_hard) cannot change.
+    real_dp_means = bridge.dp_means
+
+    def relabelled_dp_means(X_, lam_):
+        res = real_dp_means(X_, lam_)
+        ids = np.arange(res.n_clusters)[::-1] + 5
+        centers = np.empty_like(np.asarray(res.centers))
+        centers[ids - 5] = np.asarray(res.centers)
+        return res._replace(labels=ids[np.asarray(res.labels)], centers=centers)
+
+    monkeypatch.setattr(bridge, "dp_means", relabelled_dp_means)
+    renamed = _path(X, lam, grid, rho2)
+    monkeypatch.undo()
+    assert set(np.unique(renamed.hard.labels)) != set(np.unique(base.hard.labels))
+    for f in fields:
+        np.testing.assert_array_equal(getattr(renamed, f), getattr(base, f), err_msg=f)
+
+    # X -> 2 X with lam, sigma2, rho2 -> 4x: the same chain, hence the same path.
+    scaled = _path(2.0 * X, 4.0 * lam, 4.0 * grid, 4.0 * rho2)
+    np.testing.assert_array_equal(scaled.sigma2, 4.0 * base.sigma2)
+    for f in fields[1:]:
+        np.testing.assert_array_equal(getattr(scaled, f), getattr(base, f), err_msg=f)
+    np.testing.assert_array_equal(scaled.hard.labels, base.hard.labels)
+    np.testing.assert_allclose(scaled.hard.centers, 2.0 * np.asarray(base.hard.centers), rtol=1e-12)

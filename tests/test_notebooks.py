@@ -1,0 +1,100 @@
+"""The notebooks run from top to bottom (in smoke mode) and say sane things.
+
+Each notebook reads ``BAYESCLUST_SMOKE=1`` in its first code cell and shrinks its draw
+counts and grids.  The test executes a copy with nbclient on the ``python3`` kernel (which
+jupyter_client starts with the interpreter running the tests, i.e. the venv's), appends one
+cell that prints the notebook's key results as JSON, and checks them against the seeds'
+numbers -- not against values computed by the package.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+MARKER = "BAYESCLUST_NOTEBOOK_RESULT "
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+
+def _execute(path: Path, probe: str, monkeypatch) -> tuple:
+    """Run a copy of the notebook in smoke mode with ``probe`` appended; return (nb, result)."""
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(probe))
+    monkeypatch.setenv("BAYESCLUST_SMOKE", "1")  # inherited by the kernel
+    client = nbclient.NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()  # raises CellExecutionError (with the traceback) if any cell fails
+    lines = [
+        line for out in nb.cells[-1].outputs if out.get("output_type") == "stream"
+        for line in out.get("text", "").splitlines() if line.startswith(MARKER)
+    ]
+    assert len(lines) == 1, nb.cells[-1].outputs
+    return nb, json.loads(lines[0][len(MARKER):])
+
+
+def test_notebooks_are_stored_small_and_without_outputs():
+    paths = sorted(NOTEBOOKS.glob("*.ipynb"))
+    assert paths, "no notebooks"
+    for path in paths:
+        assert path.stat().st_size < 1_000_000, path
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        first_code = next(c for c in nb.cells if c.cell_type == "code")
+        assert "BAYESCLUST_SMOKE" in first_code.source, f"{path.name}: first code cell must read BAYESCLUST_SMOKE"
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs and cell.execution_count is None, f"{path.name} has stored outputs"
+
+
+@pytest.mark.slow
+def test_01_dp_sampled_vs_hard_runs(monkeypatch):
+    probe = f"""
+import json, sys
+print({MARKER!r} + json.dumps(dict(
+    smoke=SMOKE,
+    executable=sys.executable,
+    k_hard=int(hard.n_clusters),
+    k_point=int(k_point),
+    nmi_point_truth=float(metrics.nmi(y, point)),
+    p_k3=float(post.k_distribution().get(3, 0.0)),
+    table_k=[row["k"] for row in table.rows],
+    path_nmi_last=float(path.nmi_point[-1]),
+    path_p_k_last=float(path.p_k_hard[-1]),
+    iris_k_hard=int(hard_iris.n_clusters),
+    iris_nmi_hard=float(metrics.nmi(y_iris, hard_iris.labels)),
+    iris_path_nmi_last=float(path_iris.nmi_point[-1]),
+)))
+"""
+    nb, res = _execute(NOTEBOOKS / "01_dp_sampled_vs_hard.ipynb", probe, monkeypatch)
+
+    # It ran in smoke mode, on this interpreter (the venv's ipykernel), and drew its figures.
+    assert res["smoke"] is True
+    assert os.path.realpath(res["executable"]) == os.path.realpath(sys.executable)
+    images = sum(
+        "image/png" in out.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
+        for out in cell.outputs
+    )
+    assert images >= 8, images
+
+    # Three Gaussians (KJ §6.2): DP-means and the posterior point partition both find the
+    # three generating clusters; NMI to the truth near the paper's .89 (DP-means average).
+    assert res["k_hard"] == 3
+    assert res["k_point"] == 3
+    assert res["nmi_point_truth"] >= 0.8
+    assert res["p_k3"] >= 0.5
+    assert res["table_k"][0] == 3 and res["table_k"][2] == 3 and 3 <= res["table_k"][1] < 4
+    # KJ §3.1: at sigma2 = 1e-4 lam the sampler has (practically) become DP-means: its
+    # point partition is DP-means' up to a few points.
+    assert res["path_nmi_last"] >= 0.95
+    assert res["path_p_k_last"] == 1.0
+    assert res["iris_path_nmi_last"] >= 0.95
+    # Iris (KJ Table 1): DP-means NMI .75 at farthest-first lambda for k = 3.
+    assert res["iris_k_hard"] == 3
+    assert res["iris_nmi_hard"] == pytest.approx(0.75, abs=0.03)
