@@ -331,6 +331,8 @@ def segment_stats(
     labels: jax.Array,
     num_segments: int,
     sample_weight: jax.Array | None = None,
+    *,
+    weighted_X: jax.Array | None = None,
 ) -> SegmentStats:
     """Weighted counts and sums per cluster by ``segment_sum`` (one pass over X).
 
@@ -342,6 +344,10 @@ def segment_stats(
     num_segments : int
         Static number of clusters (buffer capacity).
     sample_weight : array, shape (n,), optional
+    weighted_X : array, shape (n, d), optional
+        ``sample_weight[:, None] * X`` computed once by a caller that needs the
+        statistics of the same data many times (an iterative fit): saves an
+        ``O(n d)`` pass and temporary per call.
 
     Returns
     -------
@@ -352,7 +358,9 @@ def segment_stats(
         total = jax.ops.segment_sum(X, labels, num_segments)
     else:
         weight = jax.ops.segment_sum(sample_weight, labels, num_segments)
-        total = jax.ops.segment_sum(X * sample_weight[:, None], labels, num_segments)
+        if weighted_X is None:
+            weighted_X = X * sample_weight[:, None]
+        total = jax.ops.segment_sum(weighted_X, labels, num_segments)
     return SegmentStats(weight, total)
 
 

@@ -247,7 +247,7 @@ def dp_means_pass(X, w, centers, k, lam):
     return lax.cond(jnp.any(is_candidate), open_new_clusters, keep_old, None)
 
 
-def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
+def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None):
     """Delete empty clusters, recompute means, and evaluate the objective.
 
     The sum of squares at the new means comes from the pass's exact distances
@@ -257,7 +257,7 @@ def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
     instead of another ``O(n d)`` pass over the data.
     """
     K_cap = assigned_centers.shape[0]
-    stats = segment_stats(X, labels, K_cap, w)
+    stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
     means = weighted_means(stats)
     shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
@@ -272,25 +272,28 @@ def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam):
 # --------------------------------------------------------------------------- #
 
 
-def dp_means_iteration(X, w, centers, k, lam):
+def dp_means_iteration(X, w, centers, k, lam, Xw=None):
     """One DP-means iteration: an assignment pass and the mean update.
 
+    ``Xw = w[:, None] * X`` may be passed precomputed (it is loop-invariant).
     Returns ``(centers, labels, k, objective, k_total, overflow)`` with the
     clusters compacted to ``0..k-1``; ``k_total`` is the number of clusters
     before empty ones were deleted (see :func:`dp_means_pass`).
     """
     labels, sq_dist, assigned, k_total, overflow = dp_means_pass(X, w, centers, k, lam)
-    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam), k_total, overflow)
+    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam, Xw), k_total, overflow)
 
 
 @jax.jit
 def _run(X, w, lam, max_k, max_iter, state: _State):
+    Xw = X * w[:, None]  # loop-invariant: once per run, not once per iteration
+
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
 
     def body(s: _State):
         centers, labels, k, obj, k_total, overflow = dp_means_iteration(
-            X, w, s.centers, s.k, lam
+            X, w, s.centers, s.k, lam, Xw
         )
         unchanged = jnp.all(labels == s.labels)
         stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
