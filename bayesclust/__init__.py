@@ -7,7 +7,7 @@ kernels in :mod:`bayesclust.kernels` and the evaluation code in
 """
 
 from .bridge import compare, small_variance_path
-from .estimators import DPGaussianMixture, DPMeans
+from .estimators import DPGaussianMixture, DPMeans, HardHDP
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.gibbs import gibbs_dp_gmm
 from .inference.hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DPGaussianMixture",
+    "HardHDP",
     "Posterior",
     "alpha_from_lam",
     "log_alpha_from_lam",

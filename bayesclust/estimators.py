@@ -22,7 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .inference.dp_means import dp_means, farthest_first_lambda
 from .kernels import nearest_center
 
-__all__ = ["DPMeans", "DPGaussianMixture"]
+__all__ = ["DPMeans", "DPGaussianMixture", "HardHDP"]
 
 
 def _key_from_random_state(random_state) -> jax.Array:
@@ -345,3 +345,155 @@ class DPGaussianMixture(ClusterMixin, BaseEstimator):
     def predict(self, X):
         """Most probable point-partition cluster of each row of ``X``."""
         return np.argmax(self.predict_proba(X), axis=1).astype(np.intp)
+
+
+class HardHDP(ClusterMixin, BaseEstimator):
+    r"""Hard Gaussian HDP: DP-means for several data sets sharing clusters.
+
+    The small-variance limit of the hierarchical-DP Gaussian mixture
+    (Kulis & Jordan 2012, Algorithm 2).  Minimises
+    :math:`\sum_j \sum_i \|x_{ij} - \mu_{z_{ij}}\|^2 + \lambda_\ell \cdot
+    \#\text{local clusters} + \lambda_g \cdot \#\text{global clusters}`;
+    every data set has its own local clusters, each mapped to one global
+    cluster whose mean is shared by all data sets.  See
+    :func:`bayesclust.hard_hdp`.
+
+    Parameters
+    ----------
+    lam_local, lam_global : float or None, default None
+        Penalties (squared distances, > 0).  When either is None both come from
+        :func:`bayesclust.inference.hard_hdp.hard_hdp_penalties` for
+        ``n_local_hint`` local clusters per data set and ``n_global_hint``
+        global clusters; a given value overrides its half.  With a single data
+        set each is half the farthest-first DP-means penalty for
+        ``n_global_hint`` clusters.
+    n_local_hint : int, default 3
+    n_global_hint : int, default 8
+    max_iter : int, default 100
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Global cluster of every row (input order).
+    local_labels_ : ndarray of shape (n_samples,)
+        Local cluster of every row, numbered within its data set.
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+        Global means.
+    n_clusters_ : int
+        Number of global clusters.
+    n_local_ : ndarray of shape (n_groups,)
+        Number of local clusters of every data set.
+    group_ids_ : ndarray of shape (n_groups,)
+        The data set identifiers, in the order of ``n_local_``.
+    lam_local_, lam_global_ : float
+    objective_ : float
+    objective_trace_ : ndarray
+    n_iter_ : int
+    converged_ : bool
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``fit(X, groups=g)`` takes the data set of every row as an integer vector
+    ``g``; without ``groups`` all rows form one data set, and the model is
+    DP-means with penalty ``lam_local + lam_global`` per cluster.  This is the
+    form in which the scikit-learn estimator checks run (they cannot pass a
+    grouping); grouped behaviour is tested against a per-point loop of
+    Algorithm 2 in ``tests/test_hard_hdp.py``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import HardHDP
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [0.0, 0.1], [5.1, 5.0]])
+    >>> HardHDP(lam_local=1.0, lam_global=1.0).fit(X, groups=[0, 0, 0, 1, 1]).labels_.tolist()
+    [0, 0, 1, 0, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "lam_local": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lam_global": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_local_hint": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_global_hint": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, lam_local=None, lam_global=None, *, n_local_hint=3, n_global_hint=8,
+                 max_iter=100):
+        self.lam_local = lam_local
+        self.lam_global = lam_global
+        self.n_local_hint = n_local_hint
+        self.n_global_hint = n_global_hint
+        self.max_iter = max_iter
+
+    def fit(self, X, y=None, groups=None):
+        """Cluster the rows of ``X``, grouped into data sets by ``groups``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        groups : array-like of int, shape (n_samples,), optional
+            Data set of every row (any integer ids).  Default: one data set.
+
+        Returns
+        -------
+        self
+        """
+        from .inference.hard_hdp import hard_hdp, hard_hdp_penalties
+
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        if groups is None:
+            groups = np.zeros(X.shape[0], np.int64)
+        groups = np.asarray(groups)
+        if self.lam_local is None or self.lam_global is None:
+            lam_l, lam_g = self._penalties(X, groups, hard_hdp_penalties)
+        lam_l = lam_l if self.lam_local is None else float(self.lam_local)
+        lam_g = lam_g if self.lam_global is None else float(self.lam_global)
+        res = hard_hdp(X, lam_l, lam_g, group_ids=groups, max_iter=self.max_iter)
+        self.labels_ = np.asarray(res.flat_labels).astype(np.intp)
+        # local labels back to input row order (res.local_labels follow group_order)
+        ids = np.asarray(groups)
+        local = np.empty(X.shape[0], np.intp)
+        for j, gid in enumerate(res.group_order):
+            local[ids == gid] = res.local_labels[j]
+        self.local_labels_ = local
+        self.cluster_centers_ = np.asarray(res.centers)
+        self.n_clusters_ = int(res.n_global)
+        self.n_local_ = np.asarray(res.n_local)
+        self.group_ids_ = np.asarray(res.group_order)
+        self.lam_local_, self.lam_global_ = float(lam_l), float(lam_g)
+        self.objective_ = float(res.objective)
+        self.objective_trace_ = np.asarray(res.objective_trace)
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
+        return self
+
+    def _penalties(self, X, groups, hard_hdp_penalties):
+        if len(np.unique(groups)) == 1:
+            # One data set: DP-means with penalty lam_local + lam_global, split evenly.
+            lam = farthest_first_lambda(X, min(self.n_global_hint, X.shape[0]))
+            lam = lam if lam > 0 else float(np.finfo(np.float32).tiny)
+            return lam / 2, lam / 2
+        try:
+            return hard_hdp_penalties(X, self.n_local_hint, self.n_global_hint, group_ids=groups)
+        except ValueError as err:
+            raise ValueError(f"cannot choose penalties from n_local_hint={self.n_local_hint}, "
+                             f"n_global_hint={self.n_global_hint}: {err}") from None
+
+    def fit_predict(self, X, y=None, groups=None):
+        """Fit and return ``labels_`` (the global cluster of every row)."""
+        return self.fit(X, groups=groups).labels_
+
+    def predict(self, X):
+        """Nearest global mean of every row of ``X``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        nearest = nearest_center(jnp.asarray(X), jnp.asarray(self.cluster_centers_))
+        return np.asarray(nearest.index).astype(np.intp)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags

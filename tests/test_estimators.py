@@ -125,3 +125,41 @@ def test_dp_gaussian_mixture_bad_parameters():
         DPGaussianMixture(sigma2=0.0).fit(X)
     with pytest.raises(ValueError, match="sampler"):
         DPGaussianMixture(sampler="nuts").fit(X)
+
+
+# --------------------------------------------------------------------------- #
+# HardHDP
+# --------------------------------------------------------------------------- #
+from bayesclust import HardHDP, hard_hdp  # noqa: E402
+from bayesclust.datasets import hdp_groups  # noqa: E402
+
+
+# Without `groups` (the checks cannot pass one) all rows form one data set.
+@parametrize_with_checks([HardHDP(), HardHDP(lam_local=1.0, lam_global=1.0)])
+def test_sklearn_contract_hard_hdp(estimator, check):
+    check(estimator)
+
+
+def test_hard_hdp_estimator_matches_functional_core():
+    groups, _, _ = hdp_groups(0)
+    X = np.concatenate(groups)
+    ids = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    # Rows of the data sets interleaved round-robin: each data set keeps its own
+    # order (Algorithm 2 depends on it), the estimator must regroup them.
+    pos = np.concatenate([np.arange(len(g)) for g in groups])
+    perm = np.lexsort((ids, pos))
+    est = HardHDP(lam_local=0.1, lam_global=0.2).fit(X[perm], groups=ids[perm])
+    res = hard_hdp(groups, 0.1, 0.2)
+    back = np.empty_like(est.labels_)
+    back[perm] = est.labels_
+    assert np.array_equal(back, np.concatenate(res.labels))
+    assert np.array_equal(est.n_local_, res.n_local)
+    assert est.n_clusters_ == res.n_global
+    assert np.isclose(est.objective_, res.objective)
+    assert np.array_equal(est.predict(est.cluster_centers_), np.arange(est.n_clusters_))
+
+
+def test_hard_hdp_estimator_bad_groups():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="group_ids"):
+        HardHDP(lam_local=1.0, lam_global=1.0).fit(X, groups=np.zeros(9, int))
