@@ -90,9 +90,9 @@ class DPMeans(ClusterMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from bayesclust import DPMeans
-    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.2], [5.0, 5.0], [5.1, 5.0]])
     >>> DPMeans(lam=1.0).fit(X).labels_.tolist()
-    [0, 0, 1, 1]
+    [0, 0, 0, 1, 1]
     >>> DPMeans(n_clusters_hint=2).fit(X).n_clusters_
     2
     """
