@@ -5,7 +5,11 @@ process: ``three_gaussians`` (three isotropic 2-D Gaussians, std 0.65) with
 ``ceil(n / 3)`` points per cluster, the first n rows, centred once, float32.  Same model
 hyper-parameters for both: ``alpha = 1``, ``sigma2 = 0.65**2`` (the generating variance),
 ``rho2 = 100`` (Kulis & Jordan).  Gibbs: ``gibbs_dp_gmm(collapsed=True)`` (Neal's
-Algorithm 3, the untruncated CRP form), starting from one cluster.  NUTS: NumPyro's NUTS
+Algorithm 3, the untruncated CRP form), starting from one cluster; two more Gibbs
+configurations are run on the same data (:data:`VARIANTS`): ``gibbs_sm`` adds one
+split-merge move per sweep (``split_merge=1``, Dahl 2003) and ``blocked`` is Ishwaran &
+James's blocked sampler on the truncated stick-breaking model at NUTS's truncation
+(``scheme="blocked"``); their ratios to NUTS are ``ratio_gibbs_sm_*`` and ``ratio_blocked_*``.  NUTS: NumPyro's NUTS
 kernel on the truncated stick-breaking program ``models.dp_gmm.dp_gmm`` with
 ``truncation = DEFAULT_TRUNCATION`` and NumPyro's defaults (``init_to_uniform``, diagonal
 mass matrix adapted in Stan's windows, ``max_tree_depth = 10``), then the labels drawn
@@ -165,15 +169,27 @@ def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
     }
 
 
-def run_gibbs(key, X, num_warmup, num_samples):
-    """(Posterior, sampling s, warm-up s, compile s) of the collapsed Gibbs sampler.
+#: The Gibbs configurations compared with NUTS: prefix -> gibbs_dp_gmm options.  ``gibbs``
+#: is the collapsed sampler with the package's defaults (the issue's "collapsed Gibbs");
+#: ``gibbs_sm`` adds one split-merge move per sweep (Dahl 2003); ``blocked`` is Ishwaran &
+#: James's blocked sampler on the truncated stick-breaking model -- the NUTS program itself,
+#: at the same truncation.
+VARIANTS = {
+    "gibbs": dict(collapsed=True),
+    "gibbs_sm": dict(collapsed=True, split_merge=1),
+    "blocked": dict(scheme="blocked", truncation=DEFAULT_TRUNCATION),
+}
+
+
+def run_gibbs(key, X, num_warmup, num_samples, **options):
+    """(Posterior, sampling s, warm-up s, compile s) of one Gibbs configuration.
 
     One call; a sweep costs the same in both phases, so the non-compile time is split in
     proportion to the sweeps.
     """
     post, wall, comp = timed(lambda: gibbs_dp_gmm(
-        key, X, collapsed=True, num_warmup=num_warmup, num_samples=num_samples,
-        num_chains=NUM_CHAINS, center=False, progress_bar=False, **HYPER,
+        key, X, num_warmup=num_warmup, num_samples=num_samples,
+        num_chains=NUM_CHAINS, center=False, progress_bar=False, **HYPER, **options,
     ))
     run = wall - comp
     share = num_samples / (num_warmup + num_samples)
@@ -259,6 +275,8 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
         "n": n, "d": int(X.shape[1]), "model": "dp_gmm", **HYPER,
         "truncation": DEFAULT_TRUNCATION, "num_chains": NUM_CHAINS,
         "gibbs_sampler": "gibbs_dp_gmm(collapsed=True)",
+        "variants": {k: "gibbs_dp_gmm(" + ", ".join(f"{a}={v!r}" for a, v in o.items()) + ")"
+                     for k, o in VARIANTS.items()},
         "nuts_sampler": "numpyro NUTS(dp_gmm) kernel, 2 chains vmapped (as MCMC "
                         "chain_method='vectorized') + sample_mixture_labels",
         "timed": "seconds = sampling phase (kept draws; NUTS: the kept-draw scans + constrain + "
@@ -269,8 +287,14 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
         "loglik": "complete-data log p(X | z, mu, sigma2) per draw",
     }
 
-    post, seconds, warm, comp = run_gibbs(key_gibbs, X, gibbs_warmup, gibbs_samples)
-    row.update(summarise("gibbs", post, X, seconds, warm, comp, gibbs_warmup))
+    for prefix, options in VARIANTS.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            post, seconds, warm, comp = run_gibbs(key_gibbs, X, gibbs_warmup, gibbs_samples,
+                                                  **options)
+        row.update(summarise(prefix, post, X, seconds, warm, comp, gibbs_warmup))
+        row[f"{prefix}_warnings"] = sorted({f"{type(w.message).__name__}: {w.message}"
+                                            for w in caught})
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -283,9 +307,11 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
     row["nuts_mean_accept_prob"] = float(post.sample_stats["accept_prob"].mean())
     row["nuts_warnings"] = sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
 
-    for q in ("k", "loglik", "k_incl_warmup", "loglik_incl_warmup"):
-        g, u = row[f"gibbs_ess_per_s_{q}"], row[f"nuts_ess_per_s_{q}"]
-        row[f"ratio_{q}"] = g / u if u > 0 else math.inf
+    for prefix in VARIANTS:
+        for q in ("k", "loglik", "k_incl_warmup", "loglik_incl_warmup"):
+            g, u = row[f"{prefix}_ess_per_s_{q}"], row[f"nuts_ess_per_s_{q}"]
+            name = f"ratio_{q}" if prefix == "gibbs" else f"ratio_{prefix}_{q}"
+            row[name] = g / u if u > 0 else math.inf
     return row
 
 

@@ -88,3 +88,172 @@ def test_bad_input(kwargs, match):
 def test_nan_data_rejected():
     with pytest.raises(ValueError, match="X contains NaN"):
         gibbs_dp_gmm(0, np.array([[0.0, np.nan], [1.0, 2.0]]), progress_bar=False)
+
+
+# --------------------------------------------------------------------------- #
+# Split-merge moves and the blocked (truncated stick-breaking) sampler
+# --------------------------------------------------------------------------- #
+
+_X5 = np.array([[-1.2], [-0.9], [0.1], [1.0], [1.4]])
+_HYPER5 = dict(alpha=1.0, sigma2=0.3, rho2=2.0)
+
+
+def _tv_to(exact, draws):
+    """Total-variation distance and worst gap between exact partition probabilities
+    and the frequencies of the (label-canonicalised) draws."""
+    counts = {}
+    for d in draws:
+        key = canonical(d)
+        counts[key] = counts.get(key, 0) + 1
+    gaps = [abs(counts.get(p, 0) / len(draws) - q) for p, q in exact.items()]
+    assert sum(counts.values()) == len(draws) and set(counts) <= set(exact)
+    return 0.5 * sum(gaps), max(gaps)
+
+
+def _crp_exact(X, alpha, sigma2, rho2):
+    parts = list(all_partitions(len(X)))
+    logp = np.array([dp_gmm_log_posterior(X, p, alpha, sigma2, rho2) for p in parts])
+    return dict(zip(parts, np.exp(logp - logsumexp(logp))))
+
+
+def test_split_merge_move_alone_matches_enumeration(x64):
+    """Split-merge moves alone (no single-site moves: they can reach every partition by
+    splits and merges) leave the exact posterior over the 52 partitions of 5 points
+    invariant: 4 chains x 20,000 moves from one cluster."""
+    from bayesclust.inference.gibbs import init_state, split_merge_move
+
+    exact = _crp_exact(_X5, **_HYPER5)
+    X = jnp.asarray(_X5)
+    state = init_state(X, jnp.zeros(5, jnp.int32), 8, np.log(_HYPER5["alpha"]), _HYPER5["sigma2"])
+    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (4,) + a.shape), state)
+
+    def chain(key, s):
+        def move(s, k):
+            s = split_merge_move(k, X, s, _HYPER5["rho2"])
+            return s, s.labels
+
+        return jax.lax.scan(move, s, jax.random.split(key, 20_000))
+
+    final, labels = jax.jit(jax.vmap(chain))(jax.random.split(jax.random.PRNGKey(0), 4), state)
+    assert not bool(jnp.any(final.overflow))
+    # counts / sums are kept consistent with the labels by the move itself
+    for c in range(4):
+        np.testing.assert_allclose(np.asarray(final.counts[c]),
+                                   np.bincount(np.asarray(final.labels[c]), minlength=8))
+    tv, worst = _tv_to(exact, np.asarray(labels).reshape(-1, 5))
+    # 80,000 draws (the move is rejected often, so fewer effective): MC error ~0.005.
+    assert tv < 0.03, tv
+    assert worst < 0.01, worst
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_split_merge_sampler_matches_enumeration(x64, collapsed):
+    """Single-site sweeps plus two split-merge moves per sweep: same exact posterior."""
+    exact = _crp_exact(_X5, **_HYPER5)
+    post = gibbs_dp_gmm(0, _X5, collapsed=collapsed, split_merge=2, num_warmup=100,
+                        num_samples=5000, num_chains=4, center=False, progress_bar=False,
+                        **_HYPER5)
+    assert post.sampler.endswith("+split-merge")
+    tv, worst = _tv_to(exact, post.labels.reshape(-1, 5))
+    assert tv < 0.04, tv
+    assert worst < 0.02, worst
+
+
+def _truncated_exact(X, alpha, sigma2, rho2, T):
+    """Exact partition posterior of the truncated stick-breaking mixture (T components,
+    v_j ~ Beta(1, alpha), v_T = 1) by enumerating all T**n label vectors:
+    p(z) = prod_{j<T} B(1 + n_j, alpha + sum_{l>j} n_l) / B(1, alpha), times the
+    Gaussian marginal of each occupied component (the CRP terms of
+    ``dp_gmm_log_posterior`` removed), summed over the labelings of each partition."""
+    import itertools
+
+    from scipy.special import betaln, gammaln
+
+    n = len(X)
+    marg = {}
+
+    def cluster(members):
+        if members not in marg:
+            m = len(members)
+            # dp_gmm_log_posterior of a single cluster = log alpha + log Gamma(m)
+            # + log Gamma(alpha) - log Gamma(alpha + m) + marginal
+            marg[members] = (dp_gmm_log_posterior(X[list(members)], np.zeros(m, int), alpha,
+                                                  sigma2, rho2)
+                             - np.log(alpha) - gammaln(m) - gammaln(alpha) + gammaln(alpha + m))
+        return marg[members]
+
+    total = {}
+    for z in itertools.product(range(T), repeat=n):
+        z = np.asarray(z)
+        counts = np.bincount(z, minlength=T)
+        after = counts.sum() - np.cumsum(counts)
+        logp = sum(betaln(1 + counts[j], alpha + after[j]) - betaln(1, alpha) for j in range(T - 1))
+        logp += sum(cluster(tuple(np.flatnonzero(z == c))) for c in np.unique(z))
+        key = canonical(z)
+        total[key] = np.logaddexp(total.get(key, -np.inf), logp)
+    keys = list(total)
+    logs = np.array([total[k] for k in keys])
+    return dict(zip(keys, np.exp(logs - logsumexp(logs))))
+
+
+@pytest.mark.slow
+def test_blocked_sampler_matches_truncated_enumeration(x64):
+    """The blocked sampler targets the truncated model (here T = 4, so the truncation
+    matters: the exact truncated posterior differs from the CRP one by ~0.05 in TV)."""
+    from bayesclust.models.dp_gmm import TruncationWarning
+
+    T = 4
+    exact = _truncated_exact(_X5, T=T, **_HYPER5)
+    crp = _crp_exact(_X5, **_HYPER5)
+    assert 0.5 * sum(abs(exact.get(p, 0.0) - crp[p]) for p in crp) > 0.02  # distinguishable
+    with pytest.warns(TruncationWarning):
+        post = gibbs_dp_gmm(0, _X5, scheme="blocked", truncation=T, num_warmup=100,
+                            num_samples=6000, num_chains=4, center=False, progress_bar=False,
+                            **_HYPER5)
+    assert post.sampler == "gibbs-blocked"
+    assert post.params["weights"].shape == (4, 6000, T)
+    np.testing.assert_allclose(post.params["weights"].sum(-1), 1.0, rtol=1e-10)
+    tv, worst = _tv_to(exact, post.labels.reshape(-1, 5))
+    assert tv < 0.04, tv
+    assert worst < 0.02, worst
+
+
+@pytest.mark.slow  # op-by-op gamma draws take ~30 s
+def test_blocked_sweep_jit_and_eager_agree(x64):
+    """One blocked sweep (sticks, means, labels, alpha and sigma2 updates), compiled and
+    op by op, from the same key."""
+    from bayesclust.inference.gibbs import blocked_sweep, init_blocked_state
+
+    rng = np.random.default_rng(3)
+    X = jnp.asarray(np.concatenate([rng.normal(c, 0.5, size=(3, 2)) for c in (-2.0, 0.0, 2.0)]))
+    state = init_blocked_state(X, jnp.asarray(rng.integers(0, 3, size=len(X))), 6, 0.3, 0.4)
+    kwargs = dict(rho2=9.0, alpha_prior=(2.0, 1.0), sigma2_prior=(3.0, 1.0))
+    key = jax.random.PRNGKey(7)
+    out_jit = jax.jit(blocked_sweep, static_argnames=("alpha_prior", "sigma2_prior"))(key, X, state, **kwargs)
+    with jax.disable_jit():
+        out_eager = blocked_sweep(key, X, state, **kwargs)
+    np.testing.assert_array_equal(np.asarray(out_jit.labels), np.asarray(out_eager.labels))
+    for name in ("log_weights", "means", "log_alpha", "sigma2"):
+        np.testing.assert_allclose(np.asarray(getattr(out_jit, name)),
+                                   np.asarray(getattr(out_eager, name)), rtol=1e-10, atol=1e-12)
+    assert float(jax.scipy.special.logsumexp(out_jit.log_weights)) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(scheme="parallel"), "scheme must be 'sequential' or 'blocked'"),
+        (dict(scheme="blocked", collapsed=True), "collapsed=True needs scheme='sequential'"),
+        (dict(truncation=10), "truncation is an argument of scheme='blocked'"),
+        (dict(scheme="blocked", truncation=1), "truncation must be >= 2"),
+        (dict(scheme="blocked", truncation=2, init_labels=[0, 1, 2, 0, 1, 2]),
+         "more than truncation=2"),
+        (dict(split_merge=-1), "split_merge must be >= 0"),
+        (dict(scheme="blocked", split_merge=1), "split_merge is an option of scheme='sequential'"),
+    ],
+)
+def test_bad_scheme_arguments(kwargs, match):
+    X = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(ValueError, match=match):
+        gibbs_dp_gmm(0, X, progress_bar=False, **kwargs)
