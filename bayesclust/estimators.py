@@ -31,6 +31,11 @@ def _key_from_random_state(random_state) -> jax.Array:
     return jax.random.PRNGKey(seed)
 
 
+def _nearest_labels(X, centers) -> np.ndarray:
+    """Index of the nearest centre of every row (the hard limits' ``predict``)."""
+    return np.asarray(nearest_center(jnp.asarray(X), jnp.asarray(centers)).index).astype(np.intp)
+
+
 class DPMeans(ClusterMixin, BaseEstimator):
     r"""DP-means clustering: k-means with a penalty per cluster instead of a fixed k.
 
@@ -177,8 +182,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        nearest = nearest_center(jnp.asarray(X), jnp.asarray(self.cluster_centers_))
-        return np.asarray(nearest.index).astype(np.intp)
+        return _nearest_labels(X, self.cluster_centers_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -490,8 +494,7 @@ class HardHDP(ClusterMixin, BaseEstimator):
         """Nearest global mean of every row of ``X``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        nearest = nearest_center(jnp.asarray(X), jnp.asarray(self.cluster_centers_))
-        return np.asarray(nearest.index).astype(np.intp)
+        return _nearest_labels(X, self.cluster_centers_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
