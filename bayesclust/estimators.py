@@ -31,6 +31,13 @@ def _key_from_random_state(random_state) -> jax.Array:
     return jax.random.PRNGKey(seed)
 
 
+def _lam_from_hint(X, n_clusters_hint: int) -> float:
+    """DP-means penalty by farthest-first for ``n_clusters_hint`` clusters (capped at n)."""
+    lam = farthest_first_lambda(X, min(n_clusters_hint, X.shape[0]))
+    # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
+    return lam if lam > 0 else float(np.finfo(np.float32).tiny)
+
+
 def _nearest_labels(X, centers) -> np.ndarray:
     """Index of the nearest centre of every row (the hard limits' ``predict``)."""
     return np.asarray(nearest_center(jnp.asarray(X), jnp.asarray(centers)).index).astype(np.intp)
@@ -146,10 +153,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
         if self.lam is None:
-            k = min(self.n_clusters_hint, X.shape[0])
-            lam = farthest_first_lambda(X, k)
-            if lam <= 0:  # fewer distinct points than k: separate every distinct point
-                lam = float(np.finfo(np.float32).tiny)
+            lam = _lam_from_hint(X, self.n_clusters_hint)
         else:
             lam = float(self.lam)
         order = None
@@ -477,8 +481,7 @@ class HardHDP(ClusterMixin, BaseEstimator):
     def _penalties(self, X, groups, hard_hdp_penalties):
         if len(np.unique(groups)) == 1:
             # One data set: DP-means with penalty lam_local + lam_global, split evenly.
-            lam = farthest_first_lambda(X, min(self.n_global_hint, X.shape[0]))
-            lam = lam if lam > 0 else float(np.finfo(np.float32).tiny)
+            lam = _lam_from_hint(X, self.n_global_hint)
             return lam / 2, lam / 2
         try:
             return hard_hdp_penalties(X, self.n_local_hint, self.n_global_hint, group_ids=groups)

@@ -345,6 +345,14 @@ def _update_log_alpha(key, log_alpha, k, n, prior):
     return jnp.log(jax.random.gamma(k_gamma, shape)) - jnp.log(rate)
 
 
+def _draw_sigma2(key, X, means, labels, prior):
+    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``."""
+    a, b = prior
+    n, d = X.shape
+    sse = jnp.sum(assigned_squared_distances(X, means, labels))
+    return ((b + 0.5 * sse) / jax.random.gamma(key, a + 0.5 * n * d)).astype(X.dtype)
+
+
 def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None, sigma2_prior=None,
                 split_merge=0):
     """One Gibbs sweep: every point in order, split-merge moves, then means and hyper-parameters.
@@ -387,10 +395,8 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
     # conditional costs O(k d) and gives mean draws for the Posterior.
     state = state._replace(means=_resample_means(k_means, state, rho2))
     if sigma2_prior is not None:
-        a, b = sigma2_prior
-        sse = jnp.sum((X - state.means[state.labels]) ** 2)
-        sigma2 = (b + 0.5 * sse) / jax.random.gamma(k_sigma, a + 0.5 * n * d)
-        state = state._replace(sigma2=sigma2.astype(X.dtype))
+        sigma2 = _draw_sigma2(k_sigma, X, state.means, state.labels, sigma2_prior)
+        state = state._replace(sigma2=sigma2)
     if alpha_prior is not None:
         k = jnp.sum(state.counts > 0)
         log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n, alpha_prior)
@@ -408,8 +414,7 @@ def log_likelihood(X, state: GibbsState, rho2, collapsed):
     n, d = X.shape
     s2 = state.sigma2
     if not collapsed:
-        sq = jnp.sum((X - state.means[state.labels]) ** 2)
-        return -0.5 * n * d * jnp.log(2 * jnp.pi * s2) - sq / (2 * s2)
+        return complete_data_log_likelihood(X, state.means, state.labels, s2)
     n_c = state.counts
     ss = jax.ops.segment_sum(jnp.sum(X * X, axis=1), state.labels, n_c.shape[0])
     quad = ss - jnp.sum(state.sums**2, axis=1) / (n_c + s2 / rho2)
@@ -505,9 +510,7 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
     labels = jnp.minimum(jnp.sum(cdf < (u * cdf[:, -1])[:, None], axis=1), T - 1).astype(jnp.int32)
 
     if sigma2_prior is not None:
-        a, b = sigma2_prior
-        sse = jnp.sum(assigned_squared_distances(X, means, labels))
-        sigma2 = ((b + 0.5 * sse) / jax.random.gamma(k_sigma, a + 0.5 * n * d)).astype(dtype)
+        sigma2 = _draw_sigma2(k_sigma, X, means, labels, sigma2_prior)
     log_alpha = state.log_alpha
     if alpha_prior is not None:
         a, b = alpha_prior
