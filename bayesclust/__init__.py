@@ -7,10 +7,11 @@ kernels in :mod:`bayesclust.kernels` and the evaluation code in
 """
 
 from .bridge import compare, small_variance_path
-from .estimators import DPGaussianMixture, DPMeans, HardHDP
+from .estimators import DPGaussianMixture, DPMeans, HardHDP, HDPGaussianMixture
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.gibbs import gibbs_dp_gmm
 from .inference.hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
+from .inference.hdp_gibbs import gibbs_hdp_gmm
 from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
@@ -20,6 +21,8 @@ __version__ = "0.1.0"
 __all__ = [
     "DPGaussianMixture",
     "HardHDP",
+    "HDPGaussianMixture",
+    "gibbs_hdp_gmm",
     "Posterior",
     "alpha_from_lam",
     "log_alpha_from_lam",

@@ -139,6 +139,37 @@ def dp_gmm_log_posterior(X, partition, alpha, sigma2, rho2):
     return logp
 
 
+def hard_hdp_point_pass_reference(groups, z, v, mu, lam_local, lam_global):
+    """Step 4 of Kulis & Jordan's Algorithm 2, literally, in place.
+
+    ``z[j]`` (local cluster of each point of data set ``j``), ``v[j]`` (list: global
+    cluster of each local cluster) and ``mu`` (list of global means) are updated;
+    data sets and points in order; ``d_p = |x - mu_p|^2`` (+ ``lam_local`` when no
+    local cluster of the data set maps to ``p``, the point's own included); new local
+    + new global at ``x`` iff ``min_p d_p > lam_local + lam_global``; else the
+    lowest-index local cluster mapped to ``argmin_p d_p`` (lowest p on ties), or a new
+    local cluster mapped to it.  Means are frozen; globals opened in the pass sit at
+    their seed.  Empty local clusters are not deleted here.
+    """
+    for j in range(len(groups)):
+        for i, x in enumerate(groups[j]):
+            d = np.array([np.sum((x - m) ** 2) for m in mu])
+            for p in range(len(mu)):
+                if p not in v[j]:
+                    d[p] += lam_local
+            if d.min() > lam_local + lam_global:
+                v[j].append(len(mu))
+                mu.append(x.copy())
+                z[j][i] = len(v[j]) - 1
+            else:
+                p = int(np.argmin(d))  # first index on ties
+                if p in v[j]:
+                    z[j][i] = v[j].index(p)  # lowest-index local cluster mapped to p
+                else:
+                    v[j].append(p)
+                    z[j][i] = len(v[j]) - 1
+
+
 def hard_hdp_reference(groups, lam_local, lam_global, max_iter=100, tol=1e-12):
     """Kulis & Jordan Algorithm 2 (hard Gaussian HDP) with the spec's resolutions (A3.3), literally.
 
@@ -183,24 +214,7 @@ def hard_hdp_reference(groups, lam_local, lam_global, max_iter=100, tol=1e-12):
         it += 1
         z_prev = [zj.copy() for zj in z]
         v_prev = [list(vj) for vj in v]
-        # step 4: points
-        for j in range(D):
-            for i, x in enumerate(groups[j]):
-                d = np.array([np.sum((x - m) ** 2) for m in mu])
-                for p in range(len(mu)):
-                    if p not in v[j]:
-                        d[p] += lam_local
-                if d.min() > lam_local + lam_global:
-                    v[j].append(len(mu))
-                    mu.append(x.copy())
-                    z[j][i] = len(v[j]) - 1
-                else:
-                    p = int(np.argmin(d))  # first index on ties
-                    if p in v[j]:
-                        z[j][i] = v[j].index(p)  # lowest-index local cluster mapped to p
-                    else:
-                        v[j].append(p)
-                        z[j][i] = len(v[j]) - 1
+        hard_hdp_point_pass_reference(groups, z, v, mu, lam_local, lam_global)  # step 4
         for j in range(D):  # delete empty local clusters, keep order
             used = [c for c in range(len(v[j])) if np.any(z[j] == c)]
             remap = {c: r for r, c in enumerate(used)}
@@ -243,3 +257,56 @@ def hard_hdp_reference(groups, lam_local, lam_global, max_iter=100, tol=1e-12):
         n_iter=it,
         converged=converged,
     )
+
+
+def hdp_crf_exact(groups, alpha, gamma, sigma2, rho2):
+    """Exact posterior of the HDP mixture's global and local partitions, by enumeration.
+
+    Every configuration of the Chinese restaurant franchise: a set partition of each
+    data set into tables (CRP(alpha) prior, Teh et al. 2006) and a set partition of all
+    tables into dishes (CRP(gamma) prior); dish means integrated out
+    (``N(x_p | 0, sigma2 I + rho2 11^T)`` per dimension, via :func:`dp_gmm_log_posterior`'s
+    marginal).  Returns two dicts, keyed by the canonical global partition of the stacked
+    points and by the tuple of canonical local partitions of the data sets.
+    """
+    import itertools
+
+    from scipy.special import gammaln, logsumexp
+
+    groups = [np.asarray(Xj, float) for Xj in groups]
+    X = np.concatenate(groups)
+    offsets = np.cumsum([0] + [len(Xj) for Xj in groups])
+
+    def crp(sizes, conc):
+        sizes = np.asarray(sizes)
+        return (len(sizes) * np.log(conc) + gammaln(conc) - gammaln(conc + sizes.sum())
+                + np.sum(gammaln(sizes)))
+
+    def marginal(members):
+        # dp_gmm_log_posterior of one cluster minus its CRP term = the Gaussian marginal.
+        return dp_gmm_log_posterior(members, np.zeros(len(members), int), 1.0, sigma2, rho2) - (
+            np.log(1.0) + gammaln(1.0) - gammaln(1.0 + len(members)) + gammaln(len(members)))
+
+    logs_global, logs_local = {}, {}
+    for locals_ in itertools.product(*[list(all_partitions(len(Xj))) for Xj in groups]):
+        tables = []  # (stacked point indices) per table
+        log_tables = 0.0
+        for j, part in enumerate(locals_):
+            part = np.asarray(part)
+            log_tables += crp(np.bincount(part), alpha)
+            tables += [offsets[j] + np.flatnonzero(part == c) for c in range(part.max() + 1)]
+        for dish_part in all_partitions(len(tables)):
+            dish_part = np.asarray(dish_part)
+            labels = np.empty(len(X), int)
+            for t, p in zip(tables, dish_part):
+                labels[t] = p
+            logp = log_tables + crp(np.bincount(dish_part), gamma)
+            logp += sum(marginal(X[labels == p]) for p in range(dish_part.max() + 1))
+            for store, key in ((logs_global, canonical(labels)), (logs_local, tuple(locals_))):
+                store.setdefault(key, []).append(logp)
+    out = []
+    for store in (logs_global, logs_local):
+        keys = list(store)
+        lp = np.array([logsumexp(store[k]) for k in keys])
+        out.append(dict(zip(keys, np.exp(lp - logsumexp(lp)))))
+    return tuple(out)

@@ -163,3 +163,55 @@ def test_hard_hdp_estimator_bad_groups():
     X = np.random.default_rng(0).normal(size=(10, 2))
     with pytest.raises(ValueError, match="group_ids"):
         HardHDP(lam_local=1.0, lam_global=1.0).fit(X, groups=np.zeros(9, int))
+
+
+# --------------------------------------------------------------------------- #
+# HDPGaussianMixture
+# --------------------------------------------------------------------------- #
+from bayesclust import HDPGaussianMixture, gibbs_hdp_gmm  # noqa: E402
+
+
+# One data set (the checks cannot pass `groups`), short chains; sigma2 as for
+# DPGaussianMixture above (the checks' blobs have variance ~0.1 per feature).
+@parametrize_with_checks(
+    [HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
+)
+def test_sklearn_contract_hdp_sampled(estimator, check):
+    check(estimator)
+
+
+def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    groups = [np.concatenate([centres[c] + 0.3 * rng.standard_normal((8, 2)) for c in use])
+              for use in ([0, 1], [1, 2], [0, 2])]
+    X = np.concatenate(groups)
+    ids = np.repeat([7, 3, 5], 16)  # data sets processed in sorted id order: 3, 5, 7
+    est = HDPGaussianMixture(sigma2=0.09, num_warmup=40, num_samples=40, random_state=1)
+    est.fit(X, groups=ids)
+    assert est.n_clusters_ == 3
+    truth = np.concatenate([np.repeat(use, 8) for use in ([0, 1], [1, 2], [0, 2])])
+    from bayesclust.metrics import nmi
+
+    assert nmi(truth, est.labels_) == 1.0
+    np.testing.assert_array_equal(est.group_ids_, [3, 5, 7])
+    np.testing.assert_array_equal(est.n_local_, [2, 2, 2])
+    for g in (3, 5, 7):  # two local clusters per data set, each inside one global cluster
+        loc, glob = est.local_labels_[ids == g], est.labels_[ids == g]
+        assert nmi(loc, glob) == 1.0
+    assert np.array_equal(est.predict(X), est.labels_)
+    np.testing.assert_allclose(est.predict_proba(X).sum(1), 1.0)
+    # The posterior is the functional core's with the same key and grouping.
+    from bayesclust.estimators import _key_from_random_state
+
+    post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
+                         num_warmup=40, num_samples=40, progress_bar=False)
+    np.testing.assert_array_equal(post.labels, est.posterior_.labels)
+
+
+def test_hdp_gaussian_mixture_bad_parameters():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="gamma"):
+        HDPGaussianMixture(gamma=0.0).fit(X)
+    with pytest.raises(ValueError, match="group_ids"):
+        HDPGaussianMixture().fit(X, groups=[0, 1])

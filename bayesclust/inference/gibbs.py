@@ -324,13 +324,20 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
                           overflow=state.overflow | (accept & split & full))
 
 
+def _draw_means(key, counts, sums, sigma2, rho2):
+    """``mu_c ~ N(S_c rho2 / (sigma2 + rho2 n_c), sigma2 rho2 / (sigma2 + rho2 n_c) I)``, 0 for empty slots.
+
+    The Gaussian posterior of a mean with prior ``N(0, rho2 I)`` given ``n_c``
+    points of sum ``S_c`` (shared by the DP and HDP samplers).
+    """
+    var = sigma2 * rho2 / (sigma2 + rho2 * counts)
+    mean = rho2 * sums / (sigma2 + rho2 * counts)[:, None]
+    draw = mean + jnp.sqrt(var)[:, None] * jax.random.normal(key, sums.shape, sums.dtype)
+    return jnp.where((counts > 0)[:, None], draw, 0.0)
+
+
 def _resample_means(key, state: GibbsState, rho2):
-    """``mu_c ~ N(xbar_c / (1 + sigma2/(rho2 n_c)), sigma2 rho2 / (sigma2 + rho2 n_c) I)``."""
-    n_c = state.counts
-    var = state.sigma2 * rho2 / (state.sigma2 + rho2 * n_c)
-    mean = rho2 * state.sums / (state.sigma2 + rho2 * n_c)[:, None]
-    draw = mean + jnp.sqrt(var)[:, None] * jax.random.normal(key, state.means.shape, state.means.dtype)
-    return jnp.where((n_c > 0)[:, None], draw, 0.0)
+    return _draw_means(key, state.counts, state.sums, state.sigma2, rho2)
 
 
 def _update_log_alpha(key, log_alpha, k, n, prior):
@@ -747,12 +754,8 @@ def gibbs_dp_gmm(
             raise ValueError(f"log_alpha must be finite, got {log_alpha!r}")
     sigma2 = V.check_positive(sigma2, "sigma2")
     rho2 = V.check_positive(rho2, "rho2")
-    for name, prior in (("alpha_prior", alpha_prior), ("sigma2_prior", sigma2_prior)):
-        if prior is not None:
-            if len(prior) != 2:
-                raise ValueError(f"{name} must be a pair (a, b), got {prior!r}")
-            V.check_positive(prior[0], f"{name}[0]")
-            V.check_positive(prior[1], f"{name}[1]")
+    alpha_prior = _check_gamma_prior(alpha_prior, "alpha_prior")
+    sigma2_prior = _check_gamma_prior(sigma2_prior, "sigma2_prior")
     num_warmup = V.check_int(num_warmup, "num_warmup", minimum=0)
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
@@ -801,38 +804,21 @@ def gibbs_dp_gmm(
                                 split_merge=split_merge)
         desc = f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})"
     state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
-    # Warm-up is rounded up to whole draws of `thin` sweeps, and every segment
-    # has the same static length, so one compilation serves the whole run.
-    n_warm_draws = -(-num_warmup // thin)
-    total_draws = n_warm_draws + num_samples
-    seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
-    n_segments = -(-total_draws // seg_len)
-    progress = _Progress(total_draws * thin, progress_bar, desc)
-    records = []
-    t0 = time.perf_counter()
-    for seg_key in jax.random.split(key, n_segments):
-        chain_keys = jax.random.split(seg_key, num_chains)
-        while True:
-            new_state, rec = run(chain_keys, Xj, state, num=seg_len)
-            if blocked or not bool(jnp.any(new_state.overflow)):
-                break
-            if capacity >= limit:
-                raise RuntimeError(f"the Gibbs sampler needed more than max_clusters={limit} clusters")
-            # Redo the segment from its start, with the same keys, in a bigger buffer.
-            capacity = min(2 * capacity, limit)
-            state = _grow(state, capacity)
-        state = new_state
-        records.append(jax.tree.map(np.asarray, rec))
-        progress.update(seg_len * thin)
-    progress.close()
-    seconds = time.perf_counter() - t0
-    width = max(r["means"].shape[2] for r in records)
-    for r in records:
-        r["means"] = np.pad(r["means"], ((0, 0), (0, 0), (0, width - r["means"].shape[2]), (0, 0)))
-    kept = slice(n_warm_draws, n_warm_draws + num_samples)
+
+    def grow(s):
+        nonlocal capacity
+        if blocked or capacity >= limit:
+            raise RuntimeError(f"the Gibbs sampler needed more than max_clusters={limit} clusters")
+        capacity = min(2 * capacity, limit)
+        return _grow(s, capacity)
+
+    records, seconds = run_in_segments(
+        key, lambda keys, s, num: run(keys, Xj, s, num=num), state, num_chains=num_chains,
+        num_warmup=num_warmup, num_samples=num_samples, thin=thin, grow=grow,
+        progress_bar=progress_bar, desc=desc, padded={"means": 2})
 
     def cat(name):
-        return np.concatenate([r[name] for r in records], axis=1)[:, kept]
+        return records[name]
 
     means = cat("means") + offset
     params = {"means": means, "alpha": np.exp(cat("log_alpha")), "sigma2": cat("sigma2")}
@@ -852,6 +838,72 @@ def gibbs_dp_gmm(
         model="dp_gmm",
         seconds=seconds,
     )
+
+
+def _check_gamma_prior(prior, name):
+    """``None`` or a pair ``(a, b)`` of positive numbers (Gamma / InvGamma shape and rate)."""
+    if prior is None:
+        return None
+    if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") or len(prior) != 2:
+        raise ValueError(f"{name} must be a pair (a, b), got {prior!r}")
+    return (V.check_positive(prior[0], f"{name}[0]"), V.check_positive(prior[1], f"{name}[1]"))
+
+
+def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,
+                    progress_bar, desc, padded=None):
+    """Drive a jitted ``run(chain_keys, state, num) -> (state, records)`` over a whole run.
+
+    The run is split into segments of equal static length (one compilation)
+    for the progress bar; warm-up is rounded up to whole draws of ``thin``
+    sweeps.  When a segment ends with ``state.overflow`` set in any chain, the
+    state is grown by ``grow(state)`` (which raises when it cannot) and the
+    segment is redone from its start with the same keys, so no cluster is
+    dropped and the result does not depend on the initial capacity.
+
+    Parameters
+    ----------
+    padded : dict of str -> int, optional
+        Records whose axis (after chains, draws) grows with the buffer; they are
+        zero-padded to the final width.
+
+    Returns
+    -------
+    records : dict of str -> ndarray, shape (chains, num_samples, ...)
+        The kept draws.
+    seconds : float
+        Wall-clock time of the run (compilation included).
+    """
+    n_warm_draws = -(-num_warmup // thin)
+    total_draws = n_warm_draws + num_samples
+    seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
+    n_segments = -(-total_draws // seg_len)
+    progress = _Progress(total_draws * thin, progress_bar, desc)
+    segments = []
+    t0 = time.perf_counter()
+    try:
+        for seg_key in jax.random.split(key, n_segments):
+            chain_keys = jax.random.split(seg_key, num_chains)
+            while True:
+                new_state, rec = run(chain_keys, state, seg_len)
+                if not bool(jnp.any(getattr(new_state, "overflow", False))):
+                    break
+                state = grow(state)
+            state = new_state
+            segments.append(jax.tree.map(np.asarray, rec))
+            progress.update(seg_len * thin)
+    finally:
+        progress.close()
+    seconds = time.perf_counter() - t0
+    for name, axis in (padded or {}).items():
+        width = max(r[name].shape[axis] for r in segments)
+        for r in segments:
+            pad = [(0, 0)] * r[name].ndim
+            pad[axis] = (0, width - r[name].shape[axis])
+            r[name] = np.pad(r[name], pad)
+    kept = slice(n_warm_draws, n_warm_draws + num_samples)
+    records = {name: np.concatenate([r[name] for r in segments], axis=1)[:, kept]
+               for name in segments[0]}
+    return records, seconds
 
 
 class _Progress:

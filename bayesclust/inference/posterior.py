@@ -203,6 +203,11 @@ class Posterior:
         Free-text names, shown by :meth:`summary` and ``repr``.
     seconds : float, optional
         Wall-clock sampling time.
+    group_ids : array_like of int, shape (n,), optional
+        For grouped data (HDP samplers): the data set ``0..D-1`` of every point;
+        :meth:`labels_by_group` splits the draws by it.
+    group_order : array_like, shape (D,), optional
+        The caller's identifier of data set ``0..D-1`` (default ``0..D-1``).
 
     Attributes
     ----------
@@ -211,6 +216,8 @@ class Posterior:
     params, sample_stats : dict of str -> ndarray
     sampler, model : str
     seconds : float or None
+    group_ids : ndarray of int64, shape (n,), or None
+    group_order : ndarray, shape (D,), or None
 
     All arrays are stored as read-only copies, so cached results stay valid.
 
@@ -262,6 +269,8 @@ class Posterior:
         sampler: str = "",
         model: str = "",
         seconds: float | None = None,
+        group_ids: Any = None,
+        group_order: Any = None,
     ):
         lab = _as_numeric(labels, "labels")
         if lab.ndim not in (2, 3):
@@ -336,10 +345,53 @@ class Posterior:
                 raise ValueError(f"seconds must be a non-negative finite number, got {seconds!r}")
             seconds = float(seconds)
         self.seconds = seconds
+        self._set_groups(group_ids, group_order, n)
 
         self._psm: np.ndarray | None = None
         self._point: dict[str, np.ndarray] = {}
         self._n_clusters: np.ndarray | None = None
+
+    def _set_groups(self, group_ids, group_order, n: int) -> None:
+        if group_ids is None:
+            if group_order is not None:
+                raise ValueError("group_order needs group_ids")
+            self.group_ids = self.group_order = None
+            return
+        gid = _as_numeric(group_ids, "group_ids")
+        if gid.shape != (n,):
+            raise ValueError(f"group_ids must have shape ({n},) (one per point), got {gid.shape}")
+        if gid.dtype.kind not in "iu" or gid.min() < 0:
+            raise ValueError("group_ids must be non-negative integers 0..D-1")
+        D = int(gid.max()) + 1
+        if np.unique(gid).size != D:
+            raise ValueError("group_ids must use every data set 0..D-1 (no empty data set)")
+        order = np.arange(D) if group_order is None else np.asarray(group_order)
+        if order.shape != (D,):
+            raise ValueError(f"group_order must have shape ({D},), got {order.shape}")
+        self.group_ids = _readonly(gid.astype(np.int64))
+        self.group_order = _readonly(order.copy())
+
+    def labels_by_group(self, labels: np.ndarray | None = None) -> list[np.ndarray]:
+        """Split per-point arrays by data set (grouped posteriors only).
+
+        Parameters
+        ----------
+        labels : ndarray, shape (..., n), optional
+            Default the label draws (chains, draws, n); e.g. ``point_estimate()`` or
+            ``params["local_labels"]``.
+
+        Returns
+        -------
+        list of ndarray, shape (..., n_j)
+            One per data set, in :attr:`group_order`; points keep their order.
+        """
+        if self.group_ids is None:
+            raise ValueError("this Posterior has no group_ids (not a grouped-data posterior)")
+        arr = self._labels if labels is None else np.asarray(labels)
+        if arr.shape[-1] != self.n_points:
+            raise ValueError(f"labels must have {self.n_points} points on the last axis, "
+                             f"got shape {arr.shape}")
+        return [arr[..., self.group_ids == j] for j in range(len(self.group_order))]
 
     # ----------------------------------------------------------------- basic accessors
 
@@ -817,6 +869,9 @@ class Posterior:
                 raise ValueError(
                     f"posteriors[{i}] has {p.n_points} points, posteriors[0] has {first.n_points}"
                 )
+            if (p.group_ids is None) != (first.group_ids is None) or (
+                    p.group_ids is not None and not np.array_equal(p.group_ids, first.group_ids)):
+                raise ValueError(f"posteriors[{i}] has different group_ids from posteriors[0]")
             if p.n_draws != first.n_draws:
                 raise ValueError(
                     f"posteriors[{i}] has {p.n_draws} draws per chain, posteriors[0] has "
@@ -858,4 +913,6 @@ class Posterior:
             sampler=join([p.sampler for p in posteriors]),
             model=join([p.model for p in posteriors]),
             seconds=None if any(s is None for s in seconds) else float(sum(seconds)),
+            group_ids=first.group_ids,
+            group_order=first.group_order,
         )
