@@ -263,7 +263,7 @@ def _load_data(data: str, seed: int):
 
 
 def run_compare(
-    data: str = "three-gaussians",
+    data: str | None = None,
     out_dir: str | Path = "results",
     *,
     model: str = "dp",
@@ -286,12 +286,15 @@ def run_compare(
 
     Parameters
     ----------
-    data : str
-        A name from :data:`bayesclust.datasets.DATASETS` or a CSV/TSV/NPY file.
+    data : str, optional
+        A name from :data:`bayesclust.datasets.DATASETS` or a CSV/TSV/NPY file
+        (default ``"three-gaussians"``, ``"hdp-groups"`` for ``model="hdp"``).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp"}
-        The model (later: "hdp", "dc", "consensus").
+    model : {"dp", "hdp"}
+        The model (later: "dc", "consensus").  ``"hdp"`` runs
+        :func:`bayesclust.bridge_hdp.run_compare_hdp` on grouped data (default
+        data ``hdp-groups``).
     k : int, optional
         Clusters for farthest-first lambda and k-means; default the number of
         true classes (required for a file unless ``lam`` is given).
@@ -313,8 +316,18 @@ def run_compare(
     from . import _validation as V
     from .inference.gibbs import gibbs_dp_gmm
 
+    if model == "hdp":
+        from .bridge_hdp import run_compare_hdp
+
+        if lam is not None or k is not None:
+            raise ValueError("--k and --lam are options of --model dp (the HDP job picks its "
+                             "penalties from the true class counts)")
+        return run_compare_hdp("hdp-groups" if data is None else data, out_dir,
+                               seed=seed, num_warmup=num_warmup, num_samples=num_samples,
+                               num_chains=num_chains, plot=plot, progress_bar=progress_bar)
     if model != "dp":
-        raise ValueError(f"model must be 'dp' (hdp, dc and consensus are not implemented yet), got {model!r}")
+        raise ValueError(f"model must be 'dp' or 'hdp' (dc and consensus are not implemented yet), got {model!r}")
+    data = "three-gaussians" if data is None else data
     X, y = _load_data(data, seed)
     n, d = X.shape
     if k is None and lam is None:

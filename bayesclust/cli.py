@@ -132,10 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
             "small-variance path) to --out."
         ),
     )
-    cmp_.add_argument("--model", default="dp", choices=["dp"], help="model (default: dp)")
-    cmp_.add_argument("--data", default="three-gaussians",
+    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp"],
+                      help="dp: DP mixture vs DP-means; hdp: HDP mixture of grouped data vs hard "
+                           "HDP, on hdp-groups (default: dp)")
+    cmp_.add_argument("--data", default=None,
                       help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
-                           "(default: three-gaussians)")
+                           "(default: three-gaussians; hdp-groups for --model hdp)")
     cmp_.add_argument("--k", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means "
                            "(default: number of true classes)")

@@ -34,6 +34,7 @@ from bayesclust._validation import (
 )
 
 __all__ = [
+    "mean_group_nmi",
     "contingency_matrix",
     "entropy",
     "mutual_info",
@@ -211,6 +212,35 @@ def nmi(labels_true: Any, labels_pred: Any, average_method: str = "arithmetic") 
     else:
         norm = max(h_true, h_pred)
     return float(min(mi / norm, 1.0))
+
+
+def mean_group_nmi(labels_true: Any, labels_pred: Any, average_method: str = "arithmetic") -> float:
+    """NMI computed within every data set, averaged over the data sets.
+
+    The score of Kulis & Jordan (2012, §6.3) for clusterings of grouped data.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : sequence of array_like of int, shape (n_j,) each
+        One labelling per data set, in the same order.
+    average_method : str
+        As in :func:`nmi`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> mean_group_nmi([[0, 0, 1, 1], [0, 1]], [[5, 5, 2, 2], [0, 0]])
+    0.5
+    """
+    if isinstance(labels_true, np.ndarray) and labels_true.ndim == 1 or not len(labels_true):
+        raise ValueError("labels_true must be a non-empty list of per-data-set label arrays")
+    if len(labels_true) != len(labels_pred):
+        raise ValueError(f"labels_true has {len(labels_true)} data sets but labels_pred has "
+                         f"{len(labels_pred)}")
+    return float(np.mean([nmi(a, b, average_method) for a, b in zip(labels_true, labels_pred)]))
 
 
 def ari(labels_true: Any, labels_pred: Any) -> float:

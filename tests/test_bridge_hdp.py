@@ -1,0 +1,36 @@
+"""The HDP comparison helpers: peers on grouped data and the per-data-set score."""
+
+import numpy as np
+import pytest
+
+from bayesclust import dp_means, farthest_first_lambda
+from bayesclust.bridge_hdp import grouped_peers
+from bayesclust.metrics import mean_group_nmi, nmi
+
+
+def test_grouped_peers_are_the_plain_methods_on_pooled_and_per_group_data():
+    from sklearn.cluster import KMeans
+
+    rng = np.random.default_rng(0)
+    groups = [rng.normal(size=(12, 2)) + rng.integers(0, 3, (12, 1)) * 3 for _ in range(3)]
+    peers = grouped_peers(groups, 2, 3, seed=4)
+    X = np.concatenate(groups)
+    pooled = np.concatenate(peers["DP-means pooled"]["labels"])
+    np.testing.assert_array_equal(pooled, dp_means(X, farthest_first_lambda(X, 3)).labels)
+    for g, lab in zip(groups, peers["DP-means per data set"]["labels"]):
+        np.testing.assert_array_equal(lab, dp_means(g, farthest_first_lambda(g, 2)).labels)
+    km = KMeans(3, n_init=10, random_state=4).fit(X).labels_
+    np.testing.assert_array_equal(np.concatenate(peers["kmeans pooled"]["labels"]), km)
+    assert [len(lab) for lab in peers["kmeans per data set"]["labels"]] == [12, 12, 12]
+    assert all(len(np.unique(lab)) == 2 for lab in peers["kmeans per data set"]["labels"])
+
+
+def test_mean_group_nmi_is_the_mean_of_per_group_nmi():
+    rng = np.random.default_rng(1)
+    truth = [rng.integers(0, 3, 10) for _ in range(4)]
+    pred = [rng.integers(0, 4, 10) for _ in range(4)]
+    assert mean_group_nmi(truth, pred) == pytest.approx(np.mean([nmi(a, b) for a, b in zip(truth, pred)]))
+    with pytest.raises(ValueError, match="data sets"):
+        mean_group_nmi(truth, pred[:3])
+    with pytest.raises(ValueError, match="list"):
+        mean_group_nmi(np.array([0, 1]), np.array([0, 1]))
