@@ -366,6 +366,7 @@ def _run(X, gid, lam_l, lam_g, max_iter, state: _State, n_groups: int):
     return lax.while_loop(cond, body, state)
 
 
+@functools.partial(jax.jit, static_argnames=("n_groups", "G_cap", "L_cap", "trace_len"))
 def _initial_state(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len):
     """Algorithm 2 steps 1-2: one global at the mean, one local cluster per data set."""
     n, d = X.shape
@@ -541,7 +542,8 @@ def hard_hdp(
     G_bound = _pow2_at_least(3 * n + 1)
     L_cap = min(_pow2_at_least(max(8 * D, 32)), L_bound)
     G_cap = min(32, G_bound)
-    state = _initial_state(Xj, gj, D, G_cap, L_cap, lam_l, lam_g, _pow2_at_least(max_iter + 1))
+    state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l, lam_g=lam_g,
+                           trace_len=_pow2_at_least(max_iter + 1))
     while True:
         state = _run(Xj, gj, lam_l, lam_g, jnp.int32(max_iter), state, n_groups=D)
         if not bool(state.overflow):
@@ -554,6 +556,7 @@ def hard_hdp(
         L_cap = min(max(2 * L_cap, _pow2_at_least(need_l)), L_bound)
         state = _grow(state, G_cap, L_cap, D)
 
+    state = jax.device_get(state)  # one transfer, then host-side slicing
     g = int(state.g)
     k = int(state.k)
     it = int(state.it)
