@@ -15,6 +15,7 @@ from .inference.hdp_gibbs import gibbs_hdp_gmm
 from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
+from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concentrations_from_lam
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,9 @@ __all__ = [
     "alpha_from_lam",
     "log_alpha_from_lam",
     "dp_gmm",
+    "hdp_gmm",
+    "hdp_concentrations_from_lam",
+    "hdp_log_concentrations_from_lam",
     "run_nuts",
     "run_svi",
     "TruncationWarning",

@@ -12,9 +12,12 @@ points,
     \\frac{w_k N(x_i \\mid \\mu_k, \\sigma I)}{\\sum_j w_j N(x_i \\mid \\mu_j, \\sigma I)},
 
 so the labels are a single vectorised categorical draw per posterior draw
-(:func:`sample_mixture_labels`).  The label step is looked up per model name in
-:data:`LABEL_SAMPLERS` (and a post-sampling check in :data:`POSTERIOR_CHECKS`),
-so that other models register their own with :func:`register_model`.
+(:func:`sample_mixture_labels`).  For the HDP mixture of grouped data
+(:func:`bayesclust.models.hdp_gmm.hdp_gmm`) the weights are those of the
+point's data set, ``w = pi_{g_i}``, and the labels are global components.
+The label step is looked up per model name in :data:`LABEL_SAMPLERS` (and a
+post-sampling check in :data:`POSTERIOR_CHECKS`), so that other models
+register their own with :func:`register_model`.
 
 References
 ----------
@@ -63,42 +66,54 @@ _CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 # --------------------------------------------------------------------------- #
 
 
-def _mixture_labels_one(key, X, weights, means, sigma2):
+def _mixture_labels_one(key, X, weights, means, sigma2, group_ids):
     log_lik = isotropic_gaussian_logpdf(X, means, sigma2)
-    log_resp = log_responsibilities(jnp.log(weights), log_lik)
+    if group_ids is None:
+        log_resp = log_responsibilities(jnp.log(weights), log_lik)
+    else:  # weights (D, T), one row per data set: fold each point's row into its likelihood
+        log_resp = log_responsibilities(
+            jnp.zeros(weights.shape[-1], log_lik.dtype), log_lik + jnp.log(weights)[group_ids]
+        )
     return jax.random.categorical(key, log_resp, axis=-1).astype(jnp.int32)
 
 
 @functools.partial(jax.jit, static_argnames="batch")
-def _mixture_labels(keys, X, weights, means, sigma2, batch):
+def _mixture_labels(keys, X, weights, means, sigma2, group_ids, batch):
     return lax.map(
-        lambda a: _mixture_labels_one(a[0], X, a[1], a[2], a[3]),
+        lambda a: _mixture_labels_one(a[0], X, a[1], a[2], a[3], group_ids),
         (keys, weights, means, sigma2),
         batch_size=batch,
     )
 
 
-def sample_mixture_labels(rng_key, X, weights, means, sigma2) -> jax.Array:
+def sample_mixture_labels(rng_key, X, weights, means, sigma2, group_ids=None) -> jax.Array:
     """Draw ``z_i ~ p(z_i | x_i, w, mu, sigma2)`` for every draw of an isotropic mixture.
 
     .. math::
 
-        \\log p(z_i = k \\mid \\cdot) = \\log w_k + \\log N(x_i \\mid \\mu_k, \\sigma I)
+        \\log p(z_i = k \\mid \\cdot) = \\log w_{g_i k} + \\log N(x_i \\mid \\mu_k, \\sigma I)
             - \\operatorname{logsumexp}_j(\\ldots)
 
     computed with :func:`bayesclust.kernels.isotropic_gaussian_logpdf` and
     :func:`bayesclust.kernels.log_responsibilities`, then one
-    :func:`jax.random.categorical` draw per point.
+    :func:`jax.random.categorical` draw per point.  Without ``group_ids`` all
+    points share one weight vector (``w_{g_i k} = w_k``, e.g.
+    :func:`~bayesclust.models.dp_gmm.dp_gmm`); with them point ``i`` uses the
+    weights of its data set ``g_i`` (e.g. ``pi`` of
+    :func:`~bayesclust.models.hdp_gmm.hdp_gmm`).
 
     Parameters
     ----------
     rng_key : jax key or int
     X : array, shape (n, d)
-    weights : array, shape (S, T)
-        Mixture weights of ``S`` draws (zeros allowed: never chosen).
+    weights : array, shape (S, T), or (S, D, T) with ``group_ids``
+        Mixture weights of ``S`` draws (zeros allowed: never chosen); with
+        ``group_ids``, one weight vector per data set.
     means : array, shape (S, T, d)
     sigma2 : array, shape (S,) or float
         Component **variance** of every draw.
+    group_ids : array of int, shape (n,), optional
+        Data set ``0..D-1`` of every point.
 
     Returns
     -------
@@ -113,17 +128,32 @@ def sample_mixture_labels(rng_key, X, weights, means, sigma2) -> jax.Array:
     X = jnp.asarray(V.check_array(X, "X"))
     weights = jnp.asarray(weights, X.dtype)
     means = jnp.asarray(means, X.dtype)
-    if weights.ndim != 2 or means.ndim != 3 or means.shape[:2] != weights.shape:
+    grouped = group_ids is not None
+    w_shape = "(S, D, T)" if grouped else "(S, T)"
+    if (
+        weights.ndim != 2 + grouped
+        or means.ndim != 3
+        or means.shape[:2] != (weights.shape[0], weights.shape[-1])
+    ):
         raise ValueError(
-            f"weights must be (S, T) and means (S, T, d); got {weights.shape} and {means.shape}"
+            f"weights must be {w_shape} and means (S, T, d); "
+            f"got {weights.shape} and {means.shape}"
         )
     if means.shape[2] != X.shape[1]:
         raise ValueError(f"means have dimension {means.shape[2]} but X has {X.shape[1]} columns")
-    S, T = weights.shape
+    if grouped:
+        group_ids = V.check_labels(group_ids, "group_ids", n_samples=X.shape[0])
+        if group_ids.min() < 0 or group_ids.max() >= weights.shape[1]:
+            raise ValueError(
+                f"group_ids must lie in [0, {weights.shape[1]}) (axis 1 of weights), got values "
+                f"in [{group_ids.min()}, {group_ids.max()}]"
+            )
+        group_ids = jnp.asarray(group_ids, jnp.int32)
+    S, T = weights.shape[0], weights.shape[-1]
     sigma2 = jnp.broadcast_to(jnp.asarray(sigma2, X.dtype), (S,))
     keys = jax.random.split(key, S)
     batch = int(max(1, min(S, _LABEL_BATCH_ENTRIES // max(1, X.shape[0] * T))))
-    return _mixture_labels(keys, X, weights, means, sigma2, batch)
+    return _mixture_labels(keys, X, weights, means, sigma2, group_ids, batch)
 
 
 def _data_argument(model_args: tuple, model_kwargs: dict):
@@ -147,12 +177,31 @@ def _dp_gmm_check(samples: dict) -> None:
     _dp_gmm.check_truncation(samples["weights"], stacklevel=5)
 
 
+def _hdp_gmm_labels(rng_key, samples: dict, model_args: tuple, model_kwargs: dict):
+    """Label sampler of :func:`bayesclust.models.hdp_gmm.hdp_gmm`: global components."""
+    X = _data_argument(model_args, model_kwargs)
+    group_ids = _group_ids_argument("hdp_gmm", model_args, model_kwargs)
+    if group_ids is None:
+        raise ValueError("group_ids must be given (the data set of every row) to fit hdp_gmm")
+    return sample_mixture_labels(
+        rng_key, X, samples["pi"], samples["means"], samples["sigma2"], group_ids=group_ids
+    )
+
+
+def _hdp_gmm_check(samples: dict) -> None:
+    """Truncation check of :func:`bayesclust.models.hdp_gmm.hdp_gmm` (global weights; warns)."""
+    _dp_gmm.check_truncation(samples["beta"], stacklevel=5)
+
+
 #: Label samplers per model name (see :data:`LabelSampler` for the signature).
-LABEL_SAMPLERS: dict[str, LabelSampler] = {"dp_gmm": _dp_gmm_labels}
+LABEL_SAMPLERS: dict[str, LabelSampler] = {"dp_gmm": _dp_gmm_labels, "hdp_gmm": _hdp_gmm_labels}
 
 #: Post-sampling checks per model name: ``fn(samples)`` with draws grouped by
 #: chain ``(chains, draws, ...)``; may warn, never modifies the samples.
-POSTERIOR_CHECKS: dict[str, Callable[[dict], None]] = {"dp_gmm": _dp_gmm_check}
+POSTERIOR_CHECKS: dict[str, Callable[[dict], None]] = {
+    "dp_gmm": _dp_gmm_check,
+    "hdp_gmm": _hdp_gmm_check,
+}
 
 
 def register_model(name: str, label_sampler: LabelSampler, check=None) -> None:
@@ -186,6 +235,8 @@ def register_model(name: str, label_sampler: LabelSampler, check=None) -> None:
 def _resolve_label_sampler(label_sampler, model) -> tuple[LabelSampler, Callable | None]:
     """The label sampler and the posterior check (looked up by the model's name)."""
     check = POSTERIOR_CHECKS.get(_model_name(model))
+    if label_sampler is None:  # the model's own, else the DP mixture's (the historical default)
+        label_sampler = _model_name(model) if _model_name(model) in LABEL_SAMPLERS else "dp_gmm"
     if isinstance(label_sampler, str):
         if label_sampler not in LABEL_SAMPLERS:
             raise ValueError(
@@ -245,7 +296,16 @@ def _to_posterior(
         sampler=sampler,
         model=model_name,
         seconds=time.perf_counter() - t0,
+        group_ids=_group_ids_argument(model_name, model_args, model_kwargs),
     )
+
+
+def _group_ids_argument(model_name: str, model_args: tuple, model_kwargs: dict):
+    """The data set of every point for a grouped-data model (``hdp_gmm``), else None."""
+    if model_name != "hdp_gmm":
+        return None
+    ids = model_args[1] if len(model_args) > 1 else model_kwargs.get("group_ids")
+    return None if ids is None else np.asarray(ids)
 
 
 # --------------------------------------------------------------------------- #
@@ -262,7 +322,7 @@ def run_nuts(
     num_chains: int = 1,
     chain_method: str = "sequential",
     progress_bar: bool = True,
-    label_sampler="dp_gmm",
+    label_sampler=None,
     nuts_kwargs: dict | None = None,
     **model_kwargs,
 ):
@@ -282,10 +342,12 @@ def run_nuts(
     chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
         How chains run (``"parallel"`` needs one device per chain).
     progress_bar : bool, default True
-    label_sampler : str or callable, default "dp_gmm"
+    label_sampler : str, callable or None, default None
         Name of a registered label conditional (:data:`LABEL_SAMPLERS`) or a
-        callable with that signature.  A registered name also runs the model's
-        posterior check (:data:`POSTERIOR_CHECKS`; for ``dp_gmm`` the
+        callable with that signature.  ``None``: the one registered under the
+        model's name (``"dp_gmm"``, ``"hdp_gmm"``), else ``"dp_gmm"``'s.  A
+        registered name also runs the model's posterior check
+        (:data:`POSTERIOR_CHECKS`; for ``dp_gmm`` and ``hdp_gmm`` the
         truncation check, which may issue a
         :class:`~bayesclust.models.dp_gmm.TruncationWarning`).
     nuts_kwargs : dict, optional
@@ -439,7 +501,7 @@ def run_svi(
     learning_rate: float = 0.01,
     num_restarts: int = 1,
     progress_bar: bool = True,
-    label_sampler="dp_gmm",
+    label_sampler=None,
     **model_kwargs,
 ):
     """Fit a model by stochastic variational inference and return a ``Posterior``.
@@ -481,7 +543,7 @@ def run_svi(
         every restart.
     progress_bar : bool, default True
         A tqdm bar over restarts x steps (updated in chunks).
-    label_sampler : str or callable, default "dp_gmm"
+    label_sampler : str, callable or None, default None
         As in :func:`run_nuts`.
     **model_kwargs
         Keyword arguments of the model.
