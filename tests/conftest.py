@@ -6,6 +6,17 @@ import pytest
 # Tests must never pick up a user's GPU/TPU or preallocate memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+# The samplers' compilations dominate the suite's time, and the xdist workers (and
+# reruns) compile many identical programs: share them through JAX's persistent
+# compilation cache (results are unaffected; BAYESCLUST_TEST_JAX_CACHE="" disables it).
+_CACHE = os.environ.get(
+    "BAYESCLUST_TEST_JAX_CACHE",
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".pytest_cache", "jax"),
+)
+if _CACHE:
+    jax.config.update("jax_compilation_cache_dir", _CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
 
 @pytest.fixture
 def x64():
