@@ -213,18 +213,18 @@ def test_draw_invariants():
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
 
 
-def test_buffers_grow_and_results_do_not_depend_on_it():
-    """Many small well-separated clusters force table and dish buffers to grow
-    (capacity 8 and 16 to start); no cluster is dropped."""
+def test_buffers_grow_and_no_cluster_is_dropped():
+    """Many small well-separated clusters force the table and dish buffers to grow
+    (8 tables per data set and 32 dishes to start); no cluster is dropped."""
     rng = np.random.default_rng(4)
-    centres = rng.uniform(-30, 30, (24, 2))
+    centres = 10.0 * np.stack(np.meshgrid(np.arange(8), np.arange(5)), -1).reshape(-1, 2) - 35.0
     groups = [np.concatenate([centres[c] + 0.05 * rng.standard_normal((2, 2))
-                              for c in range(12 * j, 12 * j + 12)]) for j in range(2)]
+                              for c in range(20 * j, 20 * j + 20)]) for j in range(2)]
     post = gibbs_hdp_gmm(0, groups, sigma2=0.0025, rho2=400.0, num_warmup=30, num_samples=5,
                          progress_bar=False)
-    assert post.n_clusters.min() >= 24
-    assert post.params["means"].shape[2] >= 24
-    assert post.sample_stats["n_local"].min() >= 24
+    assert post.n_clusters.min() >= 40
+    assert post.params["means"].shape[2] >= 40
+    assert post.sample_stats["n_local"].min() >= 40
 
 
 def test_recovers_the_hdp_synthetic_structure():

@@ -504,7 +504,7 @@ def gibbs_hdp_gmm(
     priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p) for p in priors]
     # Kulis & Jordan's initialisation: one table per data set, all serving one dish.
     sizes = np.bincount(gid, minlength=D)
-    capacity = {"L": min(8, int(sizes.max())), "P": min(16, n)}
+    capacity = {"L": min(8, int(sizes.max())), "P": min(32, n)}
     state = init_hdp_state(Xj, gidj, np.zeros(n, np.int32), np.zeros((D, capacity["L"]), np.int32),
                            capacity["L"], capacity["P"], log_alpha=log_alpha, log_gamma=log_gamma,
                            sigma2=sigma2)
