@@ -215,3 +215,38 @@ def test_hdp_gaussian_mixture_bad_parameters():
         HDPGaussianMixture(gamma=0.0).fit(X)
     with pytest.raises(ValueError, match="group_ids"):
         HDPGaussianMixture().fit(X, groups=[0, 1])
+
+
+# --------------------------------------------------------------------------- #
+# DiscriminativeClustering
+# --------------------------------------------------------------------------- #
+from bayesclust.estimators import DiscriminativeClustering  # noqa: E402
+
+
+def test_discriminative_clustering_matches_functional_core_and_scores():
+    from bayesclust.datasets import dc_toy
+    from bayesclust.estimators import _key_from_random_state
+    from bayesclust.inference.discriminative import dc_map
+    from bayesclust.metrics import dc_log_posterior
+
+    X, c = dc_toy(0, 2000)
+    y = np.array(["low", "high"])[c]  # any class values
+    est = DiscriminativeClustering(n_clusters=4, smooth_std=0.3, random_state=0).fit(X, y)
+    codes = np.searchsorted(est.classes_, y)
+    res = dc_map(_key_from_random_state(0), X, codes, 4, 0.3, init="kmeans")
+    np.testing.assert_allclose(est.cluster_centers_, res.prototypes)
+    assert np.array_equal(est.predict(X), est.labels_)
+    assert est.score(X, y) == pytest.approx(dc_log_posterior(est.labels_, codes, n_clusters=4))
+    assert est.score(X, y) == pytest.approx(est.log_posterior_)
+    with pytest.raises(ValueError, match="not seen"):
+        est.score(X[:3], ["low", "high", "middle"])
+
+
+def test_discriminative_clustering_bad_input():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="smooth_std"):
+        DiscriminativeClustering(smooth_std=0.0).fit(X, np.arange(10) % 2)
+    with pytest.raises(ValueError, match="n_clusters"):
+        DiscriminativeClustering(n_clusters=11).fit(X, np.arange(10) % 2)
+    with pytest.raises(ValueError):
+        DiscriminativeClustering().fit(X, np.arange(9) % 2)
