@@ -291,10 +291,11 @@ def run_compare(
         (default ``"three-gaussians"``, ``"hdp-groups"`` for ``model="hdp"``).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp", "hdp"}
-        The model (later: "dc", "consensus").  ``"hdp"`` runs
+    model : {"dp", "hdp", "dc"}
+        The model (later: "consensus").  ``"hdp"`` runs
         :func:`bayesclust.bridge_hdp.run_compare_hdp` on grouped data (default
-        data ``hdp-groups``).
+        data ``hdp-groups``); ``"dc"`` runs
+        :func:`bayesclust.bridge_dc.run_compare_dc` (default data ``dc-toy``).
     k : int, optional
         Clusters for farthest-first lambda and k-means; default the number of
         true classes (required for a file unless ``lam`` is given).
@@ -325,8 +326,17 @@ def run_compare(
         return run_compare_hdp("hdp-groups" if data is None else data, out_dir,
                                seed=seed, num_warmup=num_warmup, num_samples=num_samples,
                                num_chains=num_chains, plot=plot, progress_bar=progress_bar)
+    if model == "dc":
+        from .bridge_dc import run_compare_dc
+
+        if lam is not None:
+            raise ValueError("--lam is an option of --model dp (discriminative clustering has no "
+                             "cluster penalty; give the number of prototypes with --k)")
+        return run_compare_dc("dc-toy" if data is None else data, out_dir, k=k, seed=seed,
+                              num_warmup=num_warmup, num_samples=num_samples,
+                              num_chains=num_chains, plot=plot, progress_bar=progress_bar)
     if model != "dp":
-        raise ValueError(f"model must be 'dp' or 'hdp' (dc and consensus are not implemented yet), got {model!r}")
+        raise ValueError(f"model must be 'dp', 'hdp' or 'dc' (consensus is not implemented yet), got {model!r}")
     data = "three-gaussians" if data is None else data
     X, y = _load_data(data, seed)
     n, d = X.shape

@@ -129,18 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
             "Fit the DP Gaussian mixture by its hard limit (DP-means) and by Gibbs sampling, "
             "next to the k-means peer; print the comparison table and write compare.json and "
             "compare.png (data coloured by each solution, co-clustering matrix, k trace, "
-            "small-variance path) to --out."
+            "small-variance path) to --out.  --model hdp and --model dc run the same kind of "
+            "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*)."
         ),
     )
-    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp"],
+    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc"],
                       help="dp: DP mixture vs DP-means; hdp: HDP mixture of grouped data vs hard "
-                           "HDP, on hdp-groups (default: dp)")
+                           "HDP, on hdp-groups; dc: discriminative clustering (NUTS, CG / SA MAP, "
+                           "sDC) vs k-means, MoG, MDA2 on held-out data (default: dp)")
     cmp_.add_argument("--data", default=None,
                       help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
-                           "(default: three-gaussians; hdp-groups for --model hdp)")
+                           "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
+                           "--model dc, which needs a labelled built-in set)")
     cmp_.add_argument("--k", type=int, default=None,
-                      help="clusters for farthest-first lambda and k-means "
-                           "(default: number of true classes)")
+                      help="clusters for farthest-first lambda and k-means; prototypes for "
+                           "--model dc (default: number of true classes; 6 on dc-toy)")
     cmp_.add_argument("--lam", type=float, default=None, help="DP-means penalty (overrides --k)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     cmp_.add_argument("--num-warmup", type=int, default=200, help="Gibbs warm-up sweeps (200)")

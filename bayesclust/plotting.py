@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_partition", "plot_lambda_path", "project_2d"]
+__all__ = ["plot_partition", "plot_lambda_path", "plot_dc_prototypes", "project_2d"]
 
 
 def _pyplot():
@@ -116,4 +116,50 @@ def plot_lambda_path(lams, n_clusters, *, ax=None, marker_lam=None, title=None):
         ax.axvline(marker_lam, color="gray", ls="--", lw=1)
     if title:
         ax.set_title(title, fontsize=10)
+    return ax
+
+
+def plot_dc_prototypes(X, classes, prototypes, *, ax=None, title=None, grid_size: int = 200):
+    """Prototypes of discriminative clustering over the data density (Kaski et al. 2005, Fig. 1).
+
+    Gray shades show the density of ``X`` (a hexagonal histogram), thin lines the
+    Voronoi boundaries of the prototypes and open circles the prototypes.
+    ``classes`` is accepted for symmetry with the fits and is not drawn (the toy's
+    classes change along the vertical axis only).  Two-dimensional data only.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, 2)
+    classes : array_like of int, shape (n,)
+    prototypes : array_like, shape (K, 2)
+    ax : matplotlib Axes, optional
+    title : str, optional
+    grid_size : int, default 200
+        Resolution of the Voronoi boundary raster.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    X = np.asarray(X, float)
+    m = np.asarray(prototypes, float)
+    if X.ndim != 2 or X.shape[1] != 2 or m.ndim != 2 or m.shape[1] != 2:
+        raise ValueError(f"plot_dc_prototypes draws 2-D data, got X {X.shape} and prototypes {m.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 4))
+    lo, hi = np.percentile(X, 0.5, axis=0), np.percentile(X, 99.5, axis=0)
+    ax.hexbin(X[:, 0], X[:, 1], gridsize=30, cmap="Greys", extent=(lo[0], hi[0], lo[1], hi[1]),
+              linewidths=0)
+    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], grid_size), np.linspace(lo[1], hi[1], grid_size))
+    cells = np.argmin((gx[..., None] - m[:, 0]) ** 2 + (gy[..., None] - m[:, 1]) ** 2, axis=-1)
+    ax.contour(gx, gy, cells, levels=np.arange(len(m)) + 0.5, colors="C0", linewidths=0.8)
+    ax.scatter(m[:, 0], m[:, 1], s=90, facecolors="none", edgecolors="C3", linewidths=2)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect("equal")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
     return ax
