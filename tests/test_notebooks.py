@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -151,3 +152,41 @@ print({MARKER!r} + json.dumps(dict(
     assert res["path_nmi_point"][-1] >= 0.8
     assert res["path_nmi_draws"][-1] >= 0.8
     assert abs(res["path_k_mean"][-1] - res["hard_k"]) <= 3
+
+
+@pytest.mark.slow
+def test_03_discriminative_runs(monkeypatch):
+    probe = f"""
+import json, sys
+print({MARKER!r} + json.dumps(dict(
+    smoke=SMOKE,
+    executable=sys.executable,
+    fig1_r2=[r.tolist() for r in fig1_r2],
+    fig1_lp=[float(r.log_posterior) for r in fig1["fits"]],
+    exact=float(exact),
+    smoothed=[float(v) for v in smoothed],
+    table={{name: {{k: (None if v is None else float(v)) for k, v in r.items()}} for name, r in table.items()}},
+    cells_dist={{str(k): float(v) for k, v in cells_dist.items()}},
+    best=search.best_params_,
+)))
+"""
+    nb, res = _execute(NOTEBOOKS / "03_discriminative.ipynb", probe, monkeypatch)
+
+    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=3)
+
+    # Kaski et al. Fig. 1: plain DC's cells explain the vertical axis only; lam_vq = 1 is
+    # k-means' isotropic layout; the regulariser costs class prediction (eq. 15).
+    r2 = np.array(res["fig1_r2"])
+    assert r2[0, 0] < 0.2 and r2[0, 1] > 0.85
+    assert abs(r2[2, 0] - r2[2, 1]) < 0.05
+    assert res["fig1_lp"][0] > res["fig1_lp"][2]
+    # Eq. 10 tends to eq. 9 as smooth_std -> 0.
+    assert res["smoothed"][-1] == pytest.approx(res["exact"], rel=1e-3)
+    assert abs(res["smoothed"][-1] - res["exact"]) < abs(res["smoothed"][0] - res["exact"])
+    # The DC optimisers maximise eq. 9 on the training data; k-means ignores the classes.
+    t = res["table"]
+    best_dc = max(t[m]["train_lp"] for m in ("CG MAP (k-means start)", "SA MAP (exact)", "sDC"))
+    assert best_dc > t["k-means (VQ)"]["train_lp"]
+    assert all(np.isfinite(r["test_cost"]) and r["test_cost"] > 0 for r in t.values())
+    assert sum(res["cells_dist"].values()) == pytest.approx(1.0)
+    assert res["best"]["smooth_std"] in (0.1, 0.3, 1.0) and res["best"]["lam_vq"] in (0.0, 0.02)
