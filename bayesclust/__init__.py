@@ -7,7 +7,7 @@ kernels in :mod:`bayesclust.kernels` and the evaluation code in
 """
 
 from .bridge import compare, small_variance_path
-from .estimators import DPGaussianMixture, DPMeans, HardHDP, HDPGaussianMixture
+from .estimators import DiscriminativeClustering, DPGaussianMixture, DPMeans, HardHDP, HDPGaussianMixture
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.gibbs import gibbs_dp_gmm
 from .inference.hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DPGaussianMixture",
+    "DiscriminativeClustering",
     "HardHDP",
     "HDPGaussianMixture",
     "gibbs_hdp_gmm",

@@ -412,11 +412,61 @@ def render(rows: list[dict], date: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Scripts of the rows stored before rows carried a ``script`` tag (by benchmark-name prefix).
+_LEGACY = {"dp_means_": "dp_means.py", "gibbs_vs_nuts": "samplers.py", "hdp_": "hdp.py",
+           "dc_": "discriminative.py"}
+
+
+def stored_rows() -> list[dict]:
+    """Rows of ``results.jsonl``, each tagged with the script that wrote it.
+
+    Untagged rows are attributed by benchmark name; an untagged environment row
+    belongs to the script of the row after it (every script prints it first).
+    """
+    path = HERE / "results.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for row in rows:
+        name = row.get("benchmark", "")
+        row.setdefault("script", next((s for p, s in _LEGACY.items() if name.startswith(p)), None))
+    for row, after in zip(rows[::-1][1:], rows[::-1]):
+        if row["script"] is None:
+            row["script"] = after["script"]
+    return rows
+
+
 def main():
-    extra = sys.argv[1:]
-    rows = []
-    for script in SCRIPTS:
-        rows += run(script, extra)
+    """``run_all.py [--only SCRIPT | --ingest SCRIPT FILE ...] [args passed to every script]``.
+
+    With ``--only``, runs just those scripts and keeps every other script's stored rows;
+    ``--ingest`` takes a script's rows from the JSON lines of a saved run of it.
+    """
+    argv = sys.argv[1:]
+    only, ingest = [], {}
+    while argv and argv[0] in ("--only", "--ingest"):
+        script = argv[1] if argv[1].endswith(".py") else argv[1] + ".py"
+        if argv[0] == "--ingest":  # a saved run of the script: ``--ingest SCRIPT FILE``
+            ingest[script] = Path(argv[2])
+            argv = argv[3:]
+        else:
+            argv = argv[2:]
+        only.append(script)
+    unknown = sorted(set(only) - set(SCRIPTS))
+    if unknown:
+        raise SystemExit(f"--only/--ingest: unknown scripts {unknown}; known: {SCRIPTS}")
+    scripts = only or SCRIPTS
+    kept = [r for r in stored_rows() if r["script"] not in scripts] if only else []
+    rows = list(kept)
+    for script in scripts:
+        if script in ingest:
+            new = [json.loads(line) for line in ingest[script].read_text().splitlines()
+                   if line.startswith("{")]
+        else:
+            new = run(script, argv)
+        rows += [dict(r, script=script) for r in new]
+    order = {s: i for i, s in enumerate(SCRIPTS)}
+    rows.sort(key=lambda r: order.get(r["script"], len(SCRIPTS)))  # stable: keeps each script's order
     (HERE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (ROOT / "BENCHMARKS.md").write_text(render(rows))
     print(f"wrote {ROOT / 'BENCHMARKS.md'}")
