@@ -364,6 +364,57 @@ def dc_tables(rows: list[dict]) -> list[str]:
     return lines
 
 
+#: Benchmarks rendered by a dedicated table above; everything else goes through generic_tables.
+_DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nuts_ess_per_second",
+              "hdp_", "dc_table1")
+#: Title and reading notes of a script's generic table (scripts may also print a "note" row).
+GENERIC_TITLES: dict[str, str] = {}
+
+
+def _cell(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if v != v:
+            return "-"
+        return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.3g}"
+    return str(v)
+
+
+def generic_tables(rows: list[dict]) -> list[str]:
+    """One table per benchmark name for scripts without a dedicated renderer.
+
+    Columns are the rows' scalar fields (lists and dicts stay in ``results.jsonl``);
+    a row ``{"benchmark": NAME, "note": TEXT}`` adds TEXT under that table's title.
+    """
+    lines: list[str] = []
+    names: list[str] = []
+    for r in rows:
+        name = r.get("benchmark", "")
+        if name and not name.startswith(_DEDICATED) and name not in names:
+            names.append(name)
+    for name in names:
+        group = [r for r in rows if r.get("benchmark") == name and "note" not in r]
+        notes = [r["note"] for r in rows if r.get("benchmark") == name and "note" in r]
+        cols: list[str] = []
+        for r in group:
+            for k, v in r.items():
+                if k not in ("benchmark", "script") and k not in cols and not isinstance(v, (list, dict)):
+                    cols.append(k)
+        script = next((r.get("script") for r in rows if r.get("benchmark") == name), None)
+        lines += ["", f"## {GENERIC_TITLES.get(name, name)}", ""]
+        if script:
+            lines += [f"`benchmarks/{script}`." + (" " + " ".join(notes) if notes else ""), ""]
+        elif notes:
+            lines += [" ".join(notes), ""]
+        if group and cols:
+            lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+            lines += ["| " + " | ".join(_cell(r.get(c, "")) for c in cols) + " |" for r in group]
+    return lines
+
+
 def render(rows: list[dict], date: str | None = None) -> str:
     """BENCHMARKS.md from the collected rows (every script's JSON lines)."""
     env = next((r for r in rows if r.get("benchmark") == "environment"), {})
@@ -409,6 +460,7 @@ def render(rows: list[dict], date: str | None = None) -> str:
     dc = dc_tables(rows)
     if dc:
         lines += [""] + dc
+    lines += generic_tables(rows)
     return "\n".join(lines) + "\n"
 
 
