@@ -434,7 +434,7 @@ def _json_default(o):
 
 
 def _figure(X, y, dpm, post, path, filename, name):
-    from .plotting import _pyplot, plot_partition
+    from .plotting import _pyplot, plot_co_clustering, plot_partition
 
     plt = _pyplot()
     fig, axes = plt.subplots(2, 3, figsize=(13, 8))
@@ -449,12 +449,7 @@ def _figure(X, y, dpm, post, path, filename, name):
                    title=f"hard limit: DP-means, k={dpm.n_clusters}")
     plot_partition(X, metrics.match_labels(ref, point), ax=ax[2],
                    title=f"sampled: posterior point (VI loss), k={metrics.n_clusters(point)}")
-    order = np.argsort(point, kind="stable")
-    im = ax[3].imshow(post.co_clustering()[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1)
-    ax[3].set_title("posterior co-clustering (sorted)", fontsize=10)
-    ax[3].set_xticks([])
-    ax[3].set_yticks([])
-    fig.colorbar(im, ax=ax[3], fraction=0.046)
+    plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
     for c, ks in enumerate(post.n_clusters):
         ax[4].plot(ks, lw=0.8, label=f"chain {c}")
     ax[4].axhline(dpm.n_clusters, color="k", ls="--", lw=1, label="DP-means k")

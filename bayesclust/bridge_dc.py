@@ -283,7 +283,7 @@ def run_compare_dc(
 
 
 def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
-    from .plotting import _pyplot, plot_dc_prototypes, plot_partition
+    from .plotting import _pyplot, plot_co_clustering, plot_dc_prototypes, plot_partition
 
     plt = _pyplot()
     ncols = 3
@@ -296,12 +296,8 @@ def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
     ax = axes[-1]
     plot_partition(X, metrics.match_labels(classes, dc_voronoi_labels(X, prototypes["CG MAP"])),
                    prototypes["CG MAP"], ax=ax[0], title=f"{name}: CG MAP cells (train)")
-    order = np.lexsort((classes, point))
-    im = ax[1].imshow(post.co_clustering()[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1)
-    ax[1].set_title("NUTS: posterior co-clustering of cells", fontsize=10)
-    ax[1].set_xticks([])
-    ax[1].set_yticks([])
-    fig.colorbar(im, ax=ax[1], fraction=0.046)
+    plot_co_clustering(post.co_clustering(), np.lexsort((classes, point)), ax=ax[1],
+                       title="NUTS: posterior co-clustering of cells")
     ax[2].barh([r["method"] for r in rows][::-1], [r["test_cost"] for r in rows][::-1], color="C0")
     ax[2].set_xlabel("test cost (-eq. 9, lower is better)")
     ax[2].tick_params(axis="y", labelsize=8)

@@ -194,7 +194,7 @@ def run_compare_hdp(
 
 
 def _figure(groups, labels, hard, post, point, rows, filename):
-    from .plotting import _pyplot, plot_partition
+    from .plotting import _pyplot, plot_co_clustering, plot_partition
 
     plt = _pyplot()
     X = np.concatenate(groups)
@@ -206,12 +206,7 @@ def _figure(groups, labels, hard, post, point, rows, filename):
                    title=f"hard HDP: {hard.n_global} global clusters")
     plot_partition(X, metrics.match_labels(y, point), ax=ax[2],
                    title=f"sampled HDP: VI point, k={metrics.n_clusters(point)}")
-    order = np.argsort(point, kind="stable")
-    im = ax[3].imshow(post.co_clustering()[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1)
-    ax[3].set_title("posterior co-clustering (sorted)", fontsize=10)
-    ax[3].set_xticks([])
-    ax[3].set_yticks([])
-    fig.colorbar(im, ax=ax[3], fraction=0.046)
+    plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
     for c, ks in enumerate(post.n_clusters):
         ax[4].plot(ks, lw=0.8, label=f"chain {c}")
     ax[4].axhline(hard.n_global, color="k", ls="--", lw=1, label="hard HDP")

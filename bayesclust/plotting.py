@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_partition", "plot_lambda_path", "plot_dc_prototypes", "project_2d"]
+__all__ = ["plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_dc_prototypes", "project_2d"]
 
 
 def _pyplot():
@@ -87,6 +87,37 @@ def plot_partition(X, labels, centers=None, *, ax=None, title=None):
         ax.set_title(title, fontsize=10)
     ax.set_xticks([])
     ax.set_yticks([])
+    return ax
+
+
+def plot_co_clustering(psm, order=None, *, ax=None, title="posterior co-clustering (sorted)"):
+    """Heat map of a posterior co-clustering (similarity) matrix, rows and columns reordered.
+
+    Parameters
+    ----------
+    psm : array_like, shape (n, n)
+        ``Posterior.co_clustering()``: the posterior probability that two points share a cluster.
+    order : array_like of int, shape (n,), optional
+        Row/column order, e.g. ``np.argsort(point_partition, kind="stable")`` so that
+        clusters show as blocks; default the given order.
+    ax : matplotlib Axes, optional
+    title : str
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 4))
+    psm = np.asarray(psm)
+    if order is not None:
+        psm = psm[np.ix_(order, order)]
+    im = ax.imshow(psm, cmap="viridis", vmin=0, vmax=1)
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.figure.colorbar(im, ax=ax, fraction=0.046)
     return ax
 
 
