@@ -296,8 +296,8 @@ def cecib_cost(
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0], [2.0]])
-    >>> round(cecib_cost(X, [0, 0]), 6) == round(0.5 * np.log(2 * np.pi * np.e), 6)
-    True
+    >>> round(cecib_cost(X, [0, 0]), 4)  # variance 1: the entropy of N(0, 1), 0.5 ln(2 pi e)
+    1.4189
     """
     X, z, m, beta, _ = _check_inputs(X, y_partial, beta, 0.0, covariance_type, n_categories)
     lab = V.check_labels(labels, "labels", n_samples=X.shape[0])
@@ -641,7 +641,7 @@ def cecib(
     beta: float = 1.0,
     eps: float = 0.05,
     covariance_type: str = "full",
-    init: Any = "k-means++",
+    init: Any = "random",
     n_init: int = 10,
     max_iter: int = 100,
     tol: float = 1e-10,
@@ -675,10 +675,16 @@ def cecib(
         [C] does not state it).
     covariance_type : {"full", "diagonal", "spherical"}, default "full"
         Gaussian family ([C] uses full; the others are CEC's families).
-    init : {"k-means++", "random"} or array of int, default "k-means++"
-        ``"random"``: uniformly random partition ([C]); ``"k-means++"``:
-        k-means++ seeds, then each point to its nearest seed (the authors' demo
-        code); an array: the starting labels of one run (``0..n_clusters-1``).
+    init : {"random", "k-means++"} or array of int, default "random"
+        ``"random"``: uniformly random partition ([C] §3.4); ``"k-means++"``:
+        k-means++ seeds (:func:`bayesclust.inference.kmeans.kmeans_init`), then
+        each point to its nearest seed (the authors' demo code); an array: the
+        starting labels of one run (``0..n_clusters-1``).  The random partition
+        is the default because it removes superfluous clusters more reliably:
+        k-means++ starts tend to split a Gaussian into parts that single-point
+        moves cannot merge (on two 200-point blobs started with 4 clusters it
+        ended with 3 clusters in 3 of 3 seeds, the random partition with 2 in 3
+        of 3; spec errata 9 saw the same on Iris).
     n_init : int, default 10
         Restarts (ignored for an array ``init``).
     max_iter : int, default 100
@@ -720,10 +726,10 @@ def cecib(
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> X = np.concatenate([rng.normal(0, 1, (60, 2)), rng.normal(8, 1, (60, 2))])
+    >>> X = np.concatenate([rng.normal(0, 1, (200, 2)), rng.normal(8, 1, (200, 2))])
     >>> res = cecib(0, X, 4, n_init=2)
-    >>> res.n_clusters
-    2
+    >>> res.n_clusters, res.converged
+    (2, True)
     """
     import jax
 
