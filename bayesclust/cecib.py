@@ -385,14 +385,15 @@ class _State:
         self.L = self.counts.sum(axis=1)
         self.S = _xlogx(self.counts).sum(axis=1)
         self.H = _label_entropy(self.S, self.L)
-        self.E = self._cost(self.n, self.logdet, self.H)
-        self.E[~self.active] = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.E = np.where(self.active, self._cost(self.n, self.logdet, self.H), 0.0)
+        self._refresh()
 
     def _cost(self, n, logdet, H):
         """Per-cluster cost, eq. 11 (vectorised; ``n = 0`` gives 0)."""
         p = n / self.n_total
-        e = p * (self.c0 + 0.5 * logdet + self.beta * H - np.log(p))  # callers silence 0 * inf
-        return np.where(n > 0, e, 0.0)
+        # Empty slots give NaN here (callers silence the warnings and mask inactive slots).
+        return p * (self.c0 + 0.5 * logdet + self.beta * H - np.log(p))
 
     def _cost1(self, n: float, logdet: float, H: float) -> float:
         """Scalar :meth:`_cost` for one cluster with ``n >= 1`` points."""
@@ -403,33 +404,46 @@ class _State:
         return float(np.sum(self.E[self.active]))
 
     # -- candidates for one point (vectorised over clusters) ---------------
+    def _refresh(self):
+        """Per-slot constants of :meth:`add_candidates` (after any change of n, logdet, H)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n1 = self.n + 1.0
+            self._inv_n1 = 1.0 / n1
+            self._ratio = self.n / n1
+            self._ldr = self.logdet + self.d * np.log(self._ratio)
+            p1 = n1 / self.n_total
+            self._half_p1 = 0.5 * p1
+            self._p1 = p1
+            self._base1 = p1 * (self.c0 - np.log(p1))  # p (c0 - ln p), without the label term
+            self._base1_h = self._base1 + p1 * self.beta * self.H
+
     def add_candidates(self, x, zi):
-        """Costs of every slot with x added, and the pieces to commit: (E+, logdet+, H+, aux)."""
-        n = self.n
+        """Costs of every slot with x added, and the pieces to commit: (E+, logdet+, H+, S+, aux).
+
+        Empty slots give NaN or garbage; callers mask them with ``active``.
+        """
         v = x - self.mu
-        r = n / (n + 1.0)
         if self.cov_type == "full":
-            w = np.einsum("kde,ke->kd", self.inv, v)
-            q = np.einsum("kd,kd->k", v, w)
-            ld = self.logdet + self.d * np.log(r) + np.log1p(q / (n + 1.0))
+            w = np.matmul(self.inv, v[:, :, None])[:, :, 0]
+            q = (v * w).sum(axis=1)
+            ld = self._ldr + np.log1p(q * self._inv_n1)
             aux = (v, w, q)
         elif self.cov_type == "diagonal":
-            var = r[:, None] * (self.var + v * v / (n + 1.0)[:, None])
-            with np.errstate(divide="ignore"):
-                ld = np.sum(np.log(var), axis=1)
+            var = self._ratio[:, None] * (self.var + v * v * self._inv_n1[:, None])
+            ld = np.log(var).sum(axis=1)
             aux = var
         else:
-            s2 = r * (self.s2 + np.einsum("kd,kd->k", v, v) / (self.d * (n + 1.0)))
-            with np.errstate(divide="ignore"):
-                ld = self.d * np.log(s2)
+            s2 = self._ratio * (self.s2 + (v * v).sum(axis=1) * self._inv_n1 / self.d)
+            ld = self.d * np.log(s2)
             aux = s2
         if zi >= 0:
             c = self.counts[:, zi]
             S = self.S - _xlogx(c) + _xlogx(c + 1.0)
             H = _label_entropy(S, self.L + 1.0)
+            E = self._base1 + self._p1 * self.beta * H + self._half_p1 * ld
         else:
             S, H = self.S, self.H
-        E = self._cost(n + 1.0, ld, H)
+            E = self._base1_h + self._half_p1 * ld
         return E, ld, H, S, aux
 
     def remove_candidate(self, a, x, zi):
@@ -488,6 +502,7 @@ class _State:
         self.S[j] = S
         self.H[j] = H
         self.E[j] = E
+        self._refresh()
 
     def commit_remove(self, a, x, zi, E, ld, H, S, aux):
         n = self.n[a]
@@ -511,6 +526,7 @@ class _State:
         self.S[a] = S
         self.H[a] = H
         self.E[a] = E
+        self._refresh()
 
     def delete(self, a):
         if not hasattr(self, "_deleted"):
@@ -519,12 +535,14 @@ class _State:
         self.active[a] = False
         self.E[a] = 0.0
         self.n[a] = 0.0
+        self._refresh()
 
     def assign_greedy(self, i):
         """Put unassigned point i into the active cluster of smallest cost increase."""
         x, zi = self.X[i], int(self.z[i])
         E, ld, H, S, aux = self.add_candidates(x, zi)
-        inc = np.where(self.active & np.isfinite(E), E - self.E, np.inf)
+        inc = np.where(self.active, E - self.E, np.inf)
+        inc[np.isnan(inc)] = np.inf
         j = int(np.argmin(inc))
         if not np.isfinite(inc[j]):
             raise ValueError("X is degenerate: no cluster with a non-singular covariance can take a point")
@@ -591,10 +609,9 @@ def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, 
             if not np.isfinite(Ea):
                 continue
             E, ld, H, S, aux = state.add_candidates(x, zi)
-            gain = (state.E[a] + state.E) - (Ea + E)
+            gain = np.where(state.active, state.E + (state.E[a] - Ea) - E, -np.inf)
             gain[a] = 0.0
-            gain[~state.active | ~np.isfinite(E)] = -np.inf
-            j = int(np.argmax(gain))
+            j = int(gain.argmax())
             if gain[j] <= tol:
                 continue
             state.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
