@@ -7,6 +7,7 @@ paper's Tables 2 and 3 (spec smic_cecib.md B7/B8.1 with errata 9).
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -499,3 +500,46 @@ def test_beta_0_degrades_less_than_beta_1_under_noisy_labels():
     mean_b0, mean_b1 = np.mean(loss[beta_0()]), np.mean(loss[1.0])
     print(f"NMI loss from 30% wrong labels: beta_0 {mean_b0:.3f}, beta=1 {mean_b1:.3f}")
     assert mean_b0 < mean_b1 - 0.05
+
+
+# --------------------------------------------------------------------------- notebook
+
+
+@pytest.mark.slow
+def test_notebook_06_semi_supervised_cecib_runs(monkeypatch):
+    pytest.importorskip("nbclient")
+    from tests.test_notebooks import MARKER, NOTEBOOKS, _check_ran_in_smoke_mode_with_figures, _execute
+
+    probe = f"""
+import json, sys
+print({MARKER!r} + json.dumps(dict(
+    smoke=SMOKE,
+    executable=sys.executable,
+    toy_k=int(toy.n_clusters_),
+    toy_ari=float(metrics.ari(y_toy, toy.labels_)),
+    toy_trace=[float(v) for v in toy.cost_trace_],
+    crossover=float(crossover),
+    fraction=table_fraction,
+    iris_k=[k for (name, frac), ks in k_found.items() if name == "iris" for k in ks],
+    noise=table_noise,
+    few=table_few,
+)))
+"""
+    # the kernel imports this checkout's bayesclust (not another one installed in the venv)
+    root = str(NOTEBOOKS.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    nb, res = _execute(NOTEBOOKS / "06_semi_supervised_cecib.ipynb", probe, monkeypatch)
+    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=5)
+    # three generated Gaussians, started with 8 clusters: three remain, the truth recovered
+    assert res["toy_k"] == 3 and res["toy_ari"] > 0.95
+    # [C] Example 4.1: the one-vs-split crossover is beta_0 = 0.2698 (paper ~0.269)
+    assert res["crossover"] == pytest.approx(0.2698, abs=0.01)
+    # [C] Table 2: Iris ends with 5 clusters from 6 (most draws; errata 9)
+    ks = res["iris_k"]
+    assert all(4 <= k <= 6 for k in ks) and ks.count(5) >= len(ks) / 2, ks
+    # scikit-learn's GaussianMixture on Iris at k = 3 (a sanity check of the peer column)
+    for row in res["fraction"]["iris"]:
+        assert row["GaussianMixture"] > 0.7
+        assert all(0.0 <= v <= 1.0 for key, v in row.items() if key != "fraction")
+    assert [r["wrong"] for r in res["noise"]] == [0.0, 0.3]
+    assert len(res["few"]) == 3
