@@ -940,6 +940,10 @@ class CECIB(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         if y is None:
             y = np.full(n, -1, np.int64)
+        elif np.asarray(y).dtype.kind in "OUSV":
+            raise ValueError(
+                f"Unknown label type: y must hold integer labels (-1 = unlabelled), got dtype {np.asarray(y).dtype}"
+            )
         y = V.check_labels(y, "y", n_samples=n)
         labelled = y != -1
         if self.classes is None:

@@ -427,6 +427,24 @@ def test_estimator_bad_input():
         CECIB(n_clusters=1).fit(np.random.default_rng(0).normal(size=(6, 6)))
 
 
+def test_estimator_string_labels_are_rejected():
+    from bayesclust import CECIB
+
+    X, y = blobs(0, n_per=20)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        CECIB(n_clusters=2).fit(X, y.astype(str))
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from bayesclust import CECIB  # noqa: E402
+
+
+@parametrize_with_checks([CECIB(n_clusters=2, n_init=1, random_state=0)])
+def test_sklearn_contract_cecib(estimator, check):
+    check(estimator)
+
+
 # --------------------------------------------------------------------------- paper
 
 
