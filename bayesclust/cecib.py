@@ -62,8 +62,7 @@ class CECIBResult(NamedTuple):
     Attributes
     ----------
     labels : ndarray of int64, shape (n,)
-        Cluster of every point, ``0..n_clusters-1`` (clusters in order of first
-        appearance of their slot).
+        Cluster of every point, ``0..n_clusters-1`` (surviving slots in index order).
     means : ndarray, shape (n_clusters, d)
     covariances : ndarray, shape (n_clusters, d, d)
         Maximum-likelihood covariances of the family (diagonal matrices for
@@ -336,6 +335,7 @@ class _State:
         self.d = X.shape[1]
         self.c0 = 0.5 * self.d * _LN_2PIE
         self.labels = labels.copy()
+        self._deleted = np.zeros(K, bool)  # slots removed for good
         self.recompute()
 
     # -- from scratch ------------------------------------------------------
@@ -344,9 +344,7 @@ class _State:
         lab = self.labels
         on = lab >= 0
         self.n = np.bincount(lab[on], minlength=K).astype(np.float64)
-        self.active = self.n > 0
-        if hasattr(self, "_deleted"):
-            self.active &= ~self._deleted
+        self.active = (self.n > 0) & ~self._deleted
         self.mu = np.zeros((K, d))
         self.logdet = np.full(K, np.nan)
         if self.cov_type == "full":
@@ -529,8 +527,7 @@ class _State:
         self._refresh()
 
     def delete(self, a):
-        if not hasattr(self, "_deleted"):
-            self._deleted = np.zeros(self.K, bool)
+        """Remove slot ``a`` for good (its points must be reassigned by the caller)."""
         self._deleted[a] = True
         self.active[a] = False
         self.E[a] = 0.0
