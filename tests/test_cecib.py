@@ -325,6 +325,22 @@ def test_clusters_are_removed_down_to_the_true_number():
         np.testing.assert_allclose(res.covariances[j], np.cov(X[res.labels == j].T, bias=True), atol=1e-10)
 
 
+def test_kmeanspp_starts_use_the_seeds_of_kmeans_init():
+    import jax
+
+    from bayesclust.cecib import _initial_labels
+    from bayesclust.inference.kmeans import kmeans_init
+
+    X, y = blobs(2, n_per=150)
+    key = jax.random.PRNGKey(3)
+    seeds = np.asarray(kmeans_init(key, X, 6, init="k-means++"), np.float64)
+    nearest = np.argmin(((X[:, None, :] - seeds[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_array_equal(_initial_labels(key, X, 6, "k-means++"), nearest)
+    res = cecib(0, X, 6, init="k-means++", n_init=2)
+    assert res.converged and 3 <= res.n_clusters <= 6
+    assert res.cost == pytest.approx(ref_cost(X, res.labels), rel=1e-10)
+
+
 def test_large_beta_makes_the_partition_consistent_with_full_labels():
     # Def. 3.2: with beta -> inf every cluster meets at most one category.  Labels split one
     # Gaussian blob in two halves: beta = 0 keeps it whole, large beta splits it.
