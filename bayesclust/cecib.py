@@ -54,6 +54,21 @@ __all__ = [
 COVARIANCE_TYPES = ("full", "diagonal", "spherical")
 _LN_2PIE = math.log(2.0 * math.pi * math.e)
 _SINGULAR_TOL = 1e-10  # errata 12: relative tolerance of the determinant-lemma factor
+_SUSPECT_TOL = 1e-6  # below this factor a downdate is checked against the member points
+_EIG_TOL = 1e-12  # a covariance with eigenvalues <= _EIG_TOL * largest counts as singular
+
+
+def _logdet_pd(C: np.ndarray) -> float:
+    """log det of a covariance, ``-inf`` when it is (numerically) singular.
+
+    ``slogdet`` of an exactly singular matrix built from data (duplicate or
+    collinear points) returns a finite, round-off-sized determinant; the relative
+    eigenvalue floor catches those.
+    """
+    w = np.linalg.eigvalsh(C)
+    if not w[-1] > 0 or w[0] <= _EIG_TOL * w[-1]:
+        return -np.inf
+    return float(np.sum(np.log(w)))
 
 
 class CECIBResult(NamedTuple):
@@ -246,8 +261,7 @@ def _cluster_logdet(Xc: np.ndarray, covariance_type: str) -> float:
     d = Xc.shape[1]
     diff = Xc - Xc.mean(axis=0)
     if covariance_type == "full":
-        sign, ld = np.linalg.slogdet(diff.T @ diff / Xc.shape[0])
-        return float(ld) if sign > 0 else -np.inf
+        return _logdet_pd(diff.T @ diff / Xc.shape[0])
     var = np.mean(diff * diff, axis=0)
     if covariance_type == "diagonal":
         return float(np.sum(np.log(var))) if np.all(var > 0) else -np.inf
@@ -362,12 +376,10 @@ class _State:
             if self.cov_type == "full":
                 C = diff.T @ diff / Xj.shape[0]
                 self.cov[j] = C
-                sign, ld = np.linalg.slogdet(C)
-                if sign > 0 and np.isfinite(ld):
-                    self.logdet[j] = ld
+                ld = _logdet_pd(C)
+                self.logdet[j] = ld
+                if np.isfinite(ld):
                     self.inv[j] = np.linalg.inv(C)
-                else:
-                    self.logdet[j] = -np.inf
             elif self.cov_type == "diagonal":
                 var = np.mean(diff * diff, axis=0)
                 self.var[j] = var
@@ -444,8 +456,12 @@ class _State:
             E = self._base1_h + self._half_p1 * ld
         return E, ld, H, S, aux
 
-    def remove_candidate(self, a, x, zi):
-        """Cost of slot ``a`` without x (``+inf`` when that makes its covariance singular)."""
+    def remove_candidate(self, a, x, zi, i=None):
+        """Cost of slot ``a`` without x (``+inf`` when that makes its covariance singular).
+
+        ``i`` (the index of x) lets a suspiciously small determinant-lemma factor be
+        checked against the covariance of the remaining member points.
+        """
         n = self.n[a]
         v = x - self.mu[a]
         r = n / (n - 1.0)
@@ -454,9 +470,16 @@ class _State:
             w = self.inv[a] @ v
             q = float(v @ w)
             f = 1.0 - q / (n - 1.0)
-            singular = f <= _SINGULAR_TOL
-            ld = self.logdet[a] + self.d * math.log(r) + (math.log(f) if not singular else -np.inf)
-            aux = (v, w, q)
+            if f <= _SUSPECT_TOL and i is not None:
+                rest = self.X[(self.labels == a) & (np.arange(self.n_total) != i)]
+                diff = rest - rest.mean(axis=0)
+                ld = _logdet_pd(diff.T @ diff / rest.shape[0])
+                singular = not np.isfinite(ld)
+                aux = (v, w, q, True)  # exact: the commit recomputes the slot
+            else:
+                singular = f <= _SINGULAR_TOL
+                ld = self.logdet[a] + self.d * math.log(r) + (math.log(f) if not singular else -np.inf)
+                aux = (v, w, q, False)
         elif self.cov_type == "diagonal":
             var = r * (self.var[a] - v * v / (n - 1.0))
             singular = bool(np.any(var <= _SINGULAR_TOL * r * self.var[a]))
@@ -508,7 +531,7 @@ class _State:
         v = x - self.mu[a]
         self.mu[a] -= v / (n - 1.0)
         if self.cov_type == "full":
-            _, w, q = aux
+            _, w, q, _exact = aux
             self.cov[a] = r * (self.cov[a] - np.outer(v, v) / (n - 1.0))
             # (S - u u^T)^-1 = S^-1 + (S^-1 u)(S^-1 u)^T / (1 - u^T S^-1 u), u = v / sqrt(n - 1)
             self.inv[a] = (self.inv[a] + np.outer(w, w) / (n - 1.0 - q)) / r
@@ -524,6 +547,18 @@ class _State:
         self.S[a] = S
         self.H[a] = H
         self.E[a] = E
+        self._refresh()
+
+    def recompute_slot(self, a):
+        """Statistics of slot ``a`` from its member points (after an ill-conditioned downdate)."""
+        Xa = self.X[self.labels == a]
+        self.mu[a] = Xa.mean(axis=0)
+        diff = Xa - self.mu[a]
+        C = diff.T @ diff / Xa.shape[0]
+        self.cov[a] = C
+        self.inv[a] = np.linalg.inv(C)
+        self.logdet[a] = _logdet_pd(C)
+        self.E[a] = self._cost1(self.n[a], self.logdet[a], self.H[a])
         self._refresh()
 
     def delete(self, a):
@@ -602,7 +637,7 @@ def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, 
         for i in range(n):
             a = int(state.labels[i])
             x, zi = X[i], int(z[i])
-            Ea, ld_a, H_a, S_a, aux_a = state.remove_candidate(a, x, zi)
+            Ea, ld_a, H_a, S_a, aux_a = state.remove_candidate(a, x, zi, i)
             if not np.isfinite(Ea):
                 continue
             E, ld, H, S, aux = state.add_candidates(x, zi)
@@ -614,6 +649,8 @@ def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, 
             state.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
             state.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
             state.labels[i] = j
+            if covariance_type == "full" and aux_a[3]:
+                state.recompute_slot(a)
             switched = True
             if on_move is not None:
                 on_move("move", i, a, j, float(gain[j]), state)
@@ -626,6 +663,10 @@ def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, 
                 if on_move is not None:
                     on_move("delete", i, a, -1, 0.0, state)
         state.recompute()  # spec B9.7: no drift of the rank-one updates across passes
+        if not np.all(np.isfinite(state.logdet[state.active])):
+            # round-off let a cluster become singular (duplicate/collinear points): remove it
+            _drop_small(state, n_min)
+            state.recompute()
         trace.append(state.total())
         if not switched:
             converged = True

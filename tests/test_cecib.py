@@ -400,6 +400,21 @@ def test_bad_beta_negative():
         cecib_cost(X, y, y, beta=-1.0)
 
 
+def test_no_cluster_collapses_onto_duplicate_points():
+    # 40 copies of one point: a cluster of the copies plus one other point has a singular
+    # covariance (cost -inf).  Round-off in the determinant-lemma factor must not let a move
+    # reach it (with the plain factor test this start ended in a 41-point rank-1 cluster).
+    rng = np.random.default_rng(0)
+    X = np.concatenate([np.tile([[3.0, 3.0]], (40, 1)), rng.normal(size=(100, 2))])
+    for seed in range(4):
+        res = cecib(seed, X, 4, n_init=2, init="k-means++")
+        assert np.isfinite(res.cost)
+        for j in range(res.n_clusters):
+            Xj = X[res.labels == j]
+            assert np.linalg.matrix_rank(Xj - Xj.mean(0)) == 2
+        assert res.cost == pytest.approx(cecib_cost(X, res.labels), rel=1e-9)
+
+
 def test_degenerate_data_is_a_clear_error():
     X = np.zeros((30, 2))
     with pytest.raises(ValueError, match="degenerate"):
