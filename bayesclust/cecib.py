@@ -767,8 +767,11 @@ def cecib(
     adding ``x`` gives :math:`\Sigma' = \frac{n}{n+1}(\Sigma + \frac{vv^T}{n+1})`,
     :math:`\ln\det\Sigma' = N\ln\frac{n}{n+1} + \ln\det\Sigma + \ln(1 + \frac{v^T\Sigma^{-1}v}{n+1})`;
     removing it gives :math:`\Sigma' = \frac{n}{n-1}(\Sigma - \frac{vv^T}{n-1})` and
-    :math:`\ln(1 - \frac{v^T\Sigma^{-1}v}{n-1})` (a factor below 1e-10 makes the
-    move forbidden, errata 12).  Inverses follow by Sherman--Morrison.  All
+    :math:`\ln(1 - \frac{v^T\Sigma^{-1}v}{n-1})`.  A factor below 1e-6 is
+    re-checked against the covariance of the remaining points, and a move that
+    leaves a singular covariance (smallest eigenvalue <= 1e-12 x largest:
+    duplicate or collinear points) is forbidden (errata 12).  Inverses follow
+    by Sherman--Morrison.  All
     statistics are recomputed from scratch after every pass.  ``n_iter``
     counts passes including the final move-free one (as scikit-learn's Lloyd
     counts its last, unchanged iteration).
