@@ -17,6 +17,10 @@ from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
 from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concentrations_from_lam
 
+# issue 10: CEC-IB
+from .cecib import CECIBResult, beta_0, cecib, cecib_cost, critical_beta
+from .estimators import CECIB
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -45,4 +49,11 @@ __all__ = [
     "HardHDPResult",
     "hard_hdp",
     "hard_hdp_penalties",
+    # issue 10: CEC-IB
+    "CECIB",
+    "CECIBResult",
+    "cecib",
+    "cecib_cost",
+    "beta_0",
+    "critical_beta",
 ]
