@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py"]
+SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -461,6 +461,10 @@ def render(rows: list[dict], date: str | None = None) -> str:
     if dc:
         lines += [""] + dc
     lines += generic_tables(rows)
+    notes = [f"* `{r['script']}`: {r['note']}" for r in rows
+             if r.get("benchmark") == "environment" and r.get("note")]
+    if notes:
+        lines += ["", "## Notes on the runs", ""] + notes
     return "\n".join(lines) + "\n"
 
 
