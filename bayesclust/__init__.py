@@ -17,6 +17,10 @@ from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
 from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concentrations_from_lam
 
+# issue 8: kernel / spectral DP-means, penalised normalised cut
+from .estimators import PenalizedNormalizedCut, SpectralDPMeans  # noqa: E402
+from .inference.spectral import kernel_dp_means, penalized_ncut, spectral_dp_means  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -44,4 +48,10 @@ __all__ = [
     "HardHDPResult",
     "hard_hdp",
     "hard_hdp_penalties",
+    # issue 8
+    "SpectralDPMeans",
+    "PenalizedNormalizedCut",
+    "kernel_dp_means",
+    "spectral_dp_means",
+    "penalized_ncut",
 ]

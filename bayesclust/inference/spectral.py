@@ -24,8 +24,7 @@ algorithms live here:
   :math:`O(|E| + nk)` per iteration without forming :math:`K`.
 
 The computations are host NumPy / SciPy (sparse products and LAPACK / ARPACK
-eigensolvers); no JAX code runs here except the k-means of the spectral
-post-processing (:func:`bayesclust.inference.kmeans.kmeans`).
+eigensolvers); no JAX code runs here.
 """
 
 from __future__ import annotations
@@ -151,6 +150,44 @@ class _Graph:
         degc = np.bincount(labels, weights=self.deg, minlength=k)
         return float(np.sum((degc - Lcc) / degc) + lam_prime * k)
 
+    def merge(self, labels, k, lam_prime):
+        """Greedy merges of cluster pairs while one lowers ``Cut + lam' k`` (ours).
+
+        With ``a_c = links(c, c) / deg(c)`` the objective is
+        ``(1 + lam') k - sum_c a_c``; merging ``a`` and ``b`` changes it by
+        ``-(1 + lam') - [(L_aa + L_bb + 2 L_ab) / (d_a + d_b) - a_a - a_b]``.
+        The best pair is merged until no merge lowers the objective:
+        ``O(|E| + k^2)`` per merge.
+        """
+        if k < 2:
+            return labels, k
+        L = sp.coo_matrix((self.data, (labels[self.row], labels[self.col])), shape=(k, k)).toarray()
+        d = np.bincount(labels, weights=self.deg, minlength=k).astype(np.float64)
+        target = np.arange(k)
+        alive = np.ones(k, bool)
+        while alive.sum() > 1:
+            diag = np.diag(L)
+            assoc = diag / d
+            gain = (diag[:, None] + diag[None, :] + 2.0 * L) / (d[:, None] + d[None, :])
+            delta = -(1.0 + lam_prime) - (gain - assoc[:, None] - assoc[None, :])
+            ok = alive[:, None] & alive[None, :] & np.triu(np.ones((k, k), bool), 1)
+            delta = np.where(ok, delta, np.inf)
+            flat = int(np.argmin(delta))
+            if not delta.flat[flat] < -1e-12 * max(1.0, float(k)):
+                break
+            a, b = divmod(flat, k)
+            L[a, :] += L[b, :]
+            L[:, a] += L[:, b]
+            L[b, :] = 0.0
+            L[:, b] = 0.0
+            d[a] += d[b]
+            d[b] = 1.0
+            alive[b] = False
+            target[target == b] = a
+        if alive.all():
+            return labels, k
+        return _compact(target[labels])
+
     def krow(self, j, cols):
         lo, hi = self.A.indptr[j], self.A.indptr[j + 1]
         nb, a = self.A.indices[lo:hi], self.A.data[lo:hi]
@@ -251,16 +288,41 @@ class _Run(NamedTuple):
     n_rejected: int
 
 
-def _run(be, lam, labels, max_iter, objective):
+def _run(be, lam, labels, max_iter, objective, merge=None):
     """Iterate passes until the labels repeat, the objective stalls or max_iter.
 
     ``objective(labels, k)`` is the traced objective.  A pass that raises it
     (only possible for a kernel that is not PSD) is rejected and the run stops
-    at the previous state, so the trace never increases.
+    at the previous state, so the trace never increases.  ``merge(labels, k)``
+    (optional) is applied whenever the passes have converged; if it merged
+    clusters, its objective is traced and the passes resume.
     """
     labels, k = _compact(labels)
     J = objective(labels, k)
     trace = [J]
+    converged = False
+    rejected = 0
+    it = 0
+    while True:
+        r = _passes(be, lam, labels, k, J, max_iter - it, objective, trace)
+        labels, k, J, n, converged, rej = r
+        it += n
+        rejected += rej
+        if merge is None or not converged:
+            break
+        merged, k_m = merge(labels, k)
+        if k_m == k:
+            break
+        J_m = objective(merged, k_m)
+        labels, k, J = merged, k_m, J_m
+        trace.append(J)
+        converged = False
+        if it >= max_iter:
+            break
+    return _Run(labels, k, J, np.asarray(trace), it, converged, rejected)
+
+
+def _passes(be, lam, labels, k, J, max_iter, objective, trace):
     converged = False
     rejected = 0
     it = 0
@@ -280,7 +342,7 @@ def _run(be, lam, labels, max_iter, objective):
         if unchanged or stalled:
             converged = True
             break
-    return _Run(labels, k, J, np.asarray(trace), it, converged, rejected)
+    return labels, k, J, it, converged, rejected
 
 
 # --------------------------------------------------------------------------- #
@@ -511,10 +573,14 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
         m = min(2 * m, cap, n - 1)
 
 
-def _farthest_first_kmeans(Y, k):
-    """k-means on the rows of ``Y`` from a deterministic farthest-first start."""
-    from .kmeans import kmeans
+def _farthest_first_kmeans(Y, k, max_iter=300):
+    """k-means on the rows of ``Y`` from a deterministic farthest-first start.
 
+    Lloyd's algorithm on the host in float64: the embedding is small
+    ``(n, k)`` and changes shape with every threshold, so the jitted
+    :func:`bayesclust.inference.kmeans.kmeans` would recompile (seconds) for
+    each call.  Ties go to the lowest centre; an emptied centre keeps its place.
+    """
     n = Y.shape[0]
     if k >= n:
         return np.arange(n, dtype=np.int64)
@@ -527,8 +593,21 @@ def _farthest_first_kmeans(Y, k):
         j = int(np.argmax(d))
         chosen.append(j)
         d = np.minimum(d, np.sum((Y - Y[j]) ** 2, axis=1))
-    res = kmeans(0, Y, k, init=Y[chosen])
-    return _compact(np.asarray(res.labels))[0]
+    C = Y[chosen].copy()
+    y_sq = np.sum(Y * Y, axis=1)
+    labels = None
+    for _ in range(max_iter):
+        D = y_sq[:, None] - 2.0 * Y @ C.T + np.sum(C * C, axis=1)[None, :]
+        new = np.argmin(D, axis=1)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        counts = np.bincount(labels, minlength=k)
+        sums = np.zeros_like(C)
+        np.add.at(sums, labels, Y)
+        filled = counts > 0
+        C[filled] = sums[filled] / counts[filled, None]
+    return _compact(labels)[0]
 
 
 class SpectralDPMeansResult(NamedTuple):
@@ -803,6 +882,7 @@ def penalized_ncut(
     sigma="psd",
     init="spectral",
     max_iter: int = 100,
+    merge: bool = True,
     max_clusters: int | None = None,
     solver: str = "auto",
 ) -> PenalizedNCutResult:
@@ -849,6 +929,12 @@ def penalized_ncut(
         number.  ``"single"``: one cluster, as Algorithm 1 -- which is a fixed
         point for every ``lam_prime > -1`` (errata E4), so it returns k = 1.
     max_iter : int, default 100
+        Maximum number of kernel DP-means passes.
+    merge : bool, default True
+        When the passes have converged, merge pairs of clusters greedily
+        while a merge lowers :math:`\mathrm{Cut}(A) + \lambda' k`, then resume
+        the passes (ours; kernel DP-means alone can only delete a cluster by
+        emptying it, which the diagonal shift makes rare -- errata E4).
     max_clusters : int, optional
         Cap on the number of eigenvectors of the spectral start.
     solver : {"auto", "dense", "arpack"}
@@ -922,7 +1008,8 @@ def penalized_ncut(
         labels = _check_init_labels(init, n)
     labels, _ = _compact(labels)
     be = _Graph(A, deg, sigma)
-    r = _run(be, lam, labels, max_iter, lambda z, k: be.objective(z, k, lam_prime))
+    merge_fn = (lambda z, k: be.merge(z, k, lam_prime)) if merge else None
+    r = _run(be, lam, labels, max_iter, lambda z, k: be.objective(z, k, lam_prime), merge_fn)
     cut = r.objective - lam_prime * r.n_clusters
     return PenalizedNCutResult(r.labels, r.n_clusters, r.objective, r.trace, cut, r.n_iter,
                                r.converged, r.n_rejected, labels, sigma, lam, lam_prime)
