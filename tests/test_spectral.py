@@ -13,6 +13,7 @@ there is no jit/eager pair to compare.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bayesclust import (
     PenalizedNormalizedCut,
@@ -385,6 +386,11 @@ def test_knn_graph_recovers_two_clusters(name):
 # --------------------------------------------------------------------------- #
 # 5. Estimators
 # --------------------------------------------------------------------------- #
+
+
+@parametrize_with_checks([SpectralDPMeans(), PenalizedNormalizedCut()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
 
 
 def test_estimators_precomputed_and_features():

@@ -57,8 +57,8 @@ OBJECTIVE_TOL = 1e-12
 #: A pass whose objective rises by more than this (relative) is rejected
 #: (possible only for a kernel that is not positive semi-definite).
 _INCREASE_TOL = 1e-9
-#: Largest n for which dense eigensolvers are used by default.
-_DENSE_EIG_MAX_N = 3000
+#: Largest n for which dense eigensolvers are used on sparse input by default.
+_DENSE_EIG_MAX_N = 500
 
 
 # --------------------------------------------------------------------------- #
@@ -120,7 +120,8 @@ class _Graph:
     def __init__(self, A, deg, sigma):
         self.A = A  # CSR, symmetric, no explicit zeros
         coo = A.tocoo()
-        self.row, self.col, self.data = coo.row, coo.col, coo.data
+        self.row, self.col = coo.row.astype(np.int64), coo.col.astype(np.int64)
+        self.data = coo.data
         self.deg = deg
         self.w = deg
         self.sigma = sigma
@@ -537,11 +538,11 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
     max_vectors : int, optional
         Return at most this many (the largest).  Default ``n``.
     solver : {"auto", "dense", "arpack"}
-        ``"dense"``: LAPACK ``eigh`` restricted to ``(threshold, inf)``;
+        ``"dense"``: LAPACK ``eigh``, eigenvalues kept when ``> threshold``;
         ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` for the largest
         eigenvalues, asking for twice as many until one at or below the
         threshold is found.  ``"auto"``: dense for dense input or
-        ``n <= 3000``, ARPACK otherwise.
+        ``n <= 500``, ARPACK otherwise.
 
     Returns
     -------
@@ -800,8 +801,9 @@ def ncut_sigma_psd(A) -> float:
     r"""Smallest shift making :math:`K = \sigma D^{-1} + D^{-1} A D^{-1}` PSD.
 
     :math:`\sigma_{min} = \max(0, -\lambda_{min}(D^{-1/2} A D^{-1/2}))`, always
-    :math:`\le 1`.  Dense eigenvalues for ``n <= 3000``, ARPACK otherwise
-    (falls back to the always valid 1.0 if ARPACK does not converge).
+    :math:`\le 1`.  Dense eigenvalues for ``n <= 500``; ARPACK otherwise, with
+    a margin of 1e-3 for its tolerance (falls back to the always valid 1.0
+    if ARPACK does not converge).
 
     Examples
     --------
@@ -827,7 +829,7 @@ def _sigma_psd(A, deg):
     else:
         try:
             mu_min = float(spla.eigsh(N, k=1, which="SA", tol=1e-6,
-                                      v0=np.ones(n) / np.sqrt(n))[0][0]) - 1e-5
+                                      v0=np.ones(n) / np.sqrt(n))[0][0]) - 1e-3
         except spla.ArpackNoConvergence:
             return 1.0
     return min(1.0, max(0.0, -mu_min))
