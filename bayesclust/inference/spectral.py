@@ -96,8 +96,21 @@ class _DenseKernel:
         _, Q, s = self.mq(labels, k)
         return float(self.w @ self.kd - np.sum(Q / s) + lam * k)
 
-    def krow(self, j, cols):
-        return self.K[j, cols]
+    def accept(self, cand, lam):
+        """Serial new-cluster decisions among the candidates, in order.
+
+        Candidate ``j`` opens a cluster iff ``w_j dist(j, s) > lam`` for every
+        earlier accepted seed ``s`` (only candidates can open clusters).
+        """
+        seeds = []
+        for j in cand:
+            if seeds:
+                cols = np.asarray(seeds)
+                dist = self.kd[j] + self.kd[cols] - 2.0 * self.K[j, cols]
+                if not np.all(self.w[j] * dist > lam):
+                    continue
+            seeds.append(j)
+        return np.asarray(seeds, np.int64)
 
     def best_new(self, seeds):
         """Per point: min over seeds born strictly before it of ``K_ss - 2 K_is``."""
@@ -189,16 +202,35 @@ class _Graph:
             return labels, k
         return _compact(target[labels])
 
-    def krow(self, j, cols):
-        lo, hi = self.A.indptr[j], self.A.indptr[j + 1]
-        nb, a = self.A.indices[lo:hi], self.A.data[lo:hi]
-        out = np.zeros(len(cols))
-        if len(cols) and len(nb):
-            pos = np.searchsorted(cols, nb)  # cols sorted
-            hit = pos < len(cols)
-            hit[hit] = cols[pos[hit]] == nb[hit]
-            out[pos[hit]] = a[hit] / (self.deg[j] * self.deg[cols[pos[hit]]])
-        return out
+    def accept(self, cand, lam):
+        """As the dense back end, in O(sum of the candidates' degrees).
+
+        ``j`` is blocked iff some accepted ``s`` has ``K_ss - 2 K_js <= t_j``
+        with ``t_j = lam / d_j - K_jj``.  For a non-neighbour ``K_js = 0`` and
+        for a neighbour ``K_js > 0``, so it suffices to compare ``t_j`` with the
+        running minimum of ``K_ss`` and to check ``j``'s neighbouring seeds.
+        """
+        n = self.A.shape[0]
+        is_seed = np.zeros(n, bool)
+        min_kd = np.inf
+        seeds = []
+        indptr, indices, data = self.A.indptr, self.A.indices, self.A.data
+        for j in cand:
+            t = lam / self.w[j] - self.kd[j]
+            if min_kd <= t:
+                continue
+            lo, hi = indptr[j], indptr[j + 1]
+            nb = indices[lo:hi]
+            m = is_seed[nb]
+            if m.any():
+                s_nb = nb[m]
+                v = self.kd[s_nb] - 2.0 * data[lo:hi][m] / (self.deg[j] * self.deg[s_nb])
+                if np.any(v <= t):
+                    continue
+            seeds.append(j)
+            is_seed[j] = True
+            min_kd = min(min_kd, self.kd[j])
+        return np.asarray(seeds, np.int64)
 
     def best_new(self, seeds):
         """As the dense back end, in O(n + sum of the seeds' degrees).
@@ -261,16 +293,7 @@ def _kernel_pass(be, labels, k, lam):
     cand = np.flatnonzero(w * old_d > lam)
     if cand.size == 0:
         return old_idx, k
-    # serial acceptance among the candidates (only they can open clusters)
-    seeds = []
-    for j in cand:
-        if seeds:
-            cols = np.asarray(seeds)
-            dist = be.kd[j] + be.kd[cols] - 2.0 * be.krow(j, cols)
-            if not np.all(w[j] * dist > lam):
-                continue
-        seeds.append(j)
-    seeds = np.asarray(seeds, np.int64)
+    seeds = be.accept(cand, lam)
     new_val, new_idx = be.best_new(seeds)
     new_d = be.kd + new_val
     use_new = new_d < old_d  # old clusters win ties
