@@ -561,7 +561,8 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
     max_vectors : int, optional
         Return at most this many (the largest).  Default ``n``.
     solver : {"auto", "dense", "arpack"}
-        ``"dense"``: LAPACK ``eigh``, eigenvalues kept when ``> threshold``;
+        ``"dense"``: LAPACK ``eigh`` (``evr``) for the eigenvalues in
+        ``(threshold, inf)``;
         ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` for the largest
         eigenvalues, asking for twice as many until one at or below the
         threshold is found.  ``"auto"``: dense for dense input or
@@ -579,7 +580,8 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
         solver = "dense" if (not sp.issparse(K) or n <= _DENSE_EIG_MAX_N) else "arpack"
     if solver == "dense" or n <= 2:
         Kd = K.toarray() if sp.issparse(K) else np.asarray(K)
-        vals, vecs = scipy.linalg.eigh(Kd)
+        # subset_by_value is the half-open interval (threshold, inf]: strict ">"
+        vals, vecs = scipy.linalg.eigh(Kd, subset_by_value=(threshold, np.inf), driver="evr")
         keep = vals > threshold
         vals, vecs = vals[keep][::-1], vecs[:, keep][:, ::-1]
         return vals[:cap], vecs[:, :cap]
