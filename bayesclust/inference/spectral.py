@@ -153,9 +153,9 @@ class _Graph:
     def mq(self, labels, k):
         n = self.A.shape[0]
         L, Lcc, degc = self._links(labels, k)
-        M = L / self.deg[:, None]
-        M[np.arange(n), labels] += self.sigma
-        return M, self.sigma * degc + Lcc, degc
+        L /= self.deg[:, None]  # in place: M is the only (n, k) array of a pass
+        L[np.arange(n), labels] += self.sigma
+        return L, self.sigma * degc + Lcc, degc
 
     def objective(self, labels, k, lam_prime):
         """``Cut(A) + lam' k``, from ``links(c, c)`` and ``deg(c)`` in O(|E|)."""
@@ -287,9 +287,12 @@ def _kernel_pass(be, labels, k, lam):
     n = be.kd.shape[0]
     w = be.w
     M, Q, s = be.mq(labels, k)
-    D = be.kd[:, None] - 2.0 * M / s + Q / s**2
+    # dist(i, c) - K_ii = -2 M_ic / s_c + Q_c / s_c^2, in place (one (n, k) array)
+    D = M
+    D *= -2.0 / s
+    D += Q / s**2
     old_idx = np.argmin(D, axis=1)
-    old_d = D[np.arange(n), old_idx]
+    old_d = be.kd + D[np.arange(n), old_idx]
     cand = np.flatnonzero(w * old_d > lam)
     if cand.size == 0:
         return old_idx, k
