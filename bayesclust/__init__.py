@@ -20,6 +20,9 @@ from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concen
 # issue 10: CEC-IB
 from .cecib import CECIBResult, beta_0, cecib, cecib_cost, critical_beta
 from .estimators import CECIB
+# issue 8: kernel / spectral DP-means, penalised normalised cut
+from .estimators import PenalizedNormalizedCut, SpectralDPMeans  # noqa: E402
+from .inference.spectral import kernel_dp_means, penalized_ncut, spectral_dp_means  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -56,4 +59,10 @@ __all__ = [
     "cecib_cost",
     "beta_0",
     "critical_beta",
+    # issue 8
+    "SpectralDPMeans",
+    "PenalizedNormalizedCut",
+    "kernel_dp_means",
+    "spectral_dp_means",
+    "penalized_ncut",
 ]
