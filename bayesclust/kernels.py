@@ -772,7 +772,8 @@ def local_scaling_cross_kernel(
     r"""Out-of-sample rows ``K(x', x_i)`` of the sparse local-scaling kernel, shape (m, n).
 
     ``x'`` and ``x_i`` are linked if ``x_i`` is among the ``t`` nearest training points of
-    ``x'`` or ``|x' - x_i| <= sigma_i`` (``x'`` would be among the t nearest of ``x_i``);
+    ``x'`` or ``|x' - x_i| <= sigma_i (1 + 1e-10)`` (``x'`` would be among the t nearest of
+    ``x_i``; the slack absorbs rounding at the boundary);
     the value is :math:`\exp(-|x'-x_i|^2 / (2\sigma'\sigma_i))` with :math:`\sigma'` the
     distance to the t-th nearest training point.  Training points *coinciding* with ``x'``
     (distance 0) are excluded from its neighbour list and from :math:`\sigma'` and get
@@ -818,8 +819,9 @@ def local_scaling_cross_kernel(
         rows.append(np.full(pos.size, r))
         cols.append(index[r, pos])
     sig_new = np.maximum(sig_new, sigma_floor)
-    # Reverse neighbours: new points within sigma_i of training point i.
-    rev = cKDTree(X_new).query_ball_point(X, r=sigma)
+    # Reverse neighbours: new points within sigma_i of training point i (a relative 1e-10
+    # slack: the t-th neighbour of x_i lies exactly at sigma_i up to rounding).
+    rev = cKDTree(X_new).query_ball_point(X, r=sigma * (1.0 + 1e-10))
     for i, lst in enumerate(rev):
         if lst:
             rows.append(np.asarray(lst, dtype=np.int64))
