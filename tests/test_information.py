@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bayesclust import datasets
 from bayesclust.estimators import SMIC
@@ -392,3 +393,23 @@ def test_digits_against_kmeans_and_spectral():
                smic_seconds=est.fit_seconds_, lsmi_seconds=est.model_selection_seconds_)
     print("SMIC_DIGITS " + json.dumps(out))
     assert out["smic"] >= out["kmeans"] - 0.1
+
+
+# --------------------------------------------------------------------------- scikit-learn contract
+
+_C_GE_2 = ("the checks set n_clusters=1 (or fit one sample / one feature with n_clusters=1); "
+           "SMIC requires n_clusters >= 2 (issue 9 bad-input rule) and says so")
+
+
+@pytest.mark.slow
+@parametrize_with_checks(
+    [SMIC(n_clusters=2, n_neighbors=3, random_state=0)],
+    expected_failed_checks=lambda est: {
+        name: _C_GE_2 for name in (
+            "check_dont_overwrite_parameters", "check_methods_subset_invariance",
+            "check_fit2d_1sample", "check_fit2d_1feature", "check_fit2d_predict1d",
+        )
+    },
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)
