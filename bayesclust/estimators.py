@@ -839,6 +839,10 @@ class SMIC(ClusterMixin, BaseEstimator):
         Centre and scale every feature to unit variance first (all experiments of [S]; the
         LSMI width grid is absolute).  Constant features are only centred.
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
+    normalize : bool, default False
+        **[EXT], not in the paper**: degree-normalised kernel :math:`D^{-1/2} K D^{-1/2}`
+        (see :func:`bayesclust.information.smic`); solves the circle & Gaussian toy that the
+        paper's unnormalised kernel does not.
     n_basis : int, default 200
         LSMI basis functions.
     n_folds : int, default 5
@@ -893,20 +897,22 @@ class SMIC(ClusterMixin, BaseEstimator):
         "candidates": ["array-like", None],
         "standardize": ["boolean"],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
+        "normalize": ["boolean"],
         "n_basis": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_folds": [Interval(numbers.Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_clusters=2, *, n_neighbors="auto", class_prior=None, candidates=None,
-                 standardize=True, eigen_solver="auto", n_basis=200, n_folds=5,
-                 random_state=None):
+                 standardize=True, eigen_solver="auto", normalize=False, n_basis=200,
+                 n_folds=5, random_state=None):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.class_prior = class_prior
         self.candidates = candidates
         self.standardize = standardize
         self.eigen_solver = eigen_solver
+        self.normalize = normalize
         self.n_basis = n_basis
         self.n_folds = n_folds
         self.random_state = random_state
@@ -954,7 +960,7 @@ class SMIC(ClusterMixin, BaseEstimator):
         sel = smic_select(
             _key_from_random_state(self.random_state), Z, self.n_clusters, cands,
             self.class_prior, eigen_solver=self.eigen_solver, n_folds=min(self.n_folds, n),
-            n_basis=self.n_basis,
+            n_basis=self.n_basis, normalize=self.normalize,
         )
         self._result = sel.result
         self._X_fit = Z

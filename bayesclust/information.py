@@ -141,6 +141,9 @@ class SMICResult(NamedTuple):
     sigma : ndarray of float64, shape (n,)
         Local scales of the kernel (for out-of-sample prediction).
     sigma_floor : float
+    degrees : ndarray of float64, shape (n,) or None
+        Row sums of ``K`` when the degree-normalised variant was used (``normalize=True``),
+        else None.
     """
 
     labels: np.ndarray
@@ -153,6 +156,7 @@ class SMICResult(NamedTuple):
     n_neighbors: int
     sigma: np.ndarray
     sigma_floor: float
+    degrees: np.ndarray | None = None
 
 
 def _top_eigenpairs(K, c: int, solver: str) -> tuple[np.ndarray, np.ndarray]:
@@ -191,6 +195,7 @@ def smic(
     class_prior: Any = None,
     *,
     eigen_solver: str = "auto",
+    normalize: bool = False,
 ) -> SMICResult:
     r"""SMI-based clustering for a fixed kernel parameter ``t`` ([S] §2.3, Fig. 2).
 
@@ -220,6 +225,13 @@ def smic(
         ``"arpack"``: ``scipy.sparse.linalg.eigsh(K, k=c, which="LA", v0=1/sqrt(n))`` on the
         sparse kernel (what makes n = 50,000 feasible); ``"dense"``: ``numpy.linalg.eigh``;
         ``"auto"``: dense up to 1000 samples.
+    normalize : bool, default False
+        **[EXT], not in [S].**  Use the degree-normalised kernel
+        :math:`D^{-1/2} K D^{-1/2}` (``D`` the row sums of ``K``, as in normalised spectral
+        clustering) in place of ``K``, everything else unchanged.  With the paper's
+        unnormalised ``K`` (default) denser regions dominate the top eigenvectors, which is why
+        the circle & Gaussian toy is not solved (project errata 1); the normalised variant
+        solves it.
 
     Returns
     -------
@@ -260,11 +272,22 @@ def smic(
     pi = _check_prior(class_prior, c)
     kern = local_scaling_kernel(X, t)
     with _one_blas_thread():
-        return _smic_from_kernel(kern, c, pi, eigen_solver)
+        return _smic_from_kernel(kern, c, pi, eigen_solver, normalize)
 
 
-def _smic_from_kernel(kern, c: int, pi: np.ndarray, eigen_solver: str) -> SMICResult:
+def _normalized(K, deg_rows, deg_cols):
+    import scipy.sparse as sp
+
+    return (sp.diags(1.0 / np.sqrt(deg_rows)) @ K @ sp.diags(1.0 / np.sqrt(deg_cols))).tocsr()
+
+
+def _smic_from_kernel(kern, c: int, pi: np.ndarray, eigen_solver: str,
+                      normalize: bool = False) -> SMICResult:
     K = kern.K
+    deg = None
+    if normalize:
+        deg = np.asarray(K.sum(axis=1)).reshape(-1)  # >= 1 (K_ii = 1)
+        K = _normalized(K, deg, deg)
     w, V = _top_eigenpairs(K, c, eigen_solver)
     V = V * np.where(V.sum(axis=0) >= 0, 1.0, -1.0)
     # Pair eigenvector k (k-th largest lambda) with the k-th smallest prior.
@@ -279,7 +302,7 @@ def _smic_from_kernel(kern, c: int, pi: np.ndarray, eigen_solver: str) -> SMICRe
     scores = pi * P / s_safe
     labels, unassigned = _argmax_with_fallback(scores, pi * phi / s_safe)
     return SMICResult(labels, scores, unassigned, phi, lam, s, pi, kern.n_neighbors, kern.sigma,
-                      kern.sigma_floor)
+                      kern.sigma_floor, deg)
 
 
 def _argmax_with_fallback(scores: np.ndarray, unclipped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -296,6 +319,9 @@ def _smic_new_scores(result: SMICResult, X_train: np.ndarray, X_new: Any) -> tup
         raise ValueError(f"X has {X_new.shape[1]} features, expected {X_train.shape[1]}")
     Kx = local_scaling_cross_kernel(X_new, X_train, result.sigma, result.n_neighbors,
                                     result.sigma_floor)
+    if result.degrees is not None:
+        deg_new = np.asarray(Kx.sum(axis=1)).reshape(-1)
+        Kx = _normalized(Kx, np.maximum(deg_new, np.finfo(np.float64).tiny), result.degrees)
     proj = np.asarray(Kx @ result.eigenvectors)
     denom = result.eigenvalues * np.maximum(result.positive_sums, np.finfo(np.float64).tiny)
     return result.class_prior * np.maximum(proj, 0.0) / denom, result.class_prior * proj / denom
@@ -635,6 +661,7 @@ def smic_select(
     deltas: Sequence[float] = LSMI_DELTAS,
     n_folds: int = 5,
     n_basis: int = 200,
+    normalize: bool = False,
 ) -> SMICSelection:
     r"""SMIC with the kernel parameter ``t`` chosen by maximising LSMI ([S] Fig. 1).
 
@@ -652,8 +679,8 @@ def smic_select(
         ``c >= 2``.
     candidates : sequence of int, default 1..10
         Each ``1 <= t < n``.
-    class_prior, eigen_solver
-        As in :func:`smic`.
+    class_prior, eigen_solver, normalize
+        As in :func:`smic` (``normalize=True`` is the [EXT] degree-normalised kernel).
     gammas, deltas, n_folds, n_basis
         As in :func:`lsmi`.
 
@@ -691,7 +718,7 @@ def smic_select(
     for t in cands:
         t0 = time.perf_counter()
         with _one_blas_thread():
-            res = _smic_from_kernel(local_scaling_kernel(X, t), c, pi, eigen_solver)
+            res = _smic_from_kernel(local_scaling_kernel(X, t), c, pi, eigen_solver, normalize)
         t1 = time.perf_counter()
         with _one_blas_thread():
             fit = _lsmi_cv(X, res.labels, centers, folds, gammas, deltas, sq)

@@ -190,6 +190,21 @@ def test_smic_predict_reproduces_fit_labels_and_loop_reference():
     np.testing.assert_array_equal(smic_predict(res, X, Xn)[ok], np.argmax(num, 1)[ok])
 
 
+def test_normalized_ext_variant_and_its_out_of_sample_rule():
+    """[EXT] D^-1/2 K D^-1/2: eigenvectors equal a dense reference; predict(X) reproduces fit."""
+    X, _ = datasets.circle_and_gaussian(1)
+    X = _standardize(X)
+    res = smic(X, 4, 2, normalize=True)
+    K, _, _ = _dense_kernel_loop(X, 4)
+    d = K.sum(1)
+    ref_labels, _, ref_w = _smic_reference(K / np.sqrt(np.outer(d, d)), 2)
+    np.testing.assert_array_equal(res.labels, ref_labels)
+    np.testing.assert_allclose(res.eigenvalues, ref_w, rtol=1e-10)
+    np.testing.assert_allclose(res.degrees, d, rtol=1e-12)
+    pred = smic_predict(res, X, X)
+    assert np.array_equal(pred[~res.unassigned], res.labels[~res.unassigned])
+
+
 def test_row_permutation_invariance():
     # (A case where every point has a positive score: points with all-zero scores are labelled
     # by round-off, errata 5, and are not expected to be invariant.)
@@ -355,7 +370,12 @@ def test_paper_toys_side_by_side_with_kmeans_and_spectral():
                                   spectral=adjusted_rand_score(y, sc), lsmi=sel.lsmi.round(3).tolist())
         rows[name]["smic_all_seeds"] = aris
         rows[name]["t_all_seeds"] = ts
+    # [EXT] (not in [S]): the degree-normalised kernel solves (b) (errata 1).
+    X, y = datasets.circle_and_gaussian(0)
+    sel = smic_select(0, _standardize(X), 2, normalize=True)
+    rows["circle-and-gaussian"]["smic_normalized_ext"] = adjusted_rand_score(y, sel.result.labels)
     print("SMIC_TOYS " + json.dumps(rows))
+    assert rows["circle-and-gaussian"]["smic_normalized_ext"] >= 0.95
     assert rows["four-gaussian-blobs"]["smic"] == 1.0
     assert rows["double-spirals"]["smic"] >= 0.95
     assert rows["double-spirals"]["kmeans"] < 0.5  # the non-linear problem k-means cannot solve
@@ -436,6 +456,7 @@ print({MARKER!r} + json.dumps(dict(
     lsmi_true_a=float(lsmi_true_a),
     lsmi_true_b=float(lsmi_true_b),
     lsmi_best_b=float(sel_b.lsmi.max()),
+    ext_circle=float(ext["circle-and-gaussian"]),
     n_large=int(N_LARGE),
     ari_large=float(adjusted_rand_score(yl, res_large.labels)),
 )))
@@ -452,6 +473,7 @@ print({MARKER!r} + json.dumps(dict(
     assert s["double-spirals"]["smic"] >= 0.95
     assert s["circle-and-gaussian"]["smic"] < 0.95
     assert all(1 <= t <= 10 for t in res["t"])
+    assert res["ext_circle"] >= 0.95  # [EXT] normalised kernel solves (b)
     # LSMI: ~0 for independent labels, (c - 1) / 2 = 1.5 for four separated classes; on (b) the
     # true labels score above every SMIC labelling (errata 1: the failure is the eigen-step).
     assert abs(res["lsmi_random"]) < 0.05
