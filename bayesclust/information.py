@@ -376,9 +376,10 @@ def _gauss(sq: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Exact float64 squared distances (host; the LSMI matrices are small: n x b)."""
-    d = (A * A).sum(1)[:, None] - 2.0 * A @ B.T + (B * B).sum(1)[None, :]
-    return np.maximum(d, 0.0)
+    """Float64 squared distances on the host (scipy's cdist; the LSMI matrices are n x b)."""
+    from scipy.spatial.distance import cdist
+
+    return cdist(A, B, "sqeuclidean")
 
 
 class LSMIFit(NamedTuple):
