@@ -16,6 +16,9 @@ from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
 from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concentrations_from_lam
+# issue 9: SMIC and LSMI
+from .estimators import SMIC
+from .information import SMICResult, SMICSelection, lsmi, smic, smic_predict, smic_select
 
 # issue 10: CEC-IB
 from .cecib import CECIBResult, beta_0, cecib, cecib_cost, critical_beta
@@ -52,6 +55,14 @@ __all__ = [
     "HardHDPResult",
     "hard_hdp",
     "hard_hdp_penalties",
+    # issue 9: SMIC and LSMI
+    "SMIC",
+    "SMICResult",
+    "SMICSelection",
+    "smic",
+    "smic_predict",
+    "smic_select",
+    "lsmi",
     # issue 10: CEC-IB
     "CECIB",
     "CECIBResult",

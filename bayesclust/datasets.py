@@ -466,3 +466,172 @@ def read_matrix(path: str) -> np.ndarray:
     if X.size == 0:
         raise ValueError(f"data file {path!r} contains no data")
     return X
+
+
+# --------------------------------------------------------------------------- issue 9: SMIC toys
+# The four illustration problems of Sugiyama et al. (2014), §4.1 (raw, not standardised).
+
+__all__ += ["four_gaussian_blobs", "circle_and_gaussian", "double_spirals", "high_low_densities",
+            "SMIC_TOYS"]
+
+
+def _smic_toy_setup(rng_key: Any, n_samples: Any, c: int) -> tuple[Any, int]:
+    key = as_rng_key(rng_key)
+    n = check_int(n_samples, "n_samples", minimum=c)
+    if n % c:
+        raise ValueError(f"n_samples must be a multiple of {c} (equal classes), got {n}")
+    return key, n // c
+
+
+def _normal(key, shape, scale: float = 1.0) -> np.ndarray:
+    import jax
+    import jax.numpy as jnp
+
+    return scale * np.asarray(jax.random.normal(key, shape, dtype=jnp.float32), dtype=np.float64)
+
+
+def four_gaussian_blobs(rng_key: Any = 0, n_samples: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Toy (a) of Sugiyama et al. (2014) §4.1: four Gaussian blobs, c = 4.
+
+    Class means ``(2, 2), (-2, 2), (2, -2), (-2, -2)``, covariance ``0.25 I_2``, ``n/4`` each.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+    n_samples : int, default 200
+        A multiple of 4.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 2)
+        Raw samples, class by class (standardise them as the paper does).
+    y : ndarray of int64, shape (n_samples,)
+
+    References
+    ----------
+    M. Sugiyama, G. Niu, M. Yamada, M. Kimura and H. Hachiya, "Information-maximization
+    clustering based on squared-loss mutual information", Neural Computation 26 (2014), §4.1.
+
+    Examples
+    --------
+    >>> X, y = four_gaussian_blobs(0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((200, 2), [50, 50, 50, 50])
+    """
+    key, m = _smic_toy_setup(rng_key, n_samples, 4)
+    means = np.array([[2.0, 2.0], [-2.0, 2.0], [2.0, -2.0], [-2.0, -2.0]])
+    y = np.repeat(np.arange(4, dtype=np.int64), m)
+    return means[y] + _normal(key, (4 * m, 2), 0.5), y
+
+
+def circle_and_gaussian(rng_key: Any = 0, n_samples: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Toy (b) of Sugiyama et al. (2014) §4.1: a Gaussian inside a circle, c = 2.
+
+    Class 0 ~ ``N(0, I_2)``; class 1 equi-distant on the origin-centred circle of radius 5
+    (angles ``2 pi k / (n/2)``); then ``N(0, 0.01 I_2)`` noise is added to every sample.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+    n_samples : int, default 200
+        Even.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 2)
+    y : ndarray of int64, shape (n_samples,)
+
+    Examples
+    --------
+    >>> X, y = circle_and_gaussian(0)
+    >>> bool(np.allclose(np.hypot(*X[y == 1].T), 5.0, atol=0.5))
+    True
+    """
+    import jax
+
+    key, m = _smic_toy_setup(rng_key, n_samples, 2)
+    k_in, k_noise = jax.random.split(key)
+    angle = 2.0 * np.pi * np.arange(m) / m
+    X = np.concatenate([_normal(k_in, (m, 2)), 5.0 * np.c_[np.cos(angle), np.sin(angle)]])
+    y = np.repeat(np.arange(2, dtype=np.int64), m)
+    return X + _normal(k_noise, (2 * m, 2), 0.1), y
+
+
+def double_spirals(
+    rng_key: Any = 0, n_samples: int = 200, denominator: str = "total"
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Toy (c) of Sugiyama et al. (2014) §4.1: two interleaved spirals, c = 2.
+
+    The i-th point of class 0 is :math:`(\ell_i\cos m_i, \ell_i\sin m_i)` and of class 1 its
+    negative, :math:`\ell_i = 1 + 4(i-1)/N`, :math:`m_i = 3\pi(i-1)/N`, ``i = 1..n/2``; then
+    ``N(0, 0.01 I_2)`` noise.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+    n_samples : int, default 200
+        Even.
+    denominator : {"total", "class"}, default "total"
+        ``N``: the paper's ``n`` read literally as the total sample size (radius 1 to ~3,
+        0.74 turns; the reading that reproduces [S]'s ARI = 1, errata 3), or the per-class
+        size (radius 1 to ~5, 1.5 turns; a harder stress case with no paper number).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 2)
+    y : ndarray of int64, shape (n_samples,)
+
+    Examples
+    --------
+    >>> X, y = double_spirals(0)
+    >>> X.shape
+    (200, 2)
+    """
+    key, m = _smic_toy_setup(rng_key, n_samples, 2)
+    if denominator not in ("total", "class"):
+        raise ValueError(f"denominator must be 'total' or 'class', got {denominator!r}")
+    N = 2 * m if denominator == "total" else m
+    i = np.arange(m)
+    ell, ang = 1.0 + 4.0 * i / N, 3.0 * np.pi * i / N
+    arm = np.c_[ell * np.cos(ang), ell * np.sin(ang)]
+    y = np.repeat(np.arange(2, dtype=np.int64), m)
+    return np.concatenate([arm, -arm]) + _normal(key, (2 * m, 2), 0.1), y
+
+
+def high_low_densities(rng_key: Any = 0, n_samples: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Toy (d) of Sugiyama et al. (2014) §4.1: overlapping high and low densities, c = 2.
+
+    Class 0 ~ ``N(0, I_2)``, class 1 ~ ``N(0, 0.01 I_2)`` (both centred at the origin).
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+    n_samples : int, default 200
+        Even.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 2)
+    y : ndarray of int64, shape (n_samples,)
+
+    Examples
+    --------
+    >>> X, y = high_low_densities(0)
+    >>> bool(X[y == 1].std() < 0.2 < X[y == 0].std())
+    True
+    """
+    import jax
+
+    key, m = _smic_toy_setup(rng_key, n_samples, 2)
+    k0, k1 = jax.random.split(key)
+    X = np.concatenate([_normal(k0, (m, 2)), _normal(k1, (m, 2), 0.1)])
+    return X, np.repeat(np.arange(2, dtype=np.int64), m)
+
+
+#: The four toys of [S] §4.1 with their number of classes: name -> (generator, c).
+SMIC_TOYS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], int]] = {
+    "four-gaussian-blobs": (four_gaussian_blobs, 4),
+    "circle-and-gaussian": (circle_and_gaussian, 2),
+    "double-spirals": (double_spirals, 2),
+    "high-low-densities": (high_low_densities, 2),
+}
