@@ -254,3 +254,63 @@ def test_bad_labelings():
         cs.k_bounds(10, "cube")
     with pytest.raises(ValueError, match="subsample"):
         cs.kmeans_ensemble(0, np.zeros((5, 2)) + np.arange(5)[:, None], 2, subsample=1.5)
+
+
+# --- estimators ---------------------------------------------------------------------------
+
+
+def _blobs(seed=0, n_per=15):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
+    X = np.repeat(centers, n_per, axis=0) + rng.normal(scale=0.7, size=(3 * n_per, 2))
+    return X, np.repeat(np.arange(3), n_per)
+
+
+def test_estimators_fit_X_and_labelings_and_posterior():
+    from sklearn.base import clone
+
+    from bayesclust import AspectConsensus, EvidenceAccumulation
+
+    X, y = _blobs()
+    ea = EvidenceAccumulation(n_clusters=3, n_partitions=30, random_state=0).fit(X)
+    assert metrics.ari(y, ea.labels_) == 1.0
+    assert ea.ensemble_.shape == (30, 45) and ea.linkage_.shape == (44, 4)
+    ea_life = EvidenceAccumulation(n_partitions=30, n_clusters_range=(2, 6), random_state=0).fit(X)
+    assert ea_life.n_clusters_ == 3  # lifetime criterion with a coarse ensemble
+    ac = AspectConsensus(n_clusters=3, n_partitions=30, n_restarts=5, random_state=0).fit(X)
+    assert metrics.ari(y, ac.labels_) == 1.0
+    np.testing.assert_allclose(ac.probabilities_.sum(1), 1.0)
+    assert ac.probabilities_.shape == (45, 3)
+    assert np.all(ac.labels_ == ac.probabilities_.argmax(1))
+    # The same ensemble as labelings, as a list, and as a Posterior's label draws.
+    parts = ea.ensemble_
+    post = Posterior(parts.reshape(2, 15, 45))  # 2 chains x 15 draws
+    for source in (parts, list(parts), post):
+        a = EvidenceAccumulation(n_clusters=3).fit(labelings=source)
+        np.testing.assert_array_equal(a.labels_, ea.labels_)
+        b = AspectConsensus(n_clusters=3, n_restarts=5, random_state=0).fit(labelings=source)
+        assert metrics.ari(y, b.labels_) == 1.0
+    hard = AspectConsensus(n_clusters=3, hard=True, random_state=0).fit(labelings=post)
+    assert metrics.ari(y, hard.labels_) == 1.0
+    eac_init = AspectConsensus(n_clusters=3, init="eac", n_restarts=1).fit(labelings=parts)
+    assert metrics.ari(y, eac_init.labels_) == 1.0
+    sel = AspectConsensus(max_clusters=5, n_restarts=3, random_state=0).fit(labelings=parts)
+    assert sel.n_clusters_ in range(1, 6) and sel.model_selection_.scores.shape == (5,)
+    assert clone(ac).get_params() == ac.get_params()
+
+
+def test_estimator_bad_input():
+    from bayesclust import AspectConsensus, EvidenceAccumulation
+
+    with pytest.raises(ValueError, match="labelings"):
+        EvidenceAccumulation().fit()
+    with pytest.raises(ValueError, match="same length"):
+        EvidenceAccumulation().fit(labelings=[[0, 1, 1], [0, 1]])
+    with pytest.raises(ValueError, match="single labeling"):
+        AspectConsensus(n_clusters=2).fit(labelings=[0, 1, 1, 0])
+    with pytest.raises(ValueError, match="non-negative"):
+        AspectConsensus(n_clusters=2).fit(labelings=[[0, 1, -1, 0], [1, 1, 0, 0]])
+    with pytest.raises(ValueError, match="n_clusters"):
+        AspectConsensus(n_clusters=0).fit(labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
+    with pytest.raises(ValueError, match="samples"):
+        EvidenceAccumulation().fit(np.zeros((3, 2)), labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
