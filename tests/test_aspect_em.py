@@ -213,3 +213,47 @@ def test_bad_input():
         ae.mixture_of_ensembles(0, [[0, 1, -3], [0, 1, 1]], 2)
     with pytest.raises(ValueError, match="criterion"):
         ae.select_n_aspects(0, C, [1], criterion="aic")
+
+
+# --- the NumPyro program ---------------------------------------------------------------
+
+
+def test_numpyro_program_log_density_matches_formula(x64):
+    from numpyro.infer.util import log_density
+    from scipy.stats import dirichlet
+
+    from bayesclust.models.dyadic_aspect import dyadic_aspect
+
+    rng = np.random.default_rng(5)
+    _, C = _random_counts(rng, 9)
+    rows, cols, counts, n = ae.coassociation_pairs(C)
+    p, B = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(n), size=3)
+    for a_p, a_B in [(1.0, 1.0), (2.0, 0.7)]:
+        lp, _ = log_density(dyadic_aspect, (rows, cols, counts, n, 3), dict(alpha_p=a_p, alpha_B=a_B), {"p": p, "B": B})
+        ref = (ae.aspect_log_likelihood(C, p, B) + dirichlet.logpdf(p, a_p * np.ones(3))
+               + sum(dirichlet.logpdf(b, a_B * np.ones(n)) for b in B))
+        np.testing.assert_allclose(float(lp), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("a_p,a_B", [(1.0, 1.0), (3.0, 1.5)])
+def test_em_fixed_point_is_stationary_for_the_program(x64, a_p, a_B):
+    """ML-EM (alpha = 1) and MAP-EM maximise the NumPyro log joint on the simplices:
+    on the support, the gradient is constant along every row (Lagrange condition)."""
+    from numpyro.infer.util import log_density
+
+    from bayesclust.models.dyadic_aspect import dyadic_aspect
+
+    rng = np.random.default_rng(6)
+    _, C = _random_counts(rng, 10, N=8, kmax=3)
+    rows, cols, counts, n = ae.coassociation_pairs(C)
+    res = ae.aspect_em(0, C, 2, n_restarts=1, tol=0.0, max_iter=4000, alpha_p=a_p, alpha_B=a_B)
+
+    def f(params):
+        return log_density(dyadic_aspect, (rows, cols, counts, n, 2), dict(alpha_p=a_p, alpha_B=a_B), params)[0]
+
+    g = jax.grad(f)({"p": jax.numpy.asarray(res.weights), "B": jax.numpy.asarray(res.B)})
+    gp, gB = np.asarray(g["p"]), np.asarray(g["B"])
+    np.testing.assert_allclose(gp, gp.mean(), rtol=1e-6)
+    for r in range(2):
+        on = res.B[r] > 1e-8
+        np.testing.assert_allclose(gB[r, on], gB[r, on].mean(), rtol=1e-5)
