@@ -314,3 +314,25 @@ def test_estimator_bad_input():
         AspectConsensus(n_clusters=0).fit(labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
     with pytest.raises(ValueError, match="samples"):
         EvidenceAccumulation().fit(np.zeros((3, 2)), labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
+
+
+def test_run_compare_consensus_writes_report(tmp_path):
+    import json
+
+    from bayesclust import datasets
+    from bayesclust.bridge_consensus import run_compare_consensus
+
+    s = run_compare_consensus("stars", tmp_path, seed=1, n_partitions=12, n_restarts=2, plot=False,
+                              progress_bar=False)
+    saved = json.loads((tmp_path / "compare_consensus.json").read_text())
+    methods = [r["method"] for r in saved["rows"]]
+    assert "PEnCA (EM)" in methods and "MM (EM)" in methods and "EAC average link, K" in methods
+    assert all(0 < r["ci"] <= 1 for r in saved["rows"]) and "PEnCA (EM)" in s["report"]
+    # The EAC row is the same computation done here independently from the same seed.
+    X, y = datasets.make_stars(1)
+    ref = cs.linkage_consensus(cs.coassociation(cs.kmeans_ensemble(1, X, 12)), "average", 2).labels
+    row = saved["rows"][methods.index("EAC average link, K")]
+    assert row["ci"] == pytest.approx(metrics.consistency_index(y, ref))
+    assert saved["paper"]["look_alike"] is True
+    with pytest.raises(ValueError, match="unknown data set"):
+        run_compare_consensus("nope", tmp_path)
