@@ -835,7 +835,7 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
         if labelings is None:
             if X is None:
                 raise ValueError("fit needs X (to build a k-means ensemble) or labelings=...")
-            X = validate_data(self, X, dtype=[np.float64, np.float32])
+            X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
             ens = kmeans_ensemble(
                 key, X, self.n_partitions, n_clusters_range=self.n_clusters_range,
                 rule=self.k_rule, subsample=self.subsample,
@@ -844,7 +844,7 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
             C = coassociation(ens)
         else:
             if X is not None:
-                X = validate_data(self, X, dtype=[np.float64, np.float32])
+                X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
             codes = check_labelings(labelings, allow_missing=getattr(self, "allow_missing", None))
             if X is not None and X.shape[0] != codes.shape[1]:
                 raise ValueError(

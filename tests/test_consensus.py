@@ -336,3 +336,19 @@ def test_run_compare_consensus_writes_report(tmp_path):
     assert saved["paper"]["look_alike"] is True
     with pytest.raises(ValueError, match="unknown data set"):
         run_compare_consensus("nope", tmp_path)
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from bayesclust import AspectConsensus, EvidenceAccumulation  # noqa: E402
+
+
+@parametrize_with_checks([EvidenceAccumulation(n_clusters=3, n_partitions=10, random_state=0)])
+def test_evidence_accumulation_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow  # ~30 s: every check's data shape compiles PEnCA's EM afresh
+@parametrize_with_checks([AspectConsensus(n_clusters=2, n_partitions=10, n_restarts=2, random_state=0)])
+def test_aspect_consensus_sklearn_checks(estimator, check):
+    check(estimator)
