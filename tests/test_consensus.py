@@ -352,3 +352,21 @@ def test_evidence_accumulation_sklearn_checks(estimator, check):
 @parametrize_with_checks([AspectConsensus(n_clusters=2, n_partitions=10, n_restarts=2, random_state=0)])
 def test_aspect_consensus_sklearn_checks(estimator, check):
     check(estimator)
+
+
+def test_consistency_index_is_the_optimal_matching_of_spec_1_2():
+    """metrics.consistency_index (reused, unchanged) = max over one-to-one cluster matchings."""
+    # Errata 11: contingency [[5, 4], [4, 0]]: greedy matching gives 5, optimal 8 (of 13).
+    truth = np.repeat([0, 0, 1, 1], [5, 4, 4, 0])
+    pred = np.repeat([0, 1, 0, 1], [5, 4, 4, 0])
+    assert metrics.consistency_index(truth, pred) == pytest.approx(8 / 13)
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        a, b = rng.integers(0, 3, 12), rng.integers(0, rng.integers(1, 5), 12)
+        ka, kb = np.unique(a), np.unique(b)
+        best = 0
+        small, large = (ka, kb) if ka.size <= kb.size else (kb, ka)
+        for perm in itertools.permutations(large, small.size):  # brute-force injective matchings
+            pairs = zip(small, perm) if ka.size <= kb.size else zip(perm, small)
+            best = max(best, sum(int(np.sum((a == i) & (b == j))) for i, j in pairs))
+        assert metrics.consistency_index(a, b) == pytest.approx(best / 12)
