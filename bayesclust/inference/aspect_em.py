@@ -543,6 +543,13 @@ def select_n_aspects(
     -------
     ModelSelection
 
+    Notes
+    -----
+    Experimental.  :math:`\ell` sums over :math:`|\mathcal S|` strongly dependent pairs
+    (millions for an ensemble of 150 partitions), so the penalty is tiny in comparison:
+    measured on iris (N = 150, PEnCA K rule) both ``sample_size`` choices pick the largest
+    candidate (L = 8 of 1..8).  It recovers clean block structure (see the example).
+
     Examples
     --------
     >>> import numpy as np
