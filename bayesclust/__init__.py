@@ -16,6 +16,11 @@ from .inference.mcmc import run_nuts, run_svi
 from .inference.posterior import Posterior
 from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
 from .models.hdp_gmm import hdp_concentrations_from_lam, hdp_gmm, hdp_log_concentrations_from_lam
+
+# issue 6: consensus clustering (evidence accumulation, PEnCA, MM)
+from .consensus import coassociation, kmeans_ensemble, linkage_consensus
+from .estimators import AspectConsensus, EvidenceAccumulation
+from .inference.aspect_em import aspect_em, mixture_of_ensembles, select_n_aspects
 # issue 9: SMIC and LSMI
 from .estimators import SMIC
 from .information import SMICResult, SMICSelection, lsmi, smic, smic_predict, smic_select
@@ -55,6 +60,15 @@ __all__ = [
     "HardHDPResult",
     "hard_hdp",
     "hard_hdp_penalties",
+    # issue 6
+    "EvidenceAccumulation",
+    "AspectConsensus",
+    "coassociation",
+    "kmeans_ensemble",
+    "linkage_consensus",
+    "aspect_em",
+    "mixture_of_ensembles",
+    "select_n_aspects",
     # issue 9: SMIC and LSMI
     "SMIC",
     "SMICResult",

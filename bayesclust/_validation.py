@@ -261,3 +261,89 @@ def as_rng_key(rng_key: Any, name: str = "rng_key"):
         ):
             return rng_key
     raise TypeError(f"{name} must be a jax.random key or an integer seed, got {type(rng_key).__name__}")
+
+
+# --- issue 6 (evidence accumulation / consensus clustering) -------------------------------
+
+__all__ += ["check_labelings"]
+
+
+def check_labelings(labelings: Any, name: str = "labelings", *, allow_missing: bool | None = None) -> np.ndarray:
+    """Validate a set of partitions of the same ``n`` objects; return (N, n) int64 codes.
+
+    Parameters
+    ----------
+    labelings : array_like (N, n), list of N label vectors, ``consensus.Ensemble`` or Posterior
+        Integer labels; each partition may use any number of clusters.  A
+        :class:`~bayesclust.inference.posterior.Posterior` contributes its pooled label
+        draws (``chains * draws`` partitions).
+    allow_missing : bool, optional
+        Whether ``-1`` marks an object left out of a partition.  Default: True for an
+        ``Ensemble`` (sub-sampling), False otherwise.
+
+    Returns
+    -------
+    ndarray of int64, shape (N, n)
+        Per partition, clusters renumbered ``0..K_l-1`` (order of sorted label); ``-1``
+        for a missing object.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two partitions, partitions of different lengths, non-integer labels,
+        negative labels (other than ``-1`` with ``allow_missing``), an object missing from
+        every partition.
+    TypeError
+        Non-numeric labels.
+    """
+    is_ensemble = hasattr(labelings, "labels") and hasattr(labelings, "k_min")  # consensus.Ensemble
+    if allow_missing is None:
+        allow_missing = is_ensemble
+    if is_ensemble:
+        labelings = labelings.labels
+    elif hasattr(labelings, "pooled_labels") and hasattr(labelings, "n_points"):
+        labelings = labelings.pooled_labels
+    if labelings is None:
+        raise TypeError(f"{name} must be an (N, n) array of labels or a list of label vectors, got None")
+    if isinstance(labelings, (list, tuple)) and len(labelings) and np.ndim(labelings[0]) == 0:
+        labelings = np.asarray(labelings)  # a single flat labeling: reported below
+    if isinstance(labelings, (list, tuple)):
+        rows = [check_labels(r, f"{name}[{l}]") for l, r in enumerate(labelings)]
+        if len(rows) == 0:
+            raise ValueError(f"{name} must contain at least two partitions, got none")
+        lengths = {r.shape[0] for r in rows}
+        if len(lengths) > 1:
+            raise ValueError(
+                f"{name} must all have the same length (one label per object), got lengths {sorted(lengths)}"
+            )
+        arr = np.stack(rows)
+    else:
+        arr = check_array(labelings, name, ndim=None, dtype=None)
+        if arr.ndim == 1:
+            raise ValueError(f"{name} must contain at least two partitions (shape (N, n)), got a single labeling")
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (N partitions, n objects), got shape {arr.shape}")
+        if arr.dtype.kind == "f":
+            if not np.all(arr == np.round(arr)):
+                raise ValueError(f"{name} must contain integer labels, got non-integer values")
+        elif arr.dtype.kind not in "iub":
+            raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    N, n = arr.shape
+    if N < 2:
+        raise ValueError(f"{name} must contain at least two partitions, got a single labeling")
+    if n < 1:
+        raise ValueError(f"{name} must label at least one object, got shape {arr.shape}")
+    lo = -1 if allow_missing else 0
+    if arr.min() < lo:
+        extra = " (-1 marks a missing object only with allow_missing=True)" if not allow_missing else ""
+        raise ValueError(f"{name} must contain non-negative labels, got minimum {int(arr.min())}{extra}")
+    if allow_missing and np.any(np.all(arr < 0, axis=0)):
+        raise ValueError(f"{name}: some objects are missing (-1) from every partition")
+    # Renumber each partition's clusters 0..K_l-1 (missing stays -1).
+    out = np.full_like(arr, -1)
+    for l in range(N):
+        obs = arr[l] >= 0
+        _, codes = np.unique(arr[l, obs], return_inverse=True)
+        out[l, obs] = codes.reshape(-1)
+    return out

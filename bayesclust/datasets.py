@@ -635,3 +635,148 @@ SMIC_TOYS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], int]] =
     "double-spirals": (double_spirals, 2),
     "high-low-densities": (high_low_densities, 2),
 }
+
+
+
+# --- issue 6: consensus-clustering data (PEnCA Table 1 look-alikes, scalability mixture) ---
+
+__all__ += ["make_half_rings", "make_bars", "make_cigar", "make_stars", "ten_gaussians"]
+
+
+def _np_rng(rng_key: Any) -> np.random.Generator:
+    """A NumPy generator seeded by the raw bits of a JAX key (or an integer seed)."""
+    import jax
+
+    key = as_rng_key(rng_key)
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return np.random.default_rng(np.asarray(key).astype(np.uint64).ravel().tolist())
+
+
+def make_half_rings(rng_key: Any = 0, n_clusters: int = 2, noise: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+    """Interleaved half rings: a **look-alike** of the papers' "halfrings" data sets.
+
+    The papers show these data only in figures; this generator matches the sizes of the
+    tables (2 clusters: 200 + 200 = 400 points, PEnCA Table 1; 3 clusters: 150 + 150 + 200
+    = 500 points, seed L1508/L1779), not the points.  Results on it are analogues, never
+    reproductions.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int
+    n_clusters : {2, 3}
+    noise : float, default 0.1
+        Gaussian noise standard deviation (ring radius 1).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (400, 2) or (500, 2)
+    y : ndarray of int64
+
+    Examples
+    --------
+    >>> X, y = make_half_rings(0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((400, 2), [200, 200])
+    """
+    rng = _np_rng(rng_key)
+    noise = check_positive(noise, "noise")
+    if n_clusters not in (2, 3):
+        raise ValueError(f"n_clusters must be 2 or 3, got {n_clusters!r}")
+    sizes = [200, 200] if n_clusters == 2 else [150, 150, 200]
+    parts = []
+    for c, m in enumerate(sizes):
+        t = rng.uniform(0, np.pi, m)
+        if c == 0:
+            P = np.c_[np.cos(t), np.sin(t)]
+        elif c == 1:
+            P = np.c_[1 - np.cos(t), 0.5 - np.sin(t)]
+        else:
+            P = np.c_[3 + np.cos(t), np.sin(t)]
+        parts.append(P + rng.normal(scale=noise, size=P.shape))
+    return np.concatenate(parts), np.repeat(np.arange(n_clusters), sizes).astype(np.int64)
+
+
+def make_bars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two close vertical bars of 200 points, denser to the right: a **look-alike** of "bars".
+
+    Seed L1508: "two clusters very close together, each with 200 patterns, with increasing
+    density from left to right".  Each bar is 1 wide and 6 tall, the gap is 0.3; within a bar
+    the horizontal density grows linearly (``x = sqrt(u)``).  Sizes match PEnCA Table 1
+    (n = 400, K = 2); the shape is our reading of the description.
+
+    Examples
+    --------
+    >>> X, y = make_bars(0)
+    >>> X.shape
+    (400, 2)
+    """
+    rng = _np_rng(rng_key)
+    parts = []
+    for c in range(2):
+        x = np.sqrt(rng.uniform(size=200)) + c * 1.3
+        parts.append(np.c_[x, rng.uniform(0, 6, 200)])
+    return np.concatenate(parts), np.repeat(np.arange(2), 200).astype(np.int64)
+
+
+def make_cigar(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two elongated Gaussians of 100 points and two compact ones of 25: a **look-alike** of "cigar".
+
+    Seed L1508: "two clusters with 100 patterns each and two with 25 each" (n = 250, K = 4
+    in PEnCA Table 1).  Cigars: std (3, 0.3) centred at (0, 0) and (0, 2); compact
+    clusters: std 0.3 at (-2, 5) and (2, 5) (ours).
+
+    Examples
+    --------
+    >>> X, y = make_cigar(0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((250, 2), [100, 100, 25, 25])
+    """
+    rng = _np_rng(rng_key)
+    specs = [((0.0, 0.0), (3.0, 0.3), 100), ((0.0, 2.0), (3.0, 0.3), 100),
+             ((-2.0, 5.0), (0.3, 0.3), 25), ((2.0, 5.0), (0.3, 0.3), 25)]
+    X = np.concatenate([rng.normal(mu, sd, size=(m, 2)) for mu, sd, m in specs])
+    return X, np.repeat(np.arange(4), [s[2] for s in specs]).astype(np.int64)
+
+
+def make_stars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two five-armed stars of 57 points each: a **look-alike** of "stars" (n = 114, K = 2).
+
+    Only the size is known (PEnCA Table 1); the shape is ours: points along 5 rays of
+    length 2 from two centres 4.5 apart, with small noise.
+
+    Examples
+    --------
+    >>> X, y = make_stars(0)
+    >>> X.shape
+    (114, 2)
+    """
+    rng = _np_rng(rng_key)
+    parts = []
+    for c, centre in enumerate([(0.0, 0.0), (4.5, 0.0)]):
+        arm = rng.integers(0, 5, 57)
+        r = rng.uniform(0, 2, 57)
+        ang = 2 * np.pi * arm / 5 + c * np.pi / 5
+        P = np.c_[r * np.cos(ang), r * np.sin(ang)] + np.asarray(centre)
+        parts.append(P + rng.normal(scale=0.08, size=P.shape))
+    return np.concatenate(parts), np.repeat(np.arange(2), 57).astype(np.int64)
+
+
+def ten_gaussians(rng_key: Any = 0, n_samples: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
+    """The scalability paper's mixture (seed L2306): 10 unit Gaussians at ``mu_i = (0, 12 i)``.
+
+    Fully specified by the text: ``n_samples / 10`` points per component, identity
+    covariance (n from 10^3 to 5 10^4 in the paper).
+
+    Examples
+    --------
+    >>> X, y = ten_gaussians(0, 1000)
+    >>> X.shape, np.bincount(y).tolist()[:2]
+    ((1000, 2), [100, 100])
+    """
+    rng = _np_rng(rng_key)
+    n = check_int(n_samples, "n_samples", minimum=10)
+    m = n // 10
+    y = np.repeat(np.arange(10), m).astype(np.int64)
+    X = np.c_[np.zeros(y.size), 12.0 * y] + rng.normal(size=(y.size, 2))
+    return X, y

@@ -1,0 +1,42 @@
+"""notebooks/04_consensus.ipynb runs in smoke mode and reproduces the papers' claims (issue 6)."""
+
+import pytest
+
+from tests.test_notebooks import MARKER, NOTEBOOKS, _check_ran_in_smoke_mode_with_figures, _execute
+
+
+@pytest.mark.slow
+def test_04_consensus_runs(monkeypatch):
+    probe = f"""
+import json, sys
+print({MARKER!r} + json.dumps(dict(
+    smoke=SMOKE,
+    executable=sys.executable,
+    table={{k: float(v) for k, v in table.items()}},
+    rows=rows,
+    post_table={{k: float(v) for k, v in post_table.items()}},
+    k_post=int(k_post),
+    lifetime_k_post=int(eac_post.n_clusters),
+    scale_ratio=[float(s[1] / s[3]) for s in scale],
+    bytes_per_n=[float(s[2] / s[0]) for s in scale],
+)))
+"""
+    nb, res = _execute(NOTEBOOKS / "04_consensus.ipynb", probe, monkeypatch)
+    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=5)
+    t = res["table"]
+    # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
+    assert t["PEnCA (EM)"] >= 0.920 - 0.07
+    assert t["PEnCA (EM)"] > t["MM (EM)"]
+    # Scalability paper / spec §2.4: AL at K on iris about 0.90; SL at K about 0.75.
+    assert t["EAC average link, K"] >= 0.8
+    assert t["EAC average link, K"] > t["EAC single link, K"]
+    # Wine normalised: PEnCA 0.949 > MM 0.590.
+    assert res["rows"]["wine-norm"]["PEnCA"] == pytest.approx(0.949, abs=0.04)
+    assert res["rows"]["wine-norm"]["PEnCA"] > res["rows"]["wine-norm"]["MM"]
+    # A DP-mixture posterior feeds the same consensus: three Gaussians found again.
+    assert res["k_post"] == 3 and res["lifetime_k_post"] == 3
+    assert min(res["post_table"].values()) >= 0.8
+    # Errata 7: upper-triangle nnz close to 2 n^2 / K_min with the linear rule, so bytes/n flat.
+    assert all(0.5 <= r <= 1.5 for r in res["scale_ratio"]), res["scale_ratio"]
+    b = res["bytes_per_n"]
+    assert max(b) / min(b) < 1.3, b
