@@ -291,11 +291,13 @@ def run_compare(
         (default ``"three-gaussians"``, ``"hdp-groups"`` for ``model="hdp"``).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp", "hdp", "dc"}
-        The model (later: "consensus").  ``"hdp"`` runs
+    model : {"dp", "hdp", "dc", "consensus"}
+        The model.  ``"hdp"`` runs
         :func:`bayesclust.bridge_hdp.run_compare_hdp` on grouped data (default
         data ``hdp-groups``); ``"dc"`` runs
-        :func:`bayesclust.bridge_dc.run_compare_dc` (default data ``dc-toy``).
+        :func:`bayesclust.bridge_dc.run_compare_dc` (default data ``dc-toy``);
+        ``"consensus"`` runs :func:`bayesclust.bridge_consensus.run_compare_consensus`
+        (default data ``iris``).
     k : int, optional
         Clusters for farthest-first lambda and k-means; default the number of
         true classes (required for a file unless ``lam`` is given).
@@ -335,8 +337,16 @@ def run_compare(
         return run_compare_dc("dc-toy" if data is None else data, out_dir, k=k, seed=seed,
                               num_warmup=num_warmup, num_samples=num_samples,
                               num_chains=num_chains, plot=plot, progress_bar=progress_bar)
+    if model == "consensus":
+        from .bridge_consensus import run_compare_consensus
+
+        if lam is not None or k is not None:
+            raise ValueError("--k and --lam are options of --model dp (the consensus job extracts "
+                             "as many clusters as the data set has classes)")
+        return run_compare_consensus("iris" if data is None else data, out_dir, seed=seed,
+                                     plot=plot, progress_bar=progress_bar)
     if model != "dp":
-        raise ValueError(f"model must be 'dp', 'hdp' or 'dc' (consensus is not implemented yet), got {model!r}")
+        raise ValueError(f"model must be 'dp', 'hdp', 'dc' or 'consensus', got {model!r}")
     data = "three-gaussians" if data is None else data
     X, y = _load_data(data, seed)
     n, d = X.shape

@@ -147,3 +147,29 @@ def test_compare_hdp_bad_input(tmp_path, capsys, extra, match):
     assert main(["compare", "--model", "hdp", "--out", str(tmp_path), *extra]) == 2
     err = capsys.readouterr().err
     assert match in err and err.count("\n") == 1
+
+
+def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
+    """``compare --model consensus``: one k-means ensemble of iris, every consensus method
+    scored by the consistency index; PEnCA near the paper's .920 and above MM."""
+    assert main(["compare", "--model", "consensus", "--out", str(tmp_path), "--no-progress"]) == 0
+    report = capsys.readouterr().out
+    summary = json.loads((tmp_path / "compare_consensus.json").read_text())
+    rows = {r["method"]: r for r in summary["rows"]}
+    assert "PEnCA (EM)" in rows and "MM (EM)" in rows and "PEnCA (EM)" in report
+    assert rows["PEnCA (EM)"]["k"] == 3
+    assert rows["PEnCA (EM)"]["ci"] == pytest.approx(0.92, abs=0.05)  # PEnCA Table 1, iris
+    assert rows["PEnCA (EM)"]["ci"] > rows["MM (EM)"]["ci"]  # paper: .920 vs .693
+    for r in summary["rows"]:
+        assert 0.0 <= r["ci"] <= 1.0
+    assert (tmp_path / "compare_consensus.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--k", "3"], "--k and --lam are options of --model dp"),
+    (["--data", "no-such-set"], "no-such-set"),
+])
+def test_compare_consensus_bad_input(tmp_path, capsys, extra, match):
+    assert main(["compare", "--model", "consensus", "--out", str(tmp_path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
