@@ -133,23 +133,26 @@ def _greedy_in_order(close, eligible):
     return lax.while_loop(undecided_left, round_, init)[0]
 
 
-def _take_rows(X, w, rows, axis_name):
-    """``X[rows], w[rows]`` for global row indices.
+def _take_rows(rows, axis_name, *arrays):
+    """``tuple(a[rows] for a in arrays)`` for global row indices ``rows``.
 
     On one device a gather.  Inside ``shard_map`` (rows sharded over
-    ``axis_name``) every device contributes the rows it owns and zeros for the
-    others, and a ``psum`` assembles them: each entry has exactly one nonzero
-    term, so the result is bit-identical to the gather.
+    ``axis_name``, device ``p`` holding rows ``p*m .. p*m+m-1``) every device
+    contributes the rows it owns and zeros for the others, and a ``psum``
+    assembles them: each entry has exactly one nonzero term, so the result is
+    bit-identical to the gather, and replicated.
     """
     if axis_name is None:
-        return X[rows], w[rows]
-    m = X.shape[0]
+        return tuple(a[rows] for a in arrays)
+    m = arrays[0].shape[0]
     local = rows - lax.axis_index(axis_name) * m
     own = (local >= 0) & (local < m)
     local = jnp.where(own, local, 0)
-    Xb = jnp.where(own[:, None], X[local], 0.0)
-    wb = jnp.where(own, w[local], 0.0)
-    return lax.psum(Xb, axis_name), lax.psum(wb, axis_name)
+    parts = tuple(
+        jnp.where(own.reshape(own.shape + (1,) * (a.ndim - 1)), a[local], jnp.zeros((), a.dtype))
+        for a in arrays
+    )
+    return lax.psum(parts, axis_name)
 
 
 def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=None):
@@ -188,7 +191,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=Non
         seeds, seed_rows, n_new = carry
         start = b * B
         rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
-        Xb, wb = _take_rows(X, w, rows, axis_name)
+        Xb, wb = _take_rows(rows, axis_name, X, w)
         xb_sq = squared_norms(Xb)
         near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
         covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
