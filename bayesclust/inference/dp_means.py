@@ -427,9 +427,11 @@ def _shard_rows(mesh, axis, *arrays):
     out = []
     for a in arrays:
         a = np.asarray(a)
+        a = a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False)
         if n_pad > n:
             a = np.concatenate([a, np.zeros((n_pad - n, *a.shape[1:]), a.dtype)])
-        out.append(jax.device_put(a, sharding))
+        # Each process uploads only the rows of its own devices (multi-host safe).
+        out.append(jax.make_array_from_callback(a.shape, sharding, lambda index, a=a: a[index]))
     return out, n_pad
 
 
@@ -605,6 +607,20 @@ def dp_means(
     >>> res = dp_means(X, lam=1.0)
     >>> res.n_clusters, res.labels.tolist()
     (2, [0, 0, 1, 1])
+
+    The same run with the rows sharded over all local devices:
+
+    >>> import jax
+    >>> from jax.sharding import Mesh
+    >>> mesh = Mesh(np.array(jax.devices()), ("data",))
+    >>> dp_means(X, lam=1.0, mesh=mesh).labels.tolist()
+    [0, 0, 1, 1]
+
+    On several hosts (not run here), in every process::
+
+        jax.distributed.initialize()  # or (coordinator_address, num_processes, process_id)
+        mesh = Mesh(np.array(jax.devices()), ("data",))  # all devices of all hosts
+        res = dp_means(X, lam, mesh=mesh)  # same X in every process
     """
     X = V.check_array(X, "X")
     lam = V.check_positive(lam, "lam")
@@ -653,11 +669,12 @@ def dp_means(
         axis = _check_mesh(mesh)
         (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
         del X  # the host copy is not needed any more (1M x 128 runs)
-        lam_j = jnp.asarray(lam, Xj.dtype)
+        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
         init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
         state = init(Xj, wj, lam_j)
+    int32 = jnp.int32 if mesh is None else np.int32
     while True:
-        state = run(Xj, wj, lam_j, jnp.int32(limit), jnp.int32(max_iter), state)
+        state = run(Xj, wj, lam_j, int32(limit), int32(max_iter), state)
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "

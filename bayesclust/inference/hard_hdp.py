@@ -678,6 +678,15 @@ def hard_hdp(
     (2, [2, 2])
     >>> [lab.tolist() for lab in res.labels]
     [[0, 0, 1, 1], [0, 1]]
+
+    Sharded over all local devices (on several hosts: ``jax.distributed.initialize()``
+    first in every process, then the same call with the same data):
+
+    >>> import jax
+    >>> from jax.sharding import Mesh
+    >>> mesh = Mesh(np.array(jax.devices()), ("data",))
+    >>> [lab.tolist() for lab in hard_hdp([a, b], 1.0, 2.0, mesh=mesh).labels]
+    [[0, 0, 1, 1], [0, 1]]
     """
     X, gid, order, group_order = V.check_groups(groups, group_ids)
     lam_local = V.check_positive(lam_local, "lam_local")
@@ -697,8 +706,12 @@ def hard_hdp(
         (Xj, gj, valid), _ = _shard_rows(
             mesh, axis, X - mean.astype(X.dtype), gid.astype(np.int32), np.ones(n, bool)
         )
-    lam_l = jnp.asarray(lam_local, Xj.dtype)
-    lam_g = jnp.asarray(lam_global, Xj.dtype)
+    if mesh is None:
+        lam_l = jnp.asarray(lam_local, Xj.dtype)
+        lam_g = jnp.asarray(lam_global, Xj.dtype)
+    else:  # host scalars: valid inputs on any mesh
+        lam_l = np.asarray(lam_local, Xj.dtype)
+        lam_g = np.asarray(lam_global, Xj.dtype)
     # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
     L_bound = _pow2_at_least(2 * n + D)
     G_bound = _pow2_at_least(3 * n + 1)
@@ -715,7 +728,7 @@ def hard_hdp(
             state = _run(Xj, gj, lam_l, lam_g, jnp.int32(max_iter), state, n_groups=D)
         else:
             state = _sharded_run(mesh, axis, D)(
-                Xj, gj, valid, lam_l, lam_g, jnp.int32(max_iter), state
+                Xj, gj, valid, lam_l, lam_g, np.int32(max_iter), state
             )
         if not bool(state.overflow):
             break
