@@ -303,12 +303,14 @@ def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None, a
     """
     K_cap = assigned_centers.shape[0]
     stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
-    total = jnp.sum(w * sq_dist)
     if axis_name is not None:
-        stats, total = lax.psum((stats, total), axis_name)
+        stats = lax.psum(stats, axis_name)
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
     means = weighted_means(stats)
     shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
+    total = jnp.sum(w * sq_dist)
+    if axis_name is not None:
+        total = lax.psum(total, axis_name)
     sse = jnp.maximum(total - shift, 0.0)
     labels, new_index, k = compact_labels(labels, nonempty)
     centers = jnp.zeros_like(stats.sum).at[new_index].set(means, mode="drop")

@@ -287,7 +287,6 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
 
     n_S = jnp.sum(S_all, dtype=jnp.int32)
     if axis_name is None:
-        rows = jnp.arange(n, dtype=jnp.int32)
 
         def visit(t, carry):
             i = rows_S[t]
@@ -297,6 +296,7 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
                 jnp.asarray(False))
         (centers, g, first_local, assoc_time, loc_group, loc_global, k, z_serial,
          overflow) = lax.fori_loop(0, n_S, visit, init)
+        rows = jnp.arange(n, dtype=jnp.int32)
     else:
         offset = lax.axis_index(axis_name) * n
         rows = offset + jnp.arange(n, dtype=jnp.int32)
