@@ -16,6 +16,7 @@ vectorises the d-term sum differently in the two programs).
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ from bayesclust import dp_means, hard_hdp
 from bayesclust.inference.dp_means import dp_means_pass
 
 WORKER = Path(__file__).with_name("_sharded_worker.py")
+MULTIHOST_WORKER = Path(__file__).with_name("_multihost_worker.py")
 RTOL = 1e-13
 
 
@@ -70,10 +72,7 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sharding")
     inp = _inputs()
     np.savez(tmp / "in.npz", **inp)
-    root = str(Path(bayesclust.__file__).resolve().parents[1])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    env["JAX_PLATFORMS"] = "cpu"
+    env = _worker_env()
     cache = jax.config.jax_compilation_cache_dir
     if cache:
         env["BAYESCLUST_TEST_JAX_CACHE"] = cache
@@ -91,6 +90,14 @@ def runs(tmp_path_factory):
             proc.kill()
     assert proc.returncode == 0, log[-4000:]
     return inp, ref, dict(np.load(tmp / "out.npz"))
+
+
+def _worker_env():
+    root = str(Path(bayesclust.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
 
 
 def _references(inp):
@@ -211,3 +218,38 @@ def test_bad_mesh_gives_clear_error(fn):
     two_axes = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("a", "b"))
     with pytest.raises(ValueError, match="exactly one"):
         call(two_axes)
+
+
+@pytest.mark.slow
+def test_two_processes_via_jax_distributed_equal_single_device(runs, tmp_path):
+    # The documented multi-host recipe, on one machine: two processes with 4 host
+    # devices each join one 8-device mesh through jax.distributed.initialize.
+    inp, ref, _ = runs
+    np.savez(tmp_path / "in.npz", dp_X=inp["dp_X"], dp_lam=inp["dp_lam"])
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        port = sock.getsockname()[1]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(MULTIHOST_WORKER), str(pid), str(port),
+             str(tmp_path / "in.npz"), str(tmp_path / f"out{pid}.npz")],
+            env=_worker_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        for pid in (0, 1)
+    ]
+    try:
+        logs = [p.communicate(timeout=600)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:  # pragma: no cover - only on a hung worker
+                p.kill()
+    a = ref["dp_plain"]
+    for p, log in zip(procs, logs):
+        assert p.returncode == 0, log[-4000:]
+    for pid in (0, 1):  # every process receives the full result
+        out = np.load(tmp_path / f"out{pid}.npz")
+        assert int(out["processes"]) == 2
+        np.testing.assert_array_equal(out["labels"], a.labels)
+        assert int(out["n_iter"]) == a.n_iter
+        np.testing.assert_allclose(float(out["objective"]), a.objective, rtol=RTOL)
+        np.testing.assert_allclose(out["centers"], a.centers, rtol=0, atol=RTOL * 10)
