@@ -594,7 +594,11 @@ def dp_means(
     all devices, ``mesh = Mesh(np.array(jax.devices()), ("data",))``, and
     call ``dp_means(X, lam, mesh=mesh)`` in every process with the same
     ``X`` (a host array; each process uploads only its own devices' rows).
-    Every process receives the full result.
+    Every process receives the full result.  CPU-only clusters need
+    ``jax.config.update("jax_cpu_collectives_implementation", "gloo")``
+    before ``initialize``.  (Tested with two processes of four host devices
+    on one machine.)  Each process must hold all of ``X`` in host memory; an
+    input whose rows exist only on their own hosts is not supported yet.
 
     References
     ----------
