@@ -133,7 +133,29 @@ def _greedy_in_order(close, eligible):
     return lax.while_loop(undecided_left, round_, init)[0]
 
 
-def _open_clusters(X, w, is_candidate, lam, capacity):
+def _take_rows(rows, axis_name, *arrays):
+    """``tuple(a[rows] for a in arrays)`` for global row indices ``rows``.
+
+    On one device a gather.  Inside ``shard_map`` (rows sharded over
+    ``axis_name``, device ``p`` holding rows ``p*m .. p*m+m-1``) every device
+    contributes the rows it owns and zeros for the others, and a ``psum``
+    assembles them: each entry has exactly one nonzero term, so the result is
+    bit-identical to the gather, and replicated.
+    """
+    if axis_name is None:
+        return tuple(a[rows] for a in arrays)
+    m = arrays[0].shape[0]
+    local = rows - lax.axis_index(axis_name) * m
+    own = (local >= 0) & (local < m)
+    local = jnp.where(own, local, 0)
+    parts = tuple(
+        jnp.where(own.reshape(own.shape + (1,) * (a.ndim - 1)), a[local], jnp.zeros((), a.dtype))
+        for a in arrays
+    )
+    return lax.psum(parts, axis_name)
+
+
+def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=None):
     """Serial new-cluster decisions among the candidates, in data order.
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
@@ -141,6 +163,12 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
     candidate ``l``.  Candidates are taken in blocks of ``B``: one product
     against the seeds accepted so far, then the serial decisions within the
     block from a ``B x B`` "too close" table (:func:`_greedy_in_order`).
+
+    With ``axis_name`` (inside ``shard_map``) ``X`` and ``w`` are this
+    device's rows, ``is_candidate`` is the *global* mask (all rows, in order)
+    and ``n_rows`` the number of real rows; the candidates' coordinates are
+    assembled block by block (:func:`_take_rows`) and the decisions are
+    replicated: every device computes the same seeds.
 
     Returns
     -------
@@ -151,8 +179,9 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
     n_new : int scalar
         Number of accepted seeds (may exceed ``capacity``: overflow).
     """
-    n, d = X.shape
-    B = min(_CANDIDATE_BLOCK, n)
+    n = is_candidate.shape[0]
+    d = X.shape[1]
+    B = min(_CANDIDATE_BLOCK, n if n_rows is None else n_rows)
     n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
     # Padding by one block lets every block slice stay in bounds.
     cand_rows = jnp.nonzero(is_candidate, size=n + B, fill_value=0)[0].astype(jnp.int32)
@@ -162,7 +191,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
         seeds, seed_rows, n_new = carry
         start = b * B
         rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
-        Xb, wb = X[rows], w[rows]
+        Xb, wb = _take_rows(rows, axis_name, X, w)
         xb_sq = squared_norms(Xb)
         near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
         covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
@@ -178,7 +207,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity):
     return lax.fori_loop(0, (n_cand + B - 1) // B, block, init)
 
 
-def dp_means_pass(X, w, centers, k, lam):
+def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
     """One assignment pass of DP-means Algorithm 1 (means frozen), computed in bulk.
 
     Equivalent to the per-point loop: point ``i`` (in row order) opens a new
@@ -200,6 +229,14 @@ def dp_means_pass(X, w, centers, k, lam):
         Centre buffer; slots ``0..k-1`` are active.
     k : int scalar
     lam : float scalar
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows sharded over this mesh axis:
+        ``X`` and ``w`` are the device's block of rows (block ``p`` holds
+        global rows ``p*m .. p*m+m-1``), ``centers`` and ``k`` are replicated.
+        The candidate mask is all-gathered and the new clusters are validated
+        identically on every device in global row order.
+    n_rows : int, optional
+        With ``axis_name``: the number of real (unpadded) rows in total.
 
     Returns
     -------
@@ -219,15 +256,22 @@ def dp_means_pass(X, w, centers, k, lam):
     k = jnp.asarray(k, jnp.int32)
     old = nearest_center(X, centers, jnp.arange(K_cap) < k)
     is_candidate = w * old.sq_dist > lam
+    if axis_name is None:
+        offset, all_candidates = 0, is_candidate
+    else:
+        offset = lax.axis_index(axis_name) * X.shape[0]
+        all_candidates = lax.all_gather(is_candidate, axis_name, tiled=True)
 
     def open_new_clusters(_):
-        seeds, seed_rows, n_new = _open_clusters(X, w, is_candidate, lam, K_cap)
+        seeds, seed_rows, n_new = _open_clusters(
+            X, w, all_candidates, lam, K_cap, axis_name, n_rows
+        )
 
         def nearest_new(m):
             # Only the first m slots can hold new centres (m static): most
             # passes open few clusters, so try a small product first.
             return lambda _: nearest_center(
-                X, seeds[:m], jnp.arange(m) < n_new, birth=seed_rows[:m]
+                X, seeds[:m], jnp.arange(m) < n_new, birth=seed_rows[:m], row_offset=offset
             )
 
         tiers = sorted({min(K_cap, t) for t in _NEW_TIERS} | {K_cap})
@@ -244,24 +288,30 @@ def dp_means_pass(X, w, centers, k, lam):
     def keep_old(_):
         return old.index, old.sq_dist, centers, k, jnp.asarray(False)
 
-    return lax.cond(jnp.any(is_candidate), open_new_clusters, keep_old, None)
+    return lax.cond(jnp.any(all_candidates), open_new_clusters, keep_old, None)
 
 
-def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None):
+def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None, axis_name=None):
     """Delete empty clusters, recompute means, and evaluate the objective.
 
     The sum of squares at the new means comes from the pass's exact distances
     by the parallel-axis identity, per cluster
     ``sum w |x - a|^2 = sum w |x - m|^2 + W |m - a|^2`` (``a`` the centre used in
     the pass, ``m`` the new mean, ``W`` the cluster's weight): ``O(k d)``
-    instead of another ``O(n d)`` pass over the data.
+    instead of another ``O(n d)`` pass over the data.  With ``axis_name`` the
+    per-device statistics and sums are combined by ``psum``.
     """
     K_cap = assigned_centers.shape[0]
     stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
+    if axis_name is not None:
+        stats = lax.psum(stats, axis_name)
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
     means = weighted_means(stats)
     shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
-    sse = jnp.maximum(jnp.sum(w * sq_dist) - shift, 0.0)
+    total = jnp.sum(w * sq_dist)
+    if axis_name is not None:
+        total = lax.psum(total, axis_name)
+    sse = jnp.maximum(total - shift, 0.0)
     labels, new_index, k = compact_labels(labels, nonempty)
     centers = jnp.zeros_like(stats.sum).at[new_index].set(means, mode="drop")
     return centers, labels, k, sse + lam * k
@@ -272,20 +322,31 @@ def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None):
 # --------------------------------------------------------------------------- #
 
 
-def dp_means_iteration(X, w, centers, k, lam, Xw=None):
+def dp_means_iteration(X, w, centers, k, lam, Xw=None, *, axis_name=None, n_rows=None):
     """One DP-means iteration: an assignment pass and the mean update.
 
     ``Xw = w[:, None] * X`` may be passed precomputed (it is loop-invariant).
     Returns ``(centers, labels, k, objective, k_total, overflow)`` with the
     clusters compacted to ``0..k-1``; ``k_total`` is the number of clusters
-    before empty ones were deleted (see :func:`dp_means_pass`).
+    before empty ones were deleted (see :func:`dp_means_pass`).  ``axis_name``
+    and ``n_rows``: the sharded form, see :func:`dp_means_pass`.
     """
-    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(X, w, centers, k, lam)
-    return (*_mean_step(X, w, labels, sq_dist, assigned, k_total, lam, Xw), k_total, overflow)
+    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(
+        X, w, centers, k, lam, axis_name=axis_name, n_rows=n_rows
+    )
+    return (
+        *_mean_step(X, w, labels, sq_dist, assigned, k_total, lam, Xw, axis_name),
+        k_total,
+        overflow,
+    )
 
 
-@jax.jit
-def _run(X, w, lam, max_k, max_iter, state: _State):
+def _loop(X, w, lam, max_k, max_iter, state: _State, axis_name=None, n_rows=None):
+    """The iteration loop; with ``axis_name``, the per-device body of the sharded run.
+
+    Sharded, rows of weight 0 are padding: they never open a cluster, add
+    nothing to the statistics and are ignored by the convergence test.
+    """
     Xw = X * w[:, None]  # loop-invariant: once per run, not once per iteration
 
     def cond(s: _State):
@@ -293,9 +354,13 @@ def _run(X, w, lam, max_k, max_iter, state: _State):
 
     def body(s: _State):
         centers, labels, k, obj, k_total, overflow = dp_means_iteration(
-            X, w, s.centers, s.k, lam, Xw
+            X, w, s.centers, s.k, lam, Xw, axis_name=axis_name, n_rows=n_rows
         )
-        unchanged = jnp.all(labels == s.labels)
+        if axis_name is None:
+            unchanged = jnp.all(labels == s.labels)
+        else:
+            changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
+            unchanged = lax.psum(changed, axis_name) == 0
         stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
         it = s.it + 1
         new = _State(
@@ -311,17 +376,102 @@ def _run(X, w, lam, max_k, max_iter, state: _State):
     return lax.while_loop(cond, body, state)
 
 
-def _initial_state(X, w, lam, K_cap, trace_len):
+_run = jax.jit(_loop)
+
+
+def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
     n, d = X.shape
-    mean = jnp.sum(w[:, None] * X, axis=0) / jnp.sum(w)
+    if axis_name is None:
+        mean = jnp.sum(w[:, None] * X, axis=0) / jnp.sum(w)
+    else:
+        wx, ws = lax.psum((jnp.sum(w[:, None] * X, axis=0), jnp.sum(w)), axis_name)
+        mean = wx / ws
     centers = jnp.zeros((K_cap, d), X.dtype).at[0].set(mean)
     labels = jnp.zeros(n, jnp.int32)
-    objective = jnp.sum(w * assigned_squared_distances(X, centers, labels)) + lam
+    objective = jnp.sum(w * assigned_squared_distances(X, centers, labels))
+    if axis_name is not None:
+        objective = lax.psum(objective, axis_name)
+    objective = objective + lam
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
     return _State(
         centers, jnp.asarray(1, jnp.int32), labels, objective, trace,
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
     )
+
+
+# --------------------------------------------------------------------------- #
+# Sharded execution (issue 7)
+# --------------------------------------------------------------------------- #
+
+
+def _check_mesh(mesh):
+    """The name of the single axis of ``mesh`` (a ``jax.sharding.Mesh``)."""
+    if not isinstance(mesh, jax.sharding.Mesh):
+        raise TypeError(f"mesh must be a jax.sharding.Mesh or None, got {type(mesh).__name__}")
+    if len(mesh.axis_names) != 1:
+        raise ValueError(
+            f"mesh must have exactly one (data) axis, got axes {tuple(mesh.axis_names)}"
+        )
+    return mesh.axis_names[0]
+
+
+def _shard_rows(mesh, axis, *arrays):
+    """Pad host arrays with zero rows to a multiple of the mesh size and shard their rows.
+
+    Returns the device arrays (rows over ``axis``) and the padded length.
+    """
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    n = arrays[0].shape[0]
+    size = mesh.devices.size
+    n_pad = -(-n // size) * size
+    sharding = NamedSharding(mesh, PartitionSpec(axis))
+    out = []
+    for a in arrays:
+        a = np.asarray(a)
+        a = a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False)
+        if n_pad > n:
+            a = np.concatenate([a, np.zeros((n_pad - n, *a.shape[1:]), a.dtype)])
+        # Each process uploads only the rows of its own devices (multi-host safe).
+        out.append(jax.make_array_from_callback(a.shape, sharding, lambda index, a=a: a[index]))
+    return out, n_pad
+
+
+def _to_host(a):
+    """A (possibly multi-process, row-sharded) array as one NumPy array on every process."""
+    if isinstance(a, jax.Array) and not a.is_fully_addressable:  # pragma: no cover - multi-host
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(a, tiled=True))
+    return np.asarray(a)
+
+
+def _state_specs(axis):
+    from jax.sharding import PartitionSpec as P
+
+    return _State(P(), P(), P(axis), P(), P(), P(), P(), P(), P())
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_fns(mesh, axis, n_rows, K_cap, trace_len):
+    """Jitted ``shard_map`` forms of :func:`_initial_state` and :func:`_loop` on ``mesh``."""
+    from jax.sharding import PartitionSpec as P
+
+    specs = _state_specs(axis)
+    init = jax.jit(
+        jax.shard_map(
+            lambda X, w, lam: _initial_state(X, w, lam, K_cap, trace_len, axis_name=axis),
+            mesh=mesh, in_specs=(P(axis), P(axis), P()), out_specs=specs, check_vma=False,
+        )
+    )
+    run = jax.jit(
+        jax.shard_map(
+            functools.partial(_loop, axis_name=axis, n_rows=n_rows),
+            mesh=mesh, in_specs=(P(axis), P(axis), P(), P(), P(), specs), out_specs=specs,
+            check_vma=False,
+        )
+    )
+    return init, run
 
 
 def _grow(state: _State, K_cap: int) -> _State:
@@ -343,6 +493,7 @@ def dp_means(
     max_iter: int = 100,
     max_clusters: int | None = None,
     order=None,
+    mesh=None,
 ) -> DPMeansResult:
     r"""DP-means clustering (Kulis & Jordan 2012, Algorithm 1).
 
@@ -374,6 +525,13 @@ def dp_means(
         Processing order (a permutation of ``range(n)``).  DP-means depends on
         the order; the default is the given row order.  For a random order use
         ``order=jax.random.permutation(rng_key, n)``.
+    mesh : jax.sharding.Mesh, optional
+        Run sharded: the rows are split over the devices of this mesh, which
+        must have exactly one (data) axis, e.g.
+        ``Mesh(np.array(jax.devices()), ("data",))``.  The result is the
+        single-device result (see Notes).  ``X`` may be a NumPy array or an
+        already sharded ``jax.Array``; it is (re)sharded here, padded with
+        zero-weight rows to a multiple of the number of devices.
 
     Returns
     -------
@@ -409,6 +567,39 @@ def dp_means(
     The data are centred internally (the algorithm is translation invariant);
     this protects the GEMM form of the distances against cancellation.
 
+    **Memory.**  ``O(n d)`` for the data (and the loop-invariant ``w x``), ``O(n)``
+    per-point vectors, the ``K_cap x d`` centre buffer and row blocks of at
+    most ``2**27`` point-centre scores: no ``n x n`` or ``n x K_cap`` array.
+
+    **Sharded execution** (``mesh``; project spec §8).  Every device holds a
+    contiguous block of rows and runs the same loop inside ``jax.shard_map``:
+    distances to the pass's starting centres on its own rows; the candidate
+    mask all-gathered, and the candidates' coordinates assembled block by
+    block, so that the serial new-cluster validation runs *identically on
+    every device* in global row order; the birth-masked argmin on its own rows
+    (global row indices); per-cluster weights and sums, the objective and the
+    convergence test combined with ``psum``.  Padding rows have weight 0: they
+    never open a cluster and add nothing to the statistics.  Labels, cluster
+    counts and iteration counts equal the single-device run's; centres and
+    objective equal them up to the order of floating-point summation (the
+    per-device partial sums are added in a different order; observed
+    differences are a few ulps).  Communication per iteration: one
+    all-gather of ``n`` booleans, one ``psum`` of ``K_cap (d + 1)`` numbers,
+    and, in passes that open clusters, one ``psum`` of ``256 d`` numbers per
+    block of 256 candidates.
+
+    **Multi-host.**  The same call runs across machines: start every process
+    with ``jax.distributed.initialize(coordinator_address, num_processes,
+    process_id)`` (automatic on Cloud TPU and SLURM), build the mesh over
+    all devices, ``mesh = Mesh(np.array(jax.devices()), ("data",))``, and
+    call ``dp_means(X, lam, mesh=mesh)`` in every process with the same
+    ``X`` (a host array; each process uploads only its own devices' rows).
+    Every process receives the full result.  CPU-only clusters need
+    ``jax.config.update("jax_cpu_collectives_implementation", "gloo")``
+    before ``initialize``.  (Tested with two processes of four host devices
+    on one machine.)  Each process must hold all of ``X`` in host memory; an
+    input whose rows exist only on their own hosts is not supported yet.
+
     References
     ----------
     B. Kulis and M. I. Jordan, "Revisiting k-means: new algorithms via Bayesian
@@ -422,6 +613,20 @@ def dp_means(
     >>> res = dp_means(X, lam=1.0)
     >>> res.n_clusters, res.labels.tolist()
     (2, [0, 0, 1, 1])
+
+    The same run with the rows sharded over all local devices:
+
+    >>> import jax
+    >>> from jax.sharding import Mesh
+    >>> mesh = Mesh(np.array(jax.devices()), ("data",))
+    >>> dp_means(X, lam=1.0, mesh=mesh).labels.tolist()
+    [0, 0, 1, 1]
+
+    On several hosts (not run here), in every process::
+
+        jax.distributed.initialize()  # or (coordinator_address, num_processes, process_id)
+        mesh = Mesh(np.array(jax.devices()), ("data",))  # all devices of all hosts
+        res = dp_means(X, lam, mesh=mesh)  # same X in every process
     """
     X = V.check_array(X, "X")
     lam = V.check_positive(lam, "lam")
@@ -430,6 +635,8 @@ def dp_means(
     w = V.check_sample_weight(sample_weight, n, dtype=X.dtype)
     if max_clusters is not None:
         max_clusters = V.check_int(max_clusters, "max_clusters", minimum=1)
+    if mesh is not None:
+        _check_mesh(mesh)
     if order is not None:
         order = np.asarray(order)
         if order.shape != (n,) or order.dtype.kind not in "iu" or not np.array_equal(
@@ -438,13 +645,13 @@ def dp_means(
             raise ValueError(f"order must be a permutation of range({n})")
         inverse = np.argsort(order)
         res = dp_means(X[order], lam, sample_weight=w[order], max_iter=max_iter,
-                       max_clusters=max_clusters)
+                       max_clusters=max_clusters, mesh=mesh)
         return res._replace(labels=res.labels[inverse])
 
     positive = w > 0
     if not positive.all():
         res = dp_means(X[positive], lam, sample_weight=w[positive], max_iter=max_iter,
-                       max_clusters=max_clusters)
+                       max_clusters=max_clusters, mesh=mesh)
         labels = np.empty(n, np.int32)
         labels[positive] = res.labels
         zero = ~positive
@@ -453,16 +660,27 @@ def dp_means(
 
     limit = n if max_clusters is None else min(max_clusters, n)
     mean = (w[:, None] * X).sum(0) / w.sum()
-    Xj = jnp.asarray(X - mean.astype(X.dtype))
-    wj = jnp.asarray(w)
-    lam_j = jnp.asarray(lam, Xj.dtype)
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
     K_bound = _pow2_at_least(limit + n)
     K_cap = min(K_bound, 32)
     # Trace length rounded up to a power of two so nearby max_iter share a compile.
-    state = _initial_state(Xj, wj, lam_j, K_cap, _pow2_at_least(max_iter + 1))
+    trace_len = _pow2_at_least(max_iter + 1)
+    if mesh is None:
+        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        wj = jnp.asarray(w)
+        lam_j = jnp.asarray(lam, Xj.dtype)
+        state = _initial_state(Xj, wj, lam_j, K_cap, trace_len)
+        run = _run
+    else:
+        axis = _check_mesh(mesh)
+        (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
+        del X  # the host copy is not needed any more (1M x 128 runs)
+        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
+        init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
+        state = init(Xj, wj, lam_j)
+    int32 = jnp.int32 if mesh is None else np.int32
     while True:
-        state = _run(Xj, wj, lam_j, jnp.int32(limit), jnp.int32(max_iter), state)
+        state = run(Xj, wj, lam_j, int32(limit), int32(max_iter), state)
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
@@ -477,11 +695,13 @@ def dp_means(
         # candidates, so the count a failed pass asked for overestimates: double.
         K_cap = min(2 * K_cap, K_bound)
         state = _grow(state, K_cap)
+        if mesh is not None:
+            run = _sharded_fns(mesh, axis, n, K_cap, trace_len)[1]
 
     k = int(state.k)
     it = int(state.it)
     return DPMeansResult(
-        labels=np.asarray(state.labels),
+        labels=_to_host(state.labels)[:n],
         centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
         n_clusters=k,
         objective=float(state.objective),

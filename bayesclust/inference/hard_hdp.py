@@ -25,7 +25,15 @@ from ..kernels import (
     squared_norms,
     weighted_means,
 )
-from .dp_means import dp_means_pass, farthest_first_lambda
+from .dp_means import (
+    _CANDIDATE_BLOCK,
+    _check_mesh,
+    _shard_rows,
+    _take_rows,
+    _to_host,
+    dp_means_pass,
+    farthest_first_lambda,
+)
 
 __all__ = [
     "hard_hdp",
@@ -172,7 +180,7 @@ def _local_tables(loc_group, loc_global, k, n_groups, G_cap):
 # --------------------------------------------------------------------------- #
 
 
-def _serial_set(X, gid, centers, g, first_local, lam_l, lam_g):
+def _serial_set(X, gid, centers, g, first_local, lam_l, lam_g, axis_name=None, valid=None):
     """Points whose decision in the pass may change the state (a superset).
 
     With the state at the start of the pass, ``a_i`` is the distance to the
@@ -183,6 +191,10 @@ def _serial_set(X, gid, centers, g, first_local, lam_l, lam_g):
     than ``a_i - lam_l`` (possible only when ``a_i >= lam_l`` and some earlier
     point may open a global).  Every test is relaxed by a few ulps of the
     data's squared scale, so rounding in the GEMM distances cannot drop a point.
+
+    Sharded (``axis_name``): ``X`` and ``gid`` are this device's rows, ``valid``
+    marks the real (unpadded) ones, and the first possible global seed is
+    found over all devices (``pmin`` of global row indices).
     """
     G_cap = centers.shape[0]
     active_g = jnp.arange(G_cap) < g
@@ -200,14 +212,24 @@ def _serial_set(X, gid, centers, g, first_local, lam_l, lam_g):
     a, u, slack = _by_row_blocks(block, G_cap, X, gid)
     may_open_global = jnp.minimum(a, u + lam_l) > lam_l + lam_g - slack
     may_open_local = u + lam_l <= a + slack
+    if valid is not None:
+        may_open_global = may_open_global & valid
     # (an index test, not a cumsum: cumulative sums are slow to compile on XLA:CPU)
-    first_seed = jnp.where(jnp.any(may_open_global), jnp.argmax(may_open_global), X.shape[0])
-    seeds_before = jnp.arange(X.shape[0]) > first_seed
+    if axis_name is None:
+        first_seed = jnp.where(jnp.any(may_open_global), jnp.argmax(may_open_global), X.shape[0])
+        seeds_before = jnp.arange(X.shape[0]) > first_seed
+    else:
+        m = X.shape[0]
+        rows = lax.axis_index(axis_name) * m + jnp.arange(m)
+        first_here = jnp.where(jnp.any(may_open_global), rows[jnp.argmax(may_open_global)], NEVER)
+        seeds_before = rows > lax.pmin(first_here, axis_name)
     may_join_new = (a >= lam_l - slack) & seeds_before
-    return may_open_global | may_open_local | may_join_new
+    S = may_open_global | may_open_local | may_join_new
+    return S if valid is None else S & valid
 
 
-def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups):
+def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+                axis_name=None, valid=None):
     """Step 4 of Algorithm 2 (means frozen), exactly, computed in bulk.
 
     (1) The superset ``S`` of points that may change the state (open a local
@@ -217,6 +239,13 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
     associated with its data set at its turn (associations created by earlier
     points included) -- one bulk masked argmin -- and the lowest-index local
     cluster mapped to it.
+
+    Sharded (``axis_name``, inside ``shard_map``): ``X``, ``gid``, ``z`` and
+    ``valid`` are this device's rows.  ``S`` is all-gathered; its rows'
+    coordinates are assembled in blocks of 256 (:func:`~bayesclust.inference.
+    dp_means._take_rows`) and the serial scan runs identically on every device
+    in global row order (``z`` of the serial points kept in a replicated
+    length-``n`` integer vector); the bulk argmin runs on each device's rows.
 
     Returns ``(centers, g, loc_group, loc_global, k, z, overflow)`` with local
     slots uncompacted (new ones appended in order of creation).
@@ -228,16 +257,14 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
     first_local = _local_tables(loc_group, loc_global, k, n_groups, G_cap)
     # assoc_time[j, p]: -1 if associated at the start, else the row that creates it.
     assoc_time = jnp.where(first_local >= 0, -1, NEVER).astype(jnp.int32)
-    S = _serial_set(X, gid, centers, g, first_local, lam_l, lam_g)
+    S = _serial_set(X, gid, centers, g, first_local, lam_l, lam_g, axis_name, valid)
+    S_all = S if axis_name is None else lax.all_gather(S, axis_name, tiled=True)
     # The rows of S in order (a stable sort compiles much faster than jnp.nonzero on CPU).
-    rows_S = jnp.argsort(~S, stable=True).astype(jnp.int32)
+    rows_S = jnp.argsort(~S_all, stable=True).astype(jnp.int32)
     threshold = lam_l + lam_g
 
-    def visit(t, carry):
+    def step(i, x, j, carry):
         centers, g, first_local, assoc_time, loc_group, loc_global, k, z, overflow = carry
-        i = rows_S[t]
-        x = X[i]
-        j = gid[i]
         dist = assigned_squared_distances(jnp.broadcast_to(x, centers.shape), centers, slots_g)
         assoc = assoc_time[j] != NEVER
         cost = jnp.where(slots_g < g, dist + jnp.where(assoc, 0.0, lam_l), jnp.inf)
@@ -258,9 +285,38 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
         return (centers, g + new_global, first_local, assoc_time, loc_group, loc_global,
                 k + new_local, z, overflow)
 
-    init = (centers, g, first_local, assoc_time, loc_group, loc_global, k, z, jnp.asarray(False))
-    (centers, g, first_local, assoc_time, loc_group, loc_global, k, z_serial,
-     overflow) = lax.fori_loop(0, jnp.sum(S, dtype=jnp.int32), visit, init)
+    n_S = jnp.sum(S_all, dtype=jnp.int32)
+    if axis_name is None:
+
+        def visit(t, carry):
+            i = rows_S[t]
+            return step(i, X[i], gid[i], carry)
+
+        init = (centers, g, first_local, assoc_time, loc_group, loc_global, k, z,
+                jnp.asarray(False))
+        (centers, g, first_local, assoc_time, loc_group, loc_global, k, z_serial,
+         overflow) = lax.fori_loop(0, n_S, visit, init)
+        rows = jnp.arange(n, dtype=jnp.int32)
+    else:
+        offset = lax.axis_index(axis_name) * n
+        rows = offset + jnp.arange(n, dtype=jnp.int32)
+        B = _CANDIDATE_BLOCK
+        rows_S = jnp.pad(rows_S, (0, B))
+
+        def visit_block(b, carry):
+            block_rows = lax.dynamic_slice_in_dim(rows_S, b * B, B)
+            Xb, gb = _take_rows(block_rows, axis_name, X, gid)
+            return lax.fori_loop(
+                0, jnp.minimum(B, n_S - b * B),
+                lambda t, c: step(block_rows[t], Xb[t], gb[t], c), carry,
+            )
+
+        z_all = jnp.zeros(S_all.shape[0], jnp.int32)  # serial points' slots, replicated
+        init = (centers, g, first_local, assoc_time, loc_group, loc_global, k, z_all,
+                jnp.asarray(False))
+        (centers, g, first_local, assoc_time, loc_group, loc_global, k, z_all,
+         overflow) = lax.fori_loop(0, (n_S + B - 1) // B, visit_block, init)
+        z_serial = lax.dynamic_slice_in_dim(z_all, offset, n)
 
     # Everyone else: nearest global associated with the data set before the point's turn.
     active_g = slots_g < g
@@ -269,8 +325,10 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
         visible = (assoc_time[gb] < rb[:, None]) & active_g[None, :]
         return _masked_nearest(Xb, centers, visible)[1]
 
-    p_bulk = _by_row_blocks(nearest_associated, G_cap, X, gid, jnp.arange(n, dtype=jnp.int32))
+    p_bulk = _by_row_blocks(nearest_associated, G_cap, X, gid, rows)
     z = jnp.where(S, z_serial, first_local[gid, p_bulk])
+    if valid is not None:
+        z = jnp.where(valid, z, 0)
     return centers, g, loc_group, loc_global, k, z, overflow
 
 
@@ -279,7 +337,8 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
 # --------------------------------------------------------------------------- #
 
 
-def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups):
+def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+                       *, axis_name=None, valid=None):
     """One iteration of Algorithm 2 (steps 4, 5, 6) on group-major data.
 
     Parameters
@@ -296,6 +355,13 @@ def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, l
         Local slot of every point.
     lam_l, lam_g : scalars
     n_groups : int (static)
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows sharded over this mesh axis:
+        ``X``, ``gid`` and ``z`` are the device's block of rows, everything
+        else is replicated; per-cluster statistics and the objective are
+        combined with ``psum``.
+    valid : bool array, shape (n,), optional
+        Real rows (False for padding, which is ignored throughout).
 
     Returns
     -------
@@ -311,12 +377,16 @@ def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, l
     slot = jnp.arange(L_cap, dtype=jnp.int32)
     # Step 4.
     centers, g, loc_group, loc_global, k, z, overflow4 = _point_pass(
-        X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups
+        X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+        axis_name, valid,
     )
     k_pass = k
     # Delete empty local clusters; order slots by (data set, slot): within a data set
     # the old clusters come first, then the new ones in order of creation.
-    stats = segment_stats(X, z, L_cap)
+    if axis_name is None:
+        stats = segment_stats(X, z, L_cap)
+    else:
+        stats = lax.psum(segment_stats(X, jnp.where(valid, z, L_cap), L_cap), axis_name)
     keep = (stats.weight > 0) & (slot < k)
     perm = jnp.argsort(jnp.where(keep, loc_group, n_groups), stable=True)
     k = jnp.sum(keep, dtype=jnp.int32)
@@ -338,23 +408,35 @@ def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, l
     loc_global = jnp.where(live, v, -1)
     # Step 6.
     labels = loc_global[z]
-    centers = weighted_means(segment_stats(X, labels, G_cap))
-    sse = jnp.sum(assigned_squared_distances(X, centers, labels))
+    if axis_name is None:
+        centers = weighted_means(segment_stats(X, labels, G_cap))
+        sse = jnp.sum(assigned_squared_distances(X, centers, labels))
+    else:
+        stats = segment_stats(X, jnp.where(valid, labels, G_cap), G_cap)
+        centers = weighted_means(lax.psum(stats, axis_name))
+        d2 = assigned_squared_distances(X, centers, jnp.where(valid, labels, 0))
+        sse = lax.psum(jnp.sum(jnp.where(valid, d2, 0.0)), axis_name)
     objective = sse + lam_l * k + lam_g * g
     need = jnp.stack([g_pass, k_pass]).astype(jnp.int32)
     return centers, g, loc_group, loc_global, k, z, objective, overflow4 | overflow5, need
 
 
-@functools.partial(jax.jit, static_argnames=("n_groups",))
-def _run(X, gid, lam_l, lam_g, max_iter, state: _State, n_groups: int):
+def _loop(X, gid, lam_l, lam_g, max_iter, state: _State, n_groups: int, axis_name=None,
+          valid=None):
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged & ~s.overflow
 
     def body(s: _State):
         centers, g, loc_group, loc_global, k, z, obj, overflow, need = hard_hdp_iteration(
-            X, gid, s.centers, s.g, s.loc_group, s.loc_global, s.k, s.z, lam_l, lam_g, n_groups
+            X, gid, s.centers, s.g, s.loc_group, s.loc_global, s.k, s.z, lam_l, lam_g, n_groups,
+            axis_name=axis_name, valid=valid,
         )
-        unchanged = jnp.all(z == s.z) & jnp.all(loc_global == s.loc_global)
+        if axis_name is None:
+            z_unchanged = jnp.all(z == s.z)
+        else:
+            changed = jnp.sum((z != s.z) & valid, dtype=jnp.int32)
+            z_unchanged = lax.psum(changed, axis_name) == 0
+        unchanged = z_unchanged & jnp.all(loc_global == s.loc_global)
         stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
         it = s.it + 1
         new = _State(centers, g, loc_group, loc_global, k, z, obj, s.trace.at[it].set(obj), it,
@@ -366,15 +448,27 @@ def _run(X, gid, lam_l, lam_g, max_iter, state: _State, n_groups: int):
     return lax.while_loop(cond, body, state)
 
 
-@functools.partial(jax.jit, static_argnames=("n_groups", "G_cap", "L_cap", "trace_len"))
-def _initial_state(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len):
+_run = jax.jit(_loop, static_argnames=("n_groups",))
+
+
+def _initial_state_impl(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len, axis_name=None,
+                        valid=None):
     """Algorithm 2 steps 1-2: one global at the mean, one local cluster per data set."""
     n, d = X.shape
-    centers = jnp.zeros((G_cap, d), X.dtype).at[0].set(jnp.mean(X, axis=0))
+    if axis_name is None:
+        mean = jnp.mean(X, axis=0)
+    else:  # padding rows are zero
+        total, count = lax.psum((jnp.sum(X, axis=0), jnp.sum(valid, dtype=X.dtype)), axis_name)
+        mean = total / count
+    centers = jnp.zeros((G_cap, d), X.dtype).at[0].set(mean)
     slot = jnp.arange(L_cap, dtype=jnp.int32)
     loc_group = jnp.where(slot < n_groups, slot, n_groups)
     loc_global = jnp.where(slot < n_groups, 0, -1).astype(jnp.int32)
-    sse = jnp.sum(assigned_squared_distances(X, centers, jnp.zeros(n, jnp.int32)))
+    d2 = assigned_squared_distances(X, centers, jnp.zeros(n, jnp.int32))
+    if axis_name is None:
+        sse = jnp.sum(d2)
+    else:
+        sse = lax.psum(jnp.sum(jnp.where(valid, d2, 0.0)), axis_name)
     objective = sse + lam_l * n_groups + lam_g
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
     return _State(
@@ -383,6 +477,44 @@ def _initial_state(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len):
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False),
         jnp.zeros(2, jnp.int32),
     )
+
+
+_initial_state = jax.jit(
+    _initial_state_impl, static_argnames=("n_groups", "G_cap", "L_cap", "trace_len")
+)
+
+
+def _state_specs(axis):
+    from jax.sharding import PartitionSpec as P
+
+    return _State(P(), P(), P(), P(), P(), P(axis), P(), P(), P(), P(), P(), P())
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_init(mesh, axis, n_groups, G_cap, L_cap, trace_len):
+    from jax.sharding import PartitionSpec as P
+
+    return jax.jit(jax.shard_map(
+        lambda X, gid, valid, lam_l, lam_g: _initial_state_impl(
+            X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len, axis_name=axis, valid=valid
+        ),
+        mesh=mesh, in_specs=(P(axis), P(axis), P(axis), P(), P()), out_specs=_state_specs(axis),
+        check_vma=False,
+    ))
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_run(mesh, axis, n_groups):
+    from jax.sharding import PartitionSpec as P
+
+    specs = _state_specs(axis)
+    return jax.jit(jax.shard_map(
+        lambda X, gid, valid, lam_l, lam_g, max_iter, state: _loop(
+            X, gid, lam_l, lam_g, max_iter, state, n_groups, axis_name=axis, valid=valid
+        ),
+        mesh=mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P(), specs), out_specs=specs,
+        check_vma=False,
+    ))
 
 
 def _grow(state: _State, G_cap: int, L_cap: int, n_groups: int) -> _State:
@@ -412,6 +544,7 @@ def hard_hdp(
     *,
     group_ids=None,
     max_iter: int = 100,
+    mesh=None,
 ) -> HardHDPResult:
     r"""Hard Gaussian HDP clustering of several data sets (Kulis & Jordan 2012, Algorithm 2).
 
@@ -446,6 +579,12 @@ def hard_hdp(
         a data set.
     max_iter : int, default 100
         Maximum number of iterations (steps 4-6 once each).
+    mesh : jax.sharding.Mesh, optional
+        Run sharded: the (group-major) rows are split over the devices of this
+        mesh, which must have exactly one (data) axis, e.g.
+        ``Mesh(np.array(jax.devices()), ("data",))``; padding rows are added
+        to a multiple of the number of devices and ignored.  The result is the
+        single-device result (see Notes).
 
     Returns
     -------
@@ -508,6 +647,21 @@ def hard_hdp(
 
     The data are centred internally (the algorithm is translation invariant).
 
+    **Sharded execution** (``mesh``; project spec §8).  Each device holds a
+    contiguous block of the group-major rows and runs the same loop inside
+    ``jax.shard_map``.  Step 4: the serial-set test on its own rows (the first
+    possible global seed found by a ``pmin`` over devices); the serial set
+    all-gathered, its rows' coordinates assembled 256 at a time, and the
+    serial visits run *identically on every device* in global row order; the
+    bulk masked argmin on its own rows.  Steps 5-6: per-local-cluster and
+    per-global-cluster counts and sums combined with ``psum``; step 5 (over
+    the few local clusters) is replicated.  Labels, cluster counts and
+    iterations equal the single-device run's; centres and objective equal
+    them up to the order of floating-point summation.  Multi-host: call
+    ``jax.distributed.initialize(...)`` in every process, build the mesh over
+    ``jax.devices()`` and call ``hard_hdp(..., mesh=mesh)`` in every process
+    with the same data; every process receives the full result.
+
     References
     ----------
     B. Kulis and M. I. Jordan, "Revisiting k-means: new algorithms via Bayesian
@@ -524,6 +678,15 @@ def hard_hdp(
     (2, [2, 2])
     >>> [lab.tolist() for lab in res.labels]
     [[0, 0, 1, 1], [0, 1]]
+
+    Sharded over all local devices (on several hosts: ``jax.distributed.initialize()``
+    first in every process, then the same call with the same data):
+
+    >>> import jax
+    >>> from jax.sharding import Mesh
+    >>> mesh = Mesh(np.array(jax.devices()), ("data",))
+    >>> [lab.tolist() for lab in hard_hdp([a, b], 1.0, 2.0, mesh=mesh).labels]
+    [[0, 0, 1, 1], [0, 1]]
     """
     X, gid, order, group_order = V.check_groups(groups, group_ids)
     lam_local = V.check_positive(lam_local, "lam_local")
@@ -532,20 +695,41 @@ def hard_hdp(
     n, _ = X.shape
     D = len(group_order)
 
+    if mesh is not None:
+        axis = _check_mesh(mesh)
+
     mean = X.mean(0)
-    Xj = jnp.asarray(X - mean.astype(X.dtype))
-    gj = jnp.asarray(gid, jnp.int32)
-    lam_l = jnp.asarray(lam_local, Xj.dtype)
-    lam_g = jnp.asarray(lam_global, Xj.dtype)
+    if mesh is None:
+        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        gj = jnp.asarray(gid, jnp.int32)
+    else:
+        (Xj, gj, valid), _ = _shard_rows(
+            mesh, axis, X - mean.astype(X.dtype), gid.astype(np.int32), np.ones(n, bool)
+        )
+    if mesh is None:
+        lam_l = jnp.asarray(lam_local, Xj.dtype)
+        lam_g = jnp.asarray(lam_global, Xj.dtype)
+    else:  # host scalars: valid inputs on any mesh
+        lam_l = np.asarray(lam_local, Xj.dtype)
+        lam_g = np.asarray(lam_global, Xj.dtype)
     # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
     L_bound = _pow2_at_least(2 * n + D)
     G_bound = _pow2_at_least(3 * n + 1)
     L_cap = min(_pow2_at_least(max(8 * D, 32)), L_bound)
     G_cap = min(32, G_bound)
-    state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l, lam_g=lam_g,
-                           trace_len=_pow2_at_least(max_iter + 1))
+    trace_len = _pow2_at_least(max_iter + 1)
+    if mesh is None:
+        state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
+                               lam_g=lam_g, trace_len=trace_len)
+    else:
+        state = _sharded_init(mesh, axis, D, G_cap, L_cap, trace_len)(Xj, gj, valid, lam_l, lam_g)
     while True:
-        state = _run(Xj, gj, lam_l, lam_g, jnp.int32(max_iter), state, n_groups=D)
+        if mesh is None:
+            state = _run(Xj, gj, lam_l, lam_g, jnp.int32(max_iter), state, n_groups=D)
+        else:
+            state = _sharded_run(mesh, axis, D)(
+                Xj, gj, valid, lam_l, lam_g, np.int32(max_iter), state
+            )
         if not bool(state.overflow):
             break
         if G_cap >= G_bound and L_cap >= L_bound:  # pragma: no cover - impossible by the bounds
@@ -556,6 +740,8 @@ def hard_hdp(
         L_cap = min(max(2 * L_cap, _pow2_at_least(need_l)), L_bound)
         state = _grow(state, G_cap, L_cap, D)
 
+    if mesh is not None:
+        state = state._replace(z=_to_host(state.z)[:n])
     state = jax.device_get(state)  # one transfer, then host-side slicing
     g = int(state.g)
     k = int(state.k)

@@ -1,0 +1,96 @@
+"""Sharded runs for tests/test_sharding.py, in a process with 8 forced host devices.
+
+Usage: python tests/_sharded_worker.py INPUT.npz OUTPUT.npz
+
+XLA_FLAGS must be set before jax is imported, so this runs as its own process
+(the test process already initialised jax with one device).  Reads the inputs
+written by the test, runs every case with ``mesh=`` an 8-device mesh, and
+writes the outputs; the test compares them with single-device runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(src: str, dst: str) -> None:
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+    ).strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    jax.config.update("jax_enable_x64", True)
+    cache = os.environ.get("BAYESCLUST_TEST_JAX_CACHE")
+    if cache:
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
+    import bayesclust
+    from bayesclust import dp_means, hard_hdp
+    from bayesclust.inference.dp_means import dp_means_pass
+
+    assert jax.device_count() == 8, jax.devices()
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    inp = dict(np.load(src))
+    out = {"n_devices": np.int64(jax.device_count()), "module": np.array(bayesclust.__file__)}
+
+    def put(prefix, res):
+        out[prefix + "labels"] = np.asarray(res.labels)
+        out[prefix + "centers"] = np.asarray(res.centers)
+        out[prefix + "objective"] = np.float64(res.objective)
+        out[prefix + "trace"] = np.asarray(res.objective_trace)
+        out[prefix + "n_iter"] = np.int64(res.n_iter)
+        out[prefix + "converged"] = np.bool_(res.converged)
+
+    X, lam = inp["dp_X"], float(inp["dp_lam"])
+    for name in ("plain", "weighted", "zero"):
+        w = None if name == "plain" else inp[f"dp_w_{name}"]
+        put(f"dp_{name}_", dp_means(X, lam, sample_weight=w, mesh=mesh))
+    # An already sharded jax.Array (rows not divisible by 8: sharding the first 200).
+    Xs = jax.device_put(X[:200], NamedSharding(mesh, P("data")))
+    put("dp_presharded_", dp_means(Xs, lam, mesh=mesh))
+    put("dp_host200_", dp_means(X[:200], lam, mesh=mesh))
+
+    # One pass from a given state, in shard_map, padded with zero-weight rows.
+    Xp, wp = inp["pass_X"], inp["pass_w"]
+    n = Xp.shape[0]
+    n_pad = -(-n // 8) * 8
+    Xp = np.concatenate([Xp, np.zeros((n_pad - n, Xp.shape[1]))])
+    wp = np.concatenate([wp, np.zeros(n_pad - n)])
+    fn = jax.jit(jax.shard_map(
+        lambda X, w, C, k, lam: dp_means_pass(X, w, C, k, lam, axis_name="data", n_rows=n),
+        mesh=mesh, in_specs=(P("data"), P("data"), P(), P(), P()),
+        out_specs=(P("data"), P("data"), P(), P(), P()), check_vma=False,
+    ))
+    labels, sq, C, k_total, overflow = fn(
+        Xp, wp, inp["pass_centers"], np.int32(inp["pass_k"]), np.float64(inp["pass_lam"])
+    )
+    out["pass_labels"] = np.asarray(labels)[:n]
+    out["pass_sq_dist"] = np.asarray(sq)[:n]
+    out["pass_centers"] = np.asarray(C)
+    out["pass_k_total"] = np.int64(k_total)
+    out["pass_overflow"] = np.bool_(overflow)
+
+    for c in range(int(inp["hdp_cases"])):
+        res = hard_hdp(inp["hdp_X"], float(inp[f"hdp_lam_l_{c}"]), float(inp[f"hdp_lam_g_{c}"]),
+                       group_ids=inp["hdp_gid"], mesh=mesh)
+        p = f"hdp{c}_"
+        out[p + "flat_labels"] = res.flat_labels
+        out[p + "local_labels"] = np.concatenate(res.local_labels)
+        out[p + "local_to_global"] = np.concatenate(res.local_to_global)
+        out[p + "centers"] = res.centers
+        out[p + "objective"] = np.float64(res.objective)
+        out[p + "trace"] = res.objective_trace
+        out[p + "n_iter"] = np.int64(res.n_iter)
+        out[p + "n_global"] = np.int64(res.n_global)
+        out[p + "converged"] = np.bool_(res.converged)
+    np.savez(dst, **out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
