@@ -368,7 +368,24 @@ def dc_tables(rows: list[dict]) -> list[str]:
 _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nuts_ess_per_second",
               "hdp_", "dc_table1")
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
-GENERIC_TITLES: dict[str, str] = {}
+GENERIC_TITLES: dict[str, str] = {
+    "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
+    "cecib_noisy": "CEC-IB with wrong labels (§5.4): NMI as the fraction of wrong labels grows, beta = 1 vs beta_0",
+    "cecib_few_classes": "CEC-IB with labels from only some classes (§5.3)",
+    "cecib_iterations": "Iterations to converge (Śmieja & Geiger 2017, Table 3): CEC vs EM-GMM vs Lloyd",
+    "cecib_wall": "CEC-IB benchmark wall time",
+    "ncut_iteration": "Penalised normalised cut: time per iteration on sparse graphs",
+    "scaling_fixed_n": "Penalised normalised cut: time per iteration vs |E| at fixed n",
+    "scaling_fixed_degree": "Penalised normalised cut: time per iteration vs n at fixed degree",
+    "ncut_vs_sklearn": "Penalised normalised cut (k not given) vs scikit-learn SpectralClustering (k given)",
+    "smic_toys": "SMIC on the four toys of Sugiyama et al. 2014 §4.1 (ARI, t by LSMI) vs k-means and spectral clustering",
+    "smic_table1_protocol": "SMIC vs k-means and self-tuning spectral clustering on offline data (Table 1 protocol)",
+    "smic_scaling": "SMIC at large n (sparse kernel, ARPACK)",
+    "scale": "DP-means at scale: peak memory and time, one device vs 8 forced host devices",
+    "scale-summary": "DP-means at scale: sharded vs single device",
+    "consensus_point": "Sparse co-association vs n (Lourenco, Fred & Jain 2010): memory and time with the K_min rule, dense peer where it fits",
+    "consensus_slopes": "Sparse co-association: log-log slopes against n (1 = linear)",
+}
 
 
 def _cell(v) -> str:
@@ -492,6 +509,16 @@ def stored_rows() -> list[dict]:
     return rows
 
 
+def _named(row: dict) -> dict:
+    """Rows name their benchmark in ``benchmark``; some scripts say ``bench`` (+ ``kind``)."""
+    if "benchmark" not in row and "bench" in row:
+        row = dict(row)
+        bench, kind = row.pop("bench"), row.pop("kind", None)
+        row["benchmark"] = "environment" if "environment" in (bench, kind) else (
+            f"{bench}_{kind}" if kind else bench)
+    return row
+
+
 def main():
     """``run_all.py [--only SCRIPT | --ingest SCRIPT FILE ...] [args passed to every script]``.
 
@@ -520,7 +547,7 @@ def main():
                    if line.startswith("{")]
         else:
             new = run(script, argv)
-        rows += [dict(r, script=script) for r in new]
+        rows += [dict(_named(r), script=script) for r in new]
     order = {s: i for i, s in enumerate(SCRIPTS)}
     rows.sort(key=lambda r: order.get(r["script"], len(SCRIPTS)))  # stable: keeps each script's order
     (HERE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
