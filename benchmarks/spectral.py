@@ -37,7 +37,9 @@ from bayesclust.metrics import nmi
 
 FULL = {"n": 100_000, "edges": [125_000, 250_000, 500_000, 1_000_000], "k": 50,
         "fixed_degree": [(25_000, 10), (50_000, 10), (100_000, 10), (200_000, 10)],
-        "e2e": [(20_000, 200_000, 20)]}
+        # scikit-learn's default ARPACK shift-invert factorises the 20,000-node graph's Laplacian
+        # (sparse LU with heavy fill-in) and did not finish in 10 minutes: the peer runs at 5,000.
+        "e2e": [(5_000, 50_000, 10)]}
 QUICK = {"n": 10_000, "edges": [25_000, 50_000, 100_000, 200_000], "k": 20,
          "fixed_degree": [(5_000, 10), (10_000, 10), (20_000, 10)],
          "e2e": [(2_000, 20_000, 8)]}
