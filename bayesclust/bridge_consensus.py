@@ -174,7 +174,7 @@ def run_compare_consensus(
 
 
 def _figure(X, y, C, penca, rows, filename):
-    from .plotting import _pyplot, plot_partition
+    from .plotting import _pyplot, plot_method_scores, plot_partition
 
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 9))
@@ -197,10 +197,7 @@ def _figure(X, y, C, penca, rows, filename):
     ax[2].set_title("soft memberships V", fontsize=10)
     ax[2].set_xlabel("object (sorted)")
     ax[2].legend(fontsize=8)
-    ax[3].barh([r["method"] for r in rows][::-1], [r["ci"] for r in rows][::-1], color="C0")
-    ax[3].set_xlim(0, 1)
-    ax[3].set_xlabel("consistency index CI")
-    ax[3].tick_params(axis="y", labelsize=8)
+    plot_method_scores(rows, "ci", ax=ax[3], xlabel="consistency index CI", xlim=(0, 1))
     fig.tight_layout()
     fig.savefig(filename, dpi=100)
     plt.close(fig)

@@ -283,7 +283,7 @@ def run_compare_dc(
 
 
 def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
-    from .plotting import _pyplot, plot_co_clustering, plot_dc_prototypes, plot_partition
+    from .plotting import _pyplot, plot_co_clustering, plot_dc_prototypes, plot_method_scores, plot_partition
 
     plt = _pyplot()
     ncols = 3
@@ -298,12 +298,10 @@ def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
                    prototypes["CG MAP"], ax=ax[0], title=f"{name}: CG MAP cells (train)")
     plot_co_clustering(post.co_clustering(), np.lexsort((classes, point)), ax=ax[1],
                        title="NUTS: posterior co-clustering of cells")
-    ax[2].barh([r["method"] for r in rows][::-1], [r["test_cost"] for r in rows][::-1], color="C0")
-    ax[2].set_xlabel("test cost (-eq. 9, lower is better)")
-    ax[2].tick_params(axis="y", labelsize=8)
     lo = min(r["test_cost"] for r in rows)
     hi = max(r["test_cost"] for r in rows)
-    ax[2].set_xlim(lo - 0.1 * (hi - lo + 1), hi + 0.05 * (hi - lo + 1))
+    plot_method_scores(rows, "test_cost", ax=ax[2], xlabel="test cost (-eq. 9, lower is better)",
+                       xlim=(lo - 0.1 * (hi - lo + 1), hi + 0.05 * (hi - lo + 1)))
     fig.tight_layout()
     fig.savefig(filename, dpi=100)
     plt.close(fig)

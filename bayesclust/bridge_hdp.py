@@ -194,7 +194,7 @@ def run_compare_hdp(
 
 
 def _figure(groups, labels, hard, post, point, rows, filename):
-    from .plotting import _pyplot, plot_co_clustering, plot_partition
+    from .plotting import _pyplot, plot_co_clustering, plot_method_scores, plot_partition
 
     plt = _pyplot()
     X = np.concatenate(groups)
@@ -214,10 +214,7 @@ def _figure(groups, labels, hard, post, point, rows, filename):
     ax[4].set_ylabel("global clusters")
     ax[4].set_title("k trace", fontsize=10)
     ax[4].legend(fontsize=8)
-    ax[5].barh([r["method"] for r in rows][::-1], [r["nmi"] for r in rows][::-1], color="C0")
-    ax[5].set_xlim(0, 1)
-    ax[5].set_xlabel("NMI per data set, averaged")
-    ax[5].tick_params(axis="y", labelsize=8)
+    plot_method_scores(rows, "nmi", ax=ax[5], xlabel="NMI per data set, averaged", xlim=(0, 1))
     fig.tight_layout()
     fig.savefig(filename, dpi=100)
     plt.close(fig)

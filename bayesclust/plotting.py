@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_dc_prototypes", "project_2d"]
+__all__ = [
+    "plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_method_scores",
+    "plot_dc_prototypes", "project_2d",
+]
 
 
 def _pyplot():
@@ -118,6 +121,35 @@ def plot_co_clustering(psm, order=None, *, ax=None, title="posterior co-clusteri
     ax.set_xticks([])
     ax.set_yticks([])
     ax.figure.colorbar(im, ax=ax, fraction=0.046)
+    return ax
+
+
+def plot_method_scores(rows, key, *, ax=None, xlabel=None, xlim=None):
+    """Horizontal bars of one score per method, first row on top (the compare jobs' last panel).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Each with a ``"method"`` name and the score under ``key``.
+    key : str
+    ax : matplotlib Axes, optional
+    xlabel : str, optional
+        Default ``key``.
+    xlim : (float, float), optional
+        Default: matplotlib's.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 4))
+    ax.barh([r["method"] for r in rows][::-1], [r[key] for r in rows][::-1], color="C0")
+    ax.set_xlabel(key if xlabel is None else xlabel)
+    ax.tick_params(axis="y", labelsize=8)
+    if xlim is not None:
+        ax.set_xlim(*xlim)
     return ax
 
 
