@@ -31,6 +31,13 @@ def _pyplot():
     return plt
 
 
+def _axes(ax):
+    """``ax``, or the axes of a new 4 x 4 inch figure (matplotlib imported lazily)."""
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(4, 4))
+    return ax
+
+
 def project_2d(X: np.ndarray, *others: np.ndarray):
     """The data itself when 2-D, else its first two principal components.
 
@@ -76,9 +83,7 @@ def plot_partition(X, labels, centers=None, *, ax=None, title=None):
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(4, 4))
+    ax = _axes(ax)
     if centers is None:
         P = project_2d(X)
     else:
@@ -110,9 +115,7 @@ def plot_co_clustering(psm, order=None, *, ax=None, title="posterior co-clusteri
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(4, 4))
+    ax = _axes(ax)
     psm = np.asarray(psm)
     if order is not None:
         psm = psm[np.ix_(order, order)]
@@ -142,9 +145,7 @@ def plot_method_scores(rows, key, *, ax=None, xlabel=None, xlim=None):
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(4, 4))
+    ax = _axes(ax)
     ax.barh([r["method"] for r in rows][::-1], [r[key] for r in rows][::-1], color="C0")
     ax.set_xlabel(key if xlabel is None else xlabel)
     ax.tick_params(axis="y", labelsize=8)
@@ -169,9 +170,7 @@ def plot_lambda_path(lams, n_clusters, *, ax=None, marker_lam=None, title=None):
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(4, 4))
+    ax = _axes(ax)
     ax.loglog(lams, n_clusters, "o-", ms=3)
     ax.set_xlabel("lambda (squared distance)")
     ax.set_ylabel("number of clusters")
@@ -204,13 +203,11 @@ def plot_dc_prototypes(X, classes, prototypes, *, ax=None, title=None, grid_size
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
     X = np.asarray(X, float)
     m = np.asarray(prototypes, float)
     if X.ndim != 2 or X.shape[1] != 2 or m.ndim != 2 or m.shape[1] != 2:
         raise ValueError(f"plot_dc_prototypes draws 2-D data, got X {X.shape} and prototypes {m.shape}")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(4, 4))
+    ax = _axes(ax)
     lo, hi = np.percentile(X, 0.5, axis=0), np.percentile(X, 99.5, axis=0)
     ax.hexbin(X[:, 0], X[:, 1], gridsize=30, cmap="Greys", extent=(lo[0], hi[0], lo[1], hi[1]),
               linewidths=0)
