@@ -1177,9 +1177,9 @@ def heldout_cost(prototypes, X, classes, *, n_classes: int | None = None, n0: fl
     >>> round(heldout_cost([[0.0], [1.0]], [[0.0], [1.0]], [0, 1]), 4)  # 2 log Gamma(N0 + 1), N0 = 2
     1.3863
     """
-    labels = dc_voronoi_labels(X, prototypes)
-    m = V.check_array(prototypes, "prototypes")
-    return -dc_log_posterior(labels, classes, n_clusters=m.shape[0], n_classes=n_classes, n0=n0)
+    labels = dc_voronoi_labels(X, prototypes)  # validates X and prototypes
+    return -dc_log_posterior(labels, classes, n_clusters=np.shape(prototypes)[0], n_classes=n_classes,
+                             n0=n0)
 
 
 def select_width(rng_key, fit, X, classes, grid, *, test_fraction: float = 0.3,
