@@ -70,6 +70,10 @@ class DPMeans(ClusterMixin, BaseEstimator):
         instead of the given order.  DP-means depends on the order.
     random_state : int, RandomState instance or None, default None
         Seeds the order when ``shuffle=True``.
+    mesh : jax.sharding.Mesh or None, default None
+        Fit sharded over the devices of this one-axis mesh (the rows are split
+        over its data axis); the result equals the single-device fit.  See
+        :func:`bayesclust.dp_means`.
 
     Attributes
     ----------
@@ -117,6 +121,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "mesh": [jax.sharding.Mesh, None],
     }
 
     def __init__(
@@ -128,6 +133,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         max_clusters=None,
         shuffle=False,
         random_state=None,
+        mesh=None,
     ):
         self.lam = lam
         self.n_clusters_hint = n_clusters_hint
@@ -135,6 +141,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self.max_clusters = max_clusters
         self.shuffle = shuffle
         self.random_state = random_state
+        self.mesh = mesh
 
     def fit(self, X, y=None, sample_weight=None):
         """Cluster ``X``.
@@ -162,7 +169,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
             order = np.asarray(jax.random.permutation(_key_from_random_state(self.random_state), X.shape[0]))
         res = dp_means(
             X, lam, sample_weight=sample_weight, max_iter=self.max_iter,
-            max_clusters=self.max_clusters, order=order,
+            max_clusters=self.max_clusters, order=order, mesh=self.mesh,
         )
         self.labels_ = res.labels.astype(np.intp)
         self.cluster_centers_ = res.centers
@@ -390,6 +397,10 @@ class HardHDP(ClusterMixin, BaseEstimator):
     n_local_hint : int, default 3
     n_global_hint : int, default 8
     max_iter : int, default 100
+    mesh : jax.sharding.Mesh or None, default None
+        Fit sharded over the devices of this one-axis mesh (rows split over
+        its data axis); the result equals the single-device fit.  See
+        :func:`bayesclust.hard_hdp`.
 
     Attributes
     ----------
@@ -436,15 +447,17 @@ class HardHDP(ClusterMixin, BaseEstimator):
         "n_local_hint": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_global_hint": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "mesh": [jax.sharding.Mesh, None],
     }
 
     def __init__(self, lam_local=None, lam_global=None, *, n_local_hint=3, n_global_hint=8,
-                 max_iter=100):
+                 max_iter=100, mesh=None):
         self.lam_local = lam_local
         self.lam_global = lam_global
         self.n_local_hint = n_local_hint
         self.n_global_hint = n_global_hint
         self.max_iter = max_iter
+        self.mesh = mesh
 
     def fit(self, X, y=None, groups=None):
         """Cluster the rows of ``X``, grouped into data sets by ``groups``.
@@ -471,7 +484,8 @@ class HardHDP(ClusterMixin, BaseEstimator):
             lam_l, lam_g = self._penalties(X, groups, hard_hdp_penalties)
         lam_l = lam_l if self.lam_local is None else float(self.lam_local)
         lam_g = lam_g if self.lam_global is None else float(self.lam_global)
-        res = hard_hdp(X, lam_l, lam_g, group_ids=groups, max_iter=self.max_iter)
+        res = hard_hdp(X, lam_l, lam_g, group_ids=groups, max_iter=self.max_iter,
+                       mesh=self.mesh)
         self.labels_ = np.asarray(res.flat_labels).astype(np.intp)
         # local labels back to input row order (res.local_labels follow group_order)
         ids = np.asarray(groups)

@@ -111,6 +111,9 @@ def _references(inp):
         jnp.asarray(inp["pass_X"]), jnp.asarray(inp["pass_w"]), jnp.asarray(inp["pass_centers"]),
         jnp.int32(inp["pass_k"]), jnp.float64(inp["pass_lam"]),
     ))
+    ref["est_dp"] = bayesclust.DPMeans(lam=lam).fit(X)
+    ref["est_hdp"] = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0).fit(
+        inp["hdp_X"], groups=inp["hdp_gid"])
     for c in range(int(inp["hdp_cases"])):
         ref[f"hdp{c}"] = hard_hdp(inp["hdp_X"], float(inp[f"hdp_lam_l_{c}"]),
                                   float(inp[f"hdp_lam_g_{c}"]), group_ids=inp["hdp_gid"])
@@ -186,6 +189,21 @@ def test_hard_hdp_sharded_equals_single_device(runs, c):
     np.testing.assert_allclose(out[p + "trace"], a.objective_trace, rtol=RTOL)
 
 
+def test_estimators_with_mesh_equal_single_device(runs):
+    # DPMeans(mesh=...) and HardHDP(mesh=...) on 8 devices: the same fit as without.
+    inp, ref, out = runs
+    a = ref["est_dp"]
+    assert a.n_clusters_ > 32
+    np.testing.assert_array_equal(out["est_dp_labels"], a.labels_)
+    np.testing.assert_allclose(out["est_dp_centers"], a.cluster_centers_, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(
+        out["est_dp_predict"], a.predict(inp["hdp_X"][:, :1].repeat(3, axis=1)))
+    h = ref["est_hdp"]
+    assert h.n_clusters_ >= 3
+    np.testing.assert_array_equal(out["est_hdp_labels"], h.labels_)
+    np.testing.assert_array_equal(out["est_hdp_local"], h.local_labels_)
+
+
 # --------------------------------------------------------------------------- #
 # In this (one-device) process
 # --------------------------------------------------------------------------- #
@@ -218,6 +236,18 @@ def test_bad_mesh_gives_clear_error(fn):
     two_axes = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("a", "b"))
     with pytest.raises(ValueError, match="exactly one"):
         call(two_axes)
+
+
+@pytest.mark.parametrize("make", [
+    lambda mesh: bayesclust.DPMeans(lam=1.0, mesh=mesh),
+    lambda mesh: bayesclust.HardHDP(lam_local=1.0, lam_global=2.0, mesh=mesh),
+], ids=["DPMeans", "HardHDP"])
+def test_estimator_bad_mesh_gives_clear_error(make):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(InvalidParameterError, match="'mesh' parameter.*Mesh"):
+        make("data").fit(X)
 
 
 @pytest.mark.slow
