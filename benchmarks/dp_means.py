@@ -1,20 +1,41 @@
 """DP-means iteration cost vs scikit-learn's Lloyd k-means at the same k, in one run.
 
-Prints one JSON line per shape.  For each (n, d, k): data from a k-component
-Gaussian mixture (float32), lambda by farthest-first at k, a full DP-means run
-(time per iteration including the first, cluster-opening passes; compile time
-separate), then the steady-state cost of one DP-means iteration (assignment
-pass + mean update + objective) next to one scikit-learn Lloyd iteration at the
-k DP-means found.
+Prints one JSON line per shape, after an environment line.  For each (n, d, k)
+of the grid (100k | 1M points) x (2 | 16 | 128 dimensions): data from a
+k-component Gaussian mixture (float32), lambda by farthest-first at k, a full
+DP-means run (time per iteration including the first, cluster-opening passes;
+compile time separate), then the steady-state cost of one DP-means iteration
+(assignment pass + mean update + objective) next to one scikit-learn Lloyd
+iteration at the k DP-means found.
 
 Both sides are measured the same way, as the *marginal* cost of an iteration
 inside a running fit: DP-means as (8 iterations - 2 iterations) / 6 in one
 compiled loop (as inside ``dp_means``, whose buffers are allocated once per
 run), scikit-learn as (13 iterations - 3) / 10.  The cost of one isolated jitted
 iteration, which also pays for allocating and first touching its temporaries,
-is reported beside it.  Rounds are interleaved and the least-disturbed kept.
+is reported beside it.  Rounds are interleaved and the least-disturbed kept
+(fewer rounds and repeats at the largest shapes, to bound the run time).
 
-Usage: python benchmarks/dp_means.py [--quick]
+Two further references:
+
+* The plain NumPy per-point loop (Kulis & Jordan 2012, Algorithm 1, as a user
+  would write it: for each point in order, its squared distances to the current
+  centres as one NumPy vector operation, a new cluster at the point if the
+  least exceeds lambda, else the nearest; then the mean update).  One full pass
+  plus mean update is timed once, from the converged centres of the DP-means
+  run (so, at convergence, no cluster opens and k is the same), for
+  n <= ``--numpy-loop-max-n``; ``speedup_vs_numpy_loop`` = its time / the
+  DP-means steady time per iteration.
+* Achieved GFLOP/s: the distance product, 2 n k d flops per iteration (k = the
+  clusters DP-means found), is the dominant flop count of an iteration on both
+  sides, so ``*_gflops = 2 n k d / seconds per iteration / 1e9`` (useful work:
+  padded buffer slots are not counted).  It is given as a fraction of the
+  machine's float32 matmul rate, measured once per run (best of several square
+  float32 products, with XLA's ``jnp.matmul`` and NumPy's ``np.matmul``; the
+  larger is ``machine_matmul_gflops`` in the environment line).  At d = 2 the
+  product is a small part of the work, so the fraction is tiny there.
+
+Usage: python benchmarks/dp_means.py [--quick] [--numpy-loop-max-n N] [--matmul-size M]
 """
 
 from __future__ import annotations
@@ -22,6 +43,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import platform
 import time
 
@@ -33,8 +55,15 @@ from jax import lax
 from bayesclust import dp_means, farthest_first_lambda
 from bayesclust.inference.dp_means import dp_means_iteration
 
-SHAPES = [(100_000, 2, 16), (100_000, 16, 64), (100_000, 128, 100), (1_000_000, 16, 64)]
+SHAPES = [
+    (100_000, 2, 16), (100_000, 16, 64), (100_000, 128, 100),
+    (1_000_000, 2, 16), (1_000_000, 16, 64), (1_000_000, 128, 100),
+]
 QUICK = [(20_000, 2, 16), (20_000, 16, 32)]
+#: Above this n * d * k, fewer repeats per round ...
+_LARGE = 2e8
+#: ... and above this one, fewer rounds too (1M x 128 x 100: ~0.25 s per Lloyd iteration).
+_HUGE = 5e9
 
 
 def mixture(n, d, k, seed=0):
@@ -54,10 +83,11 @@ def best_seconds(fn, reps):
     return float(np.min(times))
 
 
-def sklearn_lloyd_seconds_per_iter(X, k, seed=0):
+def sklearn_lloyd_seconds_per_iter(X, k, seed=0, repeats=3):
     """Marginal cost of one Lloyd iteration: (fit with 13 iterations - fit with 3) / 10.
 
     Started from k random points (from converged centres Lloyd would stop at once).
+    Each fit is the least of ``repeats``.
     """
     from sklearn.cluster import KMeans
 
@@ -69,10 +99,48 @@ def sklearn_lloyd_seconds_per_iter(X, k, seed=0):
         return time.perf_counter() - t0, km.n_iter_
 
     fit(2)  # warm-up (thread pools, page faults)
-    (t1, i1), (t2, i2) = (min(fit(m) for _ in range(3)) for m in (3, 13))
+    (t1, i1), (t2, i2) = (min(fit(m) for _ in range(repeats)) for m in (3, 13))
     if i2 <= i1:
         return float("nan")
     return (t2 - t1) / (i2 - i1)
+
+
+def numpy_loop_pass(X, centers, lam):
+    """One DP-means iteration as a plain NumPy per-point loop (Kulis & Jordan 2012, Algorithm 1).
+
+    A straightforward reference such as a user would write: the points in
+    order, each one's squared distances to the current centres as one vector
+    operation, a new cluster at the point when the least exceeds ``lam``;
+    then every cluster's mean (an empty cluster keeps its centre).
+    Returns ``(labels, new centres)``.
+    """
+    C = np.array(centers, dtype=X.dtype)
+    labels = np.empty(len(X), dtype=np.int64)
+    for i, x in enumerate(X):
+        d2 = ((C - x) ** 2).sum(axis=1)
+        j = int(d2.argmin())
+        if d2[j] > lam:
+            C = np.vstack([C, x])
+            j = len(C) - 1
+        labels[i] = j
+    k = len(C)
+    sums = np.zeros_like(C)
+    np.add.at(sums, labels, X)
+    counts = np.bincount(labels, minlength=k)
+    nonempty = counts > 0
+    C[nonempty] = sums[nonempty] / counts[nonempty, None]
+    return labels, C
+
+
+def numpy_loop_seconds(X, res, lam):
+    """Time one pass + mean update of :func:`numpy_loop_pass` from DP-means' converged centres."""
+    t0 = time.perf_counter()
+    labels, C = numpy_loop_pass(X, res.centers, lam)
+    seconds = time.perf_counter() - t0
+    return seconds, {
+        "numpy_loop_new_clusters": int(len(C) - res.n_clusters),
+        "numpy_loop_label_agreement": float(np.mean(labels == np.asarray(res.labels))),
+    }
 
 
 @functools.partial(jax.jit, static_argnames="m")
@@ -88,7 +156,17 @@ def iterate(X, w, centers, k, lam, m):
     return lax.fori_loop(0, m, body, (centers, k))
 
 
-def bench_shape(n, d, k, rounds=3):
+def gflops(n, k, d, seconds):
+    """Rate of the distance product (2 n k d flops) done in ``seconds``."""
+    return 2.0 * n * k * d / seconds / 1e9
+
+
+def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rounds=None):
+    size = n * d * k
+    if rounds is None:
+        rounds = 2 if size > _HUGE else 3
+    reps = 5 if size <= _LARGE else 3 if size <= _HUGE else 2
+    sk_repeats = 3 if size <= _HUGE else 2
     X = mixture(n, d, k)
     lam = farthest_first_lambda(X, k)
 
@@ -113,7 +191,6 @@ def bench_shape(n, d, k, rounds=3):
     step_compile = time.perf_counter() - t0
     for m in (2, 8):
         jax.block_until_ready(iterate(*args, m=m))
-    reps = 5 if n * d * k <= 2e8 else 3
     in_loop, single, lloyd = [], [], []
     # Interleaved rounds, the least-disturbed of each kept: the machine may be shared.
     for _ in range(rounds):
@@ -121,12 +198,14 @@ def bench_shape(n, d, k, rounds=3):
         t8 = best_seconds(lambda: iterate(*args, m=8), reps)
         in_loop.append((t8 - t2) / 6)
         single.append(best_seconds(lambda: step(*args), reps))
-        lloyd.append(sklearn_lloyd_seconds_per_iter(X, res.n_clusters))
+        lloyd.append(sklearn_lloyd_seconds_per_iter(X, res.n_clusters, repeats=sk_repeats))
     iter_seconds, single_seconds, sk_iter = min(in_loop), min(single), float(np.nanmin(lloyd))
-    return {
+    kf = res.n_clusters
+    row = {
         "benchmark": "dp_means_iteration_vs_sklearn_lloyd",
-        "n": n, "d": d, "k_target": k, "k_dp_means": res.n_clusters,
-        "lam": lam, "dp_means_n_iter": res.n_iter,
+        "n": n, "d": d, "k_target": k, "k_dp_means": kf,
+        "lam": lam, "dp_means_n_iter": res.n_iter, "dp_means_converged": bool(res.converged),
+        "rounds": rounds, "reps": reps,
         "dp_means_ms_per_iter_steady": iter_seconds * 1e3,
         "dp_means_ms_single_call": single_seconds * 1e3,
         "dp_means_ms_per_iter_full_run": run_seconds / max(res.n_iter, 1) * 1e3,
@@ -136,12 +215,39 @@ def bench_shape(n, d, k, rounds=3):
         "ratio_steady": iter_seconds / sk_iter,
         "ratio_single_call": single_seconds / sk_iter,
         "ratio_full_run": (run_seconds / max(res.n_iter, 1)) / sk_iter,
+        "dp_means_gflops": gflops(n, kf, d, iter_seconds),
+        "sklearn_gflops": gflops(n, kf, d, sk_iter),
     }
+    row["dp_means_fraction_of_peak"] = row["dp_means_gflops"] / peak_gflops
+    row["sklearn_fraction_of_peak"] = row["sklearn_gflops"] / peak_gflops
+    if n <= numpy_loop_max_n:
+        loop_seconds, extra = numpy_loop_seconds(X, res, lam)
+        row["numpy_loop_ms_per_iter"] = loop_seconds * 1e3
+        row["speedup_vs_numpy_loop"] = loop_seconds / iter_seconds
+        row.update(extra)
+    return row
+
+
+def matmul_gflops(size=4096, reps=3):
+    """Best float32 rate of a ``size`` x ``size`` product: XLA (``jnp.matmul``) and NumPy (BLAS)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    flops = 2.0 * size**3
+    mm = jax.jit(jnp.matmul)
+    ja, jb = jnp.asarray(a), jnp.asarray(b)
+    jax.block_until_ready(mm(ja, jb))  # compile
+    xla = flops / best_seconds(lambda: mm(ja, jb), reps) / 1e9
+    np.matmul(a, b)  # warm-up
+    blas = flops / best_seconds(lambda: np.matmul(a, b), reps) / 1e9
+    return {"matmul_size": size, "xla_matmul_gflops": xla, "numpy_matmul_gflops": blas,
+            "machine_matmul_gflops": max(xla, blas)}
 
 
 def environment():
     info = {"benchmark": "environment", "jax": jax.__version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": __import__("os").cpu_count()}
+            "machine": platform.machine(), "cpu_count": os.cpu_count(),
+            "numpy": np.__version__}
     try:
         import sklearn
         from threadpoolctl import threadpool_info
@@ -153,16 +259,29 @@ def environment():
         ]
     except ImportError:
         pass
+    try:
+        info["load_average"] = list(os.getloadavg())
+    except OSError:
+        pass
     return info
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes (smoke test)")
+    parser.add_argument("--numpy-loop-max-n", type=int, default=100_000,
+                        help="time the per-point NumPy loop only up to this n (default 100000)")
+    parser.add_argument("--matmul-size", type=int, default=None,
+                        help="side of the square matmul measuring the machine's rate "
+                             "(default 4096; 1024 with --quick)")
     args = parser.parse_args()
-    print(json.dumps(environment()), flush=True)
+    env = environment()
+    env.update(matmul_gflops(args.matmul_size or (1024 if args.quick else 4096)))
+    print(json.dumps(env), flush=True)
     for shape in QUICK if args.quick else SHAPES:
-        print(json.dumps(bench_shape(*shape)), flush=True)
+        row = bench_shape(*shape, peak_gflops=env["machine_matmul_gflops"],
+                          numpy_loop_max_n=args.numpy_loop_max_n)
+        print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
