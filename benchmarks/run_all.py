@@ -562,6 +562,9 @@ def main():
     ``--ingest`` takes a script's rows from the JSON lines of a saved run of it.
     """
     argv = sys.argv[1:]
+    if argv[:1] in (["-h"], ["--help"]):
+        print(main.__doc__)
+        return
     only, ingest = [], {}
     while argv and argv[0] in ("--only", "--ingest"):
         script = argv[1] if argv[1].endswith(".py") else argv[1] + ".py"
@@ -583,6 +586,10 @@ def main():
                    if line.startswith("{")]
         else:
             new = run(script, argv)
+        if not new:  # nothing measured (e.g. the script only printed help): keep its old rows
+            print(f"  {script} printed no rows; its stored rows are kept", flush=True)
+            rows += [r for r in stored_rows() if r["script"] == script]
+            continue
         rows += [dict(_named(r), script=script) for r in new]
     order = {s: i for i, s in enumerate(SCRIPTS)}
     rows.sort(key=lambda r: order.get(r["script"], len(SCRIPTS)))  # stable: keeps each script's order
