@@ -164,9 +164,9 @@ def gflops(n, k, d, seconds):
 def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rounds=None):
     size = n * d * k
     if rounds is None:
-        rounds = 2 if size > _HUGE else 3
+        rounds = 2 if size > _HUGE else 5
     reps = 5 if size <= _LARGE else 3 if size <= _HUGE else 2
-    sk_repeats = 3 if size <= _HUGE else 2
+    sk_repeats = 5 if size <= _HUGE else 2
     X = mixture(n, d, k)
     lam = farthest_first_lambda(X, k)
 
@@ -198,6 +198,9 @@ def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rou
         t8 = best_seconds(lambda: iterate(*args, m=8), reps)
         in_loop.append((t8 - t2) / 6)
         single.append(best_seconds(lambda: step(*args), reps))
+        # XLA's worker threads spin for a while after a computation; let them park
+        # before scikit-learn's OpenMP/BLAS threads start (they share the 2 cores).
+        time.sleep(0.5)
         lloyd.append(sklearn_lloyd_seconds_per_iter(X, res.n_clusters, repeats=sk_repeats))
     iter_seconds, single_seconds, sk_iter = min(in_loop), min(single), float(np.nanmin(lloyd))
     kf = res.n_clusters
