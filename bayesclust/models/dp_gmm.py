@@ -427,7 +427,7 @@ def dp_gmm(
     --------
     >>> import jax
     >>> from numpyro.infer import Predictive
-    >>> prior = Predictive(dp_gmm, num_samples=3)(jax.random.PRNGKey(0), n=5, d=2, truncation=4)
+    >>> prior = Predictive(dp_gmm, num_samples=3, parallel=True)(jax.random.PRNGKey(0), n=5, d=2, truncation=4)
     >>> prior["x"].shape, prior["z"].shape, prior["weights"].shape
     ((3, 5, 2), (3, 5), (3, 4))
     """

@@ -633,7 +633,7 @@ def hdp_gmm(
     >>> import jax, numpy as np
     >>> from numpyro.infer import Predictive
     >>> gid = np.array([0, 0, 0, 1, 1])
-    >>> prior = Predictive(hdp_gmm, num_samples=3)(jax.random.PRNGKey(0), None, gid, d=2,
+    >>> prior = Predictive(hdp_gmm, num_samples=3, parallel=True)(jax.random.PRNGKey(0), None, gid, d=2,
     ...                                            truncation=4)
     >>> prior["x"].shape, prior["z"].shape, prior["pi"].shape, prior["beta"].shape
     ((3, 5, 2), (3, 5), (3, 2, 4), (3, 4))
