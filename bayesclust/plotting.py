@@ -144,7 +144,19 @@ def plot_method_scores(rows, key, *, ax=None, xlabel=None, xlim=None):
     Returns
     -------
     matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is empty or a row lacks ``"method"`` or ``key``.
     """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows must hold at least one method's scores, got none")
+    for i, r in enumerate(rows):
+        missing = [f for f in ("method", key) if f not in r]
+        if missing:
+            raise ValueError(f"rows[{i}] lacks {missing}: every row needs 'method' and {key!r}")
     ax = _axes(ax)
     ax.barh([r["method"] for r in rows][::-1], [r[key] for r in rows][::-1], color="C0")
     ax.set_xlabel(key if xlabel is None else xlabel)

@@ -178,3 +178,21 @@ def test_plot_dc_prototypes_draws_and_checks_its_input():
     _pyplot().close("all")
     with pytest.raises(ValueError, match="2-D"):
         plot_dc_prototypes(np.zeros((5, 3)), np.zeros(5, int), np.zeros((2, 3)))
+
+
+def test_plot_method_scores_draws_one_bar_per_row_and_checks_its_input():
+    pytest.importorskip("matplotlib")
+    from bayesclust.plotting import _pyplot, plot_method_scores
+
+    rows = [{"method": "a", "nmi": 0.9}, {"method": "b", "nmi": 0.25}, {"method": "c", "nmi": 0.5}]
+    ax = plot_method_scores(rows, "nmi", xlabel="NMI", xlim=(0, 1))
+    # first row on top: bars are drawn bottom-up in reversed order
+    assert [p.get_width() for p in ax.patches] == [0.5, 0.25, 0.9]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["c", "b", "a"]
+    assert ax.get_xlabel() == "NMI" and ax.get_xlim() == (0, 1)
+    assert plot_method_scores(rows[:1], "nmi").get_xlabel() == "nmi"  # default label: the key
+    _pyplot().close("all")
+    with pytest.raises(ValueError, match="at least one"):
+        plot_method_scores([], "nmi")
+    with pytest.raises(ValueError, match=r"rows\[1\] lacks \['nmi'\]"):
+        plot_method_scores([{"method": "a", "nmi": 1.0}, {"method": "b"}], "nmi")
