@@ -7,11 +7,11 @@ import pytest
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 # JAX's persistent compilation cache is off unless BAYESCLUST_TEST_JAX_CACHE names a
-# directory (then each xdist worker gets a subdirectory of its own).  It was on by
-# default, and on a cold CI machine a worker died in XLA while serialising an
-# executable for the cache (a native abort inside
-# jax._src.compilation_cache.put_executable_and_time, twice in the dp_gmm doctest,
-# not reproducible in a fresh process); results never depend on the cache.
+# directory (then each xdist worker gets a subdirectory of its own); results never
+# depend on it.  It was on by default until a cold CI run lost a worker to a native
+# abort while XLA serialised the dp_gmm doctest's executable for the cache.  (With
+# the cache off, a later cold run still crashed compiling the hdp_gmm doctest late in
+# a worker; pyproject.toml's testpaths therefore run the doctests first.)
 _CACHE = os.environ.get("BAYESCLUST_TEST_JAX_CACHE", "")
 if _CACHE:
     _CACHE = os.path.join(_CACHE, os.environ.get("PYTEST_XDIST_WORKER", "main"))
