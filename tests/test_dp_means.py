@@ -131,6 +131,23 @@ def test_single_pass_matches_loop_from_random_states(x64):
         np.testing.assert_allclose(np.asarray(centers[: int(k_total)]), np.array(centers_ref))
 
 
+def test_overflowing_pass_is_flagged_and_stops_early(x64):
+    """A pass needing more slots than the buffer has reports overflow (and is redone)."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(2000, 2))
+    lam = 1e-3  # hundreds of clusters; the buffer has 16 slots
+    z_ref, centers_ref = dp_means_pass_loop(X, np.ones(len(X)), X.mean(0, keepdims=True), lam)
+    assert len(centers_ref) > 300
+    buf = jnp.zeros((16, 2)).at[0].set(X.mean(0))
+    _, _, _, k_total, overflow = jax.jit(dp_means_pass)(
+        jnp.asarray(X), jnp.ones(len(X)), buf, 1, lam
+    )
+    assert bool(overflow)
+    # The candidate scan stopped at the first block past the buffer (blocks of
+    # 256 candidates), not after visiting all of them.
+    assert 16 < int(k_total) <= 1 + 16 + 256 < len(centers_ref)
+
+
 def test_buffers_grow_without_dropping_clusters(x64):
     """More clusters than the initial buffer of 32 centres (many candidate blocks)."""
     rng = np.random.default_rng(5)

@@ -585,3 +585,25 @@ def test_complete_data_log_likelihood_by_hand_and_reference(x64):
     np.testing.assert_allclose(complete_data_log_likelihood(X, C, z, 0.3), ref, rtol=1e-13)
     jitted = jax.jit(complete_data_log_likelihood)(X, C, z, 0.3)
     np.testing.assert_allclose(jitted, ref, rtol=1e-13)
+
+
+@pytest.mark.parametrize("n,bs", [(10, 3), (12, 4), (7, 7), (5, 9), (11, 10), (200, 64)])
+def test_map_row_blocks_equals_one_call_and_compiles_fn_once(n, bs):
+    """Overlapping last block: same rows out as one call; ``fn`` traced once."""
+    rng = np.random.default_rng(n + bs)
+    A = jnp.asarray(rng.normal(size=(n, 3)))
+    idx = jnp.arange(n, dtype=jnp.int32)
+    traced = []
+
+    def fn(a, i):
+        traced.append(a.shape)
+        return {"s": jnp.sum(a * a, axis=1), "i2": 2 * i, "a": a[:, ::-1]}
+
+    out = K.map_row_blocks(fn, bs, A, idx)
+    ref = fn(A, idx)
+    n_blocks = -(-n // bs)
+    assert len(traced) == 2 and traced[0] == (-(-n // n_blocks), 3)
+    np.testing.assert_array_equal(np.asarray(out["i2"]), np.asarray(ref["i2"]))
+    np.testing.assert_array_equal(np.asarray(out["a"]), np.asarray(ref["a"]))
+    # Row sums may differ in the last bit (vectorisation differs by block shape).
+    np.testing.assert_allclose(np.asarray(out["s"]), np.asarray(ref["s"]), rtol=1e-6)

@@ -18,6 +18,7 @@ from jax import lax
 from .. import _validation as V
 from ..kernels import (
     assigned_squared_distances,
+    NearestCenter,
     compact_labels,
     nearest_center,
     segment_stats,
@@ -90,6 +91,7 @@ class _State(NamedTuple):
     converged: jax.Array  # bool
     overflow: jax.Array  # bool: the last pass needed a bigger buffer and was discarded
     limit_hit: jax.Array  # bool: the last pass gave more than max_clusters; discarded
+    need: jax.Array  # int32: after an overflow, clusters the failed pass is known to need
 
 
 # --------------------------------------------------------------------------- #
@@ -155,7 +157,7 @@ def _take_rows(rows, axis_name, *arrays):
     return lax.psum(parts, axis_name)
 
 
-def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=None):
+def _open_clusters(X, w, is_candidate, lam, capacity, room=None, axis_name=None, n_rows=None):
     """Serial new-cluster decisions among the candidates, in data order.
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
@@ -163,6 +165,13 @@ def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=Non
     candidate ``l``.  Candidates are taken in blocks of ``B``: one product
     against the seeds accepted so far, then the serial decisions within the
     block from a ``B x B`` "too close" table (:func:`_greedy_in_order`).
+
+    ``room`` (int scalar, default ``capacity``): free slots of the caller's
+    centre buffer.  The scan stops at the first block after which more than
+    ``room`` seeds were accepted: the pass has overflowed and will be redone
+    with a bigger buffer, so the remaining candidates need not be visited (an
+    early pass on 1M points can otherwise spend a full candidate scan per
+    buffer doubling).
 
     With ``axis_name`` (inside ``shard_map``) ``X`` and ``w`` are this
     device's rows, ``is_candidate`` is the *global* mask (all rows, in order)
@@ -177,7 +186,8 @@ def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=Non
     seed_rows : int32 array, shape (capacity,)
         Their row indices.
     n_new : int scalar
-        Number of accepted seeds (may exceed ``capacity``: overflow).
+        Number of accepted seeds; if it exceeds ``room`` (overflow) it counts
+        only the candidates visited before the scan stopped.
     """
     n = is_candidate.shape[0]
     d = X.shape[1]
@@ -187,8 +197,16 @@ def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=Non
     cand_rows = jnp.nonzero(is_candidate, size=n + B, fill_value=0)[0].astype(jnp.int32)
     slot = jnp.arange(capacity)
 
-    def block(b, carry):
-        seeds, seed_rows, n_new = carry
+    if room is None:
+        room = capacity
+    n_blocks = (n_cand + B - 1) // B
+
+    def more_blocks(carry):
+        b, _, _, n_new = carry
+        return (b < n_blocks) & (n_new <= room)
+
+    def block(carry):
+        b, seeds, seed_rows, n_new = carry
         start = b * B
         rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
         Xb, wb = _take_rows(rows, axis_name, X, w)
@@ -201,10 +219,13 @@ def _open_clusters(X, w, is_candidate, lam, capacity, axis_name=None, n_rows=Non
         pos = jnp.where(acc, n_new + jnp.cumsum(acc) - 1, capacity)
         seeds = seeds.at[pos].set(Xb, mode="drop")
         seed_rows = seed_rows.at[pos].set(rows, mode="drop")
-        return seeds, seed_rows, n_new + jnp.sum(acc, dtype=jnp.int32)
+        return b + 1, seeds, seed_rows, n_new + jnp.sum(acc, dtype=jnp.int32)
 
-    init = (jnp.zeros((capacity, d), X.dtype), jnp.zeros(capacity, jnp.int32), jnp.int32(0))
-    return lax.fori_loop(0, (n_cand + B - 1) // B, block, init)
+    init = (
+        jnp.int32(0), jnp.zeros((capacity, d), X.dtype), jnp.zeros(capacity, jnp.int32),
+        jnp.int32(0),
+    )
+    return lax.while_loop(more_blocks, block, init)[1:]
 
 
 def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
@@ -264,7 +285,7 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
 
     def open_new_clusters(_):
         seeds, seed_rows, n_new = _open_clusters(
-            X, w, all_candidates, lam, K_cap, axis_name, n_rows
+            X, w, all_candidates, lam, K_cap, K_cap - k, axis_name, n_rows
         )
 
         def nearest_new(m):
@@ -274,16 +295,22 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
                 X, seeds[:m], jnp.arange(m) < n_new, birth=seed_rows[:m], row_offset=offset
             )
 
+        def overflowed(_):
+            # The pass is discarded and redone with a bigger buffer: skip the product.
+            return NearestCenter(jnp.full_like(old.sq_dist, jnp.inf), old.index)
+
+        overflow = k + n_new > K_cap
         tiers = sorted({min(K_cap, t) for t in _NEW_TIERS} | {K_cap})
         tier = jnp.searchsorted(jnp.asarray(tiers), n_new)  # smallest tier holding n_new
-        new = lax.switch(jnp.minimum(tier, len(tiers) - 1), [nearest_new(t) for t in tiers], None)
+        branch = jnp.where(overflow, len(tiers), jnp.minimum(tier, len(tiers) - 1))
+        new = lax.switch(branch, [nearest_new(t) for t in tiers] + [overflowed], None)
         # Old centres have lower indices, so they win ties.
         use_new = new.sq_dist < old.sq_dist
         labels = jnp.where(use_new, k + new.index, old.index).astype(jnp.int32)
         sq_dist = jnp.where(use_new, new.sq_dist, old.sq_dist)
         buffer_rows = jnp.where(jnp.arange(K_cap) < n_new, k + jnp.arange(K_cap), K_cap)
         grown = centers.at[buffer_rows].set(seeds, mode="drop")
-        return labels, sq_dist, grown, k + n_new, k + n_new > K_cap
+        return labels, sq_dist, grown, k + n_new, overflow
 
     def keep_old(_):
         return old.index, old.sq_dist, centers, k, jnp.asarray(False)
@@ -365,11 +392,11 @@ def _loop(X, w, lam, max_k, max_iter, state: _State, axis_name=None, n_rows=None
         it = s.it + 1
         new = _State(
             centers, k, labels, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
-            jnp.asarray(False), jnp.asarray(False),
+            jnp.asarray(False), jnp.asarray(False), k_total,
         )
         return lax.cond(
             overflow,
-            lambda: s._replace(overflow=jnp.asarray(True)),
+            lambda: s._replace(overflow=jnp.asarray(True), need=k_total),
             lambda: lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new),
         )
 
@@ -396,6 +423,7 @@ def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
     return _State(
         centers, jnp.asarray(1, jnp.int32), labels, objective, trace,
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
+        jnp.asarray(1, jnp.int32),
     )
 
 
@@ -449,7 +477,7 @@ def _to_host(a):
 def _state_specs(axis):
     from jax.sharding import PartitionSpec as P
 
-    return _State(P(), P(), P(axis), P(), P(), P(), P(), P(), P())
+    return _State(P(), P(), P(axis), P(), P(), P(), P(), P(), P(), P())
 
 
 @functools.lru_cache(maxsize=None)
@@ -691,9 +719,10 @@ def dp_means(
             break
         if not bool(state.overflow):
             break
-        # Seeds beyond a full buffer are dropped and cannot cover later
-        # candidates, so the count a failed pass asked for overestimates: double.
-        K_cap = min(2 * K_cap, K_bound)
+        # The failed pass stopped at the first candidate block that overfilled
+        # the buffer; every seed accepted up to there is genuine, so it needs at
+        # least ``need`` slots.  Double at least (each new size is a compile).
+        K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
         state = _grow(state, K_cap)
         if mesh is not None:
             run = _sharded_fns(mesh, axis, n, K_cap, trace_len)[1]

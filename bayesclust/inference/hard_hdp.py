@@ -19,6 +19,7 @@ from ..kernels import (
     NEVER,
     assigned_squared_distances,
     assignment_block_size,
+    map_row_blocks,
     compact_labels,
     segment_stats,
     squared_distances,
@@ -139,17 +140,7 @@ class _State(NamedTuple):
 def _by_row_blocks(fn, n_cols, *row_arrays):
     """Apply ``fn`` to row blocks (bounded ``rows x n_cols`` temporaries) and concatenate."""
     n = row_arrays[0].shape[0]
-    bs = min(assignment_block_size(n, n_cols), n)
-    if bs == n:
-        return fn(*row_arrays)
-    n_full = (n // bs) * bs
-    blocked = tuple(a[:n_full].reshape(n_full // bs, bs, *a.shape[1:]) for a in row_arrays)
-    out = lax.map(lambda args: fn(*args), blocked)
-    out = jax.tree.map(lambda o: o.reshape(n_full, *o.shape[2:]), out)
-    if n_full < n:
-        rest = fn(*(a[n_full:] for a in row_arrays))
-        out = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, rest)
-    return out
+    return map_row_blocks(fn, assignment_block_size(n, n_cols), *row_arrays)
 
 
 def _masked_nearest(Xb, C, allowed):
