@@ -35,7 +35,16 @@ Two further references:
   larger is ``machine_matmul_gflops`` in the environment line).  At d = 2 the
   product is a small part of the work, so the fraction is tiny there.
 
+A second table (``dp_means_many_clusters_opening``, issue 7 item 2): uniform
+data in the unit cube, with lambda by farthest-first at k = 1,000-2,000, so the
+first pass (from the one cluster at the global mean) opens about that many
+clusters from about a million candidates.  It reports that first pass warm
+(``dp_means(max_iter=1)``: every buffer doubling's failed attempt included,
+compiles excluded) against a steady iteration at the final k and against one
+scikit-learn Lloyd iteration at that k, and the compile time of the whole run.
+
 Usage: python benchmarks/dp_means.py [--quick] [--numpy-loop-max-n N] [--matmul-size M]
+    [--skip-grid] [--skip-many-clusters]
 """
 
 from __future__ import annotations
@@ -60,6 +69,10 @@ SHAPES = [
     (1_000_000, 2, 16), (1_000_000, 16, 64), (1_000_000, 128, 100),
 ]
 QUICK = [(20_000, 2, 16), (20_000, 16, 32)]
+#: (n, d, k) of the cluster-opening benchmark: uniform data, so nothing stops
+#: the first pass from opening about k clusters.
+MANY_CLUSTERS = [(1_000_000, 2, 1000), (200_000, 16, 2000)]
+MANY_CLUSTERS_QUICK = [(50_000, 2, 300)]
 #: Above this n * d * k, fewer repeats per round ...
 _LARGE = 2e8
 #: ... and above this one, fewer rounds too (1M x 128 x 100: ~0.25 s per Lloyd iteration).
@@ -231,6 +244,49 @@ def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rou
     return row
 
 
+def bench_many_clusters(n, d, k, seed=0):
+    """The first pass opening ~k clusters among ~n candidates vs a steady iteration."""
+    X = np.random.default_rng(seed).uniform(size=(n, d)).astype(np.float32)
+    lam = farthest_first_lambda(X, k)
+    t0 = time.perf_counter()
+    dp_means(X, lam, max_iter=1)
+    first_pass_cold = time.perf_counter() - t0
+    first_pass = best_seconds(lambda: dp_means(X, lam, max_iter=1).labels, 2)
+    one = dp_means(X, lam, max_iter=1)
+    t0 = time.perf_counter()
+    res = dp_means(X, lam, max_iter=8)
+    run_cold = time.perf_counter() - t0
+    run = best_seconds(lambda: dp_means(X, lam, max_iter=8).labels, 2)
+
+    K_cap = 1 << max(0, res.n_clusters - 1).bit_length()
+    mean = X.mean(0)
+    centers = jnp.zeros((K_cap, d), jnp.float32).at[: res.n_clusters].set(
+        jnp.asarray(res.centers - mean)
+    )
+    args = (jnp.asarray(X - mean), jnp.ones(n, jnp.float32), centers,
+            jnp.int32(res.n_clusters), jnp.float32(lam))
+    for m in (1, 3):
+        jax.block_until_ready(iterate(*args, m=m))
+    steady = (best_seconds(lambda: iterate(*args, m=3), 2)
+              - best_seconds(lambda: iterate(*args, m=1), 2)) / 2
+    time.sleep(0.5)
+    sk_iter = sklearn_lloyd_seconds_per_iter(X, res.n_clusters, repeats=1)
+    return {
+        "benchmark": "dp_means_many_clusters_opening",
+        "n": n, "d": d, "k_target": k,
+        "clusters_after_first_pass": one.n_clusters,
+        "clusters_final": res.n_clusters, "iterations": res.n_iter,
+        "first_pass_s": first_pass,
+        "steady_iteration_s": steady,
+        "first_pass_over_steady_iteration": first_pass / steady,
+        "sklearn_lloyd_iteration_s": sk_iter,
+        "first_pass_over_sklearn_iteration": first_pass / sk_iter,
+        "steady_over_sklearn_iteration": steady / sk_iter,
+        "run_s": run,
+        "compile_s": max(first_pass_cold - first_pass, 0.0) + max(run_cold - run, 0.0),
+    }
+
+
 def matmul_gflops(size=4096, reps=3):
     """Best float32 rate of a ``size`` x ``size`` product: XLA (``jnp.matmul``) and NumPy (BLAS)."""
     rng = np.random.default_rng(0)
@@ -277,14 +333,21 @@ def main():
     parser.add_argument("--matmul-size", type=int, default=None,
                         help="side of the square matmul measuring the machine's rate "
                              "(default 4096; 1024 with --quick)")
+    parser.add_argument("--skip-grid", action="store_true",
+                        help="skip the iteration grid against scikit-learn")
+    parser.add_argument("--skip-many-clusters", action="store_true",
+                        help="skip the cluster-opening benchmark")
     args = parser.parse_args()
     env = environment()
     env.update(matmul_gflops(args.matmul_size or (1024 if args.quick else 4096)))
     print(json.dumps(env), flush=True)
-    for shape in QUICK if args.quick else SHAPES:
+    for shape in [] if args.skip_grid else QUICK if args.quick else SHAPES:
         row = bench_shape(*shape, peak_gflops=env["machine_matmul_gflops"],
                           numpy_loop_max_n=args.numpy_loop_max_n)
         print(json.dumps(row), flush=True)
+    many = [] if args.skip_many_clusters else MANY_CLUSTERS_QUICK if args.quick else MANY_CLUSTERS
+    for shape in many:
+        print(json.dumps(bench_many_clusters(*shape)), flush=True)
 
 
 if __name__ == "__main__":

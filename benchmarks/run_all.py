@@ -402,9 +402,10 @@ def dc_tables(rows: list[dict]) -> list[str]:
 
 #: Benchmarks rendered by a dedicated table above; everything else goes through generic_tables.
 _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nuts_ess_per_second",
-              "hdp_", "dc_table1")
+              "hdp_", "dc_table1", "dp_means_many_clusters_opening")
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
 GENERIC_TITLES: dict[str, str] = {
+    "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass (issue 7): the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
     "cecib_noisy": "CEC-IB with wrong labels (§5.4): NMI as the fraction of wrong labels grows, beta = 1 vs beta_0",
     "cecib_few_classes": "CEC-IB with labels from only some classes (§5.3)",
@@ -436,17 +437,19 @@ def _cell(v) -> str:
     return str(v)
 
 
-def generic_tables(rows: list[dict]) -> list[str]:
+def generic_tables(rows: list[dict], only: tuple[str, ...] | None = None) -> list[str]:
     """One table per benchmark name for scripts without a dedicated renderer.
 
     Columns are the rows' scalar fields (lists and dicts stay in ``results.jsonl``);
     a row ``{"benchmark": NAME, "note": TEXT}`` adds TEXT under that table's title.
+    ``only``: render just these benchmark names (placed by the caller).
     """
     lines: list[str] = []
     names: list[str] = []
     for r in rows:
         name = r.get("benchmark", "")
-        if name and not name.startswith(_DEDICATED) and name not in names:
+        wanted = name in only if only is not None else not name.startswith(_DEDICATED)
+        if name and wanted and name not in names:
             names.append(name)
     for name in names:
         group = [r for r in rows if r.get("benchmark") == name and "note" not in r]
@@ -515,6 +518,8 @@ def render(rows: list[dict], date: str | None = None) -> str:
         "about +-30%.",
         "",
     ]
+    lines += generic_tables(rows, only=("dp_means_many_clusters_opening",))
+    lines += [""]
     lines += samplers_table(rows)
     lines += ["", SAMPLERS_READING]
     hdp = hdp_tables(rows)
