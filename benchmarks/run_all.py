@@ -425,6 +425,32 @@ GENERIC_TITLES: dict[str, str] = {
 }
 
 
+def dp_means_targets(rows: list[dict]) -> str:
+    """Which shapes of the recorded run meet issue 7's targets (sentence)."""
+    grid = [r for r in rows if r.get("benchmark") == "dp_means_iteration_vs_sklearn_lloyd"]
+    if not grid:
+        return ""
+
+    def shape(r):
+        n = f"{r['n'] / 1e6:g}M" if r["n"] >= 1_000_000 else f"{r['n'] // 1000}k"
+        return f"{n} x {r['d']} ({r['ratio_steady']:.2f})"
+
+    strict = [r for r in grid if r["d"] >= 16 and r["n"] >= 100_000]
+    meet1 = [shape(r) for r in strict if r["ratio_steady"] <= 1.0]
+    miss1 = [shape(r) for r in strict if r["ratio_steady"] > 1.0]
+    miss13 = [shape(r) for r in grid if r["ratio_steady"] > 1.3]
+    loop = [r for r in grid if r.get("speedup_vs_numpy_loop") is not None]
+    miss_loop = [f"d = {r['d']} ({r['speedup_vs_numpy_loop']:.0f}x)" for r in loop
+                 if r["speedup_vs_numpy_loop"] < 100]
+    parts = [
+        "Targets in this run: <= 1.0x at d >= 16 met at "
+        + (", ".join(meet1) or "no shape") + ", missed at " + (", ".join(miss1) or "no shape"),
+        "<= 1.3x at every shape " + ("met" if not miss13 else "missed at " + ", ".join(miss13)),
+        ">= 100x over the NumPy loop " + ("met" if not miss_loop else "missed at " + ", ".join(miss_loop)),
+    ]
+    return "; ".join(parts) + "."
+
+
 def _cell(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -505,17 +531,23 @@ def render(rows: list[dict], date: str | None = None) -> str:
         "iteration; at d = 128 the GEMM alone costs about a scikit-learn iteration, because "
         "scikit-learn keeps 256-row chunks of scores in cache while XLA writes the whole n x k "
         "product to memory. `full run` adds the first passes, which open the clusters one "
-        "candidate block at a time (Algorithm 1's sequential semantics). Targets: d = 16 meets "
-        "<= 1.0 at both n; d = 128 does not (1.4-1.6): the cluster buffer has 128 slots for "
-        "k = 100 (buffers double), so the product does 28% more work than scikit-learn's, and "
-        "XLA's float32 GEMM reaches ~80 GFLOP/s in this shape against OpenBLAS's ~100. Tried "
-        "and not kept (no measurable gain in the iteration, same-process A/B, 36.6-36.9 ms "
-        "against 37.2-37.8 ms): row tiles of 2k-8k rows with a two-pass argmin, and products "
-        "restricted to the live eighths of the buffer. The NumPy loop at d = 128 (71x) misses "
-        "the 100x target for the same reason: there the per-point loop is itself mostly "
-        "vectorised arithmetic. scikit-learn's own time at 100k x 128 varied from 16 to 32 ms "
-        "per iteration between repeated runs of this script (2-core VM), so single ratios carry "
-        "about +-30%.",
+        "candidate block at a time (Algorithm 1's sequential semantics). " + dp_means_targets(rows)
+        + " Why d = 128 is the hard shape: the cluster buffer has 128 slots for k = 100 "
+        "(buffers double, each new size being a compile), so the product does 28% more work "
+        "than scikit-learn's, and the exact winner distances (recomputed by direct differences, "
+        "so GEMM cancellation cannot reach the objective or the new-cluster test) and the "
+        "argmin each read an n x d or n x k array from memory, where scikit-learn fuses its "
+        "GEMM, argmin and centre sums over 256-row chunks in cache. Tried and not kept (no "
+        "measurable gain in a same-process A/B): row tiles of 1k-25k rows (`lax.map`; XLA's "
+        "per-tile GEMM is slower), products restricted to the live eighths of the buffer, a "
+        "transposed (k x n) score layout, and a NumPy/OpenBLAS tiled product. Shrinking the "
+        "buffer to the live clusters once they stop opening measured about 10% faster per "
+        "iteration at d = 128 but costs another 3-4 s compile, which a DP-means run (3 "
+        "iterations here) never earns back. This is a 2-core VM shared with other tenants: "
+        "scikit-learn's own time per iteration has varied by up to 2x between runs of this "
+        "script (e.g. 3.8-7.3 ms at 100k x 16, 16-32 ms at 100k x 128), so single ratios "
+        "carry about +-30%; both sides are measured after the other's threads had 0.5 s to "
+        "park.",
         "",
     ]
     lines += generic_tables(rows, only=("dp_means_many_clusters_opening",))
