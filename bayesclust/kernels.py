@@ -226,10 +226,15 @@ def _chain_over_centers(Xb, rows, C, c_sq, valid, birth, direct):
             lambda j: sum((features[t] - C[j, t]) ** 2 for t in range(d)), visible, k
         )
     # |x|^2 is constant per row and cannot change the argmin.  The affine
-    # part is applied column by column inside the chain so that XLA fuses it
-    # there instead of writing a second (b, k) matrix.
-    cross = lax.dot_general(Xb, C, (((1,), (1,)), ((), ())), precision=PRECISION)
-    return _running_argmin(lambda j: c_sq[j] - 2.0 * cross[:, j], visible, k)
+    # part is applied centre by centre inside the chain so that XLA fuses it
+    # there instead of writing a second score matrix.  The product is laid out
+    # (k, b): each centre's scores are contiguous over the rows, so the chain
+    # vectorises across rows (with (b, k) it read one row's k scores at a
+    # time).  Measured in a DP-means iteration: 200k x 16 at 1,731 clusters
+    # 225-229 ms instead of 315-326; 100k x 16 at 62 clusters 4.1-4.2 ms
+    # instead of 4.4-5.0; 100k x 128 at 100 unchanged (31-36 ms).
+    cross = lax.dot_general(C, Xb, (((1,), (1,)), ((), ())), precision=PRECISION)
+    return _running_argmin(lambda j: c_sq[j] - 2.0 * cross[j], visible, k)
 
 
 def _nearest_few_rows(Xb, rows, C, valid, birth):
