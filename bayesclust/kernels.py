@@ -177,8 +177,14 @@ def map_row_blocks(fn, block_size: int, *row_arrays):
     -------
     The pytree ``fn`` returns, with ``n`` rows.
     """
+    if (isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer))
+            or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     n = row_arrays[0].shape[0]
-    bs = min(block_size, n)
+    if any(a.shape[0] != n for a in row_arrays):
+        shapes = [a.shape for a in row_arrays]
+        raise ValueError(f"row_arrays must share their first dimension, got shapes {shapes}")
+    bs = min(int(block_size), n)
     if bs == n:
         return fn(*row_arrays)
     n_blocks = -(-n // bs)

@@ -607,3 +607,14 @@ def test_map_row_blocks_equals_one_call_and_compiles_fn_once(n, bs):
     np.testing.assert_array_equal(np.asarray(out["a"]), np.asarray(ref["a"]))
     # Row sums may differ in the last bit (vectorisation differs by block shape).
     np.testing.assert_allclose(np.asarray(out["s"]), np.asarray(ref["s"]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, None])
+def test_map_row_blocks_rejects_bad_block_size(bad):
+    with pytest.raises(ValueError, match="block_size"):
+        K.map_row_blocks(lambda a: a, bad, jnp.zeros((4, 2)))
+
+
+def test_map_row_blocks_rejects_arrays_of_different_lengths():
+    with pytest.raises(ValueError, match="row_arrays"):
+        K.map_row_blocks(lambda a, b: a, 2, jnp.zeros((4, 2)), jnp.zeros(5))

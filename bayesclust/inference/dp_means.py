@@ -17,8 +17,8 @@ from jax import lax
 
 from .. import _validation as V
 from ..kernels import (
-    assigned_squared_distances,
     NearestCenter,
+    assigned_squared_distances,
     compact_labels,
     nearest_center,
     segment_stats,
@@ -157,7 +157,7 @@ def _take_rows(rows, axis_name, *arrays):
     return lax.psum(parts, axis_name)
 
 
-def _open_clusters(X, w, is_candidate, lam, capacity, room=None, axis_name=None, n_rows=None):
+def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_rows=None):
     """Serial new-cluster decisions among the candidates, in data order.
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
@@ -166,7 +166,7 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room=None, axis_name=None,
     against the seeds accepted so far, then the serial decisions within the
     block from a ``B x B`` "too close" table (:func:`_greedy_in_order`).
 
-    ``room`` (int scalar, default ``capacity``): free slots of the caller's
+    ``room`` (int scalar): free slots of the caller's
     centre buffer.  The scan stops at the first block after which more than
     ``room`` seeds were accepted: the pass has overflowed and will be redone
     with a bigger buffer, so the remaining candidates need not be visited (an
@@ -197,8 +197,6 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room=None, axis_name=None,
     cand_rows = jnp.nonzero(is_candidate, size=n + B, fill_value=0)[0].astype(jnp.int32)
     slot = jnp.arange(capacity)
 
-    if room is None:
-        room = capacity
     n_blocks = (n_cand + B - 1) // B
 
     def more_blocks(carry):
