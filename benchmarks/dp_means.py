@@ -169,6 +169,19 @@ def iterate(X, w, centers, k, lam, m):
     return lax.fori_loop(0, m, body, (centers, k))
 
 
+def steady_args(X, res, lam):
+    """``iterate`` arguments from a converged run: centred data, its centres in a buffer
+    of the size ``dp_means`` grows to (a power of two, at least 32)."""
+    n, d = X.shape
+    K_cap = max(1 << max(0, res.n_clusters - 1).bit_length(), 32)
+    mean = X.mean(0)
+    centers = jnp.zeros((K_cap, d), jnp.float32).at[: res.n_clusters].set(
+        jnp.asarray(res.centers - mean)
+    )
+    return (jnp.asarray(X - mean), jnp.ones(n, jnp.float32), centers,
+            jnp.int32(res.n_clusters), jnp.float32(lam))
+
+
 def gflops(n, k, d, seconds):
     """Rate of the distance product (2 n k d flops) done in ``seconds``."""
     return 2.0 * n * k * d / seconds / 1e9
@@ -190,14 +203,7 @@ def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rou
     res = dp_means(X, lam, max_iter=100)
     run_seconds = time.perf_counter() - t0
 
-    # Steady state: iterations from the converged state, buffer as in the run.
-    K_cap = 1 << max(0, res.n_clusters - 1).bit_length()
-    Xc = jnp.asarray(X - X.mean(0))
-    centers = jnp.zeros((max(K_cap, 32), d), jnp.float32).at[: res.n_clusters].set(
-        jnp.asarray(res.centers - X.mean(0))
-    )
-    w = jnp.ones(n, jnp.float32)
-    args = (Xc, w, centers, jnp.int32(res.n_clusters), jnp.float32(lam))
+    args = steady_args(X, res, lam)
     step = jax.jit(dp_means_iteration)
     t0 = time.perf_counter()
     jax.block_until_ready(step(*args))
@@ -267,22 +273,15 @@ def bench_many_clusters(n, d, k, seed=0):
     X = np.random.default_rng(seed).uniform(size=(n, d)).astype(np.float32)
     lam = farthest_first_lambda(X, k)
     t0 = time.perf_counter()
-    dp_means(X, lam, max_iter=1)
+    one = dp_means(X, lam, max_iter=1)
     first_pass_cold = time.perf_counter() - t0
     first_pass = best_seconds(lambda: dp_means(X, lam, max_iter=1).labels, 2)
-    one = dp_means(X, lam, max_iter=1)
     t0 = time.perf_counter()
     res = dp_means(X, lam, max_iter=8)
     run_cold = time.perf_counter() - t0
     run = best_seconds(lambda: dp_means(X, lam, max_iter=8).labels, 2)
 
-    K_cap = 1 << max(0, res.n_clusters - 1).bit_length()
-    mean = X.mean(0)
-    centers = jnp.zeros((K_cap, d), jnp.float32).at[: res.n_clusters].set(
-        jnp.asarray(res.centers - mean)
-    )
-    args = (jnp.asarray(X - mean), jnp.ones(n, jnp.float32), centers,
-            jnp.int32(res.n_clusters), jnp.float32(lam))
+    args = steady_args(X, res, lam)
     for m in (1, 3):
         jax.block_until_ready(iterate(*args, m=m))
     steady = (best_seconds(lambda: iterate(*args, m=3), 2)
