@@ -335,3 +335,55 @@ def dc_gradient_closed_form(m, X, c, n_classes, smooth_std, n0=1.0, lam_eq=0.0):
             for l in range(K):
                 grad[j] += (x - m[j]) * yi[l] * yi[j] * (L[j, ci] - L[l, ci])
     return grad / s2
+
+
+def gibbs_point_pass_loop(X, labels, K, log_alpha, sigma2, rho2, u, collapsed, means=None,
+                          z=None):
+    """Neal's single-site moves, one point at a time (slow reference of one chain's scan).
+
+    Each point leaves its cluster, then joins slot ``c`` with weight
+    ``n_c N(x | m_c, v_c I)`` or a new cluster (the first empty slot) with weight
+    ``alpha N(x | 0, (rho2 + sigma2) I)``, the choice taken by inverse CDF with
+    ``u[i]``.  Collapsed: ``m_c, v_c`` are the posterior predictive mean and
+    ``sigma2 +`` posterior variance of the other members; Algorithm 2: ``m_c``
+    is the cluster's mean in ``means`` and ``v_c = sigma2``, a new cluster's mean
+    is ``r x + sqrt(sigma2 r) z[i]`` with ``r = rho2 / (rho2 + sigma2)``.
+    Returns (labels, overflow).
+    """
+    X = np.asarray(X, np.float64)
+    n, d = X.shape
+    labels = np.array(labels)
+    means = None if means is None else np.array(means, np.float64)
+    overflow = False
+
+    def log_normal(sq, var):
+        return -0.5 * d * np.log(2 * np.pi * var) - sq / (2 * var)
+
+    for i in range(n):
+        x = X[i]
+        labels[i] = -1
+        logw = np.full(K + 1, -np.inf)
+        for c in range(K):
+            members = X[labels == c]
+            if len(members) == 0:
+                continue
+            if collapsed:
+                s2 = 1.0 / (1.0 / rho2 + len(members) / sigma2)
+                m, var = s2 * members.sum(0) / sigma2, sigma2 + s2
+            else:
+                m, var = means[c], sigma2
+            logw[c] = np.log(len(members)) + log_normal(np.sum((x - m) ** 2), var)
+        logw[K] = log_alpha + log_normal(np.sum(x * x), rho2 + sigma2)
+        p = np.exp(logw - logw.max())
+        cdf = np.cumsum(p)
+        choice = int(np.sum(cdf < u[i] * cdf[-1]))
+        if choice == K:
+            occupied = np.isin(np.arange(K), labels)
+            if occupied.all():
+                overflow = True
+            choice = int(np.argmin(occupied))
+            if not collapsed:
+                r = rho2 / (rho2 + sigma2)
+                means[choice] = r * x + np.sqrt(sigma2 * r) * z[i]
+        labels[i] = choice
+    return labels, overflow

@@ -257,3 +257,51 @@ def test_bad_scheme_arguments(kwargs, match):
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(ValueError, match=match):
         gibbs_dp_gmm(0, X, progress_bar=False, **kwargs)
+
+
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_point_scan_of_a_chain_batch_matches_per_point_loop(x64, collapsed):
+    """The chain-batched scan moves every chain exactly as a per-point loop of that chain."""
+    from bayesclust.inference.gibbs import _scan_points, init_state
+
+    from ._reference import gibbs_point_pass_loop
+
+    rng = np.random.default_rng(3)
+    n, d, K, C = 40, 3, 16, 3
+    X = np.concatenate([rng.normal(m, 0.5, (n // 4, d)) for m in (-3, 0, 2, 5)])
+    states = [init_state(jnp.asarray(X), jnp.asarray(rng.integers(0, k, n)), K, la, s2)
+              for k, la, s2 in [(1, 0.0, 0.3), (3, -2.0, 0.5), (5, 1.0, 0.2)]]
+    batch = jax.tree.map(lambda *a: jnp.stack(a), *states)
+    u = 1.0 - rng.random((C, n))
+    z = rng.normal(size=(C, n, d))
+    out = jax.jit(_scan_points, static_argnums=(1, 2))(jnp.asarray(X), 4.0, collapsed, batch,
+                                                      jnp.asarray(u), jnp.asarray(z))
+    for c, s in enumerate(states):
+        want, overflow = gibbs_point_pass_loop(
+            X, np.asarray(s.labels), K, float(s.log_alpha), float(s.sigma2), 4.0, u[c],
+            collapsed, means=np.asarray(s.means), z=z[c])
+        assert bool(out.overflow[c]) == overflow
+        np.testing.assert_array_equal(np.asarray(out.labels[c]), want)
+        np.testing.assert_allclose(np.asarray(out.counts[c]), np.bincount(want, minlength=K))
+        sums = np.stack([X[want == j].sum(0) for j in range(K)])
+        np.testing.assert_allclose(np.asarray(out.sums[c]), sums, atol=1e-10)
+
+
+def test_sweep_chains_equals_one_chain_sweeps():
+    """A batch of chains gives each chain the sweep it gets alone (same key)."""
+    from bayesclust.inference.gibbs import gibbs_sweep, init_state, sweep_chains
+
+    rng = np.random.default_rng(4)
+    X = jnp.asarray(rng.normal(size=(30, 2)), jnp.float32)
+    states = [init_state(X, jnp.asarray(rng.integers(0, k, 30)), 8, 0.0, 0.5) for k in (1, 2, 4)]
+    keys = jax.random.split(jax.random.PRNGKey(1), 3)
+    opts = dict(rho2=10.0, collapsed=True, alpha_prior=(1.0, 1.0), sigma2_prior=(2.0, 1.0),
+                split_merge=2)
+    batch = jax.tree.map(lambda *a: jnp.stack(a), *states)
+    many = jax.jit(lambda k, s: sweep_chains(k, X, s, **opts))(keys, batch)
+    for c, s in enumerate(states):
+        one = jax.jit(lambda k, s_: gibbs_sweep(k, X, s_, **opts))(keys[c], s)
+        np.testing.assert_array_equal(np.asarray(many.labels[c]), np.asarray(one.labels))
+        np.testing.assert_allclose(np.asarray(many.means[c]), np.asarray(one.means), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(float(many.sigma2[c]), float(one.sigma2), rtol=1e-5)

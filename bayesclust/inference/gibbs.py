@@ -64,6 +64,7 @@ __all__ = [
     "gibbs_dp_gmm",
     "GibbsState",
     "gibbs_sweep",
+    "sweep_chains",
     "init_state",
     "BlockedState",
     "blocked_sweep",
@@ -106,15 +107,17 @@ def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
 
 
-def _categorical_inverse_cdf(log_w, u):
-    """Index drawn with probabilities ``softmax(log_w)`` from ``u ~ U(0, 1]``.
+def _categorical_inverse_cdf(log_w, u, axis=-1):
+    """Index drawn with probabilities ``softmax(log_w)`` along ``axis`` from ``u ~ U(0, 1]``.
 
     Inverse-CDF sampling needs one uniform per draw (Gumbel-max needs one per
     category), and ``u > 0`` means a zero-probability entry is never chosen.
+    ``u`` has ``log_w``'s shape without ``axis`` (one draw per other index).
     """
-    p = jnp.exp(log_w - jnp.max(log_w))
-    cdf = jnp.cumsum(p)
-    return jnp.sum(cdf < u * cdf[-1]).astype(jnp.int32)
+    p = jnp.exp(log_w - jnp.max(log_w, axis=axis, keepdims=True))
+    cdf = jnp.cumsum(p, axis=axis)
+    total = jnp.take(cdf, -1, axis=axis)
+    return jnp.sum(cdf < jnp.expand_dims(u * total, axis), axis=axis).astype(jnp.int32)
 
 
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d):
@@ -141,59 +144,95 @@ def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d):
 
 
 def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
-    """Neal's single-site moves for every point in order: remove, draw, add back.
+    """Neal's single-site moves for every point in order, in every chain: remove, draw, add back.
 
-    The per-slot terms of :func:`_slot_terms` are cached in the scan carry and
+    ``state`` holds a batch of ``C`` chains (a leading chain axis on every field:
+    labels ``(C, n)``, counts ``(C, K)``, sums and means ``(C, K, d)``); ``u ~ U(0, 1]``
+    of shape ``(C, n)`` picks the cluster (inverse CDF); ``z ~ N(0, I_d)`` of shape
+    ``(C, n, d)`` gives a new cluster's mean (Algorithm 2 only; ``None`` when collapsed).
+
+    One ``lax.scan`` over the points moves all chains at once, with the chains
+    on the minor (vectorised) axis of every carried array -- ``(K, C)`` and
+    ``(K, d, C)`` -- and slots selected by one-hot masks, so each step is a
+    handful of fused element-wise loops over ``K x C`` entries instead of a
+    per-chain gather and scatter (what ``vmap`` of a one-chain scan compiles to);
+    its cost per chain falls as chains are added until the arithmetic dominates.
+    The per-slot terms of :func:`_slot_terms` are cached in the carry and
     recomputed only for the two slots a move touches (the point's old and new
     cluster), so a step costs one ``O(K d)`` distance pass, ``K + 1``
-    exponentials and a cumulative sum; the new-cluster weight
+    exponentials and a cumulative sum per chain; the new-cluster weight
     ``log alpha + log N(x | 0, (rho2 + sigma2) I)`` and Algorithm 2's new-mean
-    draws are computed for all points before the scan.  ``u ~ U(0, 1]`` picks
-    the cluster (inverse CDF); ``z ~ N(0, I_d)`` gives a new cluster's mean.
+    draws are computed for all points before the scan.
     """
     n, d = X.shape
-    K = state.counts.shape[0]
-    sigma2 = state.sigma2
-    log_new = state.log_alpha + _log_normal_iso(jnp.sum(X * X, axis=1), rho2 + sigma2, d)
-    shrink = rho2 / (rho2 + sigma2)
-    new_means = shrink * X + jnp.sqrt(sigma2 * shrink) * z
-    terms = functools.partial(_slot_terms, sigma2=sigma2, rho2=rho2, collapsed=collapsed, d=d)
+    sigma2 = state.sigma2  # (C,)
+    K = state.counts.shape[1]
+    log_new = state.log_alpha[:, None] + _log_normal_iso(
+        jnp.sum(X * X, axis=1)[None, :], (rho2 + sigma2)[:, None], d)  # (C, n)
+    slots = jnp.arange(K, dtype=jnp.int32)[:, None]
 
-    def set_slot(carry, c, count, total, mean):
-        counts, sums, means, a, b, m, overflow = carry
-        a_c, b_c, m_c = terms(count, total, mean)
-        counts = counts.at[c].set(count)
-        sums = sums.at[c].set(total)
-        a = a.at[c].set(a_c)
+    def terms(count, total, mean):
+        # _slot_terms on chain-major arrays, returned chain-minor: (.., C), (.., d, C).
+        s2 = sigma2.reshape(sigma2.shape + (1,) * (count.ndim - 1))
+        a, b, m = _slot_terms(count, total, mean, s2, rho2, collapsed, d)
+        return a.T, b.T, jnp.moveaxis(m, 0, -1)
+
+    def pick(array, onehot):
+        """Per chain, the entry of the slot marked in ``onehot`` (K, C)."""
+        mask = onehot.reshape(onehot.shape[:1] + (1,) * (array.ndim - 2) + onehot.shape[1:])
+        return jnp.sum(jnp.where(mask, array, 0), axis=0)
+
+    def set_slot(carry, onehot, count, total, mean):
+        counts, sums, means, a, b, m = carry
+        a_c, b_c, m_c = terms(count, total.T, None if collapsed else mean.T)
+        mask = onehot[:, None, :]
+        counts = jnp.where(onehot, count, counts)
+        sums = jnp.where(mask, total, sums)
+        a = jnp.where(onehot, a_c, a)
+        b = jnp.where(onehot, b_c, b)
         if collapsed:
-            b = b.at[c].set(b_c)
-            m = m.at[c].set(m_c)
+            m = jnp.where(mask, m_c, m)
         else:
-            means = means.at[c].set(mean)
-            m = means
-        return counts, sums, means, a, b, m, overflow
+            means = m = jnp.where(mask, mean, means)
+        return counts, sums, means, a, b, m
 
     def step(carry, inp):
-        x, old, u_i, ln_i, nm_i = inp
+        x, old, u_i, ln_i, nm_i = inp  # (d,), (C,), (C,), (C,), (d, C) or None
+        carry, overflow = carry[:-1], carry[-1]
         counts, sums, means = carry[:3]
-        carry = set_slot(carry, old, counts[old] - 1.0, sums[old] - x, means[old])
-        counts, sums, means, a, b, m, overflow = carry
-        log_w = a - b * jnp.sum((x - m) ** 2, axis=1)
-        choice = _categorical_inverse_cdf(jnp.append(log_w, ln_i), u_i)
+        x_col = x[:, None]
+        at_old = slots == old
+        carry = set_slot(carry, at_old, pick(counts, at_old) - 1.0, pick(sums, at_old) - x_col,
+                         None if collapsed else pick(means, at_old))
+        counts, sums, means, a, b, m = carry
+        log_w = a - b * jnp.sum((x[None, :, None] - m) ** 2, axis=1)
+        choice = _categorical_inverse_cdf(jnp.concatenate([log_w, ln_i[None]]), u_i, axis=0)
         is_new = choice == K
-        free = jnp.argmin(counts > 0)  # first inactive slot
-        overflow = overflow | (is_new & (counts[free] > 0))
-        slot = jnp.where(is_new, free, choice).astype(jnp.int32)
-        mean = jnp.where(is_new, nm_i, means[slot])
-        carry = (counts, sums, means, a, b, m, overflow)
-        carry = set_slot(carry, slot, counts[slot] + 1.0, sums[slot] + x, mean)
-        return carry, slot
+        active = counts > 0
+        free = jnp.argmin(active, axis=0).astype(jnp.int32)  # first inactive slot
+        overflow = overflow | (is_new & jnp.all(active, axis=0))
+        slot = jnp.where(is_new, free, choice)
+        at_new = slots == slot
+        mean = None if collapsed else jnp.where(is_new, nm_i, pick(means, at_new))
+        carry = set_slot(carry, at_new, pick(counts, at_new) + 1.0, pick(sums, at_new) + x_col,
+                         mean)
+        return carry + (overflow,), slot
 
+    chain_minor = lambda v: jnp.moveaxis(v, 0, -1)  # noqa: E731
     a, b, m = terms(state.counts, state.sums, state.means)
-    carry = (state.counts, state.sums, state.means, a, b, m, state.overflow)
-    carry, labels = lax.scan(step, carry, (X, state.labels, u, log_new, new_means))
-    counts, sums, means, _, _, _, overflow = carry
-    return state._replace(labels=labels, counts=counts, sums=sums, means=means, overflow=overflow)
+    carry = (state.counts.T, chain_minor(state.sums), chain_minor(state.means), a, b, m,
+             state.overflow)
+    if collapsed:
+        new_means = None
+    else:
+        shrink = rho2 / (rho2 + sigma2)
+        new_means = (shrink[:, None, None] * X
+                     + jnp.sqrt(sigma2 * shrink)[:, None, None] * z)  # (C, n, d)
+        new_means = jnp.transpose(new_means, (1, 2, 0))
+    carry, labels = lax.scan(step, carry, (X, state.labels.T, u.T, log_new.T, new_means))
+    counts, sums, means = carry[0].T, jnp.moveaxis(carry[1], -1, 0), jnp.moveaxis(carry[2], -1, 0)
+    return state._replace(labels=labels.T, counts=counts, sums=sums, means=means,
+                          overflow=carry[-1])
 
 
 def _split_merge_score(count, total, sigma2, rho2, d):
@@ -362,13 +401,14 @@ def _draw_sigma2(key, X, means, labels, prior):
 
 def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None, sigma2_prior=None,
                 split_merge=0):
-    """One Gibbs sweep: every point in order, split-merge moves, then means and hyper-parameters.
+    """One Gibbs sweep of one chain: every point in order, split-merge moves, then means and hyper-parameters.
 
     Parameters
     ----------
     key : PRNG key
     X : array, shape (n, d)
     state : GibbsState
+        One chain (no chain axis).
     rho2 : float
         Prior variance of the means.
     collapsed : bool (static)
@@ -382,33 +422,71 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
     Returns
     -------
     GibbsState
+
+    Notes
+    -----
+    The same sweep as chain ``c`` of :func:`sweep_chains` given ``keys[c] = key``.
+    """
+    batch = jax.tree.map(lambda a: jnp.asarray(a)[None], (key, state))
+    out = sweep_chains(*batch[:1], X, batch[1], rho2=rho2, collapsed=collapsed,
+                       alpha_prior=alpha_prior, sigma2_prior=sigma2_prior, split_merge=split_merge)
+    return jax.tree.map(lambda a: a[0], out)
+
+
+def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
+                 sigma2_prior=None, split_merge=0):
+    """One Gibbs sweep of each of ``C`` chains (:func:`gibbs_sweep` for a batch).
+
+    Parameters
+    ----------
+    keys : PRNG keys, shape (C,)
+        One key per chain.
+    X : array, shape (n, d)
+    state : GibbsState
+        A leading chain axis on every field (labels ``(C, n)``, counts ``(C, K)``, ...).
+    rho2, collapsed, alpha_prior, sigma2_prior, split_merge
+        As :func:`gibbs_sweep`.
+
+    Returns
+    -------
+    GibbsState
+        The chains after the sweep.
+
+    Notes
+    -----
+    The point moves of all chains run in one scan (:func:`_scan_points`, chains
+    on the vectorised axis); the rest of the sweep is per chain under ``vmap``.
     """
     n, d = X.shape
-    k_choice, k_new, k_means, k_sigma, k_alpha = jax.random.split(key, 5)
-    # All the sweep's randomness in two bulk draws: cheaper to run and to
-    # compile than a key split and two draws inside every step.
-    u = 1.0 - jax.random.uniform(k_choice, (n,), X.dtype)
-    z = jax.random.normal(k_new, (n, d), X.dtype)
-
+    # All the sweep's randomness in bulk draws: cheaper to run and to compile
+    # than a key split and two draws inside every step.
+    sub = jax.vmap(lambda k: jax.random.split(k, 5))(keys)
+    u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), X.dtype))(sub[:, 0])
+    z = None if collapsed else jax.vmap(lambda k: jax.random.normal(k, (n, d), X.dtype))(sub[:, 1])
     state = _scan_points(X, rho2, collapsed, state, u, z)
-    # Recompute the statistics exactly (the scan's running sums drift in float32).
-    stats = segment_stats(X, state.labels, state.counts.shape[0])
-    state = state._replace(counts=stats.weight, sums=stats.sum)
-    if split_merge and n >= 2:
-        k_sm = jax.random.split(jax.random.fold_in(key, 0x5EED), split_merge)
-        state = lax.fori_loop(0, split_merge,
-                              lambda t, s_: split_merge_move(k_sm[t], X, s_, rho2), state)
-    # Collapsed chains do not need the means, but drawing them from their
-    # conditional costs O(k d) and gives mean draws for the Posterior.
-    state = state._replace(means=_resample_means(k_means, state, rho2))
-    if sigma2_prior is not None:
-        sigma2 = _draw_sigma2(k_sigma, X, state.means, state.labels, sigma2_prior)
-        state = state._replace(sigma2=sigma2)
-    if alpha_prior is not None:
-        k = jnp.sum(state.counts > 0)
-        log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n, alpha_prior)
-        state = state._replace(log_alpha=log_alpha.astype(X.dtype))
-    return state
+
+    def finish(key, sub_keys, state):
+        _, _, k_means, k_sigma, k_alpha = sub_keys
+        # Recompute the statistics exactly (the scan's running sums drift in float32).
+        stats = segment_stats(X, state.labels, state.counts.shape[0])
+        state = state._replace(counts=stats.weight, sums=stats.sum)
+        if split_merge and n >= 2:
+            k_sm = jax.random.split(jax.random.fold_in(key, 0x5EED), split_merge)
+            state = lax.fori_loop(0, split_merge,
+                                  lambda t, s_: split_merge_move(k_sm[t], X, s_, rho2), state)
+        # Collapsed chains do not need the means, but drawing them from their
+        # conditional costs O(k d) and gives mean draws for the Posterior.
+        state = state._replace(means=_resample_means(k_means, state, rho2))
+        if sigma2_prior is not None:
+            sigma2 = _draw_sigma2(k_sigma, X, state.means, state.labels, sigma2_prior)
+            state = state._replace(sigma2=sigma2)
+        if alpha_prior is not None:
+            k = jnp.sum(state.counts > 0)
+            log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n, alpha_prior)
+            state = state._replace(log_alpha=log_alpha.astype(X.dtype))
+        return state
+
+    return jax.vmap(finish)(keys, sub, state)
 
 
 def log_likelihood(X, state: GibbsState, rho2, collapsed):
@@ -598,36 +676,36 @@ def _grow(state: GibbsState, capacity: int) -> GibbsState:
 @functools.partial(jax.jit, static_argnames=("num", "thin", "collapsed", "split_merge"))
 def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, collapsed,
                  split_merge=0):
-    """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap).
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (:func:`sweep_chains`).
 
     Module-level and keyed only on shapes and the static flags, so repeated
     fits (estimator checks, small-variance paths, notebooks) reuse one
     compilation; ``rho2`` and the prior parameters are traced values.
     """
 
-    def one_chain(key, state):
-        def draw(s, k):
-            keys = jax.random.split(k, thin)
-            s = lax.fori_loop(
-                0, thin,
-                lambda t, s_: gibbs_sweep(keys[t], X, s_, rho2=rho2, collapsed=collapsed,
-                                          alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
-                                          split_merge=split_merge),
-                s,
-            )
-            record = dict(
-                labels=s.labels,
-                log_likelihood=log_likelihood(X, s, rho2, collapsed),
-                log_alpha=s.log_alpha,
-                sigma2=s.sigma2,
-                means=s.means,
-                n_clusters=jnp.sum(s.counts > 0),
-            )
-            return s, record
+    def draw(s, k):  # k: (C,) keys, one per chain
+        sweep_keys = jax.vmap(lambda k_: jax.random.split(k_, thin))(k)
+        s = lax.fori_loop(
+            0, thin,
+            lambda t, s_: sweep_chains(sweep_keys[:, t], X, s_, rho2=rho2, collapsed=collapsed,
+                                       alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
+                                       split_merge=split_merge),
+            s,
+        )
+        record = dict(
+            labels=s.labels,
+            log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed))(s),
+            log_alpha=s.log_alpha,
+            sigma2=s.sigma2,
+            means=s.means,
+            n_clusters=jnp.sum(s.counts > 0, axis=1),
+        )
+        return s, record
 
-        return lax.scan(draw, state, jax.random.split(key, num))
-
-    return jax.vmap(one_chain)(keys, state)
+    # Per chain the same key stream as a one-chain run: num draw keys, each split into thin.
+    draw_keys = jax.vmap(lambda k: jax.random.split(k, num))(keys)
+    state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
+    return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
 
 
 def gibbs_dp_gmm(
