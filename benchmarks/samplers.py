@@ -15,8 +15,11 @@ kernel on the truncated stick-breaking program ``models.dp_gmm.dp_gmm`` with
 mass matrix adapted in Stan's windows, ``max_tree_depth = 10``), then the labels drawn
 from ``p(z | x, w, mu, sigma2)`` with ``inference.mcmc.sample_mixture_labels`` -- what
 ``run_nuts`` does, with the warm-up and sampling phases timed separately (see
-:func:`run_nuts_phased`).  Both run 2 chains vectorised in one compiled program (Gibbs:
-``vmap``; NUTS: as ``chain_method="vectorized"``).
+:func:`run_nuts_phased`).  Both run 2 chains in one compiled program (Gibbs: one scan over
+the points moves all chains, :func:`bayesclust.inference.gibbs.sweep_chains`; NUTS: as
+``chain_method="vectorized"``).  Then the many-chains comparison (:data:`MANY_GIBBS`,
+:data:`MANY_NUTS`): the collapsed sampler with many chains against NUTS with 2 and, at
+n = 300, with more vectorised chains.
 
 Two label-invariant scalars per draw, the same estimator for both samplers:
 
@@ -77,6 +80,16 @@ NUM_CHAINS = 2
 # n -> (Gibbs warm-up, Gibbs kept draws, NUTS warm-up, NUTS kept draws), per chain.
 DRAWS = {300: (1000, 1000, 200, 200), 1000: (1000, 1000, 150, 50), 10_000: (200, 200, 10, 10)}
 QUICK = {300: (40, 40, 20, 20)}
+#: The many-chains comparison, n -> (chains, warm-up, kept draws per chain).  The collapsed
+#: sampler moves all its chains in one scan with the chains on the vectorised axis, so its
+#: cost per chain falls as chains are added; NUTS's vectorised chains all wait for the
+#: longest trajectory, so its ESS per second does not grow with them (``MANY_NUTS`` measures
+#: that once).  ``ratio_many_*`` = Gibbs at ``MANY_GIBBS`` chains over the better of the two
+#: NUTS runs.
+MANY_GIBBS = {300: (256, 300, 300), 1000: (128, 300, 300), 10_000: (32, 300, 300)}
+MANY_NUTS = {300: (8, 200, 100)}
+QUICK_MANY_GIBBS = {300: (16, 20, 20)}
+QUICK_MANY_NUTS = {300: (4, 10, 10)}
 #: NUTS's ``max_tree_depth`` (NumPyro's default): a trajectory of 2**10 - 1 leapfrog steps
 #: means the step size / mass matrix are not adapted to the posterior.
 _MAX_STEPS = 2**10 - 1
@@ -147,7 +160,8 @@ def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
         f"{prefix}_seconds": seconds,
         f"{prefix}_warmup_seconds": warmup_seconds,
         f"{prefix}_compile_s": compile_s,
-        f"{prefix}_ms_per_draw": seconds / (NUM_CHAINS * post.n_draws) * 1e3,
+        f"{prefix}_num_chains": post.n_chains,
+        f"{prefix}_ms_per_draw": seconds / (post.n_chains * post.n_draws) * 1e3,
         f"{prefix}_k_mean": float(ks.mean()),
         f"{prefix}_k_min": int(ks.min()),
         f"{prefix}_k_max": int(ks.max()),
@@ -181,7 +195,7 @@ VARIANTS = {
 }
 
 
-def run_gibbs(key, X, num_warmup, num_samples, **options):
+def run_gibbs(key, X, num_warmup, num_samples, num_chains=NUM_CHAINS, **options):
     """(Posterior, sampling s, warm-up s, compile s) of one Gibbs configuration.
 
     One call; a sweep costs the same in both phases, so the non-compile time is split in
@@ -189,14 +203,14 @@ def run_gibbs(key, X, num_warmup, num_samples, **options):
     """
     post, wall, comp = timed(lambda: gibbs_dp_gmm(
         key, X, num_warmup=num_warmup, num_samples=num_samples,
-        num_chains=NUM_CHAINS, center=False, progress_bar=False, **HYPER, **options,
+        num_chains=num_chains, center=False, progress_bar=False, **HYPER, **options,
     ))
     run = wall - comp
     share = num_samples / (num_warmup + num_samples)
     return post, run * share, run * (1 - share), comp
 
 
-def run_nuts_phased(key, X, num_warmup, num_samples):
+def run_nuts_phased(key, X, num_warmup, num_samples, num_chains=NUM_CHAINS):
     """(Posterior, sampling s, warm-up s, compile s) of NUTS, phases timed separately.
 
     NumPyro's NUTS kernel driven as ``MCMC(chain_method="vectorized")`` drives it (the
@@ -228,7 +242,7 @@ def run_nuts_phased(key, X, num_warmup, num_samples):
         return jax.vmap(kernel.postprocess_fn(args, kwargs))(z)
 
     def warmup():
-        state = kernel.init(jax.random.split(key_init, NUM_CHAINS), num_warmup,
+        state = kernel.init(jax.random.split(key_init, num_chains), num_warmup,
                             model_args=args, model_kwargs=kwargs)
         for _ in range(num_warmup // chunk):
             state = phase(state)[0]
@@ -243,17 +257,17 @@ def run_nuts_phased(key, X, num_warmup, num_samples):
             lambda *a: jnp.concatenate(a), *parts
         )
         draws = num_samples
-        flat = jax.tree.map(lambda v: v.reshape((draws * NUM_CHAINS,) + v.shape[2:]), z)
+        flat = jax.tree.map(lambda v: v.reshape((draws * num_chains,) + v.shape[2:]), z)
         site = constrain(flat)  # draws x chains, draw-major
         labels = sample_mixture_labels(key_labels, Xj, site["weights"], site["means"],
                                        site["sigma2"])
         site = jax.tree.map(
-            lambda v: np.swapaxes(np.asarray(v).reshape((draws, NUM_CHAINS) + v.shape[1:]), 0, 1),
+            lambda v: np.swapaxes(np.asarray(v).reshape((draws, num_chains) + v.shape[1:]), 0, 1),
             site,
         )
         stats = {"num_steps": num_steps, "diverging": diverging, "accept_prob": accept_prob}
         stats = {k: np.asarray(v).T for k, v in stats.items()}
-        labels = np.swapaxes(np.asarray(labels).reshape(draws, NUM_CHAINS, -1), 0, 1)
+        labels = np.swapaxes(np.asarray(labels).reshape(draws, num_chains, -1), 0, 1)
         return site, labels, stats
 
     state, warm_wall, warm_comp = timed(warmup)
@@ -267,7 +281,8 @@ def run_nuts_phased(key, X, num_warmup, num_samples):
     return post, wall - comp, warm_wall - warm_comp, comp + warm_comp
 
 
-def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0):
+def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0,
+               many_gibbs=None, many_nuts=None):
     X = data(n, seed)
     key_gibbs, key_nuts = jax.random.split(jax.random.PRNGKey(seed))
     row = {
@@ -312,6 +327,23 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
             g, u = row[f"{prefix}_ess_per_s_{q}"], row[f"nuts_ess_per_s_{q}"]
             name = f"ratio_{q}" if prefix == "gibbs" else f"ratio_{prefix}_{q}"
             row[name] = g / u if u > 0 else math.inf
+
+    if many_nuts:
+        chains, warm_n, kept = many_nuts
+        post, seconds, warm, comp = run_nuts_phased(key_nuts, X, warm_n, kept, num_chains=chains)
+        row.update(summarise("nuts_many", post, X, seconds, warm, comp, warm_n))
+        row["nuts_many_mean_num_steps"] = float(post.sample_stats["num_steps"].mean())
+        row["nuts_many_frac_max_tree_depth"] = float(
+            np.mean(post.sample_stats["num_steps"] >= _MAX_STEPS))
+    if many_gibbs:
+        chains, warm_n, kept = many_gibbs
+        post, seconds, warm, comp = run_gibbs(key_gibbs, X, warm_n, kept, num_chains=chains,
+                                              **VARIANTS["gibbs"])
+        row.update(summarise("gibbs_many", post, X, seconds, warm, comp, warm_n))
+        for q in ("k", "loglik"):
+            best = max(row.get(f"{p}_ess_per_s_{q}", 0.0) for p in ("nuts", "nuts_many"))
+            g = row[f"gibbs_many_ess_per_s_{q}"]
+            row[f"ratio_many_{q}"] = g / best if best > 0 else math.inf
     return row
 
 
@@ -339,15 +371,20 @@ def main():
     parser.add_argument("--nuts-draws", type=int, nargs=2, metavar=("WARMUP", "SAMPLES"),
                         help="override the NUTS warm-up and kept draws per chain (e.g. a "
                              "warm-up long enough to adapt at n = 10,000: slow)")
+    parser.add_argument("--no-many", action="store_true",
+                        help="skip the many-chains comparison (MANY_GIBBS, MANY_NUTS)")
     args = parser.parse_args()
     table = QUICK if args.quick else DRAWS
+    many_gibbs = QUICK_MANY_GIBBS if args.quick else MANY_GIBBS
+    many_nuts = QUICK_MANY_NUTS if args.quick else MANY_NUTS
     sizes = args.n or sorted(table)
     print(json.dumps(environment()), flush=True)
     for n in sizes:
         draws = table.get(n) or DRAWS.get(n) or DRAWS[min(DRAWS, key=lambda m: abs(m - n))]
         gibbs = tuple(args.gibbs_draws or draws[:2])
         nuts = tuple(args.nuts_draws or draws[2:])
-        row = bench_size(n, *gibbs, *nuts)
+        row = bench_size(n, *gibbs, *nuts, many_gibbs=None if args.no_many else many_gibbs.get(n),
+                         many_nuts=None if args.no_many else many_nuts.get(n))
         row["draws_overridden"] = bool(args.gibbs_draws or args.nuts_draws)
         print(json.dumps(row), flush=True)
 

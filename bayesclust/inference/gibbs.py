@@ -19,7 +19,8 @@ prior over partitions):
 Both keep clusters in a fixed-capacity buffer with an ``active`` mask (8 slots
 to start: a step's cost is linear in the capacity); a sweep is one ``lax.scan``
 over the points whose per-slot terms are cached and updated only for the two
-slots a move touches; chains run in parallel with ``vmap``; long runs are split
+slots a move touches; all chains move in that one scan, with the chains on the
+vectorised axis (:func:`sweep_chains`); long runs are split
 into segments with a progress bar; a full buffer is grown (capacity doubled,
 the segment redone from its start with the same keys), so no cluster is ever
 dropped.  Optionally each sweep adds sequentially-allocated split-merge moves
@@ -760,7 +761,10 @@ def gibbs_dp_gmm(
     num_warmup, num_samples, thin : int
         Sweeps discarded, draws kept, and sweeps per kept draw.
     num_chains : int
-        Independent chains, run in parallel with ``vmap``.
+        Independent chains, moved together (the sequential scheme: one scan with the
+        chains on the vectorised axis, so a sweep's cost per chain falls as chains are
+        added -- at n = 300 a sweep of 256 chains costs about 17x one of 2 chains, not
+        128x; the blocked scheme: ``vmap``).
     init_labels : array_like of int, shape (n,), optional
         Initial partition; default all points in one cluster (Kulis & Jordan §6.2).
     center : bool
