@@ -144,6 +144,21 @@ def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d):
     return a, 0.5 / var, m
 
 
+def _draw_slot_or_new(log_w, log_new, u):
+    """Per chain, a slot ``0..K-1`` or ``K`` (a new cluster) drawn by inverse CDF.
+
+    ``log_w`` (K, C) are the slots' log weights, ``log_new`` (C,) the new cluster's and
+    ``u ~ U(0, 1]`` (C,).  The same draw as :func:`_categorical_inverse_cdf` of the K + 1
+    weights along axis 0, but without concatenating the new cluster's weight to the
+    slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the exponentials: a
+    step at 256 chains took 1.5x as long).
+    """
+    top = jnp.maximum(jnp.max(log_w, axis=0), log_new)
+    cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
+    total = cdf[-1] + jnp.exp(log_new - top)
+    return jnp.sum(cdf < u * total, axis=0).astype(jnp.int32)
+
+
 def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     """Neal's single-site moves for every point in order, in every chain: remove, draw, add back.
 
@@ -154,7 +169,7 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
 
     One ``lax.scan`` over the points moves all chains at once, with the chains
     on the minor (vectorised) axis of every carried array -- ``(K, C)`` and
-    ``(K, d, C)`` -- and slots selected by one-hot masks, so each step is a
+    ``(d, K, C)`` -- and slots selected by one-hot masks, so each step is a
     handful of fused element-wise loops over ``K x C`` entries instead of a
     per-chain gather and scatter (what ``vmap`` of a one-chain scan compiles to);
     its cost per chain falls as chains are added until the arithmetic dominates.
@@ -173,28 +188,29 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     slots = jnp.arange(K, dtype=jnp.int32)[:, None]
 
     def terms(count, total, mean):
-        # _slot_terms on chain-major arrays, returned chain-minor: (.., C), (.., d, C).
+        # _slot_terms on chain-major arrays, returned chain-minor: (.., C), (d, .., C).
         s2 = sigma2.reshape(sigma2.shape + (1,) * (count.ndim - 1))
         a, b, m = _slot_terms(count, total, mean, s2, rho2, collapsed, d)
-        return a.T, b.T, jnp.moveaxis(m, 0, -1)
+        return a.T, b.T, m.T
 
     def pick(array, onehot):
-        """Per chain, the entry of the slot marked in ``onehot`` (K, C)."""
-        mask = onehot.reshape(onehot.shape[:1] + (1,) * (array.ndim - 2) + onehot.shape[1:])
-        return jnp.sum(jnp.where(mask, array, 0), axis=0)
+        """Per chain, the entry of the slot marked in ``onehot`` (K, C); array (K, C) or (d, K, C)."""
+        return jnp.sum(jnp.where(onehot, array, 0), axis=-2)
 
     def set_slot(carry, onehot, count, total, mean):
         counts, sums, means, a, b, m = carry
         a_c, b_c, m_c = terms(count, total.T, None if collapsed else mean.T)
-        mask = onehot[:, None, :]
+        # (d, C) columns broadcast over the slots of the (d, K, C) arrays.
+        total, m_c = total[:, None, :], m_c[:, None, :]
+        mean = None if collapsed else mean[:, None, :]
         counts = jnp.where(onehot, count, counts)
-        sums = jnp.where(mask, total, sums)
+        sums = jnp.where(onehot, total, sums)
         a = jnp.where(onehot, a_c, a)
         b = jnp.where(onehot, b_c, b)
         if collapsed:
-            m = jnp.where(mask, m_c, m)
+            m = jnp.where(onehot, m_c, m)
         else:
-            means = m = jnp.where(mask, mean, means)
+            means = m = jnp.where(onehot, mean, means)
         return counts, sums, means, a, b, m
 
     def step(carry, inp):
@@ -206,8 +222,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
         carry = set_slot(carry, at_old, pick(counts, at_old) - 1.0, pick(sums, at_old) - x_col,
                          None if collapsed else pick(means, at_old))
         counts, sums, means, a, b, m = carry
-        log_w = a - b * jnp.sum((x[None, :, None] - m) ** 2, axis=1)
-        choice = _categorical_inverse_cdf(jnp.concatenate([log_w, ln_i[None]]), u_i, axis=0)
+        log_w = a - b * jnp.sum((x[:, None, None] - m) ** 2, axis=0)
+        choice = _draw_slot_or_new(log_w, ln_i, u_i)
         is_new = choice == K
         active = counts > 0
         free = jnp.argmin(active, axis=0).astype(jnp.int32)  # first inactive slot
@@ -219,10 +235,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
                          mean)
         return carry + (overflow,), slot
 
-    chain_minor = lambda v: jnp.moveaxis(v, 0, -1)  # noqa: E731
     a, b, m = terms(state.counts, state.sums, state.means)
-    carry = (state.counts.T, chain_minor(state.sums), chain_minor(state.means), a, b, m,
-             state.overflow)
+    carry = (state.counts.T, state.sums.T, state.means.T, a, b, m, state.overflow)
     if collapsed:
         new_means = None
     else:
@@ -231,7 +245,7 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
                      + jnp.sqrt(sigma2 * shrink)[:, None, None] * z)  # (C, n, d)
         new_means = jnp.transpose(new_means, (1, 2, 0))
     carry, labels = lax.scan(step, carry, (X, state.labels.T, u.T, log_new.T, new_means))
-    counts, sums, means = carry[0].T, jnp.moveaxis(carry[1], -1, 0), jnp.moveaxis(carry[2], -1, 0)
+    counts, sums, means = carry[0].T, carry[1].T, carry[2].T
     return state._replace(labels=labels.T, counts=counts, sums=sums, means=means,
                           overflow=carry[-1])
 
