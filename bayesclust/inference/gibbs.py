@@ -777,7 +777,7 @@ def gibbs_dp_gmm(
     num_chains : int
         Independent chains, moved together (the sequential scheme: one scan with the
         chains on the vectorised axis, so a sweep's cost per chain falls as chains are
-        added -- at n = 300 a sweep of 256 chains costs about 17x one of 2 chains, not
+        added -- at n = 300 a sweep of 256 chains costs about 13x one of 2 chains, not
         128x; the blocked scheme: ``vmap``).
     init_labels : array_like of int, shape (n,), optional
         Initial partition; default all points in one cluster (Kulis & Jordan §6.2).
