@@ -305,3 +305,15 @@ def test_sweep_chains_equals_one_chain_sweeps():
         np.testing.assert_allclose(np.asarray(many.means[c]), np.asarray(one.means), rtol=1e-5,
                                    atol=1e-6)
         np.testing.assert_allclose(float(many.sigma2[c]), float(one.sigma2), rtol=1e-5)
+
+
+def test_sweep_chains_rejects_mismatched_keys_and_states():
+    from bayesclust.inference.gibbs import init_state, sweep_chains
+
+    X = jnp.zeros((5, 2))
+    one = init_state(X, jnp.zeros(5, jnp.int32), 8, 0.0, 1.0)
+    two = jax.tree.map(lambda a: jnp.stack([a, a]), one)
+    with pytest.raises(ValueError, match="one key per chain"):
+        sweep_chains(jax.random.split(jax.random.PRNGKey(0), 3), X, two, rho2=1.0, collapsed=True)
+    with pytest.raises(ValueError, match="chains, n"):
+        sweep_chains(jax.random.split(jax.random.PRNGKey(0), 1), X, one, rho2=1.0, collapsed=True)

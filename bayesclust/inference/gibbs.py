@@ -108,17 +108,15 @@ def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
 
 
-def _categorical_inverse_cdf(log_w, u, axis=-1):
-    """Index drawn with probabilities ``softmax(log_w)`` along ``axis`` from ``u ~ U(0, 1]``.
+def _categorical_inverse_cdf(log_w, u):
+    """Index drawn with probabilities ``softmax(log_w)`` from ``u ~ U(0, 1]``.
 
     Inverse-CDF sampling needs one uniform per draw (Gumbel-max needs one per
     category), and ``u > 0`` means a zero-probability entry is never chosen.
-    ``u`` has ``log_w``'s shape without ``axis`` (one draw per other index).
     """
-    p = jnp.exp(log_w - jnp.max(log_w, axis=axis, keepdims=True))
-    cdf = jnp.cumsum(p, axis=axis)
-    total = jnp.take(cdf, -1, axis=axis)
-    return jnp.sum(cdf < jnp.expand_dims(u * total, axis), axis=axis).astype(jnp.int32)
+    p = jnp.exp(log_w - jnp.max(log_w))
+    cdf = jnp.cumsum(p)
+    return jnp.sum(cdf < u * cdf[-1]).astype(jnp.int32)
 
 
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d):
@@ -148,10 +146,10 @@ def _draw_slot_or_new(log_w, log_new, u):
     """Per chain, a slot ``0..K-1`` or ``K`` (a new cluster) drawn by inverse CDF.
 
     ``log_w`` (K, C) are the slots' log weights, ``log_new`` (C,) the new cluster's and
-    ``u ~ U(0, 1]`` (C,).  The same draw as :func:`_categorical_inverse_cdf` of the K + 1
-    weights along axis 0, but without concatenating the new cluster's weight to the
-    slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the exponentials: a
-    step at 256 chains took 1.5x as long).
+    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as :func:`_categorical_inverse_cdf` of
+    the K + 1 weights (slots, then new), but without concatenating the new cluster's
+    weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
+    exponentials: a step at 256 chains took 1.5x as long).
     """
     top = jnp.maximum(jnp.max(log_w, axis=0), log_new)
     cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
@@ -194,7 +192,7 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
         return a.T, b.T, m.T
 
     def pick(array, onehot):
-        """Per chain, the entry of the slot marked in ``onehot`` (K, C); array (K, C) or (d, K, C)."""
+        """Per chain, the entry of ``array`` ((K, C) or (d, K, C)) at the slot ``onehot`` marks."""
         return jnp.sum(jnp.where(onehot, array, 0), axis=-2)
 
     def set_slot(carry, onehot, count, total, mean):
@@ -416,7 +414,7 @@ def _draw_sigma2(key, X, means, labels, prior):
 
 def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None, sigma2_prior=None,
                 split_merge=0):
-    """One Gibbs sweep of one chain: every point in order, split-merge moves, then means and hyper-parameters.
+    """One Gibbs sweep of one chain: the points in order, split-merge moves, means, hyper-parameters.
 
     Parameters
     ----------
@@ -442,8 +440,8 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
     -----
     The same sweep as chain ``c`` of :func:`sweep_chains` given ``keys[c] = key``.
     """
-    batch = jax.tree.map(lambda a: jnp.asarray(a)[None], (key, state))
-    out = sweep_chains(*batch[:1], X, batch[1], rho2=rho2, collapsed=collapsed,
+    one = jax.tree.map(lambda a: jnp.asarray(a)[None], state)
+    out = sweep_chains(jnp.asarray(key)[None], X, one, rho2=rho2, collapsed=collapsed,
                        alpha_prior=alpha_prior, sigma2_prior=sigma2_prior, split_merge=split_merge)
     return jax.tree.map(lambda a: a[0], out)
 
@@ -473,6 +471,12 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
     on the vectorised axis); the rest of the sweep is per chain under ``vmap``.
     """
     n, d = X.shape
+    if state.labels.ndim != 2 or state.labels.shape[1] != n:
+        raise ValueError(f"state.labels must have shape (chains, n) = (C, {n}), got "
+                         f"{state.labels.shape}")
+    if keys.shape[0] != state.labels.shape[0]:
+        raise ValueError(f"keys must hold one key per chain ({state.labels.shape[0]}), got "
+                         f"{keys.shape[0]}")
     # All the sweep's randomness in bulk draws: cheaper to run and to compile
     # than a key split and two draws inside every step.
     sub = jax.vmap(lambda k: jax.random.split(k, 5))(keys)
