@@ -119,8 +119,8 @@ SAMPLERS_READING = (
     "chains entries), ~25 us per chain-sweep at n = 300, where 10x NUTS at this ESS per "
     "draw would need ~1.6 us. The blocked sampler (the NUTS program's truncated model) is "
     "cheapest per sweep but mixes k worst (ESS of k ~1-2% of its draws: an empty "
-    "component's mean is drawn from the diffuse prior N(0, 100 I)). Mean k: NUTS sits slightly below the collapsed "
-    "samplers (about 0.1, up to ~2 MCSE), consistent with NUTS at the default "
+    "component's mean is drawn from the diffuse prior N(0, 100 I)). Mean k: NUTS sits "
+    "slightly below the collapsed samplers (about 0.1, up to ~2 MCSE), consistent with NUTS at the default "
     "`target_accept_prob = 0.8` under-visiting states with a small extra cluster; the "
     "log-likelihood means agree. A NumPy prototype of Jain & Neal's (2004) "
     "restricted-Gibbs split-merge (3 intermediate scans, one move per sweep, n = 300, 1,500 "
@@ -228,7 +228,8 @@ def many_chains_table(rows: list[dict]) -> list[str]:
         "**ratio = Gibbs (many chains) ESS/s / the better NUTS ESS/s**. † = the many-chain "
         "Gibbs run has an R-hat > 1.1 or NUTS is not adapted (as above): not evidence.",
         "",
-        "| n | ratio k | ratio log-lik | Gibbs chains (warm-up + draws) | ESS/s k Gibbs many / NUTS 2 / NUTS many "
+        "| n | ratio k | ratio log-lik | Gibbs chains (warm-up + draws) "
+        "| ESS/s k Gibbs many / NUTS 2 / NUTS many "
         "| ESS/s log-lik Gibbs many / NUTS 2 / NUTS many | ESS per draw k Gibbs 2 / many "
         "| R-hat k / log-lik Gibbs many | ms per chain-sweep Gibbs 2 / many "
         "| NUTS many: chains, steps/draw (% max depth) |",
