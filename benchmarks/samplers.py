@@ -281,6 +281,18 @@ def run_nuts_phased(key, X, num_warmup, num_samples, num_chains=NUM_CHAINS):
     return post, wall - comp, warm_wall - warm_comp, comp + warm_comp
 
 
+def nuts_stats(prefix, post):
+    """Trajectory length, adaptation and divergence summaries of a NUTS run."""
+    steps = post.sample_stats["num_steps"]
+    return {
+        f"{prefix}_mean_num_steps": float(steps.mean()),
+        f"{prefix}_max_num_steps": int(steps.max()),
+        f"{prefix}_frac_max_tree_depth": float(np.mean(steps >= _MAX_STEPS)),
+        f"{prefix}_divergences": int(post.sample_stats["diverging"].sum()),
+        f"{prefix}_mean_accept_prob": float(post.sample_stats["accept_prob"].mean()),
+    }
+
+
 def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0,
                many_gibbs=None, many_nuts=None):
     X = data(n, seed)
@@ -315,11 +327,7 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
         warnings.simplefilter("always")
         post, seconds, warm, comp = run_nuts_phased(key_nuts, X, nuts_warmup, nuts_samples)
     row.update(summarise("nuts", post, X, seconds, warm, comp, nuts_warmup))
-    row["nuts_mean_num_steps"] = float(post.sample_stats["num_steps"].mean())
-    row["nuts_max_num_steps"] = int(post.sample_stats["num_steps"].max())
-    row["nuts_frac_max_tree_depth"] = float(np.mean(post.sample_stats["num_steps"] >= _MAX_STEPS))
-    row["nuts_divergences"] = int(post.sample_stats["diverging"].sum())
-    row["nuts_mean_accept_prob"] = float(post.sample_stats["accept_prob"].mean())
+    row.update(nuts_stats("nuts", post))
     row["nuts_warnings"] = sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
 
     for prefix in VARIANTS:
@@ -332,9 +340,7 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
         chains, warm_n, kept = many_nuts
         post, seconds, warm, comp = run_nuts_phased(key_nuts, X, warm_n, kept, num_chains=chains)
         row.update(summarise("nuts_many", post, X, seconds, warm, comp, warm_n))
-        row["nuts_many_mean_num_steps"] = float(post.sample_stats["num_steps"].mean())
-        row["nuts_many_frac_max_tree_depth"] = float(
-            np.mean(post.sample_stats["num_steps"] >= _MAX_STEPS))
+        row.update(nuts_stats("nuts_many", post))
     if many_gibbs:
         chains, warm_n, kept = many_gibbs
         post, seconds, warm, comp = run_gibbs(key_gibbs, X, warm_n, kept, num_chains=chains,
