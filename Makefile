@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install $(PIP_QUIET) --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 	$(PY) -m pip install $(PIP_QUIET) -e '.[test,notebooks,bench]' 2>&1 | grep -v "^WARNING: Location" || true
 	$(PY) -c "import bayesclust, jax, numpyro, sklearn, pytest" 
+	$(PY) -m bayesclust._native || echo "bayesclust: native CPU kernels not built; the XLA path is used"
 	touch $(STAMP)
 
 demo: $(STAMP)

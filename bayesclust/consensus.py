@@ -41,7 +41,7 @@ from jax import lax
 
 from . import _validation as V
 from ._validation import check_labelings
-from .kernels import nearest_center, segment_stats, weighted_means
+from .kernels import nearest_center, nearest_center_stats, weighted_means
 
 __all__ = [
     "k_bounds",
@@ -171,8 +171,8 @@ def _masked_kmeans(key, X, k, capacity, max_iter):
         return (s.it < max_iter) & ~s.done
 
     def body(s):
-        labels = nearest_center(X, s.centers, valid).index
-        stats = segment_stats(X, labels, capacity)
+        assigned, stats = nearest_center_stats(X, s.centers, valid)
+        labels = assigned.index
         new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
         return _LloydState(new, labels, s.it + 1, jnp.all(labels == s.labels))
 

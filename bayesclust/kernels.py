@@ -8,7 +8,9 @@ All functions are pure, jit-compatible and shape-polymorphic in the usual JAX
 sense (static shapes, dynamic values).  Matrix products take an explicit
 ``precision`` so that GPUs never silently use TF32 for distance products.
 
-This module imports only jax, numpy (and scipy for host-side float64 evaluation).
+This module imports only jax, numpy (and scipy for host-side float64 evaluation),
+and the package's native XLA:CPU kernels (``bayesclust._native``), which
+replace the nearest-centre step on CPUs when they are built.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from . import _native
+
 __all__ = [
     "PRECISION",
     "NEVER",
     "squared_norms",
     "squared_distances",
     "nearest_center",
+    "nearest_center_stats",
     "NearestCenter",
     "assigned_squared_distances",
     "segment_stats",
@@ -329,6 +334,10 @@ def nearest_center(
 
     Notes
     -----
+    On a CPU with the native kernels built (``bayesclust._native``; default
+    ``block_size`` only) the step is one fused XLA FFI call: GEMM scores,
+    argmin and the winner's exact distance tile by tile in registers, with
+    the same semantics as the XLA path described next.
     For ``d > 4`` the argmin uses the GEMM scores ``|c|^2 - 2 x.c`` with an
     explicit matmul precision; for ``d <= 4`` it uses exact differences.  The
     argmin is an unrolled compare/select chain over chunks of 128 centres
@@ -337,10 +346,37 @@ def nearest_center(
     for near-ties.  Rows are blocked only when ``n * k`` is large (to bound
     memory; blocking was slower on CPU).
     """
-    n, _ = X.shape
     k = C.shape[0]
     if valid is None:
         valid = jnp.ones(k, bool)
+    if block_size is None and _native_ok(X, C):
+        birth_or_zero = jnp.zeros(k, jnp.int32) if birth is None else birth
+
+        def native(X, C, valid, birth_or_zero, offset):
+            return NearestCenter(*_native.nearest_center_ffi(X, C, valid, birth_or_zero, offset))
+
+        def xla(X, C, valid, birth_or_zero, offset):
+            # Without ``birth`` the XLA path skips the visibility masks.
+            return _nearest_center_xla(X, C, valid, None if birth is None else birth_or_zero, offset)
+
+        return lax.platform_dependent(
+            X, C, valid, birth_or_zero, jnp.asarray(row_offset, jnp.int32), cpu=native, default=xla
+        )
+    return _nearest_center_xla(X, C, valid, birth, row_offset, block_size)
+
+
+def _native_ok(X, C) -> bool:
+    """The native kernel applies: float32/float64 data and the kernels are built."""
+    return (
+        X.ndim == 2 and C.ndim == 2 and X.dtype == C.dtype
+        and X.dtype in (jnp.float32, jnp.float64) and _native.available()
+    )
+
+
+def _nearest_center_xla(X, C, valid, birth, row_offset, block_size=None) -> NearestCenter:
+    """The pure-XLA nearest-centre step (every platform; the native kernel's reference)."""
+    n, _ = X.shape
+    k = C.shape[0]
     c_sq = squared_norms(C)
     rows = jnp.arange(n, dtype=jnp.int32) + jnp.asarray(row_offset, jnp.int32)
     block = functools.partial(_nearest_in_block, C=C, c_sq=c_sq, valid=valid, birth=birth)
@@ -410,6 +446,57 @@ def segment_stats(
             weighted_X = X * sample_weight[:, None]
         total = jax.ops.segment_sum(weighted_X, labels, num_segments)
     return SegmentStats(weight, total)
+
+
+def nearest_center_stats(
+    X: jax.Array,
+    C: jax.Array,
+    valid: jax.Array | None = None,
+    sample_weight: jax.Array | None = None,
+    *,
+    weighted_X: jax.Array | None = None,
+) -> tuple[NearestCenter, SegmentStats]:
+    """Nearest valid centre of every row and the statistics of that assignment.
+
+    Equals ``nc = nearest_center(X, C, valid)`` followed by
+    ``segment_stats(X, nc.index, k, sample_weight)``; on a CPU with the
+    native kernels it is one pass over ``X`` (the Lloyd / DP-means iteration
+    reads the data once, as scikit-learn's chunked Lloyd does), and the
+    per-cluster sums are accumulated in parts of the rows summed in a fixed
+    order (the same bits for any number of threads).
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    C : array, shape (k, d)
+    valid : bool array, shape (k,), optional
+        Active slots (default: all); at least one must be valid.
+    sample_weight : array, shape (n,), optional
+    weighted_X : array, shape (n, d), optional
+        ``sample_weight[:, None] * X``, used by the XLA path (see
+        :func:`segment_stats`).
+
+    Returns
+    -------
+    (NearestCenter, SegmentStats)
+    """
+    k = C.shape[0]
+    if valid is None:
+        valid = jnp.ones(k, bool)
+    w = jnp.ones(X.shape[0], X.dtype) if sample_weight is None else sample_weight
+
+    def xla(X, C, valid, w):
+        nc = _nearest_center_xla(X, C, valid, None, 0)
+        return nc, segment_stats(X, nc.index, k, w, weighted_X=weighted_X)
+
+    if not _native_ok(X, C):
+        return xla(X, C, valid, w)
+
+    def native(X, C, valid, w):
+        dist, index, weight, total = _native.nearest_center_stats_ffi(X, C, valid, w)
+        return NearestCenter(dist, index), SegmentStats(weight, total)
+
+    return lax.platform_dependent(X, C, valid, w.astype(X.dtype), cpu=native, default=xla)
 
 
 def weighted_means(stats: SegmentStats) -> jax.Array:

@@ -33,14 +33,21 @@ from bayesclust.kernels import (
 _SMALL_CHUNK = 8
 
 
+def _xla_nearest(X, C, valid=None, *, birth=None, row_offset=0, block_size=None):
+    """nearest_center's pure-XLA path (on CPUs the public function may call the
+    native kernel instead, which tests/test_native.py compares with this one)."""
+    valid = jnp.ones(C.shape[0], bool) if valid is None else valid
+    return K._nearest_center_xla(X, C, valid, birth, row_offset, block_size)
+
+
 def _nearest_with_chunk(chunk):
-    """nearest_center traced with ``_UNROLL_MAX_CENTERS = chunk`` (None: unchanged)."""
+    """The XLA path traced with ``_UNROLL_MAX_CENTERS = chunk`` (None: unchanged)."""
 
     def fn(*args, **kwargs):
         old = K._UNROLL_MAX_CENTERS
         K._UNROLL_MAX_CENTERS = old if chunk is None else chunk
         try:
-            return nearest_center(*args, **kwargs)
+            return _xla_nearest(*args, **kwargs)
         finally:
             K._UNROLL_MAX_CENTERS = old
 

@@ -21,6 +21,7 @@ from ..kernels import (
     assigned_squared_distances,
     compact_labels,
     nearest_center,
+    nearest_center_stats,
     segment_stats,
     squared_distances,
     squared_norms,
@@ -271,9 +272,21 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
         More than ``K_cap`` clusters (before empty ones are deleted) were
         needed; the outputs are then invalid.
     """
+    return _pass(X, w, centers, k, lam, None, axis_name, n_rows)[:5]
+
+
+def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows):
+    """:func:`dp_means_pass` plus the pass's per-device ``SegmentStats``.
+
+    The distances to the pass's starting centres come with the statistics of
+    that assignment (one pass over ``X``, :func:`nearest_center_stats`); when
+    no point is a candidate -- every pass once the clusters have stopped
+    opening -- they are the pass's statistics, and the mean step does not
+    read ``X`` again.
+    """
     K_cap = centers.shape[0]
     k = jnp.asarray(k, jnp.int32)
-    old = nearest_center(X, centers, jnp.arange(K_cap) < k)
+    old, old_stats = nearest_center_stats(X, centers, jnp.arange(K_cap) < k, w, weighted_X=Xw)
     is_candidate = w * old.sq_dist > lam
     if axis_name is None:
         offset, all_candidates = 0, is_candidate
@@ -308,26 +321,27 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
         sq_dist = jnp.where(use_new, new.sq_dist, old.sq_dist)
         buffer_rows = jnp.where(jnp.arange(K_cap) < n_new, k + jnp.arange(K_cap), K_cap)
         grown = centers.at[buffer_rows].set(seeds, mode="drop")
-        return labels, sq_dist, grown, k + n_new, overflow
+        stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
+        return labels, sq_dist, grown, k + n_new, overflow, stats
 
     def keep_old(_):
-        return old.index, old.sq_dist, centers, k, jnp.asarray(False)
+        return old.index, old.sq_dist, centers, k, jnp.asarray(False), old_stats
 
     return lax.cond(jnp.any(all_candidates), open_new_clusters, keep_old, None)
 
 
-def _mean_step(X, w, labels, sq_dist, assigned_centers, k_total, lam, Xw=None, axis_name=None):
+def _mean_step(w, labels, sq_dist, assigned_centers, k_total, lam, stats, axis_name=None):
     """Delete empty clusters, recompute means, and evaluate the objective.
 
     The sum of squares at the new means comes from the pass's exact distances
     by the parallel-axis identity, per cluster
     ``sum w |x - a|^2 = sum w |x - m|^2 + W |m - a|^2`` (``a`` the centre used in
     the pass, ``m`` the new mean, ``W`` the cluster's weight): ``O(k d)``
-    instead of another ``O(n d)`` pass over the data.  With ``axis_name`` the
-    per-device statistics and sums are combined by ``psum``.
+    instead of another ``O(n d)`` pass over the data.  ``stats`` are the
+    pass's ``SegmentStats`` of ``labels``; with ``axis_name`` the per-device
+    statistics and sums are combined by ``psum``.
     """
     K_cap = assigned_centers.shape[0]
-    stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
     if axis_name is not None:
         stats = lax.psum(stats, axis_name)
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
@@ -356,11 +370,11 @@ def dp_means_iteration(X, w, centers, k, lam, Xw=None, *, axis_name=None, n_rows
     before empty ones were deleted (see :func:`dp_means_pass`).  ``axis_name``
     and ``n_rows``: the sharded form, see :func:`dp_means_pass`.
     """
-    labels, sq_dist, assigned, k_total, overflow = dp_means_pass(
-        X, w, centers, k, lam, axis_name=axis_name, n_rows=n_rows
+    labels, sq_dist, assigned, k_total, overflow, stats = _pass(
+        X, w, centers, k, lam, Xw, axis_name, n_rows
     )
     return (
-        *_mean_step(X, w, labels, sq_dist, assigned, k_total, lam, Xw, axis_name),
+        *_mean_step(w, labels, sq_dist, assigned, k_total, lam, stats, axis_name),
         k_total,
         overflow,
     )

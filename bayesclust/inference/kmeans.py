@@ -2,7 +2,7 @@
 experiments (spec A3.8 / B1.5) and an initialiser for their optimisers.
 
 The assignment and update steps are the shared kernels
-(:func:`~bayesclust.kernels.nearest_center`, :func:`~bayesclust.kernels.segment_stats`,
+(:func:`~bayesclust.kernels.nearest_center_stats`, :func:`~bayesclust.kernels.segment_stats`,
 :func:`~bayesclust.kernels.weighted_means`): the same numbers as DP-means'
 assignment and mean steps.
 """
@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 
 from .. import _validation as V
-from ..kernels import nearest_center, segment_stats, squared_norms, weighted_means
+from ..kernels import nearest_center, nearest_center_stats, squared_norms, weighted_means
 
 __all__ = ["kmeans", "KMeansResult", "kmeans_init"]
 
@@ -58,15 +58,14 @@ class _State(NamedTuple):
 @jax.jit
 def _lloyd(X, w, centers, max_iter, tol):
     """Lloyd iterations until the labels repeat, the shift is <= tol, or max_iter."""
-    K = centers.shape[0]
     Xw = X * w[:, None]  # loop-invariant
 
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged
 
     def body(s: _State):
-        labels = nearest_center(X, s.centers).index
-        stats = segment_stats(X, labels, K, w, weighted_X=Xw)
+        assigned, stats = nearest_center_stats(X, s.centers, None, w, weighted_X=Xw)
+        labels = assigned.index
         # An empty cluster keeps its previous centre.
         new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
         shift = jnp.sum(jnp.square(new - s.centers))

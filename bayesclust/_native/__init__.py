@@ -1,0 +1,204 @@
+"""Native XLA:CPU kernels (XLA FFI custom calls), built on first use.
+
+The kernels here fuse work that XLA:CPU cannot fuse on its own: the
+nearest-centre assignment computes the GEMM scores, the argmin and the
+winner's exact distance tile by tile in registers, without writing the
+``n x k`` score matrix (see ``nearest.cc``).  They are called from inside
+jit-compiled JAX code through :func:`jax.ffi.ffi_call` and are used only on
+the CPU platform (``lax.platform_dependent``); every other platform, and a
+machine without a C++ compiler, runs the pure-XLA path, which has the same
+semantics and is what the native kernels are tested against.
+
+The shared library is compiled once per (source, JAX version, CPU) with the
+system's ``g++`` (``-O3 -march=native``) into ``_build/`` beside this file
+(or ``$XDG_CACHE_HOME/bayesclust`` when the package directory is read-only)
+and registered with XLA on first use.  ``make`` builds it at install time
+(``python -m bayesclust._native``).  Set ``BAYESCLUST_NATIVE=0`` to disable
+the native kernels.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["available", "build", "nearest_center_ffi", "nearest_center_stats_ffi"]
+
+_SOURCES = ("nearest.cc",)
+_TARGETS = {
+    "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
+    "bayesclust_nearest_center_f64": "BayesclustNearestCenterF64",
+    "bayesclust_nearest_center_stats_f32": "BayesclustNearestCenterStatsF32",
+    "bayesclust_nearest_center_stats_f64": "BayesclustNearestCenterStatsF64",
+}
+_FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def _cpu_signature() -> str:
+    """The CPU's feature flags (``-march=native`` code is only valid on them)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return line
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _library_name() -> str:
+    h = hashlib.sha256()
+    for name in _SOURCES:
+        h.update((Path(__file__).parent / name).read_bytes())
+    h.update(" ".join(_FLAGS).encode())
+    h.update(jax.__version__.encode())
+    h.update(_cpu_signature().encode())
+    return f"bayesclust_native_{h.hexdigest()[:16]}.so"
+
+
+def _build_dirs() -> list[Path]:
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bayesclust"
+    return [Path(__file__).parent / "_build", cache]
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile the native kernels (if not already built) and return the library's path.
+
+    Raises
+    ------
+    RuntimeError
+        No C++ compiler, or the compilation failed (the message has its output).
+    """
+    name = _library_name()
+    for d in _build_dirs():
+        if (d / name).exists():
+            return d / name
+    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        raise RuntimeError("no C++ compiler found (set CXX or install g++)")
+    sources = [str(Path(__file__).parent / s) for s in _SOURCES]
+    errors = []
+    for d in _build_dirs():
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            # Compile to a private name and rename: concurrent first uses
+            # (pytest workers) never load a half-written library.
+            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+            os.close(fd)
+        except OSError as e:
+            errors.append(f"{d}: {e}")
+            continue
+        cmd = [compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", *sources, "-o", tmp]
+        if verbose:
+            print(" ".join(cmd), file=sys.stderr)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            os.unlink(tmp)
+            raise RuntimeError(f"compiling the native kernels failed:\n{proc.stderr[-4000:]}")
+        os.replace(tmp, d / name)
+        return d / name
+    raise RuntimeError("no writable directory for the native kernels: " + "; ".join(errors))
+
+
+def available() -> bool:
+    """True when the native kernels are built and registered (building them if needed).
+
+    Never raises: a failed build warns once and leaves the pure-XLA path in use.
+    """
+    with _lock:
+        if "ok" in _state:
+            return _state["ok"]
+        ok = False
+        if os.environ.get("BAYESCLUST_NATIVE", "1") not in ("0", "false", "no"):
+            try:
+                lib = ctypes.cdll.LoadLibrary(str(build()))
+                for target, symbol in _TARGETS.items():
+                    jax.ffi.register_ffi_target(
+                        target, jax.ffi.pycapsule(getattr(lib, symbol)), platform="cpu"
+                    )
+                _state["lib"] = lib
+                ok = True
+            except Exception as e:  # noqa: BLE001 - any failure means: use XLA
+                warnings.warn(
+                    f"bayesclust: native CPU kernels unavailable, using the XLA path ({e})",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+        _state["ok"] = ok
+        return ok
+
+
+def nearest_center_ffi(X, C, valid, birth, row_offset):
+    """The native nearest-centre kernel (CPU only; see ``nearest.cc``).
+
+    Parameters
+    ----------
+    X : array, shape (n, d), float32 or float64
+    C : array, shape (k, d), same dtype
+    valid : bool array, shape (k,)
+    birth : int32 array, shape (k,)
+        Centre ``c`` is visible to row ``i`` iff ``birth[c] <= row_offset + i``.
+    row_offset : int32 scalar
+
+    Returns
+    -------
+    (sq_dist, index) : arrays of shape (n,), dtypes X.dtype and int32
+    """
+    n = X.shape[0]
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_nearest_center", X.dtype),
+        (jax.ShapeDtypeStruct((n,), X.dtype), jax.ShapeDtypeStruct((n,), jnp.int32)),
+        vmap_method="sequential",
+    )
+    return call(X, *_centre_args(X, C, valid, birth, row_offset))
+
+
+def nearest_center_stats_ffi(X, C, valid, sample_weight):
+    """Nearest centre of every row and the statistics of that assignment, in one pass.
+
+    As :func:`nearest_center_ffi` (every valid centre visible to every row),
+    plus ``weight[c] = sum_{i: z_i = c} w_i`` and
+    ``sums[c] = sum_{i: z_i = c} w_i x_i`` (shapes (k,) and (k, d); zero for
+    invalid slots), summed in an order that does not depend on the number
+    of threads.
+
+    Returns
+    -------
+    (sq_dist, index, weight, sums)
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_nearest_center_stats", X.dtype),
+        (jax.ShapeDtypeStruct((n,), X.dtype), jax.ShapeDtypeStruct((n,), jnp.int32),
+         jax.ShapeDtypeStruct((k,), X.dtype), jax.ShapeDtypeStruct((k, d), X.dtype)),
+        vmap_method="sequential",
+    )
+    birth = jnp.zeros(k, jnp.int32)
+    return call(X, *_centre_args(X, C, valid, birth, 0), sample_weight.astype(X.dtype))
+
+
+def _target(stem, dtype):
+    return f"{stem}_{'f64' if jnp.dtype(dtype) == jnp.float64 else 'f32'}"
+
+
+def _centre_args(X, C, valid, birth, row_offset):
+    return (
+        C.astype(X.dtype), valid.astype(jnp.int32), birth.astype(jnp.int32),
+        jnp.asarray(row_offset, jnp.int32).reshape(()),
+    )
