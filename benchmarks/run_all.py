@@ -509,6 +509,28 @@ def dp_means_targets(rows: list[dict]) -> str:
     return "; ".join(parts) + "."
 
 
+def numpy_loop_bound(rows: list[dict]) -> str:
+    """What 100x over the NumPy loop would demand of the machine (sentence), where missed."""
+    out = []
+    for r in rows:
+        if (r.get("benchmark") != "dp_means_iteration_vs_sklearn_lloyd"
+                or r.get("speedup_vs_numpy_loop") is None or r["speedup_vs_numpy_loop"] >= 100):
+            continue
+        budget_ms = r["numpy_loop_ms_per_iter"] / 100
+        need = 2.0 * r["n"] * r["k_dp_means"] * r["d"] / (budget_ms / 1e3) / 1e9
+        peak = next((e.get("machine_matmul_gflops") for e in rows
+                     if e.get("benchmark") == "environment" and e.get("machine_matmul_gflops")), None)
+        of_peak = f", {100 * need / peak:.0f}% of the measured matmul peak" if peak else ""
+        out.append(
+            f" 100x over the NumPy loop at {r['n']:,} x {r['d']} means {budget_ms:.1f} ms per "
+            f"iteration, i.e. {need:.0f} GFLOP/s of useful product work{of_peak} (the peak "
+            "comes from large square products that stream no data), while an iteration also "
+            "reads X from memory once: out of reach on this machine; the kernel's product runs "
+            "at about 80 GFLOP/s per core."
+        )
+    return "".join(out)
+
+
 def _cell(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -581,27 +603,23 @@ def render(rows: list[dict], date: str | None = None) -> str:
         "Reading the numbers: `steady` is the marginal cost of an iteration inside a running fit "
         "on both sides (DP-means: a compiled loop of iterations, as `dp_means` runs them; "
         "scikit-learn: the difference of two fits). `isolated call` times one jitted iteration "
-        "on its own, which also allocates and first-touches its temporaries (the n x k scores): "
+        "on its own, which also allocates and first-touches its temporaries: "
         "glibc returns blocks over 32 MiB to the OS on free, so every isolated call page-faults "
-        "them in again, while inside `dp_means` the buffers are allocated once per run. The "
-        "assignment step (one GEMM for the scores, an unrolled compare/select argmin fused with "
-        "the score affine, the winner's exact distance fused with its gather) is most of an "
-        "iteration; at d = 128 the GEMM alone costs about a scikit-learn iteration, because "
-        "scikit-learn keeps 256-row chunks of scores in cache while XLA writes the whole n x k "
-        "product to memory. `full run` adds the first passes, which open the clusters one "
-        "candidate block at a time (Algorithm 1's sequential semantics). " + dp_means_targets(rows)
-        + " Why d = 128 is the hard shape: the cluster buffer has 128 slots for k = 100 "
-        "(buffers double, each new size being a compile), so the product does 28% more work "
-        "than scikit-learn's, and the exact winner distances (recomputed by direct differences, "
-        "so GEMM cancellation cannot reach the objective or the new-cluster test) and the "
-        "argmin each read an n x d or n x k array from memory, where scikit-learn fuses its "
-        "GEMM, argmin and centre sums over 256-row chunks in cache. Tried and not kept (no "
-        "measurable gain in a same-process A/B): row tiles of 1k-25k rows (`lax.map`; XLA's "
-        "per-tile GEMM is slower), products restricted to the live eighths of the buffer, a "
-        "transposed (k x n) score layout, and a NumPy/OpenBLAS tiled product. Shrinking the "
-        "buffer to the live clusters once they stop opening measured about 10% faster per "
-        "iteration at d = 128 but costs another 3-4 s compile, which a DP-means run (3 "
-        "iterations here) never earns back. This is a 2-core VM shared with other tenants: "
+        "them in again, while inside `dp_means` the buffers are allocated once per run. On a "
+        "CPU the assignment step is one native XLA FFI call (`bayesclust/_native/nearest.cc`): "
+        "the GEMM scores, the argmin, the winner's exact distance (recomputed by direct "
+        "differences, so GEMM cancellation cannot reach the objective or the new-cluster test) "
+        "and, on passes where no cluster opens, the per-cluster weighted sums are computed tile "
+        "by tile in registers (rows on the vector lanes for d <= 32, packed panels of 16 centres "
+        "-- the BLIS 6 x 16 layout -- above), over the valid buffer slots only, in one pass "
+        "over X. That is the fusion scikit-learn gets from its 256-row chunks, and one XLA:CPU "
+        "cannot express: its GEMM writes the whole n x k product to memory, a `lax.map` of "
+        "small GEMMs runs on one thread, and the cluster buffer's padding slots (128 for "
+        "k = 100) are computed too. The pure-XLA path, still used on other platforms, measured "
+        "1.42x / 1.12x at 100k / 1M x 128 and 1.19x at 1M x 16 in the previous run of this "
+        "table. `full run` adds the first passes, which open the clusters one candidate block "
+        "at a time (Algorithm 1's sequential semantics). " + dp_means_targets(rows)
+        + numpy_loop_bound(rows) + " This is a 2-core VM shared with other tenants: "
         "scikit-learn's own time per iteration has varied by up to 2x between runs of this "
         "script (e.g. 3.8-7.3 ms at 100k x 16, 16-32 ms at 100k x 128), so single ratios "
         "carry about +-30%; both sides are measured after the other's threads had 0.5 s to "
