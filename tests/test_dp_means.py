@@ -131,6 +131,35 @@ def test_single_pass_matches_loop_from_random_states(x64):
         np.testing.assert_allclose(np.asarray(centers[: int(k_total)]), np.array(centers_ref))
 
 
+def test_super_blocks_of_candidates_match_loop(x64, monkeypatch):
+    """Blocks of 8 and super-blocks of 24 candidates: covered candidates are dropped per
+    super-block, the rest validated in blocks, and the pass still equals the per-point loop."""
+    import importlib
+
+    dpm = importlib.import_module("bayesclust.inference.dp_means")
+    monkeypatch.setattr(dpm, "_CANDIDATE_BLOCK", 8)
+    monkeypatch.setattr(dpm, "_SUPER_BLOCKS", 3)
+    one_pass = jax.jit(lambda *a: dpm.dp_means_pass(*a))  # traced with the small blocks
+    rng = np.random.default_rng(13)
+    n, d, K_cap = 200, 2, 128
+    opened = []
+    for case in range(30):
+        X = _clustered(rng, n, d, n_true=int(rng.integers(2, 12)), spread=rng.uniform(0.1, 1.0))
+        w = rng.uniform(0.2, 2.0, size=n) if case % 2 else np.ones(n)
+        lam = float(rng.uniform(0.05, 2.0))
+        C = X.mean(0, keepdims=True)
+        z_ref, centers_ref = dp_means_pass_loop(X, w, C, lam)
+        buf = jnp.zeros((K_cap, d)).at[0].set(C[0])
+        labels, _, centers, k_total, overflow = one_pass(
+            jnp.asarray(X), jnp.asarray(w), buf, 1, lam
+        )
+        assert not bool(overflow)
+        assert int(k_total) == len(centers_ref), f"case {case}"
+        assert np.array_equal(np.asarray(labels), z_ref), f"case {case}"
+        opened.append(len(centers_ref) - 1)
+    assert max(opened) > 24  # seeds opened in more than one super-block
+
+
 def test_overflowing_pass_is_flagged_and_stops_early(x64):
     """A pass needing more slots than the buffer has reports overflow (and is redone)."""
     rng = np.random.default_rng(11)

@@ -40,6 +40,9 @@ __all__ = [
 OBJECTIVE_TOL = 1e-12
 #: Candidates validated together in one block of the serial new-cluster scan.
 _CANDIDATE_BLOCK = 256
+#: Candidate blocks per super-block of the new-cluster scan: one nearest-seed
+#: step drops the super-block's candidates already covered by a seed.
+_SUPER_BLOCKS = 16
 #: Slot counts tried for the product against a pass's new centres (most
 #: passes open few clusters; the product costs n x slots).
 _NEW_TIERS = (32, 256)
@@ -163,9 +166,18 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
 
     Candidate ``j`` (already farther than ``lam / w_j`` from every old centre)
     opens a cluster iff ``w_j |x_j - x_l|^2 > lam`` for every earlier accepted
-    candidate ``l``.  Candidates are taken in blocks of ``B``: one product
-    against the seeds accepted so far, then the serial decisions within the
-    block from a ``B x B`` "too close" table (:func:`_greedy_in_order`).
+    candidate ``l``.  The candidates are visited in super-blocks of
+    ``_SUPER_BLOCKS * B``: one nearest-seed step drops those already within
+    ``lam`` of a seed accepted before the super-block (they can never open a
+    cluster: seeds only accumulate), and the rest are taken in blocks of
+    ``B`` -- a product against the seeds accepted so far, then the serial
+    decisions within the block from a ``B x B`` "too close" table
+    (:func:`_greedy_in_order`).  When a first pass on many points opens
+    clusters, almost every candidate after the first super-blocks is covered,
+    so the serial blocks visit only the few that are not.  Measured, a first
+    pass from the global mean (jitted, warm): 1M x 128 opening 100 clusters
+    1.44 -> 0.49 s; uniform 1M x 2 opening 775, 1.24 -> 0.19 s; uniform
+    200k x 16 opening 1,693, 0.55 -> 0.22 s.
 
     ``room`` (int scalar): free slots of the caller's
     centre buffer.  The scan stops at the first block after which more than
@@ -177,8 +189,8 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
     With ``axis_name`` (inside ``shard_map``) ``X`` and ``w`` are this
     device's rows, ``is_candidate`` is the *global* mask (all rows, in order)
     and ``n_rows`` the number of real rows; the candidates' coordinates are
-    assembled block by block (:func:`_take_rows`) and the decisions are
-    replicated: every device computes the same seeds.
+    assembled super-block by super-block (:func:`_take_rows`) and the
+    decisions are replicated: every device computes the same seeds.
 
     Returns
     -------
@@ -193,38 +205,54 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
     n = is_candidate.shape[0]
     d = X.shape[1]
     B = min(_CANDIDATE_BLOCK, n if n_rows is None else n_rows)
+    S = min(B * _SUPER_BLOCKS, n if n_rows is None else n_rows)
+    S = -(-S // B) * B  # whole blocks
     n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
-    # Padding by one block lets every block slice stay in bounds.
-    cand_rows = jnp.nonzero(is_candidate, size=n + B, fill_value=0)[0].astype(jnp.int32)
+    # Padding by one super-block lets every slice stay in bounds.
+    cand_rows = jnp.nonzero(is_candidate, size=n + S, fill_value=0)[0].astype(jnp.int32)
     slot = jnp.arange(capacity)
 
-    n_blocks = (n_cand + B - 1) // B
+    def more_super_blocks(carry):
+        sb, _, _, n_new = carry
+        return (sb * S < n_cand) & (n_new <= room)
 
-    def more_blocks(carry):
-        b, _, _, n_new = carry
-        return (b < n_blocks) & (n_new <= room)
+    def super_block(carry):
+        sb, seeds, seed_rows, n_new = carry
+        start = sb * S
+        rows_s = lax.dynamic_slice_in_dim(cand_rows, start, S)
+        Xs, ws = _take_rows(rows_s, axis_name, X, w)
+        nearest = nearest_center(Xs, seeds, slot < n_new)
+        open_ = (start + jnp.arange(S) < n_cand) & (ws * nearest.sq_dist > lam)
+        n_open = jnp.sum(open_, dtype=jnp.int32)
+        order = jnp.nonzero(open_, size=S + B, fill_value=0)[0].astype(jnp.int32)
 
-    def block(carry):
-        b, seeds, seed_rows, n_new = carry
-        start = b * B
-        rows = lax.dynamic_slice_in_dim(cand_rows, start, B)
-        Xb, wb = _take_rows(rows, axis_name, X, w)
-        xb_sq = squared_norms(Xb)
-        near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
-        covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
-        close = wb[:, None] * squared_distances(Xb, Xb, xb_sq, xb_sq) <= lam
-        in_range = start + jnp.arange(B) < n_cand
-        acc = _greedy_in_order(close, in_range & ~covered)
-        pos = jnp.where(acc, n_new + jnp.cumsum(acc) - 1, capacity)
-        seeds = seeds.at[pos].set(Xb, mode="drop")
-        seed_rows = seed_rows.at[pos].set(rows, mode="drop")
-        return b + 1, seeds, seed_rows, n_new + jnp.sum(acc, dtype=jnp.int32)
+        def more_blocks(carry):
+            b, _, _, n_new = carry
+            return (b * B < n_open) & (n_new <= room)
+
+        def block(carry):
+            b, seeds, seed_rows, n_new = carry
+            idx = lax.dynamic_slice_in_dim(order, b * B, B)
+            Xb, wb, rows = Xs[idx], ws[idx], rows_s[idx]
+            xb_sq = squared_norms(Xb)
+            near_seed = wb[:, None] * squared_distances(Xb, seeds, xb_sq) <= lam
+            covered = jnp.any(near_seed & (slot < n_new)[None, :], axis=1)
+            close = wb[:, None] * squared_distances(Xb, Xb, xb_sq, xb_sq) <= lam
+            in_range = b * B + jnp.arange(B) < n_open
+            acc = _greedy_in_order(close, in_range & ~covered)
+            pos = jnp.where(acc, n_new + jnp.cumsum(acc) - 1, capacity)
+            seeds = seeds.at[pos].set(Xb, mode="drop")
+            seed_rows = seed_rows.at[pos].set(rows, mode="drop")
+            return b + 1, seeds, seed_rows, n_new + jnp.sum(acc, dtype=jnp.int32)
+
+        inner = (jnp.int32(0), seeds, seed_rows, n_new)
+        return (sb + 1, *lax.while_loop(more_blocks, block, inner)[1:])
 
     init = (
         jnp.int32(0), jnp.zeros((capacity, d), X.dtype), jnp.zeros(capacity, jnp.int32),
         jnp.int32(0),
     )
-    return lax.while_loop(more_blocks, block, init)[1:]
+    return lax.while_loop(more_super_blocks, super_block, init)[1:]
 
 
 def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
@@ -321,7 +349,12 @@ def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows):
         sq_dist = jnp.where(use_new, new.sq_dist, old.sq_dist)
         buffer_rows = jnp.where(jnp.arange(K_cap) < n_new, k + jnp.arange(K_cap), K_cap)
         grown = centers.at[buffer_rows].set(seeds, mode="drop")
-        stats = segment_stats(X, labels, K_cap, w, weighted_X=Xw)
+        # An overflowed pass is discarded: skip its statistics (an O(n d) pass).
+        stats = lax.cond(
+            overflow,
+            lambda: old_stats,
+            lambda: segment_stats(X, labels, K_cap, w, weighted_X=Xw),
+        )
         return labels, sq_dist, grown, k + n_new, overflow, stats
 
     def keep_old(_):
@@ -386,14 +419,15 @@ def _loop(X, w, lam, max_k, max_iter, state: _State, axis_name=None, n_rows=None
     Sharded, rows of weight 0 are padding: they never open a cluster, add
     nothing to the statistics and are ignored by the convergence test.
     """
-    Xw = X * w[:, None]  # loop-invariant: once per run, not once per iteration
+    # No precomputed w * X: the native kernel weights the rows as it sums them,
+    # and an (n, d) copy of X costs 512 MiB and 0.15 s per run at 1M x 128.
 
     def cond(s: _State):
         return (s.it < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
 
     def body(s: _State):
         centers, labels, k, obj, k_total, overflow = dp_means_iteration(
-            X, w, s.centers, s.k, lam, Xw, axis_name=axis_name, n_rows=n_rows
+            X, w, s.centers, s.k, lam, axis_name=axis_name, n_rows=n_rows
         )
         if axis_name is None:
             unchanged = jnp.all(labels == s.labels)
@@ -437,6 +471,10 @@ def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
         jnp.asarray(1, jnp.int32),
     )
+
+
+# Compiled: run op by op, its (n, d) temporaries cost about 1 s at 1M x 128.
+_initial = jax.jit(_initial_state, static_argnums=(3, 4))
 
 
 # --------------------------------------------------------------------------- #
@@ -607,15 +645,16 @@ def dp_means(
     The data are centred internally (the algorithm is translation invariant);
     this protects the GEMM form of the distances against cancellation.
 
-    **Memory.**  ``O(n d)`` for the data (and the loop-invariant ``w x``), ``O(n)``
-    per-point vectors, the ``K_cap x d`` centre buffer and row blocks of at
-    most ``2**27`` point-centre scores: no ``n x n`` or ``n x K_cap`` array.
+    **Memory.**  ``O(n d)`` for the data, ``O(n)`` per-point vectors, the
+    ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 16
+    partial ``K_cap x d`` sums (on the XLA path: row blocks of at most
+    ``2**27`` point-centre scores): no ``n x n`` or ``n x K_cap`` array.
 
     **Sharded execution** (``mesh``; project spec §8).  Every device holds a
     contiguous block of rows and runs the same loop inside ``jax.shard_map``:
     distances to the pass's starting centres on its own rows; the candidate
-    mask all-gathered, and the candidates' coordinates assembled block by
-    block, so that the serial new-cluster validation runs *identically on
+    mask all-gathered, and the candidates' coordinates assembled super-block
+    by super-block, so that the serial new-cluster validation runs *identically on
     every device* in global row order; the birth-masked argmin on its own rows
     (global row indices); per-cluster weights and sums, the objective and the
     convergence test combined with ``psum``.  Padding rows have weight 0: they
@@ -625,8 +664,8 @@ def dp_means(
     per-device partial sums are added in a different order; observed
     differences are a few ulps).  Communication per iteration: one
     all-gather of ``n`` booleans, one ``psum`` of ``K_cap (d + 1)`` numbers,
-    and, in passes that open clusters, one ``psum`` of ``256 d`` numbers per
-    block of 256 candidates.
+    and, in passes that open clusters, one ``psum`` of ``4096 d`` numbers per
+    super-block of 4,096 candidates.
 
     **Multi-host.**  The same call runs across machines: start every process
     with ``jax.distributed.initialize(coordinator_address, num_processes,
@@ -709,7 +748,7 @@ def dp_means(
         Xj = jnp.asarray(X - mean.astype(X.dtype))
         wj = jnp.asarray(w)
         lam_j = jnp.asarray(lam, Xj.dtype)
-        state = _initial_state(Xj, wj, lam_j, K_cap, trace_len)
+        state = _initial(Xj, wj, lam_j, K_cap, trace_len)
         run = _run
     else:
         axis = _check_mesh(mesh)
