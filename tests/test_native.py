@@ -23,8 +23,9 @@ from bayesclust.inference.kmeans import kmeans
 from .test_kernels import _nearest_loop, _random_case
 
 # (d, k): direct rows-on-lanes, GEMM rows-on-lanes (1 and several centres),
-# GEMM centre panels (1 panel, several panels with a partial last one).
-SHAPES = [(2, 7), (4, 40), (5, 2), (16, 33), (32, 12), (33, 16), (128, 41)]
+# GEMM centre panels: one half panel only (<= 8 valid centres), one full panel,
+# full panels then a half one, full panels then a partial full one.
+SHAPES = [(2, 7), (4, 40), (5, 2), (16, 33), (32, 12), (64, 3), (33, 16), (48, 24), (128, 41)]
 ROWS = [45, 1001]  # a partial tile only; several 384-row blocks + partial tiles
 
 
@@ -45,6 +46,10 @@ def test_native_matches_brute_force_float64(x64, d, k, n):
     """Indices equal the loop's (exact ties included), distances to 1e-12, births honoured."""
     rng = np.random.default_rng([d, k, n])
     X, C, valid, birth, off = _random_case(rng, d, k, n=n)
+    if (d, k) == (48, 24):  # 16 + 1 valid centres: a full panel, then a half one
+        valid[:] = False
+        valid[[0, k - 1]] = True
+        valid[rng.choice(np.arange(1, k - 1), 15, replace=False)] = True
     for ref_kw, kw in [
         ({}, {}),
         ({"birth": birth, "row_offset": off},

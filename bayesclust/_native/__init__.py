@@ -111,6 +111,9 @@ def build(verbose: bool = False) -> Path:
             os.unlink(tmp)
             raise RuntimeError(f"compiling the native kernels failed:\n{proc.stderr[-4000:]}")
         os.replace(tmp, d / name)
+        for stale in d.glob("bayesclust_native_*.so"):  # builds of older sources
+            if stale.name != name:
+                stale.unlink(missing_ok=True)
         return d / name
     raise RuntimeError("no writable directory for the native kernels: " + "; ".join(errors))
 

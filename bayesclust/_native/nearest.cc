@@ -130,67 +130,43 @@ struct Problem {
     masked = kv > 0 && max_birth > row_offset;
   }
 
-  // Scores of one tile of kRows rows against one panel, folded into the
-  // running (best, index) of every lane.
+  // GEMM scores of one tile of kRows rows against one packed panel (d > 32
+  // only, so never the exact-difference form), folded into the running
+  // (best, index) of every lane.  kVecs = 1 handles a last panel holding at
+  // most W centres (half the multiply-adds of a full, mostly padded panel).
+  template <int kVecs>
   inline void Panel(const T* rows, int64_t pan, int32_t first_row, V (&best)[kRows][2],
                     M (&index)[kRows][2]) const {
     const T* cp = packed + pan * d * kLanes;
-    V acc[kRows][2];
-    for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = V{} ;
-    if (direct) {
-      for (int64_t p = 0; p < d; ++p) {
-        const V c0 = *reinterpret_cast<const V*>(cp + p * kLanes);
-        const V c1 = *reinterpret_cast<const V*>(cp + p * kLanes + W);
+    V acc[kRows][kVecs];
+    for (int r = 0; r < kRows; ++r)
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = V{};
+    for (int64_t p = 0; p < d; ++p) {
+      V c[kVecs];
+      for (int v = 0; v < kVecs; ++v) c[v] = *reinterpret_cast<const V*>(cp + p * kLanes + v * W);
 #pragma GCC unroll 6
-        for (int r = 0; r < kRows; ++r) {
-          const T x = rows[r * d + p];
-          const V t0 = x - c0, t1 = x - c1;
-          acc[r][0] += t0 * t0;
-          acc[r][1] += t1 * t1;
-        }
-      }
-    } else {
-      for (int64_t p = 0; p < d; ++p) {
-        const V c0 = *reinterpret_cast<const V*>(cp + p * kLanes);
-        const V c1 = *reinterpret_cast<const V*>(cp + p * kLanes + W);
-#pragma GCC unroll 6
-        for (int r = 0; r < kRows; ++r) {
-          const T x = rows[r * d + p];
-          acc[r][0] += x * c0;
-          acc[r][1] += x * c1;
-        }
-      }
-    }
-    V off0, off1;  // std::vector storage is not 32-byte aligned
-    std::memcpy(&off0, &offset[pan * kLanes], sizeof(V));
-    std::memcpy(&off1, &offset[pan * kLanes + W], sizeof(V));
-    M lane0, lane1;
-    for (int l = 0; l < W; ++l) {
-      lane0[l] = static_cast<int32_t>(pan * kLanes + l);
-      lane1[l] = static_cast<int32_t>(pan * kLanes + W + l);
-    }
-    M b0{}, b1{};
-    if (masked) {
-      for (int l = 0; l < W; ++l) {
-        b0[l] = birth[pan * kLanes + l];
-        b1[l] = birth[pan * kLanes + W + l];
+      for (int r = 0; r < kRows; ++r) {
+        const T x = rows[r * d + p];
+        for (int v = 0; v < kVecs; ++v) acc[r][v] += x * c[v];
       }
     }
     const V inf = V{} + std::numeric_limits<T>::infinity();
-#pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) {
-      V s0 = direct ? acc[r][0] + off0 : off0 - T(2) * acc[r][0];
-      V s1 = direct ? acc[r][1] + off1 : off1 - T(2) * acc[r][1];
-      if (masked) {
-        const M row = M{} + (first_row + r);
-        s0 = b0 <= row ? s0 : inf;
-        s1 = b1 <= row ? s1 : inf;
+    for (int v = 0; v < kVecs; ++v) {
+      V off;  // std::vector storage is not 32-byte aligned
+      std::memcpy(&off, &offset[pan * kLanes + v * W], sizeof(V));
+      M lane, born{};
+      for (int l = 0; l < W; ++l) {
+        lane[l] = static_cast<Lane>(pan * kLanes + v * W + l);
+        if (masked) born[l] = birth[pan * kLanes + v * W + l];
       }
-      const M better0 = s0 < best[r][0], better1 = s1 < best[r][1];
-      best[r][0] = better0 ? s0 : best[r][0];
-      best[r][1] = better1 ? s1 : best[r][1];
-      index[r][0] = better0 ? lane0 : index[r][0];
-      index[r][1] = better1 ? lane1 : index[r][1];
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        V s = off - T(2) * acc[r][v];
+        if (masked) s = born <= M{} + static_cast<Lane>(first_row + r) ? s : inf;
+        const M better = s < best[r][v];
+        best[r][v] = better ? s : best[r][v];
+        index[r][v] = better ? lane : index[r][v];
+      }
     }
   }
 
@@ -216,7 +192,13 @@ struct Problem {
     for (int64_t off = 0; off < ahead; off += 64 / sizeof(T))
       __builtin_prefetch(X + (start + count) * d + off);
     const int32_t first_row = row_offset + static_cast<int32_t>(start);
-    for (int64_t pan = 0; pan < n_panels; ++pan) Panel(rows, pan, first_row, best, index);
+    const int64_t last_lanes = static_cast<int64_t>(cols.size()) - (n_panels - 1) * kLanes;
+    for (int64_t pan = 0; pan < n_panels; ++pan) {
+      if (pan == n_panels - 1 && last_lanes <= W)
+        Panel<1>(rows, pan, first_row, best, index);
+      else
+        Panel<2>(rows, pan, first_row, best, index);
+    }
     for (int64_t r = 0; r < count; ++r) {
       T b = std::numeric_limits<T>::infinity();
       int64_t bi = 0;
