@@ -616,12 +616,16 @@ def render(rows: list[dict], date: str | None = None) -> str:
         "cannot express: its GEMM writes the whole n x k product to memory, a `lax.map` of "
         "small GEMMs runs on one thread, and the cluster buffer's padding slots (128 for "
         "k = 100) are computed too. The pure-XLA path, still used on other platforms, measured "
-        "1.42x / 1.12x at 100k / 1M x 128 and 1.19x at 1M x 16 in the previous run of this "
-        "table. `full run` adds the first passes, which open the clusters one candidate block "
-        "at a time (Algorithm 1's sequential semantics). " + dp_means_targets(rows)
+        "1.42x / 1.12x at 100k / 1M x 128 and 1.19x at 1M x 16 (the last run before the "
+        "kernel, commit 2720311). `full run` adds the first passes, which open the clusters "
+        "(Algorithm 1's sequential semantics: candidates already within lambda of a seed are "
+        "dropped 4,096 at a time, the rest validated in blocks of 256). "
+        + dp_means_targets(rows)
         + numpy_loop_bound(rows) + " This is a 2-core VM shared with other tenants: "
         "scikit-learn's own time per iteration has varied by up to 2x between runs of this "
-        "script (e.g. 3.8-7.3 ms at 100k x 16, 16-32 ms at 100k x 128), so single ratios "
+        "script (e.g. 3.8-7.3 ms at 100k x 16, 16-32 ms at 100k x 128; three runs with "
+        "the kernel on one day gave 0.96 / 0.98 / 0.84 at 100k x 128, scikit-learn taking "
+        "22.2 / 22.3 / 28.3 ms), so single ratios "
         "carry about +-30%; both sides are measured after the other's threads had 0.5 s to "
         "park.",
         "",
