@@ -1,3 +1,4 @@
+import gc
 import os
 
 import jax
@@ -17,6 +18,22 @@ if _CACHE:
     _CACHE = os.path.join(_CACHE, os.environ.get("PYTEST_XDIST_WORKER", "main"))
     jax.config.update("jax_compilation_cache_dir", _CACHE)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_compiled_programs():
+    """Free every compiled XLA program after each test module.
+
+    Each XLA:CPU executable keeps about three memory maps of its own code, and
+    JAX's caches keep every executable alive: an xdist worker that runs half
+    the suite reached tens of thousands of maps, and at the kernel's limit
+    (``vm.max_map_count``, 65,530 here) the next compile fails inside LLVM with
+    a segmentation fault -- the native crashes that earlier cold CI runs saw
+    "late in a worker".  Tests never rely on a warm cache across modules.
+    """
+    yield
+    jax.clear_caches()
+    gc.collect()
 
 
 @pytest.fixture
