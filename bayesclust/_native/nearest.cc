@@ -425,9 +425,9 @@ ffi::Error NearestCenterImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuf
 template <typename T>
 ffi::Error NearestCenterStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer C,
                                   ffi::Buffer<ffi::S32> valid, ffi::Buffer<ffi::S32> birth,
-                                  ffi::Buffer<ffi::S32> row_offset, ffi::AnyBuffer w,
+                                  ffi::Buffer<ffi::S32> row_offset,
                                   ffi::Result<ffi::AnyBuffer> dist,
-                                  ffi::Result<ffi::Buffer<ffi::S32>> index,
+                                  ffi::Result<ffi::Buffer<ffi::S32>> index, ffi::AnyBuffer w,
                                   ffi::Result<ffi::AnyBuffer> weight,
                                   ffi::Result<ffi::AnyBuffer> sums) {
   return Run<T>(pool, X, C, valid, birth, row_offset, dist, index,
@@ -437,7 +437,9 @@ ffi::Error NearestCenterStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::A
 
 }  // namespace
 
-#define BAYESCLUST_BIND_NEAREST(T)                \
+// The stats variant binds the same operands, then the weights and the two
+// statistics (XLA FFI decodes arguments and results by their own positions).
+#define BAYESCLUST_BIND_NEAREST                   \
   ffi::Ffi::Bind()                                \
       .Ctx<ffi::ThreadPool>()                     \
       .Arg<ffi::AnyBuffer>()   /* X (n, d) */     \
@@ -447,27 +449,17 @@ ffi::Error NearestCenterStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::A
       .Arg<ffi::Buffer<ffi::S32>>() /* offset */  \
       .Ret<ffi::AnyBuffer>()   /* dist (n,) */    \
       .Ret<ffi::Buffer<ffi::S32>>() /* index */
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterF32, NearestCenterImpl<float>,
-                              BAYESCLUST_BIND_NEAREST(float));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterF64, NearestCenterImpl<double>,
-                              BAYESCLUST_BIND_NEAREST(double));
-
-#define BAYESCLUST_BIND_NEAREST_STATS(T)                    \
-  ffi::Ffi::Bind()                                          \
-      .Ctx<ffi::ThreadPool>()                               \
-      .Arg<ffi::AnyBuffer>()   /* X (n, d) */               \
-      .Arg<ffi::AnyBuffer>()   /* C (k, d) */               \
-      .Arg<ffi::Buffer<ffi::S32>>() /* valid */             \
-      .Arg<ffi::Buffer<ffi::S32>>() /* birth */             \
-      .Arg<ffi::Buffer<ffi::S32>>() /* offset */            \
-      .Arg<ffi::AnyBuffer>()   /* w (n,) */                 \
-      .Ret<ffi::AnyBuffer>()   /* dist (n,) */              \
-      .Ret<ffi::Buffer<ffi::S32>>() /* index */             \
-      .Ret<ffi::AnyBuffer>()   /* weight (k,) */            \
+#define BAYESCLUST_BIND_NEAREST_STATS             \
+  BAYESCLUST_BIND_NEAREST                         \
+      .Arg<ffi::AnyBuffer>()   /* w (n,) */       \
+      .Ret<ffi::AnyBuffer>()   /* weight (k,) */  \
       .Ret<ffi::AnyBuffer>()   /* sums (k, d) */
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterF32, NearestCenterImpl<float>,
+                              BAYESCLUST_BIND_NEAREST);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterF64, NearestCenterImpl<double>,
+                              BAYESCLUST_BIND_NEAREST);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterStatsF32, NearestCenterStatsImpl<float>,
-                              BAYESCLUST_BIND_NEAREST_STATS(float));
+                              BAYESCLUST_BIND_NEAREST_STATS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustNearestCenterStatsF64, NearestCenterStatsImpl<double>,
-                              BAYESCLUST_BIND_NEAREST_STATS(double));
+                              BAYESCLUST_BIND_NEAREST_STATS);
