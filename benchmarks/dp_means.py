@@ -327,6 +327,10 @@ def environment():
     info = {"benchmark": "environment", "jax": jax.__version__, "python": platform.python_version(),
             "machine": platform.machine(), "cpu_count": os.cpu_count(),
             "numpy": np.__version__}
+    from bayesclust import _native
+
+    # Which assignment kernel the DP-means rows measure (native on CPU when built).
+    info["native_kernels"] = _native.available()
     try:
         import sklearn
         from threadpoolctl import threadpool_info
