@@ -71,6 +71,15 @@ PATHS = {
     "direct-chunked": (_D_DIRECT, _K_CHUNKED, _nearest_chunked, _eager_chunked),
     "gemm-chunked": (_D_GEMM, _K_CHUNKED, _nearest_chunked, _eager_chunked),
 }
+# The public nearest_center, which on this CPU runs the native kernel (tests/test_native.py
+# checks that it does): rows on the lanes (exact differences, GEMM) and centre panels.
+_public_jit = jax.jit(nearest_center, static_argnames=("block_size",))
+NATIVE_PATHS = {
+    "native-direct": (_D_DIRECT, _K_CHAIN, _public_jit, nearest_center),
+    "native-gemm-lanes": (16, _K_CHAIN, _public_jit, nearest_center),
+    "native-gemm-panels": (40, 20, _public_jit, nearest_center),
+}
+ALL_PATHS = {**PATHS, **NATIVE_PATHS}
 N = 45  # not a multiple of BLOCK: lax.map over 2 blocks plus a tail of 5 rows (few-rows path)
 BLOCK = 20  # >= kernels._FEW_ROWS, so the blocks run the unrolled chains
 
@@ -153,10 +162,10 @@ def _pad(values, k, fill):
     return out
 
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", list(ALL_PATHS))
 def test_nearest_center_toy_by_hand(path):
     """3 points, 2 centres: argmin and distances computed by hand."""
-    d, k, _, eager = PATHS[path]
+    d, k, _, eager = ALL_PATHS[path]
     nearest = _eagerly(eager)
     # x0 = (1, 0): 1 from c0, 1 + 16 = 17 from c1; x1 = (0, 3): 9 from c0, 1 from c1;
     # x2 = (3, 0): 9 from c0, 9 + 16 = 25 from c1.
@@ -167,10 +176,10 @@ def test_nearest_center_toy_by_hand(path):
     np.testing.assert_array_equal(res.sq_dist, [1.0, 1.0, 9.0])
 
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", list(ALL_PATHS))
 def test_nearest_center_ties_and_invalid_by_hand(path):
     """Ties go to the lowest index (also across chunks); invalid slots never win."""
-    d, k, _, eager = PATHS[path]
+    d, k, _, eager = ALL_PATHS[path]
     nearest = _eagerly(eager)
     # The origin is at distance 1 from centres 0, 1, 2 and k - 1 (a copy of centre 1,
     # in the last chunk); (2, 0) coincides with centre 3.
@@ -198,10 +207,10 @@ def test_nearest_center_ties_and_invalid_by_hand(path):
     np.testing.assert_array_equal(res.sq_dist, [1.0, 5.0])
 
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", list(ALL_PATHS))
 def test_nearest_center_birth_and_no_visible_centre_by_hand(path):
     """birth[c] <= row_offset + i decides visibility; nothing visible gives inf."""
-    d, k, _, eager = PATHS[path]
+    d, k, _, eager = ALL_PATHS[path]
     nearest = _eagerly(eager)
     X, C = _embed([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 2.0]], d, k)
     # With row_offset 10: row 0 (global 10) sees nothing, row 1 (11) sees centre 1
@@ -488,10 +497,10 @@ def test_compact_labels_matches_loop():
 # --------------------------------------------------------------------------- #
 
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", list(ALL_PATHS))
 def test_nearest_center_row_permutation_and_translation(x64, path):
     """Permuting rows permutes outputs; translating X and C together keeps the index."""
-    d, k, nearest, _ = PATHS[path]
+    d, k, nearest, _ = ALL_PATHS[path]
     rng = np.random.default_rng(8)
     X, C, valid, _, _ = _random_case(rng, d, k)
     res = nearest(X, C, valid)

@@ -136,3 +136,17 @@ def test_dp_means_and_kmeans_same_with_and_without_native(monkeypatch):
     np.testing.assert_array_equal(on.labels, off.labels)
     np.testing.assert_allclose(on.objective, off.objective, rtol=1e-5)
     np.testing.assert_array_equal(km_on.labels, km_off.labels)
+
+
+def test_native_jit_and_eager_agree():
+    """The same bits op by op (disable_jit) and compiled, with and without statistics."""
+    rng = np.random.default_rng(2)
+    X = jnp.asarray(rng.normal(size=(500, 40)), jnp.float32)
+    C = jnp.asarray(rng.normal(size=(21, 40)), jnp.float32)
+    valid = jnp.asarray(np.r_[True, rng.random(20) < 0.7])
+    w = jnp.asarray(rng.random(500) + 0.5, jnp.float32)
+    compiled = jax.jit(K.nearest_center_stats)(X, C, valid, w)
+    with jax.disable_jit():
+        eager = K.nearest_center_stats(X, C, valid, w)
+    for a, b in zip(jax.tree.leaves(compiled), jax.tree.leaves(eager)):
+        np.testing.assert_array_equal(a, b)
