@@ -80,11 +80,12 @@ struct Problem {
   int64_t n_panels;
   int32_t min_birth;              // earliest birth of a valid centre
   std::vector<int32_t> cols;      // compacted (valid) centre -> buffer index
-  T* packed = nullptr;            // n_panels x d x kLanes, 32-byte aligned
-  std::vector<T> compact;         // kv x d: the valid centres in order
-  std::vector<T> compact_offset;  // kv: |c|^2 (GEMM) or 0
+  // Valid centre c (compacted order) of the layout the call uses: rows on
+  // the lanes read `compact`, centre panels read `packed`.
+  T* packed = nullptr;            // n_panels x d x kLanes, 32-byte aligned (d > 32)
+  std::vector<T> compact;         // kv x d (d <= 32)
   std::vector<T> offset;          // n_panels x kLanes: |c|^2 (GEMM) or 0; +inf on padding
-  std::vector<Lane> birth;
+  std::vector<Lane> birth;        // n_panels x kLanes; never visible on padding
   T* out_dist;
   int32_t* out_index;
   // Optional per-cluster statistics of the assignment (sum_i w_i and
@@ -103,24 +104,29 @@ struct Problem {
       if (valid[j]) cols.push_back(static_cast<int32_t>(j));
     const int64_t kv = static_cast<int64_t>(cols.size());
     n_panels = (kv + kLanes - 1) / kLanes;
-    const size_t bytes = std::max<size_t>(32, n_panels * d * kLanes * sizeof(T));
-    packed = static_cast<T*>(std::aligned_alloc(32, (bytes + 31) / 32 * 32));
-    std::memset(packed, 0, bytes);
+    const bool panels = d > kRowsOnLanesMaxFeatures;
+    if (panels) {
+      const size_t bytes = std::max<size_t>(32, n_panels * d * kLanes * sizeof(T));
+      packed = static_cast<T*>(std::aligned_alloc(32, (bytes + 31) / 32 * 32));
+      std::memset(packed, 0, bytes);
+    } else {
+      compact.reserve(kv * d);
+    }
     offset.assign(n_panels * kLanes, std::numeric_limits<T>::infinity());
     birth.assign(n_panels * kLanes, std::numeric_limits<int32_t>::max());
     min_birth = std::numeric_limits<int32_t>::max();
     int32_t max_birth = std::numeric_limits<int32_t>::min();
     for (int64_t c = 0; c < kv; ++c) {
       const T* src = C + static_cast<int64_t>(cols[c]) * d;
-      T* dst = packed + (c / kLanes) * d * kLanes + (c % kLanes);
       T sq = 0;
-      for (int64_t p = 0; p < d; ++p) {
-        dst[p * kLanes] = src[p];
-        sq += src[p] * src[p];
-      }
+      for (int64_t p = 0; p < d; ++p) sq += src[p] * src[p];
       offset[c] = direct ? T(0) : sq;
-      compact.insert(compact.end(), src, src + d);
-      compact_offset.push_back(offset[c]);
+      if (panels) {
+        T* dst = packed + (c / kLanes) * d * kLanes + (c % kLanes);
+        for (int64_t p = 0; p < d; ++p) dst[p * kLanes] = src[p];
+      } else {
+        compact.insert(compact.end(), src, src + d);
+      }
       birth[c] = birth_in[cols[c]];
       min_birth = std::min(min_birth, birth_in[cols[c]]);
       max_birth = std::max(max_birth, birth_in[cols[c]]);
@@ -301,7 +307,7 @@ struct Problem {
       const M jv = M{} + static_cast<Lane>(j);
 #pragma GCC unroll 4
       for (int r = 0; r < kRowVecs; ++r) {
-        V s = kDirect ? acc[r] : compact_offset[j] - T(2) * acc[r];
+        V s = kDirect ? acc[r] : offset[j] - T(2) * acc[r];
         if (kMasked) s = (M{} + birth[j]) <= row[r] ? s : inf;
         const M better = s < best[r];
         best[r] = better ? s : best[r];

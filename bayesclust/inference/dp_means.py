@@ -300,21 +300,26 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
         More than ``K_cap`` clusters (before empty ones are deleted) were
         needed; the outputs are then invalid.
     """
-    return _pass(X, w, centers, k, lam, None, axis_name, n_rows)[:5]
+    return _pass(X, w, centers, k, lam, None, axis_name, n_rows, with_stats=False)[:5]
 
 
-def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows):
+def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows, with_stats=True):
     """:func:`dp_means_pass` plus the pass's per-device ``SegmentStats``.
 
     The distances to the pass's starting centres come with the statistics of
     that assignment (one pass over ``X``, :func:`nearest_center_stats`); when
     no point is a candidate -- every pass once the clusters have stopped
     opening -- they are the pass's statistics, and the mean step does not
-    read ``X`` again.
+    read ``X`` again.  ``with_stats=False`` (static): the statistics are
+    ``None`` and never computed.
     """
     K_cap = centers.shape[0]
     k = jnp.asarray(k, jnp.int32)
-    old, old_stats = nearest_center_stats(X, centers, jnp.arange(K_cap) < k, w, weighted_X=Xw)
+    valid = jnp.arange(K_cap) < k
+    if with_stats:
+        old, old_stats = nearest_center_stats(X, centers, valid, w, weighted_X=Xw)
+    else:
+        old, old_stats = nearest_center(X, centers, valid), None
     is_candidate = w * old.sq_dist > lam
     if axis_name is None:
         offset, all_candidates = 0, is_candidate
@@ -350,7 +355,7 @@ def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows):
         buffer_rows = jnp.where(jnp.arange(K_cap) < n_new, k + jnp.arange(K_cap), K_cap)
         grown = centers.at[buffer_rows].set(seeds, mode="drop")
         # An overflowed pass is discarded: skip its statistics (an O(n d) pass).
-        stats = lax.cond(
+        stats = None if not with_stats else lax.cond(
             overflow,
             lambda: old_stats,
             lambda: segment_stats(X, labels, K_cap, w, weighted_X=Xw),
