@@ -150,3 +150,27 @@ def test_native_jit_and_eager_agree():
         eager = K.nearest_center_stats(X, C, valid, w)
     for a, b in zip(jax.tree.leaves(compiled), jax.tree.leaves(eager)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_nearest_center_stats_toy_by_hand_and_row_order(native, monkeypatch):
+    """3 weighted points, 2 centres: labels, weights and sums by hand; row order is irrelevant.
+
+    Both the native kernel and the XLA fallback (``native=False``).
+    """
+    if not native:
+        monkeypatch.setattr(K, "_native_ok", lambda X, C: False)
+    # x0 = (1, 0) -> c0 (1 vs 17); x1 = (0, 3) -> c1 (9 vs 1); x2 = (3, 0) -> c0 (9 vs 25).
+    X = jnp.asarray([[1.0, 0.0], [0.0, 3.0], [3.0, 0.0]], jnp.float32)
+    C = jnp.asarray([[0.0, 0.0], [0.0, 4.0]], jnp.float32)
+    w = jnp.asarray([2.0, 1.0, 0.5], jnp.float32)
+    nc, st = jax.jit(K.nearest_center_stats)(X, C, None, w)
+    assert nc.index.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(nc.sq_dist, [1.0, 1.0, 9.0])
+    np.testing.assert_array_equal(st.weight, [2.5, 1.0])  # 2 + 0.5; 1
+    np.testing.assert_array_equal(st.sum, [[3.5, 0.0], [0.0, 3.0]])  # 2 (1,0) + 0.5 (3,0)
+    perm = jnp.asarray([2, 0, 1])
+    nc_p, st_p = jax.jit(K.nearest_center_stats)(X[perm], C, None, w[perm])
+    np.testing.assert_array_equal(nc_p.index, np.asarray(nc.index)[np.asarray(perm)])
+    np.testing.assert_array_equal(st_p.weight, st.weight)
+    np.testing.assert_array_equal(st_p.sum, st.sum)
