@@ -3,7 +3,9 @@
 The kernels here fuse work that XLA:CPU cannot fuse on its own: the
 nearest-centre assignment computes the GEMM scores, the argmin and the
 winner's exact distance tile by tile in registers, without writing the
-``n x k`` score matrix (see ``nearest.cc``).  They are called from inside
+``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
+mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
+a few dozen small operations per point (see ``gibbs.cc``).  They are called from inside
 jit-compiled JAX code through :func:`jax.ffi.ffi_call` and are used only on
 the CPU platform (``lax.platform_dependent``); every other platform, and a
 machine without a C++ compiler, runs the pure-XLA path, which has the same
@@ -33,15 +35,18 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-__all__ = ["available", "build", "nearest_center_ffi", "nearest_center_stats_ffi"]
+__all__ = ["available", "build", "gibbs_sweep_ffi", "nearest_center_ffi", "nearest_center_stats_ffi"]
 
-_SOURCES = ("nearest.cc",)
+_SOURCES = ("nearest.cc", "gibbs.cc")
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
     "bayesclust_nearest_center_f64": "BayesclustNearestCenterF64",
     "bayesclust_nearest_center_stats_f32": "BayesclustNearestCenterStatsF32",
     "bayesclust_nearest_center_stats_f64": "BayesclustNearestCenterStatsF64",
+    "bayesclust_gibbs_sweep_f32": "BayesclustGibbsSweepF32",
+    "bayesclust_gibbs_sweep_f64": "BayesclustGibbsSweepF64",
 }
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 
@@ -194,6 +199,53 @@ def nearest_center_stats_ffi(X, C, valid, sample_weight):
     )
     birth = jnp.zeros(k, jnp.int32)
     return call(X, *_centre_args(X, C, valid, birth, 0), sample_weight.astype(X.dtype))
+
+
+def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed, u=None,
+                    z=None):
+    """One sweep of Neal's single-site Gibbs moves in every chain (see ``gibbs.cc``).
+
+    Parameters
+    ----------
+    X : array, shape (n, d), float32 or float64
+    labels : int32 array, shape (C, n)
+        Slot of every point in every chain at the start of the sweep.
+    counts, sums : arrays, shapes (C, K) and (C, K, d)
+        The slots' sizes and sums under ``labels``.
+    means : array, shape (C, K, d)
+        Slot means (Algorithm 2; carried through unchanged when ``collapsed``).
+    log_alpha, sigma2 : arrays, shape (C,)
+    rho2 : scalar
+    seeds : uint32 array, shape (C, 2)
+        The 64-bit seed (high, low words) of each chain's random stream for the
+        sweep (float32 uniforms: xoshiro128**; float64: SplitMix64; see ``gibbs.cc``).
+    collapsed : bool
+        Neal's Algorithm 3 (means integrated out) instead of Algorithm 2.
+    u, z : arrays of shapes (C, n) and (C, n, d), optional
+        The uniforms on (0, 1] and standard normals to use instead of the streams'
+        (tests: then the draws are those of the XLA path given the same numbers).
+
+    Returns
+    -------
+    (labels, counts, sums, means, overflow)
+        Shapes (C, n) int32, (C, K), (C, K, d), (C, K, d), (C,) int32; counts
+        and sums recomputed from the new labels.
+    """
+    n, d = X.shape
+    C, K = means.shape[0], means.shape[1]
+    dt = X.dtype
+    u = jnp.zeros((C, 0), dt) if u is None else u.astype(dt)
+    z = jnp.zeros((C, 0, d), dt) if z is None else z.astype(dt)
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_gibbs_sweep", dt),
+        (jax.ShapeDtypeStruct((C, n), jnp.int32), jax.ShapeDtypeStruct((C, K), dt),
+         jax.ShapeDtypeStruct((C, K, d), dt), jax.ShapeDtypeStruct((C, K, d), dt),
+         jax.ShapeDtypeStruct((C,), jnp.int32)),
+        vmap_method="sequential",
+    )
+    return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt), log_alpha.astype(dt),
+                sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()), seeds.astype(jnp.uint32),
+                u, z, collapsed=np.int32(bool(collapsed)))
 
 
 def _target(stem, dtype):

@@ -50,6 +50,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from .. import _native
 from .. import _validation as V
 from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
 from ..kernels import (
@@ -223,6 +224,50 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
         step, carry, (X, state.labels.T, u.T, log_new.T, new_means))
     return state._replace(labels=labels.T, counts=counts.T, sums=sums.T, means=means.T,
                           overflow=overflow)
+
+
+def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState, native=None):
+    """Neal's single-site moves of every point in every chain, then exact statistics.
+
+    On a CPU with the native kernels built, one call of the native sweep
+    (:func:`bayesclust._native.gibbs_sweep_ffi`: the same moves, 8 chains at a time
+    in SIMD lanes, its uniforms and normals from per-chain streams seeded by
+    ``jax.random.bits(keys_u)``); elsewhere, or with ``native=False``,
+    :func:`_scan_points` on uniforms and normals drawn with ``jax.random`` from
+    ``keys_u`` and ``keys_z``.  The two paths make the same draws from the same
+    numbers (tested), so a run is reproducible from its key on either, but their
+    random streams differ.  Both return counts and sums that match the new labels
+    (the XLA path recomputes them: its float32 running sums drift; the native
+    sweep keeps its sums in double).
+    """
+    n, d = X.shape
+    rho2 = jnp.asarray(rho2, X.dtype)
+
+    def xla(X, rho2, state, keys_u, keys_z):
+        # All the sweep's randomness in bulk draws: cheaper to run and to compile
+        # than a key split and two draws inside every step.
+        u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), X.dtype))(keys_u)
+        z = None if collapsed else jax.vmap(lambda k: jax.random.normal(k, (n, d), X.dtype))(keys_z)
+        state = _scan_points(X, rho2, collapsed, state, u, z)
+        stats = jax.vmap(lambda lab: segment_stats(X, lab, state.counts.shape[1]))(state.labels)
+        return state._replace(counts=stats.weight, sums=stats.sum)
+
+    if native is False or not _native_sweep_ok(X):
+        return xla(X, rho2, state, keys_u, keys_z)
+
+    def cpu(X, rho2, state, keys_u, keys_z):
+        seeds = jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys_u)
+        labels, counts, sums, means, overflow = _native.gibbs_sweep_ffi(
+            X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
+            state.sigma2, rho2, seeds, collapsed=collapsed)
+        return state._replace(labels=labels, counts=counts, sums=sums, means=means,
+                              overflow=state.overflow | (overflow != 0))
+
+    return lax.platform_dependent(X, rho2, state, keys_u, keys_z, cpu=cpu, default=xla)
+
+
+def _native_sweep_ok(X) -> bool:
+    return X.dtype in (jnp.float32, jnp.float64) and _native.available()
 
 
 def _split_merge_score(count, total, sigma2, rho2, d):
@@ -454,18 +499,11 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
     if keys.shape[0] != state.labels.shape[0]:
         raise ValueError(f"keys must hold one key per chain ({state.labels.shape[0]}), got "
                          f"{keys.shape[0]}")
-    # All the sweep's randomness in bulk draws: cheaper to run and to compile
-    # than a key split and two draws inside every step.
     sub = jax.vmap(lambda k: jax.random.split(k, 5))(keys)
-    u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), X.dtype))(sub[:, 0])
-    z = None if collapsed else jax.vmap(lambda k: jax.random.normal(k, (n, d), X.dtype))(sub[:, 1])
-    state = _scan_points(X, rho2, collapsed, state, u, z)
+    state = _point_moves(sub[:, 0], sub[:, 1], X, rho2, collapsed, state)
 
     def finish(key, sub_keys, state):
         _, _, k_means, k_sigma, k_alpha = sub_keys
-        # Recompute the statistics exactly (the scan's running sums drift in float32).
-        stats = segment_stats(X, state.labels, state.counts.shape[0])
-        state = state._replace(counts=stats.weight, sums=stats.sum)
         if split_merge and n >= 2:
             k_sm = jax.random.split(jax.random.fold_in(key, 0x5EED), split_merge)
             state = lax.fori_loop(0, split_merge,
@@ -490,17 +528,19 @@ def log_likelihood(X, state: GibbsState, rho2, collapsed):
 
     The collapsed value integrates the means out cluster by cluster:
     ``sum_c [ -n_c d/2 log(2 pi sigma2) - (SS_c - |S_c|^2 / (n_c + sigma2/rho2)) / (2 sigma2)
-    - d/2 log(1 + n_c rho2/sigma2) ]``.
+    - d/2 log(1 + n_c rho2/sigma2) ]``, where the within-cluster sums of squares
+    ``SS_c`` add up to ``sum_i |x_i|^2`` whatever the partition, so only the
+    counts and sums of the state are needed (``O(K d)`` per chain, no pass over X).
     """
     n, d = X.shape
     s2 = state.sigma2
     if not collapsed:
         return complete_data_log_likelihood(X, state.means, state.labels, s2)
     n_c = state.counts
-    ss = jax.ops.segment_sum(jnp.sum(X * X, axis=1), state.labels, n_c.shape[0])
-    quad = ss - jnp.sum(state.sums**2, axis=1) / (n_c + s2 / rho2)
-    per = jnp.where(n_c > 0, -0.5 * d * jnp.log1p(n_c * rho2 / s2) - quad / (2 * s2), 0.0)
-    return -0.5 * n * d * jnp.log(2 * jnp.pi * s2) + jnp.sum(per)
+    fit = jnp.sum(state.sums**2, axis=1) / (n_c + s2 / rho2)
+    per = jnp.where(n_c > 0, -0.5 * d * jnp.log1p(n_c * rho2 / s2) + fit / (2 * s2), 0.0)
+    total_ss = jnp.sum(X * X)
+    return (-0.5 * n * d * jnp.log(2 * jnp.pi * s2) - total_ss / (2 * s2) + jnp.sum(per))
 
 
 class BlockedState(NamedTuple):
@@ -914,6 +954,7 @@ def gibbs_dp_gmm(
         sampler=sampler,
         model="dp_gmm",
         seconds=seconds,
+        copy=False,  # the records are this call's own arrays
     )
 
 
@@ -977,9 +1018,17 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             pad = [(0, 0)] * r[name].ndim
             pad[axis] = (0, width - r[name].shape[axis])
             r[name] = np.pad(r[name], pad)
-    kept = slice(n_warm_draws, n_warm_draws + num_samples)
-    records = {name: np.concatenate([r[name] for r in segments], axis=1)[:, kept]
-               for name in segments[0]}
+    # Only the kept draws are copied out (labels as int64, the Posterior's dtype,
+    # so that it can take them over without another copy).
+    parts = []
+    for j, r in enumerate(segments):
+        lo = max(n_warm_draws - j * seg_len, 0)
+        hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
+        if lo < hi:
+            parts.append({name: v[:, lo:hi] for name, v in r.items()})
+    records = {name: np.concatenate([p[name] for p in parts], axis=1,
+                                    dtype=np.int64 if name == "labels" else None)
+               for name in parts[0]}
     return records, seconds
 
 

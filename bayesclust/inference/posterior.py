@@ -63,13 +63,16 @@ def _as_numeric(x: Any, name: str) -> np.ndarray:
     return check_array(x, name, ndim=None, dtype=None)
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr = np.array(arr, copy=True)
+def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
+    """A read-only array; ``copy=False`` for an array nobody else holds (a fresh ``astype``)."""
+    if copy:
+        arr = np.array(arr, copy=True)
     arr.setflags(write=False)
     return arr
 
 
-def _check_draw_dict(d: Any, name: str, lead: tuple, add_chain: bool, exact: bool) -> dict:
+def _check_draw_dict(d: Any, name: str, lead: tuple, add_chain: bool, exact: bool,
+                     copy: bool = True) -> dict:
     if d is None:
         return {}
     if not isinstance(d, Mapping):
@@ -90,7 +93,7 @@ def _check_draw_dict(d: Any, name: str, lead: tuple, add_chain: bool, exact: boo
                 f"{name}[{key!r}] must have shape {want_txt} to match the draws of labels, "
                 f"got {given}"
             )
-        out[key] = _readonly(arr)
+        out[key] = _readonly(arr, copy=copy or not isinstance(value, np.ndarray))
     return out
 
 
@@ -208,6 +211,12 @@ class Posterior:
         :meth:`labels_by_group` splits the draws by it.
     group_order : array_like, shape (D,), optional
         The caller's identifier of data set ``0..D-1`` (default ``0..D-1``).
+    copy : bool, default True
+        Store read-only copies of the arrays.  ``False`` takes over NumPy arrays
+        that already have the stored dtype (int64 labels, float64
+        log-likelihood) instead of copying them, and marks them read-only: for
+        samplers handing over arrays they built (hundreds of MB for many
+        chains); the caller must not keep writing to them.
 
     Attributes
     ----------
@@ -219,7 +228,8 @@ class Posterior:
     group_ids : ndarray of int64, shape (n,), or None
     group_order : ndarray, shape (D,), or None
 
-    All arrays are stored as read-only copies, so cached results stay valid.
+    All arrays are stored read-only (as copies unless ``copy=False``), so cached
+    results stay valid.
 
     Raises
     ------
@@ -271,6 +281,7 @@ class Posterior:
         seconds: float | None = None,
         group_ids: Any = None,
         group_order: Any = None,
+        copy: bool = True,
     ):
         lab = _as_numeric(labels, "labels")
         if lab.ndim not in (2, 3):
@@ -286,11 +297,11 @@ class Posterior:
         elif lab.dtype.kind not in "iub":
             raise TypeError(f"labels must contain integer labels, got dtype {lab.dtype}")
         add_chain = lab.ndim == 2
-        lab = lab.astype(np.int64)
+        lab = lab.astype(np.int64, copy=copy)
         if add_chain:
             lab = lab[None]
         C, S, n = lab.shape
-        self._labels = _readonly(lab)
+        self._labels = _readonly(lab, copy=False)  # astype above copied, unless copy=False
 
         if log_likelihood is None:
             self._log_likelihood = None
@@ -303,11 +314,12 @@ class Posterior:
                     f"log_likelihood must have shape {(S,) if add_chain else (C, S)} "
                     f"(one value per draw of labels), got {ll.shape[1:] if add_chain else ll.shape}"
                 )
-            self._log_likelihood = _readonly(ll.astype(np.float64))
+            self._log_likelihood = _readonly(ll.astype(np.float64, copy=copy), copy=False)
 
-        self._params = _check_draw_dict(params, "params", (C, S), add_chain, exact=False)
+        self._params = _check_draw_dict(params, "params", (C, S), add_chain, exact=False,
+                                        copy=copy)
         self._sample_stats = _check_draw_dict(
-            sample_stats, "sample_stats", (C, S), add_chain, exact=True
+            sample_stats, "sample_stats", (C, S), add_chain, exact=True, copy=copy
         )
 
         sizes = {}
@@ -368,7 +380,7 @@ class Posterior:
         order = np.arange(D) if group_order is None else np.asarray(group_order)
         if order.shape != (D,):
             raise ValueError(f"group_order must have shape ({D},), got {order.shape}")
-        self.group_ids = _readonly(gid.astype(np.int64))
+        self.group_ids = _readonly(gid.astype(np.int64), copy=False)
         self.group_order = _readonly(order.copy())
 
     def labels_by_group(self, labels: np.ndarray | None = None) -> list[np.ndarray]:
@@ -451,7 +463,7 @@ class Posterior:
         if self._n_clusters is None:
             srt = np.sort(self._labels, axis=-1)
             k = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
-            self._n_clusters = _readonly(k.astype(np.int64))
+            self._n_clusters = _readonly(k.astype(np.int64), copy=False)
         return self._n_clusters
 
     def k_distribution(self) -> dict[int, float]:
