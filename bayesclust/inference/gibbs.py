@@ -1018,7 +1018,7 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             pad = [(0, 0)] * r[name].ndim
             pad[axis] = (0, width - r[name].shape[axis])
             r[name] = np.pad(r[name], pad)
-    # Only the kept draws are copied out (labels as int64, the Posterior's dtype,
+    # Only the kept draws are copied out (labels as int32, the Posterior's dtype,
     # so that it can take them over without another copy).
     parts = []
     for j, r in enumerate(segments):
@@ -1027,7 +1027,7 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
         if lo < hi:
             parts.append({name: v[:, lo:hi] for name, v in r.items()})
     records = {name: np.concatenate([p[name] for p in parts], axis=1,
-                                    dtype=np.int64 if name == "labels" else None)
+                                    dtype=np.int32 if name == "labels" else None)
                for name in parts[0]}
     return records, seconds
 

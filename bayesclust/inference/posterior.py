@@ -36,7 +36,7 @@ class Relabelled(NamedTuple):
 
     Attributes
     ----------
-    labels : ndarray of int64, shape (chains, draws, n)
+    labels : ndarray of int32 (int64 if a label needs it), shape (chains, draws, n)
         Label draws after relabelling; each draw's cluster matched to reference cluster
         ``r`` carries label ``r`` (see :meth:`Posterior.relabel` for the exact rule).
     params : dict of str -> ndarray
@@ -61,6 +61,14 @@ class Relabelled(NamedTuple):
 def _as_numeric(x: Any, name: str) -> np.ndarray:
     """Any-rank real array without NaN/inf (the shared boundary check, any ndim)."""
     return check_array(x, name, ndim=None, dtype=None)
+
+
+def _label_dtype(labels: np.ndarray) -> type:
+    """int32 when every label fits (half the memory of int64 for many-chain runs), else int64."""
+    info = np.iinfo(np.int32)
+    if labels.size == 0 or (labels.min() >= info.min and labels.max() <= info.max):
+        return np.int32
+    return np.int64
 
 
 def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
@@ -213,14 +221,15 @@ class Posterior:
         The caller's identifier of data set ``0..D-1`` (default ``0..D-1``).
     copy : bool, default True
         Store read-only copies of the arrays.  ``False`` takes over NumPy arrays
-        that already have the stored dtype (int64 labels, float64
+        that already have the stored dtype (int32 labels, float64
         log-likelihood) instead of copying them, and marks them read-only: for
         samplers handing over arrays they built (hundreds of MB for many
         chains); the caller must not keep writing to them.
 
     Attributes
     ----------
-    labels : ndarray of int64, shape (chains, draws, n)
+    labels : ndarray of int32, shape (chains, draws, n)
+        (int64 when a label does not fit in int32)
     log_likelihood : ndarray of float, shape (chains, draws), or None
     params, sample_stats : dict of str -> ndarray
     sampler, model : str
@@ -297,7 +306,7 @@ class Posterior:
         elif lab.dtype.kind not in "iub":
             raise TypeError(f"labels must contain integer labels, got dtype {lab.dtype}")
         add_chain = lab.ndim == 2
-        lab = lab.astype(np.int64, copy=copy)
+        lab = lab.astype(_label_dtype(lab), copy=copy)
         if add_chain:
             lab = lab[None]
         C, S, n = lab.shape
@@ -409,7 +418,7 @@ class Posterior:
 
     @property
     def labels(self) -> np.ndarray:
-        """Label draws, int64 array of shape (chains, draws, n) (read-only)."""
+        """Label draws, int32 (int64 if a label needs it) array of shape (chains, draws, n) (read-only)."""
         return self._labels
 
     @property
