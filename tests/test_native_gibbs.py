@@ -232,3 +232,59 @@ def test_xla_and_native_paths_agree_in_distribution(monkeypatch):
     ll_nat, ll_xla = out[True].log_likelihood, out[False].log_likelihood
     se_ll = np.sqrt(ll_nat.var() / ess + ll_xla.var() / ess)
     assert abs(ll_nat.mean() - ll_xla.mean()) < 4 * se_ll
+
+
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_run_records_every_draw_consistently(collapsed):
+    """gibbs_run_ffi (the segment kernel gibbs_dp_gmm uses on CPU): every recorded
+    draw's counts and sums are those of its labels, empty slots have mean 0, and
+    the means are draws from N(rho2 S / (sigma2 + rho2 n), sigma2 rho2 / (sigma2 +
+    rho2 n) I): their standardised residuals have mean ~0 and variance ~1."""
+    rng = np.random.default_rng(11)
+    X = np.concatenate([rng.normal(m, 0.4, (40, 2)) for m in (-3.0, 0.0, 3.0)]).astype(np.float32)
+    C, K, T, thin, rho2 = 9, 12, 20, 3, 50.0
+    batch = _batch(rng, X, K, C, collapsed)
+    seeds = jnp.asarray(rng.integers(0, 2**32, (C, 2), dtype=np.uint64), jnp.uint32)
+    labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+        jnp.asarray(X), batch.labels, batch.counts, batch.sums, batch.means, batch.log_alpha,
+        batch.sigma2, rho2, seeds, collapsed=collapsed, num_draws=T, thin=thin)
+    labels, counts, sums, means = map(np.asarray, (labels, counts, sums, means))
+    assert labels.shape == (C, T, len(X)) and means.shape == (C, T, K, 2)
+    assert not np.asarray(overflow).any()
+    z_scores = []
+    for c in range(C):
+        s2 = float(batch.sigma2[c])
+        for t in range(T):
+            lab = labels[c, t]
+            n_k = np.bincount(lab, minlength=K)
+            np.testing.assert_array_equal(counts[c, t], n_k)
+            S = np.stack([X[lab == k].sum(0, dtype=np.float64) for k in range(K)])
+            np.testing.assert_allclose(sums[c, t], S, rtol=1e-5, atol=1e-4)
+            empty = n_k == 0
+            assert np.all(means[c, t][empty] == 0)
+            centre = rho2 * S[~empty] / (s2 + rho2 * n_k[~empty])[:, None]
+            sd = np.sqrt(s2 * rho2 / (s2 + rho2 * n_k[~empty]))[:, None]
+            z_scores.append(((means[c, t][~empty] - centre) / sd).ravel())
+    z = np.concatenate(z_scores)
+    assert abs(z.mean()) < 5 / np.sqrt(len(z)) and abs(z.var() - 1) < 0.1, (z.mean(), z.var())
+
+
+@pytest.mark.slow
+def test_thinned_native_run_matches_enumeration():
+    """Algorithm 2 (means in the state, redrawn after each sweep) on the native
+    segment kernel with thin = 3, float32: the exact partition posterior of 5 points."""
+    X = np.array([[-1.2], [-0.9], [0.1], [1.0], [1.4]])
+    alpha, sigma2, rho2 = 1.0, 0.3, 2.0
+    parts = list(all_partitions(len(X)))
+    logp = np.array([dp_gmm_log_posterior(X, p, alpha, sigma2, rho2) for p in parts])
+    exact = dict(zip(parts, np.exp(logp - logsumexp(logp))))
+    post = gibbs_dp_gmm(2, X.astype(np.float32), alpha=alpha, sigma2=sigma2, rho2=rho2,
+                        collapsed=False, num_warmup=100, num_samples=2000, thin=3,
+                        num_chains=16, center=False, progress_bar=False)
+    draws = post.labels.reshape(-1, len(X))
+    counts = {}
+    for row in draws:
+        key = canonical(row)
+        counts[key] = counts.get(key, 0) + 1
+    tv = 0.5 * sum(abs(counts.get(p, 0) / len(draws) - exact[p]) for p in parts)
+    assert tv < 0.03, tv

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["available", "build", "gibbs_sweep_ffi", "nearest_center_ffi", "nearest_center_stats_ffi"]
+__all__ = ["available", "build", "gibbs_run_ffi", "gibbs_sweep_ffi", "nearest_center_ffi", "nearest_center_stats_ffi"]
 
 _SOURCES = ("nearest.cc", "gibbs.cc")
 _TARGETS = {
@@ -201,8 +201,8 @@ def nearest_center_stats_ffi(X, C, valid, sample_weight):
     return call(X, *_centre_args(X, C, valid, birth, 0), sample_weight.astype(X.dtype))
 
 
-def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed, u=None,
-                    z=None):
+def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
+                    u=None, z=None):
     """One sweep of Neal's single-site Gibbs moves in every chain (see ``gibbs.cc``).
 
     Parameters
@@ -228,24 +228,60 @@ def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, see
     Returns
     -------
     (labels, counts, sums, means, overflow)
-        Shapes (C, n) int32, (C, K), (C, K, d), (C, K, d), (C,) int32; counts
-        and sums recomputed from the new labels.
+        Shapes (C, n) int32, (C, K), (C, K, d), (C, K, d), (C,) int32 (1: a new
+        cluster found every slot taken; the sweep must be redone with more slots).
+        The means are as the moves left them (not redrawn).
     """
+    C = means.shape[0]
+    dt = X.dtype
+    u = jnp.zeros((C, 0), dt) if u is None else u.astype(dt)
+    z = jnp.zeros((C, 0, X.shape[1]), dt) if z is None else z.astype(dt)
+    out = _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z,
+                      collapsed=collapsed, draws=1, thin=1, draw_means=False)
+    return tuple(a[:, 0] for a in out[:4]) + (out[4],)
+
+
+def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
+                  num_draws, thin=1):
+    """``num_draws`` draws of ``thin`` sweeps each, every chain, in one call.
+
+    Each sweep is :func:`gibbs_sweep_ffi`'s, followed by a draw of every slot's
+    mean from its Gaussian posterior ``p(mu | z, X)`` (Algorithm 2 moves on with
+    them; the collapsed sampler records them); the chains' streams run on from
+    sweep to sweep.  Arguments as :func:`gibbs_sweep_ffi`.
+
+    Returns
+    -------
+    (labels, counts, sums, means, overflow)
+        Every draw: shapes (C, T, n) int32, (C, T, K), (C, T, K, d), (C, T, K, d)
+        with ``T = num_draws``; overflow (C,) int32 (set if any sweep of the chain
+        overflowed: the whole run must be redone with more slots).
+    """
+    C, d = means.shape[0], X.shape[1]
+    dt = X.dtype
+    return _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds,
+                       jnp.zeros((C, 0), dt), jnp.zeros((C, 0, d), dt), collapsed=collapsed,
+                       draws=num_draws, thin=thin, draw_means=True)
+
+
+def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z, *,
+                collapsed, draws, thin, draw_means):
     n, d = X.shape
     C, K = means.shape[0], means.shape[1]
     dt = X.dtype
-    u = jnp.zeros((C, 0), dt) if u is None else u.astype(dt)
-    z = jnp.zeros((C, 0, d), dt) if z is None else z.astype(dt)
     call = jax.ffi.ffi_call(
         _target("bayesclust_gibbs_sweep", dt),
-        (jax.ShapeDtypeStruct((C, n), jnp.int32), jax.ShapeDtypeStruct((C, K), dt),
-         jax.ShapeDtypeStruct((C, K, d), dt), jax.ShapeDtypeStruct((C, K, d), dt),
+        (jax.ShapeDtypeStruct((C, draws, n), jnp.int32),
+         jax.ShapeDtypeStruct((C, draws, K), dt),
+         jax.ShapeDtypeStruct((C, draws, K, d), dt),
+         jax.ShapeDtypeStruct((C, draws, K, d), dt),
          jax.ShapeDtypeStruct((C,), jnp.int32)),
         vmap_method="sequential",
     )
-    return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt), log_alpha.astype(dt),
-                sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()), seeds.astype(jnp.uint32),
-                u, z, collapsed=np.int32(bool(collapsed)))
+    return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt),
+                log_alpha.astype(dt), sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()),
+                seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
+                draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)))
 
 
 def _target(stem, dtype):

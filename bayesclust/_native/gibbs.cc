@@ -196,6 +196,11 @@ struct Uniforms {
   }
 };
 
+// SplitMix64 counter spaces of a chain's seed (tags in the top bits): the
+// float64 uniforms, the normals of Algorithm 2's new means and those of the
+// mean draws after each sweep.
+constexpr uint64_t kUniformTag = 0, kNewMeanTag = 1ull << 62, kMeanTag = 2ull << 62;
+
 // ---- The sweep -------------------------------------------------------------
 
 template <typename T>
@@ -213,12 +218,13 @@ struct Sweep {
   const T* u_in;  // (C, n) or null
   const T* z_in;  // (C, n, d) or null
   bool collapsed;
-  int32_t* labels_out;
-  T* counts_out;
-  T* sums_out;
-  T* means_out;
+  int64_t draws, thin;  // draws recorded, sweeps per draw
+  bool draw_means;      // draw the means from p(mu | z) after every sweep
+  int32_t* labels_out;  // (C, draws, n)
+  T* counts_out;        // (C, draws, K)
+  T* sums_out;          // (C, draws, K, d)
+  T* means_out;         // (C, draws, K, d)
   int32_t* overflow_out;
-  std::vector<T> sq_norms;  // |x_i|^2
 };
 
 // The slot terms by count n_c for one (sigma2, rho2, d, scheme): a(n_c),
@@ -324,6 +330,18 @@ struct Group {
   int64_t chain[W];
   int32_t overflow[W];
   Table<T>* table[W];
+  Uniforms<T, W> stream;
+  std::vector<double> mu;  // lane-major (l, k, t): the means drawn after a sweep
+  int64_t sweep_ = 0;      // the sweep in progress
+
+  // Lane l of v[k] := value, as a whole-vector write (a blend in registers):
+  // the next step reads these arrays as vectors, and a vector load that
+  // overlaps an earlier scalar store cannot be forwarded from it (a stall of
+  // tens of cycles per array on every move).
+  V lane_ids;
+  __attribute__((always_inline)) inline void Set(std::vector<V>& v, int64_t k, int l, T value) {
+    v[k] = lane_ids == static_cast<T>(l) ? V{} + value : v[k];
+  }
 
   static T& At(std::vector<V>& v, int64_t k, int l) {
     return reinterpret_cast<T*>(v.data() + k)[l];
@@ -334,20 +352,20 @@ struct Group {
   void Refresh(int64_t k, int l) {
     const int64_t count = static_cast<int64_t>(At(cnt, k, l));
     if (count == 0) {
-      At(a, k, l) = -kInf;
+      Set(a, k, l, -kInf);
       return;
     }
     Table<T>& tab = *table[l];
     tab.Ensure(count);
     tab.Ensure(count - 1);
-    At(a, k, l) = tab.a[count];
-    At(b, k, l) = tab.b[count];
-    At(am, k, l) = tab.a[count - 1];
-    At(bm, k, l) = tab.b[count - 1];
-    At(shm, k, l) = tab.shrink[count - 1];
+    Set(a, k, l, tab.a[count]);
+    Set(b, k, l, tab.b[count]);
+    Set(am, k, l, tab.a[count - 1]);
+    Set(bm, k, l, tab.b[count - 1]);
+    Set(shm, k, l, tab.shrink[count - 1]);
     const double* sk = Sum(l, k);
     if (s->collapsed)
-      for (int64_t t = 0; t < d; ++t) At(m, t * K + k, l) = static_cast<T>(tab.shrink[count] * sk[t]);
+      for (int64_t t = 0; t < d; ++t) Set(m, t * K + k, l, static_cast<T>(tab.shrink[count] * sk[t]));
     kmax = std::max(kmax, k + 1);
   }
 
@@ -360,6 +378,7 @@ struct Group {
     lanes = count;
     rho2 = s->rho2;
     kmax = 0;
+    for (int l = 0; l < W; ++l) lane_ids[l] = static_cast<T>(l);
     cnt.assign(K, V{});
     a.assign(K, V{} - kInf);
     b.assign(K, V{});
@@ -369,6 +388,7 @@ struct Group {
     m.assign(d * K, V{});
     msum.assign(d * K, V{});
     sum.assign(W * K * d, 0.0);
+    mu.assign(W * K * d, 0.0);
     scratch.assign(K, V{});
     label.resize(n);
     u.resize(n);
@@ -404,17 +424,84 @@ struct Group {
       lab[l] = s->labels_in + chain[l] * n;
       seed[l] = Seed(chain[l]);
     }
-    Uniforms<T, W> stream;
     stream.Seed(seed);
     for (int64_t i = 0; i < n; ++i) {
-      V li, ui;
+      V li;
       for (int l = 0; l < W; ++l) li[l] = static_cast<T>(lab[l][i]);
+      label[i] = li;
+    }
+  }
+
+  // The uniforms of sweep `sweep` (given ones: sweep 0 only).
+  void NewSweep(int64_t sweep) {
+    sweep_ = sweep;
+    for (int64_t i = 0; i < n; ++i) {
+      V ui;
       if (s->u_in != nullptr)
         for (int l = 0; l < W; ++l) ui[l] = s->u_in[chain[l] * n + i];
       else
-        stream.Next(i, ui);
-      label[i] = li;
+        stream.Next(kUniformTag + static_cast<uint64_t>(sweep) * n + i, ui);
       u[i] = ui;
+    }
+  }
+
+  // A standard normal from the chain of lane l: Box-Muller on two SplitMix64
+  // outputs of the counter space starting at j.
+  double Normal(int l, uint64_t j) const {
+    const uint64_t seed = Seed(chain[l]);
+    const double u1 = Unit<double>(SplitMix64(seed, j));
+    const double u2 = Unit<double>(SplitMix64(seed, j + 1));
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+  }
+
+  // After a sweep: every slot's mean drawn from its Gaussian posterior
+  // N(rho2 S / (sigma2 + rho2 n), sigma2 rho2 / (sigma2 + rho2 n) I), 0 for
+  // empty slots (gibbs._draw_means); Algorithm 2 moves on with them.
+  void DrawMeans(int64_t sweep) {
+    for (int l = 0; l < W; ++l) {
+      const double s2 = sigma2[l];
+      for (int64_t k = 0; k < K; ++k) {
+        const double count = At(cnt, k, l);
+        double* out = mu.data() + (l * K + k) * d;
+        if (count == 0) {
+          std::fill(out, out + d, 0.0);
+        } else {
+          const double denom = s2 + rho2 * count, sd = std::sqrt(s2 * rho2 / denom);
+          const double* sk = Sum(l, k);
+          const uint64_t j = kMeanTag + 2 * ((static_cast<uint64_t>(sweep) * K + k) * d);
+          for (int64_t t = 0; t < d; ++t) out[t] = rho2 * sk[t] / denom + sd * Normal(l, j + 2 * t);
+        }
+        if (!s->collapsed)
+          for (int64_t t = 0; t < d; ++t) Set(m, t * K + k, l, static_cast<T>(out[t]));
+      }
+    }
+  }
+
+  // Draw `t`: labels, counts, sums (from the double sums, so float32 chains
+  // do not drift) and means (drawn, or as the moves left them).
+  void Record(int64_t t) {
+    const int64_t T_ = s->draws;
+    int32_t* lab[W];
+    for (int l = 0; l < lanes; ++l) lab[l] = s->labels_out + ((first + l) * T_ + t) * n;
+    for (int64_t i = 0; i < n; ++i) {
+      const V li = label[i];
+      for (int l = 0; l < lanes; ++l) lab[l][i] = static_cast<int32_t>(li[l]);
+    }
+    for (int l = 0; l < lanes; ++l) {
+      const int64_t c = first + l, row = c * T_ + t;
+      T* counts = s->counts_out + row * K;
+      T* sums = s->sums_out + row * K * d;
+      T* means = s->means_out + row * K * d;
+      const T* means_in = s->means_in + c * K * d;
+      for (int64_t k = 0; k < K; ++k) {
+        counts[k] = At(cnt, k, l);
+        for (int64_t q = 0; q < d; ++q) {
+          sums[k * d + q] = static_cast<T>(Sum(l, k)[q]);
+          means[k * d + q] = s->draw_means ? static_cast<T>(mu[(l * K + k) * d + q])
+                             : s->collapsed ? means_in[k * d + q]
+                                            : At(m, q * K + k, l);
+        }
+      }
     }
   }
 
@@ -425,15 +512,9 @@ struct Group {
   // Algorithm 2's new-cluster mean for point i, feature t, lane l.
   T NewMean(int64_t i, const T* x, int64_t t, int l) const {
     const int64_t c = chain[l];
-    double z;
-    if (s->z_in != nullptr) {
-      z = s->z_in[(c * n + i) * d + t];
-    } else {  // Box-Muller on outputs n + 2 (i d + t) and the next of the stream
-      const uint64_t seed = Seed(c), j = n + 2 * (i * d + t);
-      const double u1 = Unit<double>(SplitMix64(seed, j));
-      const double u2 = Unit<double>(SplitMix64(seed, j + 1));
-      z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-    }
+    const double z = s->z_in != nullptr
+                         ? static_cast<double>(s->z_in[(c * n + i) * d + t])
+                         : Normal(l, kNewMeanTag + 2 * ((static_cast<uint64_t>(sweep_) * n + i) * d + t));
     const double shrink = rho2 / (rho2 + sigma2[l]);
     return static_cast<T>(shrink * x[t] + std::sqrt(sigma2[l] * shrink) * z);
   }
@@ -490,7 +571,7 @@ struct Group {
     for (int l = 0; l < W; ++l) {
       if (choice[l] == old[l]) continue;
       const int64_t o = static_cast<int64_t>(old[l]);
-      At(cnt, o, l) -= T(1);
+      Set(cnt, o, l, At(cnt, o, l) - T(1));
       Shift(l, o, x, -1.0);
       Refresh(o, l);
       int64_t slot = static_cast<int64_t>(choice[l]);
@@ -506,12 +587,12 @@ struct Group {
           slot = 0;
         }
         if (!s->collapsed)
-          for (int64_t t = 0; t < d; ++t) At(m, t * K + slot, l) = NewMean(i, x, t, l);
+          for (int64_t t = 0; t < d; ++t) Set(m, t * K + slot, l, NewMean(i, x, t, l));
       }
-      At(cnt, slot, l) += T(1);
+      Set(cnt, slot, l, At(cnt, slot, l) + T(1));
       Shift(l, slot, x, 1.0);
       Refresh(slot, l);
-      reinterpret_cast<T*>(&label[i])[l] = static_cast<T>(slot);
+      label[i] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(slot) : label[i];
     }
   }
 
@@ -520,34 +601,12 @@ struct Group {
     double* sk = Sum(l, k);
     for (int64_t t = 0; t < d; ++t) {
       sk[t] += sign * x[t];
-      At(msum, t * K + k, l) = static_cast<T>(sk[t]);
+      Set(msum, t * K + k, l, static_cast<T>(sk[t]));
     }
   }
 
-  // Labels back to (C, n), the counts, the running sums (kept in double,
-  // so they do not drift), the means and the overflow flags.
   void Finish() {
-    int32_t* lab[W];
-    for (int l = 0; l < lanes; ++l) lab[l] = s->labels_out + (first + l) * n;
-    for (int64_t i = 0; i < n; ++i) {
-      const V li = label[i];
-      for (int l = 0; l < lanes; ++l) lab[l][i] = static_cast<int32_t>(li[l]);
-    }
-    for (int l = 0; l < lanes; ++l) {
-      const int64_t c = first + l;
-      T* counts = s->counts_out + c * K;
-      T* sums = s->sums_out + c * K * d;
-      T* means = s->means_out + c * K * d;
-      const T* means_in = s->means_in + c * K * d;
-      for (int64_t k = 0; k < K; ++k) {
-        counts[k] = At(cnt, k, l);
-        for (int64_t t = 0; t < d; ++t) {
-          sums[k * d + t] = static_cast<T>(Sum(l, k)[t]);
-          means[k * d + t] = s->collapsed ? means_in[k * d + t] : At(m, t * K + k, l);
-        }
-      }
-      s->overflow_out[c] = overflow[l];
-    }
+    for (int l = 0; l < lanes; ++l) s->overflow_out[first + l] = overflow[l];
   }
 };
 
@@ -556,7 +615,15 @@ void RunGroup(const Sweep<T>* s, int64_t first, int64_t count) {
   thread_local uint64_t stamps = 0;
   Group<T, Lanes> group;
   group.Init(s, first, count, ++stamps);
-  for (int64_t i = 0; i < s->n; ++i) group.Step(i);
+  for (int64_t t = 0; t < s->draws; ++t) {
+    for (int64_t r = 0; r < s->thin; ++r) {
+      const int64_t sweep = t * s->thin + r;
+      group.NewSweep(sweep);
+      for (int64_t i = 0; i < s->n; ++i) group.Step(i);
+      if (s->draw_means) group.DrawMeans(sweep);
+    }
+    group.Record(t);
+  }
   group.Finish();
 }
 
@@ -572,7 +639,8 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
                      ffi::AnyBuffer z, ffi::Result<ffi::Buffer<ffi::S32>> labels_out,
                      ffi::Result<ffi::AnyBuffer> counts_out, ffi::Result<ffi::AnyBuffer> sums_out,
                      ffi::Result<ffi::AnyBuffer> means_out,
-                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out, int32_t collapsed) {
+                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out, int32_t collapsed,
+                     int64_t draws, int64_t thin, int32_t draw_means) {
   auto xd = X.dimensions();
   auto ld = labels.dimensions();
   auto md = means.dimensions();
@@ -598,16 +666,27 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   s.u_in = u.element_count() > 0 ? static_cast<const T*>(u.untyped_data()) : nullptr;
   s.z_in = z.element_count() > 0 ? static_cast<const T*>(z.untyped_data()) : nullptr;
   s.collapsed = collapsed != 0;
+  s.draws = draws;
+  s.thin = thin;
+  s.draw_means = draw_means != 0;
+  if (draws < 1 || thin < 1)
+    return ffi::Error::InvalidArgument("gibbs_sweep: draws and thin must be >= 1");
+  if ((s.u_in != nullptr || s.z_in != nullptr) && draws * thin != 1)
+    return ffi::Error::InvalidArgument("gibbs_sweep: given u and z serve one sweep only");
   s.labels_out = labels_out->typed_data();
   s.counts_out = static_cast<T*>(counts_out->untyped_data());
   s.sums_out = static_cast<T*>(sums_out->untyped_data());
   s.means_out = static_cast<T*>(means_out->untyped_data());
   s.overflow_out = overflow_out->typed_data();
   if (s.C == 0) return ffi::Error::Success();
-  if (s.n == 0) {
-    std::fill(s.counts_out, s.counts_out + s.C * s.K, T(0));
-    std::fill(s.sums_out, s.sums_out + s.C * s.K * s.d, T(0));
-    std::memcpy(s.means_out, s.means_in, s.C * s.K * s.d * sizeof(T));
+  if (s.n == 0) {  // nothing moves; means are not drawn
+    const int64_t slots = s.C * draws * s.K;
+    std::fill(s.counts_out, s.counts_out + slots, T(0));
+    std::fill(s.sums_out, s.sums_out + slots * s.d, T(0));
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t t = 0; t < draws; ++t)
+        std::memcpy(s.means_out + (c * draws + t) * s.K * s.d, s.means_in + c * s.K * s.d,
+                    s.K * s.d * sizeof(T));
     std::fill(s.overflow_out, s.overflow_out + s.C, 0);
     return ffi::Error::Success();
   }
@@ -654,12 +733,15 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
       .Arg<ffi::Buffer<ffi::U32>>() /* seeds (C, 2) */         \
       .Arg<ffi::AnyBuffer>()        /* u (C, n) or empty */    \
       .Arg<ffi::AnyBuffer>()        /* z (C, n, d) or empty */ \
-      .Ret<ffi::Buffer<ffi::S32>>() /* labels */               \
-      .Ret<ffi::AnyBuffer>()        /* counts (C, K) */        \
-      .Ret<ffi::AnyBuffer>()        /* sums (C, K, d) */       \
-      .Ret<ffi::AnyBuffer>()        /* means (C, K, d) */      \
+      .Ret<ffi::Buffer<ffi::S32>>() /* labels (C, T, n) */     \
+      .Ret<ffi::AnyBuffer>()        /* counts (C, T, K) */     \
+      .Ret<ffi::AnyBuffer>()        /* sums (C, T, K, d) */    \
+      .Ret<ffi::AnyBuffer>()        /* means (C, T, K, d) */   \
       .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */        \
-      .Attr<int32_t>("collapsed")
+      .Attr<int32_t>("collapsed")                              \
+      .Attr<int64_t>("draws")                                  \
+      .Attr<int64_t>("thin")                                   \
+      .Attr<int32_t>("draw_means")
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustGibbsSweepF32, SweepImpl<float>, BAYESCLUST_BIND_GIBBS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustGibbsSweepF64, SweepImpl<double>, BAYESCLUST_BIND_GIBBS);

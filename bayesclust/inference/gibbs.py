@@ -738,10 +738,35 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         )
         return s, record
 
-    # Per chain the same key stream as a one-chain run: num draw keys, each split into thin.
-    draw_keys = jax.vmap(lambda k: jax.random.split(k, num))(keys)
-    state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
-    return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
+    def xla(keys, X, state, rho2):
+        # Per chain the same key stream as a one-chain run: num draw keys, each split into thin.
+        draw_keys = jax.vmap(lambda k: jax.random.split(k, num))(keys)
+        state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
+        return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
+
+    if split_merge or alpha_prior is not None or sigma2_prior is not None or not _native_sweep_ok(X):
+        return xla(keys, X, state, rho2)
+
+    def cpu(keys, X, state, rho2):
+        # The whole segment in one native call (no per-sweep XLA operations): the
+        # same sweeps and mean draws as sweep_chains, the chains' streams seeded
+        # once per segment from their keys.
+        seeds = jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys)
+        labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+            X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
+            state.sigma2, rho2, seeds, collapsed=collapsed, num_draws=num, thin=thin)
+        per_draw = lambda v: jnp.broadcast_to(v[:, None], (v.shape[0], num))  # noqa: E731
+        draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
+                           per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
+        loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed)))(draws)
+        records = dict(labels=labels, log_likelihood=loglik, log_alpha=draws.log_alpha,
+                       sigma2=draws.sigma2, means=means,
+                       n_clusters=jnp.sum(counts > 0, axis=2))
+        last = GibbsState(labels[:, -1], counts[:, -1], sums[:, -1], means[:, -1],
+                          state.log_alpha, state.sigma2, state.overflow | (overflow != 0))
+        return last, records
+
+    return lax.platform_dependent(keys, X, state, rho2, cpu=cpu, default=xla)
 
 
 def gibbs_dp_gmm(
@@ -996,36 +1021,43 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
     n_segments = -(-total_draws // seg_len)
     progress = _Progress(total_draws * thin, progress_bar, desc)
-    segments = []
+    parts = []  # the kept draws of each segment
+    seg_keys = jax.random.split(key, n_segments)
+
+    def launch(j, state):
+        chain_keys = jax.random.split(seg_keys[j], num_chains)
+        return chain_keys, state, run(chain_keys, state, seg_len)
+
     t0 = time.perf_counter()
     try:
-        for seg_key in jax.random.split(key, n_segments):
-            chain_keys = jax.random.split(seg_key, num_chains)
-            while True:
-                new_state, rec = run(chain_keys, state, seg_len)
-                if not bool(jnp.any(getattr(new_state, "overflow", False))):
-                    break
+        j, current = 0, launch(0, state)
+        while j < n_segments:
+            chain_keys, state, (new_state, rec) = current
+            # Segment j + 1 is dispatched before segment j is checked, so that the
+            # host's copying of j's records overlaps j + 1's sweeps (JAX runs them
+            # asynchronously); it is dropped if j overflowed.
+            ahead = launch(j + 1, new_state) if j + 1 < n_segments else None
+            if bool(jnp.any(getattr(new_state, "overflow", False))):
                 state = grow(state)
-            state = new_state
-            segments.append(jax.tree.map(np.asarray, rec))
+                current = (chain_keys, state, run(chain_keys, state, seg_len))
+                continue
+            lo = max(n_warm_draws - j * seg_len, 0)
+            hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
+            if lo < hi:  # warm-up segments' records are never copied out
+                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()})
             progress.update(seg_len * thin)
+            j, current = j + 1, ahead
     finally:
         progress.close()
     seconds = time.perf_counter() - t0
     for name, axis in (padded or {}).items():
-        width = max(r[name].shape[axis] for r in segments)
-        for r in segments:
+        width = max(r[name].shape[axis] for r in parts)
+        for r in parts:
             pad = [(0, 0)] * r[name].ndim
             pad[axis] = (0, width - r[name].shape[axis])
             r[name] = np.pad(r[name], pad)
-    # Only the kept draws are copied out (labels as int32, the Posterior's dtype,
-    # so that it can take them over without another copy).
-    parts = []
-    for j, r in enumerate(segments):
-        lo = max(n_warm_draws - j * seg_len, 0)
-        hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
-        if lo < hi:
-            parts.append({name: v[:, lo:hi] for name, v in r.items()})
+    # Labels as int32, the Posterior's dtype, so that it can take them over
+    # without another copy.
     records = {name: np.concatenate([p[name] for p in parts], axis=1,
                                     dtype=np.int32 if name == "labels" else None)
                for name in parts[0]}
