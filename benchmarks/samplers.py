@@ -4,8 +4,10 @@ Prints one JSON line per data size n.  Both samplers see the same data in the sa
 process: ``three_gaussians`` (three isotropic 2-D Gaussians, std 0.65) with
 ``ceil(n / 3)`` points per cluster, the first n rows, centred once, float32.  Same model
 hyper-parameters for both: ``alpha = 1``, ``sigma2 = 0.65**2`` (the generating variance),
-``rho2 = 100`` (Kulis & Jordan).  Gibbs: ``gibbs_dp_gmm(collapsed=True)`` (Neal's
-Algorithm 3, the untruncated CRP form), starting from one cluster; two more Gibbs
+``rho2 = 100`` (Kulis & Jordan).  Gibbs: ``gibbs_dp_gmm(collapsed=True, thin=10)`` (Neal's
+Algorithm 3, the untruncated CRP form, every 10th sweep kept: :data:`GIBBS_THIN`), starting
+from one cluster; on a CPU its sweeps run in the package's native kernel
+(``bayesclust/_native/gibbs.cc``: chains on SIMD lanes, a segment of draws per call); two more Gibbs
 configurations are run on the same data (:data:`VARIANTS`): ``gibbs_sm`` adds one
 split-merge move per sweep (``split_merge=1``, Dahl 2003) and ``blocked`` is Ishwaran &
 James's blocked sampler on the truncated stick-breaking model at NUTS's truncation
@@ -15,9 +17,8 @@ kernel on the truncated stick-breaking program ``models.dp_gmm.dp_gmm`` with
 mass matrix adapted in Stan's windows, ``max_tree_depth = 10``), then the labels drawn
 from ``p(z | x, w, mu, sigma2)`` with ``inference.mcmc.sample_mixture_labels`` -- what
 ``run_nuts`` does, with the warm-up and sampling phases timed separately (see
-:func:`run_nuts_phased`).  Both run 2 chains in one compiled program (Gibbs: one scan over
-the points moves all chains, :func:`bayesclust.inference.gibbs.sweep_chains`; NUTS: as
-``chain_method="vectorized"``).  Then the many-chains comparison (:data:`MANY_GIBBS`,
+:func:`run_nuts_phased`).  Both run 2 chains (Gibbs: all chains in one native call, one
+chain per thread; NUTS: vmapped, as ``chain_method="vectorized"``).  Then the many-chains comparison (:data:`MANY_GIBBS`,
 :data:`MANY_NUTS`): the collapsed sampler with many chains against NUTS with 2 and, at
 n = 300, with more vectorised chains.
 
@@ -37,8 +38,9 @@ Timing.  Compile time is reported separately and subtracted everywhere: the sum 
 own trace + lowering + XLA-compile durations during a call (``jax.monitoring`` events
 ``/jax/core/compile/*``; NumPyro builds its jitted programs per call, so a warm-up call
 would not remove it).  ``*_seconds`` is the sampling phase (the kept draws; for NUTS also
-the constrained sites and the label draws; for Gibbs the non-compile time of the one call
-times kept / all sweeps, a sweep costing the same in both phases), the basis of ESS/s and
+the constrained sites and the label draws; for Gibbs the non-compile sweeping time of the
+one call times kept / all sweeps, a sweep costing the same in both phases, plus the rest
+of the call -- copying the kept draws out, building the Posterior), the basis of ESS/s and
 of ``ratio_k`` / ``ratio_loglik``; ``*_warmup_seconds`` is the warm-up phase, counted in
 ``ratio_*_incl_warmup`` (which therefore depends on the warm-up lengths chosen here).
 
@@ -86,7 +88,7 @@ QUICK = {300: (40, 40, 20, 20)}
 #: longest trajectory, so its ESS per second does not grow with them (``MANY_NUTS`` measures
 #: that once).  ``ratio_many_*`` = Gibbs at ``MANY_GIBBS`` chains over the better of the two
 #: NUTS runs.
-MANY_GIBBS = {300: (256, 300, 300), 1000: (128, 300, 300), 10_000: (32, 300, 300)}
+MANY_GIBBS = {300: (256, 1000, 300), 1000: (128, 1000, 300), 10_000: (32, 1000, 300)}
 MANY_NUTS = {300: (8, 200, 100)}
 QUICK_MANY_GIBBS = {300: (16, 20, 20)}
 QUICK_MANY_NUTS = {300: (4, 10, 10)}
@@ -147,7 +149,7 @@ def complete_loglik(X, post: Posterior) -> np.ndarray:
     return np.asarray(out, np.float64).reshape(C, S)
 
 
-def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
+def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup, thin=1):
     loglik = complete_loglik(X, post)
     diag = Posterior(post.labels, log_likelihood=loglik).diagnostics()
     seconds = max(seconds, 1e-9)
@@ -156,6 +158,7 @@ def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
     ks = post.n_clusters
     return {
         f"{prefix}_num_warmup": num_warmup,
+        f"{prefix}_thin": thin,
         f"{prefix}_num_samples": post.n_draws,
         f"{prefix}_seconds": seconds,
         f"{prefix}_warmup_seconds": warmup_seconds,
@@ -183,31 +186,46 @@ def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup):
     }
 
 
+#: Sweeps per kept draw of the collapsed and blocked samplers.  The number of
+#: clusters decorrelates over tens of single-site sweeps, while each kept draw costs
+#: its own recording (n labels, means, log-likelihood) -- more than a sweep on
+#: CPU; keeping every 10th sweep is the usual remedy (NUTS's draws are nearly
+#: independent, so it keeps all).  The split-merge variant keeps every sweep (its
+#: JAX moves make a sweep ~10x dearer).
+GIBBS_THIN = 10
+
 #: The Gibbs configurations compared with NUTS: prefix -> gibbs_dp_gmm options.  ``gibbs``
 #: is the collapsed sampler with the package's defaults (the issue's "collapsed Gibbs");
 #: ``gibbs_sm`` adds one split-merge move per sweep (Dahl 2003); ``blocked`` is Ishwaran &
 #: James's blocked sampler on the truncated stick-breaking model -- the NUTS program itself,
 #: at the same truncation.
 VARIANTS = {
-    "gibbs": dict(collapsed=True),
+    "gibbs": dict(collapsed=True, thin=GIBBS_THIN),
     "gibbs_sm": dict(collapsed=True, split_merge=1),
-    "blocked": dict(scheme="blocked", truncation=DEFAULT_TRUNCATION),
+    "blocked": dict(scheme="blocked", truncation=DEFAULT_TRUNCATION, thin=GIBBS_THIN),
 }
 
 
 def run_gibbs(key, X, num_warmup, num_samples, num_chains=NUM_CHAINS, **options):
     """(Posterior, sampling s, warm-up s, compile s) of one Gibbs configuration.
 
-    One call; a sweep costs the same in both phases, so the non-compile time is split in
-    proportion to the sweeps.
+    One call.  Its sweeping time (``Posterior.seconds``, compile subtracted) is split
+    between the phases in proportion to their sweeps (a sweep costs the same in both;
+    ``num_warmup`` counts sweeps, rounded up to whole draws of ``thin`` sweeps, and
+    each kept draw is ``thin`` sweeps); the rest of the call -- copying the kept draws
+    out and building the Posterior -- serves the kept draws only and is counted in
+    the sampling phase.
     """
+    thin = options.get("thin", 1)
     post, wall, comp = timed(lambda: gibbs_dp_gmm(
         key, X, num_warmup=num_warmup, num_samples=num_samples,
         num_chains=num_chains, center=False, progress_bar=False, **HYPER, **options,
     ))
-    run = wall - comp
-    share = num_samples / (num_warmup + num_samples)
-    return post, run * share, run * (1 - share), comp
+    sweeping = post.seconds - comp
+    assembly = wall - post.seconds
+    warm_draws = -(-num_warmup // thin)
+    share = num_samples / (warm_draws + num_samples)
+    return post, sweeping * share + assembly, sweeping * (1 - share), comp
 
 
 def run_nuts_phased(key, X, num_warmup, num_samples, num_chains=NUM_CHAINS):
@@ -319,7 +337,8 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
             warnings.simplefilter("always")
             post, seconds, warm, comp = run_gibbs(key_gibbs, X, gibbs_warmup, gibbs_samples,
                                                   **options)
-        row.update(summarise(prefix, post, X, seconds, warm, comp, gibbs_warmup))
+        row.update(summarise(prefix, post, X, seconds, warm, comp, gibbs_warmup,
+                             options.get("thin", 1)))
         row[f"{prefix}_warnings"] = sorted({f"{type(w.message).__name__}: {w.message}"
                                             for w in caught})
 
@@ -345,7 +364,8 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
         chains, warm_n, kept = many_gibbs
         post, seconds, warm, comp = run_gibbs(key_gibbs, X, warm_n, kept, num_chains=chains,
                                               **VARIANTS["gibbs"])
-        row.update(summarise("gibbs_many", post, X, seconds, warm, comp, warm_n))
+        row.update(summarise("gibbs_many", post, X, seconds, warm, comp, warm_n,
+                             VARIANTS["gibbs"].get("thin", 1)))
         for q in ("k", "loglik"):
             best = max(row.get(f"{p}_ess_per_s_{q}", 0.0) for p in ("nuts", "nuts_many"))
             g = row[f"gibbs_many_ess_per_s_{q}"]

@@ -320,7 +320,7 @@ struct Group {
   // Per slot: the count; the terms a, b, m (feature-major, m[t * K + k]) of
   // the slot as it is, and am, bm, shm (shrinkage) with one member fewer.
   std::vector<V> cnt, a, b, am, bm, shm, m;
-  std::vector<V> msum;      // d * K: the sums, rounded to T (feature-major)
+  std::vector<V> mleave;    // d * K: shm S, so that a leaving point's slot has mean mleave - shm x
   std::vector<double> sum;  // lane-major (l, k, t): running sums in double
   std::vector<V> label;     // n: slot of point i in every lane (as T)
   std::vector<V> u;         // n: uniforms
@@ -365,7 +365,10 @@ struct Group {
     Set(shm, k, l, tab.shrink[count - 1]);
     const double* sk = Sum(l, k);
     if (s->collapsed)
-      for (int64_t t = 0; t < d; ++t) Set(m, t * K + k, l, static_cast<T>(tab.shrink[count] * sk[t]));
+      for (int64_t t = 0; t < d; ++t) {
+        Set(m, t * K + k, l, static_cast<T>(tab.shrink[count] * sk[t]));
+        Set(mleave, t * K + k, l, static_cast<T>(tab.shrink[count - 1] * sk[t]));
+      }
     kmax = std::max(kmax, k + 1);
   }
 
@@ -386,7 +389,7 @@ struct Group {
     bm.assign(K, V{});
     shm.assign(K, V{});
     m.assign(d * K, V{});
-    msum.assign(d * K, V{});
+    mleave.assign(d * K, V{});
     sum.assign(W * K * d, 0.0);
     mu.assign(W * K * d, 0.0);
     scratch.assign(K, V{});
@@ -401,10 +404,7 @@ struct Group {
       table[l] = TableFor<T>(sigma2[l], rho2, d, s->collapsed, n, stamp);
       for (int64_t k = 0; k < K; ++k) {
         At(cnt, k, l) = s->counts_in[c * K + k];
-        for (int64_t t = 0; t < d; ++t) {
-          Sum(l, k)[t] = s->sums_in[(c * K + k) * d + t];
-          At(msum, t * K + k, l) = s->sums_in[(c * K + k) * d + t];
-        }
+        for (int64_t t = 0; t < d; ++t) Sum(l, k)[t] = s->sums_in[(c * K + k) * d + t];
       }
       if (!s->collapsed) {
         const T* mu = s->means_in + c * K * d;
@@ -435,6 +435,12 @@ struct Group {
   // The uniforms of sweep `sweep` (given ones: sweep 0 only).
   void NewSweep(int64_t sweep) {
     sweep_ = sweep;
+    // kmax only grows during a sweep; clusters that died since leave gaps at
+    // the top, which would otherwise be weighed (at -inf) in every step.
+    kmax = 0;
+    for (int64_t k = 0; k < K; ++k)
+      for (int l = 0; l < W; ++l)
+        if (At(cnt, k, l) > T(0)) kmax = k + 1;
     for (int64_t i = 0; i < n; ++i) {
       V ui;
       if (s->u_in != nullptr)
@@ -537,7 +543,7 @@ struct Group {
       if (s->collapsed) {
         // The slot the point leaves: the other members' mean, shm (S - x).
         for (int64_t t = 0; t < d; ++t) {
-          const V mk = leaving ? shm[k] * (msum[t * K + k] - x[t]) : m[t * K + k];
+          const V mk = leaving ? mleave[t * K + k] - shm[k] * x[t] : m[t * K + k];
           const V diff = x[t] - mk;
           acc += diff * diff;
         }
@@ -596,14 +602,12 @@ struct Group {
     }
   }
 
-  // Sum of slot k in lane l plus sign * x (double, and its float copy).
+  // Sum of slot k in lane l plus sign * x (in double; Refresh rounds).
   void Shift(int l, int64_t k, const T* x, double sign) {
     double* sk = Sum(l, k);
-    for (int64_t t = 0; t < d; ++t) {
-      sk[t] += sign * x[t];
-      Set(msum, t * K + k, l, static_cast<T>(sk[t]));
-    }
+    for (int64_t t = 0; t < d; ++t) sk[t] += sign * x[t];
   }
+
 
   void Finish() {
     for (int l = 0; l < lanes; ++l) s->overflow_out[first + l] = overflow[l];
@@ -620,7 +624,8 @@ void RunGroup(const Sweep<T>* s, int64_t first, int64_t count) {
       const int64_t sweep = t * s->thin + r;
       group.NewSweep(sweep);
       for (int64_t i = 0; i < s->n; ++i) group.Step(i);
-      if (s->draw_means) group.DrawMeans(sweep);
+      // The collapsed chain never reads its means: draw them for the record only.
+      if (s->draw_means && (!s->collapsed || r == s->thin - 1)) group.DrawMeans(sweep);
     }
     group.Record(t);
   }
