@@ -41,6 +41,23 @@ def _batch(rng, X, K, C, collapsed, k_max=4):
     return jax.tree.map(lambda *a: jnp.stack(a), *states)
 
 
+FIVE = np.array([[-1.2], [-0.9], [0.1], [1.0], [1.4]])  # the enumeration tests' data
+
+
+def _tv_to_exact(post, alpha, sigma2, rho2):
+    """Total variation between the pooled draws' partition frequencies and the exact
+    posterior over all 52 partitions of FIVE (``_reference.dp_gmm_log_posterior``)."""
+    parts = list(all_partitions(len(FIVE)))
+    logp = np.array([dp_gmm_log_posterior(FIVE, p, alpha, sigma2, rho2) for p in parts])
+    exact = np.exp(logp - logsumexp(logp))
+    draws = post.labels.reshape(-1, len(FIVE))
+    counts = {}
+    for row in draws:
+        key = canonical(row)
+        counts[key] = counts.get(key, 0) + 1
+    return 0.5 * sum(abs(counts.get(p, 0) / len(draws) - q) for p, q in zip(parts, exact))
+
+
 def _native_sweep(X, batch, rho2, collapsed, u=None, z=None, seeds=None):
     C = batch.labels.shape[0]
     seeds = jnp.zeros((C, 2), jnp.uint32) if seeds is None else seeds
@@ -192,21 +209,11 @@ def test_native_uniforms_are_uniform():
 def test_float32_native_sampler_matches_enumeration():
     """The float32 native path (its own random numbers, lanes of 8 chains) has the
     exact posterior over the partitions of 5 points as its stationary distribution."""
-    X = np.array([[-1.2], [-0.9], [0.1], [1.0], [1.4]])
-    alpha, sigma2, rho2 = 1.0, 0.3, 2.0
-    parts = list(all_partitions(len(X)))
-    logp = np.array([dp_gmm_log_posterior(X, p, alpha, sigma2, rho2) for p in parts])
-    exact = dict(zip(parts, np.exp(logp - logsumexp(logp))))
-    post = gibbs_dp_gmm(1, X.astype(np.float32), alpha=alpha, sigma2=sigma2, rho2=rho2,
+    post = gibbs_dp_gmm(1, FIVE.astype(np.float32), alpha=1.0, sigma2=0.3, rho2=2.0,
                         collapsed=True, num_warmup=100, num_samples=3000, num_chains=16,
                         center=False, progress_bar=False)
-    draws = post.labels.reshape(-1, len(X))
-    counts = {}
-    for row in draws:
-        key = canonical(row)
-        counts[key] = counts.get(key, 0) + 1
-    tv = 0.5 * sum(abs(counts.get(p, 0) / len(draws) - exact[p]) for p in parts)
     # 48,000 correlated draws: the total variation of pure noise is ~0.01.
+    tv = _tv_to_exact(post, 1.0, 0.3, 2.0)
     assert tv < 0.03, tv
 
 
@@ -273,18 +280,8 @@ def test_run_records_every_draw_consistently(collapsed):
 def test_thinned_native_run_matches_enumeration():
     """Algorithm 2 (means in the state, redrawn after each sweep) on the native
     segment kernel with thin = 3, float32: the exact partition posterior of 5 points."""
-    X = np.array([[-1.2], [-0.9], [0.1], [1.0], [1.4]])
-    alpha, sigma2, rho2 = 1.0, 0.3, 2.0
-    parts = list(all_partitions(len(X)))
-    logp = np.array([dp_gmm_log_posterior(X, p, alpha, sigma2, rho2) for p in parts])
-    exact = dict(zip(parts, np.exp(logp - logsumexp(logp))))
-    post = gibbs_dp_gmm(2, X.astype(np.float32), alpha=alpha, sigma2=sigma2, rho2=rho2,
+    post = gibbs_dp_gmm(2, FIVE.astype(np.float32), alpha=1.0, sigma2=0.3, rho2=2.0,
                         collapsed=False, num_warmup=100, num_samples=2000, thin=3,
                         num_chains=16, center=False, progress_bar=False)
-    draws = post.labels.reshape(-1, len(X))
-    counts = {}
-    for row in draws:
-        key = canonical(row)
-        counts[key] = counts.get(key, 0) + 1
-    tv = 0.5 * sum(abs(counts.get(p, 0) / len(draws) - exact[p]) for p in parts)
+    tv = _tv_to_exact(post, 1.0, 0.3, 2.0)
     assert tv < 0.03, tv
