@@ -89,8 +89,8 @@ inline double Unit<double>(uint64_t bits) {
 
 // ---- SIMD ------------------------------------------------------------------
 
-// A vector of `Lanes` values of T (GCC vector extensions: 32 bytes is one AVX
-// register, 64 bytes two, whose independent halves the core overlaps).
+// A vector of `Lanes` values of T (GCC vector extensions; the kernel uses 32
+// bytes, one AVX register).
 template <typename T, int Lanes>
 struct Simd {
   static constexpr int W = Lanes;
@@ -274,11 +274,12 @@ struct Table {
 };
 
 // This thread's table for the key; never one another lane of the same group
-// (same stamp) holds.
+// (same stamp) holds.  At most 16 tables per thread (twice a group's lanes), each
+// 13 (n + 1) bytes for float: chains with a sigma2 prior each need their own.
 template <typename T>
 Table<T>* TableFor(double sigma2, double rho2, int64_t d, bool collapsed, int64_t n,
                    uint64_t stamp) {
-  constexpr size_t kCapacity = 32;  // twice the widest group
+  constexpr size_t kCapacity = 16;
   thread_local std::vector<std::unique_ptr<Table<T>>> cache;
   thread_local size_t next = 0;
   for (auto& t : cache)

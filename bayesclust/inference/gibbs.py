@@ -229,14 +229,13 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
                           overflow=overflow)
 
 
-def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState, native=None):
+def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
     """Neal's single-site moves of every point in every chain, then exact statistics.
 
     On a CPU with the native kernels built, one call of the native sweep
     (:func:`bayesclust._native.gibbs_sweep_ffi`: the same moves, 8 chains at a time
     in SIMD lanes, its uniforms and normals from per-chain streams seeded by
-    ``jax.random.bits(keys_u)``); elsewhere, or with ``native=False``,
-    :func:`_scan_points` on uniforms and normals drawn with ``jax.random`` from
+    ``jax.random.bits(keys_u)``); elsewhere :func:`_scan_points` on uniforms and normals drawn with ``jax.random`` from
     ``keys_u`` and ``keys_z``.  The two paths make the same draws from the same
     numbers (tested), so a run is reproducible from its key on either, but their
     random streams differ.  Both return counts and sums that match the new labels
@@ -255,14 +254,13 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState, native=N
         stats = jax.vmap(lambda lab: segment_stats(X, lab, state.counts.shape[1]))(state.labels)
         return state._replace(counts=stats.weight, sums=stats.sum)
 
-    if native is False or not _native_sweep_ok(X):
+    if not _native_sweep_ok(X):
         return xla(X, rho2, state, keys_u, keys_z)
 
     def cpu(X, rho2, state, keys_u, keys_z):
-        seeds = jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys_u)
         labels, counts, sums, means, overflow = _native.gibbs_sweep_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
-            state.sigma2, rho2, seeds, collapsed=collapsed)
+            state.sigma2, rho2, _chain_seeds(keys_u), collapsed=collapsed)
         return state._replace(labels=labels, counts=counts, sums=sums, means=means,
                               overflow=state.overflow | (overflow != 0))
 
@@ -271,6 +269,11 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState, native=N
 
 def _native_sweep_ok(X) -> bool:
     return X.dtype in (jnp.float32, jnp.float64) and _native.available()
+
+
+def _chain_seeds(keys):
+    """The native kernel's per-chain seeds (two 32-bit words) from the chains' keys."""
+    return jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys)
 
 
 def _split_merge_score(count, total, sigma2, rho2, d):
@@ -754,10 +757,10 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         # The whole segment in one native call (no per-sweep XLA operations): the
         # same sweeps and mean draws as sweep_chains, the chains' streams seeded
         # once per segment from their keys.
-        seeds = jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys)
         labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
-            state.sigma2, rho2, seeds, collapsed=collapsed, num_draws=num, thin=thin)
+            state.sigma2, rho2, _chain_seeds(keys), collapsed=collapsed, num_draws=num,
+            thin=thin)
         per_draw = lambda v: jnp.broadcast_to(v[:, None], (v.shape[0], num))  # noqa: E731
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
