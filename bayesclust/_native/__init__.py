@@ -40,6 +40,7 @@ import numpy as np
 __all__ = ["available", "build", "gibbs_run_ffi", "gibbs_sweep_ffi", "nearest_center_ffi", "nearest_center_stats_ffi"]
 
 _SOURCES = ("nearest.cc", "gibbs.cc")
+_HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
     "bayesclust_nearest_center_f64": "BayesclustNearestCenterF64",
@@ -68,7 +69,7 @@ def _cpu_signature() -> str:
 
 def _library_name() -> str:
     h = hashlib.sha256()
-    for name in _SOURCES:
+    for name in _SOURCES + _HEADERS:
         h.update((Path(__file__).parent / name).read_bytes())
     h.update(" ".join(_FLAGS).encode())
     h.update(jax.__version__.encode())

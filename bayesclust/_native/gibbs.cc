@@ -54,6 +54,7 @@
 #include <thread>
 #include <vector>
 
+#include "parallel.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -408,9 +409,9 @@ struct Group {
         for (int64_t t = 0; t < d; ++t) Sum(l, k)[t] = s->sums_in[(c * K + k) * d + t];
       }
       if (!s->collapsed) {
-        const T* mu = s->means_in + c * K * d;
+        const T* means_in = s->means_in + c * K * d;
         for (int64_t k = 0; k < K; ++k)
-          for (int64_t t = 0; t < d; ++t) At(m, t * K + k, l) = mu[k * d + t];
+          for (int64_t t = 0; t < d; ++t) At(m, t * K + k, l) = means_in[k * d + t];
       }
       for (int64_t k = 0; k < K; ++k) Refresh(k, l);
       // The new cluster: log alpha + log N(x | 0, (rho2 + sigma2) I).
@@ -633,11 +634,6 @@ void RunGroup(const Sweep<T>* s, int64_t first, int64_t count) {
   group.Finish();
 }
 
-struct Workers {
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> done{0};
-};
-
 template <typename T>
 ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S32> labels,
                      ffi::AnyBuffer counts, ffi::AnyBuffer sums, ffi::AnyBuffer means, ffi::AnyBuffer log_alpha, ffi::AnyBuffer sigma2,
@@ -707,19 +703,11 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   const int64_t n_groups =
       std::max((s.C + kLanes - 1) / kLanes, std::min<int64_t>(s.C, threads));
   const int64_t per_group = (s.C + n_groups - 1) / n_groups;
-  auto workers = std::make_shared<Workers>();
-  auto work = [sweep, workers, n_groups, per_group]() {
-    for (int64_t g; (g = workers->next.fetch_add(1)) < n_groups;) {
-      const int64_t first = g * per_group;
-      if (first < sweep->C)
-        RunGroup<T, kLanes>(sweep.get(), first, std::min(per_group, sweep->C - first));
-      workers->done.fetch_add(1, std::memory_order_release);
-    }
-  };
-  const int64_t helpers = std::min<int64_t>(threads, n_groups) - 1;
-  for (int64_t t = 0; t < helpers; ++t) pool.Schedule(decltype(work)(work));
-  work();
-  while (workers->done.load(std::memory_order_acquire) < n_groups) std::this_thread::yield();
+  bayesclust::ParallelFor(pool, n_groups, [sweep, per_group](int64_t g) {
+    const int64_t first = g * per_group;
+    if (first < sweep->C)
+      RunGroup<T, kLanes>(sweep.get(), first, std::min(per_group, sweep->C - first));
+  });
   return ffi::Error::Success();
 }
 

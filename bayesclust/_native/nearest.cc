@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "parallel.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -351,11 +352,6 @@ struct Problem {
   }
 };
 
-struct Workers {
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> done{0};
-};
-
 // Most parts of the rows a call with statistics splits into (each holds a
 // kv x d partial sum; a function of n only, never of the thread count).
 constexpr int64_t kMaxParts = 16;
@@ -392,18 +388,7 @@ ffi::Error Run(ffi::ThreadPool& pool, ffi::AnyBuffer& X, ffi::AnyBuffer& C,
     pr.part_sums.assign(n_parts * kv * pr.d, T(0));
   }
   if (pr.n > 0) {
-    auto workers = std::make_shared<Workers>();
-    auto work = [problem, workers, n_parts]() {
-      for (int64_t b; (b = workers->next.fetch_add(1)) < n_parts;) {
-        problem->Part(b);
-        workers->done.fetch_add(1, std::memory_order_release);
-      }
-    };
-    const int64_t helpers =
-        std::min<int64_t>(std::max<int64_t>(pool.num_threads(), 1), n_parts) - 1;
-    for (int64_t t = 0; t < helpers; ++t) pool.Schedule(decltype(work)(work));
-    work();
-    while (workers->done.load(std::memory_order_acquire) < n_parts) std::this_thread::yield();
+    bayesclust::ParallelFor(pool, n_parts, [problem](int64_t part) { problem->Part(part); });
   }
   if (w != nullptr) {
     const int64_t d = pr.d;
