@@ -285,3 +285,36 @@ def test_thinned_native_run_matches_enumeration():
                         num_chains=16, center=False, progress_bar=False)
     tv = _tv_to_exact(post, 1.0, 0.3, 2.0)
     assert tv < 0.03, tv
+
+
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_own_stream_sweeps_renumber_clusters_without_changing_the_partition(collapsed):
+    """With its own random numbers the kernel renumbers each chain's clusters 0..k-1
+    before a sweep (gaps left by dead clusters would be weighed in every step).  On
+    well-separated groups with a tiny variance no point can move, so the partition
+    after the sweep must be the input partition, relabelled onto contiguous slots,
+    and the counts, sums (and, Algorithm 2, the means) must follow their clusters."""
+    rng = np.random.default_rng(5)
+    centres = np.array([[-30.0, 0.0], [0.0, 30.0], [30.0, 0.0]])
+    X = np.concatenate([c + rng.normal(0.0, 0.01, (7, 2)) for c in centres])
+    slots = np.array([1, 4, 6])  # gaps at 0, 2, 3, 5 and above 6
+    labels_in = np.repeat(slots, 7)
+    K, C = 9, 3
+    st = init_state(jnp.asarray(X), jnp.asarray(labels_in, jnp.int32), K, np.log(1e-3), 1e-4)
+    means_in = np.zeros((K, 2))
+    means_in[slots] = centres
+    st = st._replace(means=jnp.asarray(means_in, st.sums.dtype))
+    batch = jax.tree.map(lambda a: jnp.stack([a] * C), st)
+    seeds = jnp.arange(2 * C, dtype=jnp.uint32).reshape(C, 2)
+    labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+        jnp.asarray(X), batch.labels, batch.counts, batch.sums, batch.means, batch.log_alpha,
+        batch.sigma2, 100.0, seeds, collapsed=collapsed, num_draws=1)
+    labels, counts, sums = np.asarray(labels)[:, 0], np.asarray(counts)[:, 0], np.asarray(sums)[:, 0]
+    assert not np.any(np.asarray(overflow))
+    for c in range(C):
+        np.testing.assert_array_equal(labels[c], np.repeat([0, 1, 2], 7))
+        np.testing.assert_array_equal(counts[c], [7, 7, 7] + [0] * (K - 3))
+        np.testing.assert_allclose(sums[c][:3], 7 * centres, atol=1.0)
+        np.testing.assert_array_equal(sums[c][3:], 0.0)
+        # The mean draws follow their clusters: each within 0.1 of its group's centre.
+        np.testing.assert_allclose(np.asarray(means)[c, 0, :3], centres, atol=0.1)

@@ -30,7 +30,10 @@
 // chain moves the point; the chains that do are then updated lane by lane,
 // the terms read from a per-count table filled lazily (log n_c and
 // log(sigma2 + s2_c) are computed once per count and sigma2, not per step).
-// At n = 300 this is about 8-10 ns per point and chain on one core.
+// With its own random numbers the kernel renumbers each chain's clusters
+// 0..k-1 before every sweep (a relabelling: the chain of partitions is the
+// same), so a step weighs as many slots as the busiest lane has clusters.
+// At n = 300 this is about 7-8 ns per point and chain on one core.
 //
 // Randomness: by default each chain draws its uniforms from its own stream,
 // seeded by the chain's two 32-bit seed words (the caller derives them from
@@ -327,6 +330,7 @@ struct Group {
   std::vector<V> label;     // n: slot of point i in every lane (as T)
   std::vector<V> u;         // n: uniforms
   std::vector<V> scratch;   // K: a step's log weights, then cumulative weights
+  std::vector<int64_t> slot_map;  // K: Compact's renumbering
   V a_new, b_new;           // the new cluster's terms
   double sigma2[W], log_alpha[W], rho2;
   int64_t chain[W];
@@ -437,6 +441,9 @@ struct Group {
   // The uniforms of sweep `sweep` (given ones: sweep 0 only).
   void NewSweep(int64_t sweep) {
     sweep_ = sweep;
+    // Given numbers reproduce the reference's draws slot for slot: no relabelling.
+    if (s->u_in == nullptr)
+      for (int l = 0; l < W; ++l) Compact(l);
     // kmax only grows during a sweep; clusters that died since leave gaps at
     // the top, which would otherwise be weighed (at -inf) in every step.
     kmax = 0;
@@ -450,6 +457,41 @@ struct Group {
       else
         stream.Next(kUniformTag + static_cast<uint64_t>(sweep) * n + i, ui);
       u[i] = ui;
+    }
+  }
+
+  // Lane l's clusters renumbered 0, 1, ... in slot order, so that a step
+  // weighs only as many slots as the busiest lane has clusters (a dead
+  // cluster leaves a gap that a step would otherwise weigh at -inf until a new
+  // cluster fills it).  A relabelling of the partition: the chain of
+  // partitions is unchanged.
+  void Compact(int l) {
+    int64_t next = 0;
+    bool gap = false;
+    std::vector<int64_t>& to = slot_map;
+    to.assign(K, -1);
+    for (int64_t k = 0; k < K; ++k)
+      if (At(cnt, k, l) > T(0)) {
+        gap = gap || next != k;
+        to[k] = next++;
+      }
+    if (!gap) return;  // already contiguous
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t j = to[k];
+      if (j < 0 || j == k) continue;  // j < k: moving down never overwrites a live slot
+      Set(cnt, j, l, At(cnt, k, l));
+      std::copy(Sum(l, k), Sum(l, k) + d, Sum(l, j));
+      if (!s->collapsed)
+        for (int64_t t = 0; t < d; ++t) Set(m, t * K + j, l, At(m, t * K + k, l));
+    }
+    for (int64_t k = next; k < K; ++k) {
+      Set(cnt, k, l, T(0));
+      std::fill(Sum(l, k), Sum(l, k) + d, 0.0);
+    }
+    for (int64_t k = 0; k < K; ++k) Refresh(k, l);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = to[static_cast<int64_t>(label[i][l])];
+      label[i] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(j) : label[i];
     }
   }
 
@@ -527,14 +569,22 @@ struct Group {
     return static_cast<T>(shrink * x[t] + std::sqrt(sigma2[l] * shrink) * z);
   }
 
-  // Neal's move for point i in every lane.
+  // Neal's move for point i in every lane.  Compiled per scheme and, for
+  // d <= 3, per dimension D (D = 0: any d), so that the features' loops unroll
+  // and the point's coordinates are broadcast once per step, not once per slot.
+  template <bool Collapsed, int D>
   __attribute__((always_inline)) inline void Step(int64_t i) {
-    const T* x = s->X + i * d;
+    const int64_t dim = D > 0 ? D : d;
+    const T* x = s->X + i * dim;
     const V old = label[i];
     const int64_t kk = kmax;  // slots kk.. are empty in every lane
     V* lw = scratch.data();
+    constexpr int kFixed = D > 0 ? D : 1;
+    V xv[kFixed];
     V sq_new{};
-    for (int64_t t = 0; t < d; ++t) sq_new += x[t] * x[t];
+    for (int64_t t = 0; t < dim; ++t) sq_new += x[t] * x[t];
+    if constexpr (D > 0)
+      for (int t = 0; t < D; ++t) xv[t] = V{} + x[t];
     const V lw_new = a_new - b_new * sq_new;
     V top = lw_new;
     for (int64_t k = 0; k < kk; ++k) {
@@ -542,18 +592,13 @@ struct Group {
       const V ak = leaving ? am[k] : a[k];
       const V bk = leaving ? bm[k] : b[k];
       V acc{};
-      if (s->collapsed) {
-        // The slot the point leaves: the other members' mean, shm (S - x).
-        for (int64_t t = 0; t < d; ++t) {
-          const V mk = leaving ? mleave[t * K + k] - shm[k] * x[t] : m[t * K + k];
-          const V diff = x[t] - mk;
-          acc += diff * diff;
-        }
-      } else {
-        for (int64_t t = 0; t < d; ++t) {
-          const V diff = x[t] - m[t * K + k];
-          acc += diff * diff;
-        }
+      for (int64_t t = 0; t < dim; ++t) {
+        const V xt = D > 0 ? xv[D > 0 ? t : 0] : V{} + x[t];
+        V mk = m[t * K + k];
+        // Collapsed, the slot the point leaves: the other members' mean, shm (S - x).
+        if constexpr (Collapsed) mk = leaving ? mleave[t * K + k] - shm[k] * xt : mk;
+        const V diff = xt - mk;
+        acc += diff * diff;
       }
       lw[k] = ak - bk * acc;
       top = top > lw[k] ? top : lw[k];
@@ -576,8 +621,12 @@ struct Group {
   // cluster (choice == kk), add, refresh the two slots' terms.
   __attribute__((noinline)) void Move(int64_t i, const T* x, const V& old, const V& choice,
                                       int64_t kk) {
-    for (int l = 0; l < W; ++l) {
-      if (choice[l] == old[l]) continue;
+    // The moving lanes as bits (one unpredictable branch per moving lane, not
+    // one per lane).
+    uint32_t moving = 0;
+    for (int l = 0; l < W; ++l) moving |= static_cast<uint32_t>(choice[l] != old[l]) << l;
+    for (; moving != 0; moving &= moving - 1) {
+      const int l = __builtin_ctz(moving);
       const int64_t o = static_cast<int64_t>(old[l]);
       Set(cnt, o, l, At(cnt, o, l) - T(1));
       Shift(l, o, x, -1.0);
@@ -611,6 +660,24 @@ struct Group {
   }
 
 
+  // Every point once, in order (Step compiled for this scheme and d).
+  void Points() {
+    if (s->collapsed) {
+      PointsFor<true>();
+    } else {
+      PointsFor<false>();
+    }
+  }
+  template <bool Collapsed>
+  void PointsFor() {
+    switch (d) {
+      case 1: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 1>(i); break;
+      case 2: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 2>(i); break;
+      case 3: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 3>(i); break;
+      default: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 0>(i);
+    }
+  }
+
   void Finish() {
     for (int l = 0; l < lanes; ++l) s->overflow_out[first + l] = overflow[l];
   }
@@ -625,7 +692,7 @@ void RunGroup(const Sweep<T>* s, int64_t first, int64_t count) {
     for (int64_t r = 0; r < s->thin; ++r) {
       const int64_t sweep = t * s->thin + r;
       group.NewSweep(sweep);
-      for (int64_t i = 0; i < s->n; ++i) group.Step(i);
+      group.Points();
       // The collapsed chain never reads its means: draw them for the record only.
       if (s->draw_means && (!s->collapsed || r == s->thin - 1)) group.DrawMeans(sweep);
     }
