@@ -243,13 +243,16 @@ def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, see
 
 
 def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
-                  num_draws, thin=1):
+                  num_draws, thin=1, split_merge=0):
     """``num_draws`` draws of ``thin`` sweeps each, every chain, in one call.
 
-    Each sweep is :func:`gibbs_sweep_ffi`'s, followed by a draw of every slot's
-    mean from its Gaussian posterior ``p(mu | z, X)`` (Algorithm 2 moves on with
-    them; the collapsed sampler records them); the chains' streams run on from
-    sweep to sweep.  Arguments as :func:`gibbs_sweep_ffi`.
+    Each sweep is :func:`gibbs_sweep_ffi`'s, followed by ``split_merge``
+    split-merge moves (``gibbs.split_merge_move``'s, the members visited in
+    index order) and a draw of every slot's mean from its Gaussian posterior
+    ``p(mu | z, X)`` (Algorithm 2 moves on with them; the collapsed sampler
+    records them); the chains' streams run on from sweep to sweep.  Before
+    each sweep a chain's clusters are renumbered onto slots ``0..k-1`` (the
+    partition is unchanged).  Arguments as :func:`gibbs_sweep_ffi`.
 
     Returns
     -------
@@ -262,11 +265,11 @@ def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds
     dt = X.dtype
     return _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds,
                        jnp.zeros((C, 0), dt), jnp.zeros((C, 0, d), dt), collapsed=collapsed,
-                       draws=num_draws, thin=thin, draw_means=True)
+                       draws=num_draws, thin=thin, draw_means=True, split_merge=split_merge)
 
 
 def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z, *,
-                collapsed, draws, thin, draw_means):
+                collapsed, draws, thin, draw_means, split_merge=0):
     n, d = X.shape
     C, K = means.shape[0], means.shape[1]
     dt = X.dtype
@@ -282,7 +285,8 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
     return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt),
                 log_alpha.astype(dt), sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()),
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
-                draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)))
+                draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
+                split_merge=np.int64(split_merge))
 
 
 def _target(stem, dtype):

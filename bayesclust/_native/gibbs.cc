@@ -201,9 +201,11 @@ struct Uniforms {
 };
 
 // SplitMix64 counter spaces of a chain's seed (tags in the top bits): the
-// float64 uniforms, the normals of Algorithm 2's new means and those of the
-// mean draws after each sweep.
-constexpr uint64_t kUniformTag = 0, kNewMeanTag = 1ull << 62, kMeanTag = 2ull << 62;
+// float64 uniforms of the point moves, the normals of Algorithm 2's new means,
+// those of the mean draws after each sweep, and the float64 uniforms of the
+// split-merge moves.
+constexpr uint64_t kUniformTag = 0, kNewMeanTag = 1ull << 62, kMeanTag = 2ull << 62,
+                   kSplitMergeTag = 3ull << 62;
 
 // ---- The sweep -------------------------------------------------------------
 
@@ -224,6 +226,7 @@ struct Sweep {
   bool collapsed;
   int64_t draws, thin;  // draws recorded, sweeps per draw
   bool draw_means;      // draw the means from p(mu | z) after every sweep
+  int64_t split_merge;  // split-merge moves after the point moves of every sweep
   int32_t* labels_out;  // (C, draws, n)
   T* counts_out;        // (C, draws, K)
   T* sums_out;          // (C, draws, K, d)
@@ -257,6 +260,13 @@ struct Table {
     b.resize(n + 1);
     shrink.resize(n + 1);
     ok.assign(n + 1, 0);
+    full = false;
+  }
+  bool full = false;  // every count 0..n filled
+  void Fill() {
+    if (full) return;
+    for (int64_t c = 0; c < static_cast<int64_t>(ok.size()); ++c) Ensure(c);
+    full = true;
   }
   inline void Ensure(int64_t count) {
     if (ok[count]) return;
@@ -336,6 +346,8 @@ struct Group {
   int64_t chain[W];
   int32_t overflow[W];
   Table<T>* table[W];
+  Table<T>* sm_table[W];    // the collapsed terms, for the split-merge moves
+  std::vector<V> sm_sa, sm_sb, sm_alloc;  // d, d, n: a move's sums of A and B, allocations
   Uniforms<T, W> stream;
   std::vector<double> mu;  // lane-major (l, k, t): the means drawn after a sweep
   int64_t sweep_ = 0;      // the sweep in progress
@@ -401,6 +413,11 @@ struct Group {
     scratch.assign(K, V{});
     label.resize(n);
     u.resize(n);
+    if (s->split_merge > 0) {
+      sm_sa.resize(d);
+      sm_sb.resize(d);
+      sm_alloc.resize(n);
+    }
     for (int l = 0; l < W; ++l) {
       const int64_t c = first + std::min<int64_t>(l, lanes - 1);
       chain[l] = c;
@@ -408,6 +425,11 @@ struct Group {
       log_alpha[l] = s->log_alpha[c];
       overflow[l] = 0;
       table[l] = TableFor<T>(sigma2[l], rho2, d, s->collapsed, n, stamp);
+      if (s->split_merge > 0) {
+        // A move weighs clusters of any size up to n: every count filled once.
+        sm_table[l] = TableFor<T>(sigma2[l], rho2, d, true, n, stamp);
+        sm_table[l]->Fill();
+      }
       for (int64_t k = 0; k < K; ++k) {
         At(cnt, k, l) = s->counts_in[c * K + k];
         for (int64_t t = 0; t < d; ++t) Sum(l, k)[t] = s->sums_in[(c * K + k) * d + t];
@@ -660,6 +682,167 @@ struct Group {
   }
 
 
+  // One sequentially-allocated split-merge move in every lane (Dahl 2003; the
+  // XLA path's gibbs.split_merge_move, means integrated out): per lane two
+  // distinct points i, j; the other members of their clusters are allocated
+  // in index order to A = {i} or B = {j} with probability proportional to
+  // |A| p(x | A) (the collapsed predictive of the members allocated so far),
+  // drawn for a split (z_i = z_j) and forced to the current clusters for a
+  // merge (z_i != z_j), q the product of the probabilities; the split is
+  // accepted with probability min(1, r / q), the merge with min(1, q / r), r
+  // the posterior ratio of the split to the merged state.  The lanes walk the
+  // points together, each lane masked to its own clusters' members.  The
+  // visiting order is an auxiliary variable of the move, shared by the move
+  // and its reverse: Dahl draws it uniformly, here it is the index order (any
+  // state-independent choice keeps detailed balance; a per-lane random order
+  // would cost a gather per point).
+  void SplitMerge(int64_t sweep, int64_t move) {
+    using I = typename Simd<T, W>::I;
+    const uint64_t base =
+        kSplitMergeTag + (static_cast<uint64_t>(sweep) * s->split_merge + move) * (n + 3);
+    V u_i, u_j, u_acc;
+    stream.Next(base, u_i);
+    stream.Next(base + 1, u_j);
+    stream.Next(base + 2, u_acc);
+    V vi, vj, ci, cj, n_a, n_b, a_a, b_a, sh_a, a_b, b_b, sh_b;
+    int64_t pi[W], pj[W];
+    for (int l = 0; l < W; ++l) {
+      // A pair chosen independently of the state (a uniform pair up to the
+      // uniforms' resolution), as detailed balance needs.
+      pi[l] = std::min<int64_t>(static_cast<int64_t>(u_i[l] * n), n - 1);
+      const int64_t jj = std::min<int64_t>(static_cast<int64_t>(u_j[l] * (n - 1)), n - 2);
+      pj[l] = jj + (jj >= pi[l]);
+      vi[l] = static_cast<T>(pi[l]);
+      vj[l] = static_cast<T>(pj[l]);
+      ci[l] = label[pi[l]][l];
+      cj[l] = label[pj[l]][l];
+      const Table<T>& tab = *sm_table[l];
+      a_a[l] = a_b[l] = tab.a[1];
+      b_a[l] = b_b[l] = tab.b[1];
+      sh_a[l] = sh_b[l] = tab.shrink[1];
+      for (int64_t t = 0; t < d; ++t) {
+        At(sm_sa, t, l) = s->X[pi[l] * d + t];
+        At(sm_sb, t, l) = s->X[pj[l] * d + t];
+      }
+    }
+    const I split = ci == cj;
+    const V one = V{} + T(1);
+    n_a = n_b = one;
+    // log q = sum over members of log P(chosen side): -log(1 + e) - [chosen
+    // side the less likely] |diff|, e = exp(-|diff|).  The (1 + e) factors
+    // (each in [1, 2]) are multiplied up and their log taken every 64 points.
+    V less_likely{}, product = one;
+    double log_q[W] = {};
+    auto fold = [&]() {
+      for (int l = 0; l < W; ++l) log_q[l] -= std::log(static_cast<double>(product[l]));
+      product = one;
+    };
+    for (int64_t p = 0; p < n; ++p) {
+      V u_p;
+      stream.Next(base + 3 + p, u_p);  // every lane steps its stream at every point
+      const V lab = label[p];
+      const T pt = static_cast<T>(p);
+      const I in = ((lab == ci) | (lab == cj)) & (vi != pt) & (vj != pt);
+      if (!AnyTrue(in)) continue;
+      const T* x = s->X + p * d;
+      V acc_a{}, acc_b{};
+      for (int64_t t = 0; t < d; ++t) {
+        const V da = x[t] - sh_a * sm_sa[t], db = x[t] - sh_b * sm_sb[t];
+        acc_a += da * da;
+        acc_b += db * db;
+      }
+      const V diff = (a_b - b_b * acc_b) - (a_a - b_a * acc_a);  // log P(B) - log P(A)
+      const I b_ahead = diff >= T(0);
+      const V abs_diff = b_ahead ? diff : -diff;
+      const V e = ExpNonPositive<T, W>(-abs_diff);
+      const V p_b = (b_ahead ? one : e) / (one + e);
+      const I go_b = split ? (u_p < p_b) : (lab == cj);
+      const I to_b = in & go_b, to_a = in & ~go_b;
+      less_likely += (in & (go_b != b_ahead)) ? abs_diff : V{};
+      product *= in ? one + e : one;
+      sm_alloc[p] = to_b ? one : V{};
+      n_a += to_a ? one : V{};
+      n_b += to_b ? one : V{};
+      for (int64_t t = 0; t < d; ++t) {
+        sm_sa[t] += to_a ? V{} + x[t] : V{};
+        sm_sb[t] += to_b ? V{} + x[t] : V{};
+      }
+      // The grown side's terms at its new count.
+      const V grown = to_b ? n_b : n_a;
+      V ga, gb, gs;
+      for (int l = 0; l < W; ++l) {
+        const Table<T>& tab = *sm_table[l];
+        const int64_t c = static_cast<int64_t>(grown[l]);
+        ga[l] = tab.a[c];
+        gb[l] = tab.b[c];
+        gs[l] = tab.shrink[c];
+      }
+      a_a = to_a ? ga : a_a;
+      b_a = to_a ? gb : b_a;
+      sh_a = to_a ? gs : sh_a;
+      a_b = to_b ? ga : a_b;
+      b_b = to_b ? gb : b_b;
+      sh_b = to_b ? gs : sh_b;
+      if ((p & 63) == 63) fold();
+    }
+    fold();
+    for (int l = 0; l < W; ++l) {
+      const double na = n_a[l], nb = n_b[l], s2 = sigma2[l];
+      const auto score = [&](double count, double sq) {  // gibbs._split_merge_score
+        return -0.5 * d * std::log1p(count * rho2 / s2) + sq / (2.0 * s2 * (count + s2 / rho2));
+      };
+      double sq_a = 0.0, sq_b = 0.0, sq_ab = 0.0;
+      for (int64_t t = 0; t < d; ++t) {
+        const double sa = At(sm_sa, t, l), sb = At(sm_sb, t, l);
+        sq_a += sa * sa;
+        sq_b += sb * sb;
+        sq_ab += (sa + sb) * (sa + sb);
+      }
+      const double log_ratio = log_alpha[l] + std::lgamma(na) + std::lgamma(nb) -
+                               std::lgamma(na + nb) + score(na, sq_a) + score(nb, sq_b) -
+                               score(na + nb, sq_ab);
+      const double lq = log_q[l] - static_cast<double>(less_likely[l]);
+      const bool is_split = split[l] != 0;
+      const double log_acc = is_split ? log_ratio - lq : lq - log_ratio;
+      if (!(std::log(static_cast<double>(u_acc[l])) < log_acc)) continue;
+      const int64_t keep = static_cast<int64_t>(ci[l]);
+      int64_t other = static_cast<int64_t>(cj[l]);
+      if (is_split) {
+        other = -1;
+        for (int64_t k = 0; k < K && other < 0; ++k)
+          if (At(cnt, k, l) == T(0)) other = k;
+        if (other < 0) {  // no slot for B: the caller grows the buffer and redoes
+          overflow[l] = 1;
+          continue;
+        }
+        for (int64_t p = 0; p < n; ++p)
+          if (p == pj[l] || (p != pi[l] && label[p][l] == ci[l] && sm_alloc[p][l] != T(0)))
+            label[p] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(other) : label[p];
+      } else {
+        for (int64_t p = 0; p < n; ++p)
+          if (label[p][l] == cj[l])
+            label[p] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(keep) : label[p];
+      }
+      // The two clusters' counts and sums (double) from their members.
+      double* s_keep = Sum(l, keep);
+      double* s_other = Sum(l, other);
+      std::fill(s_keep, s_keep + d, 0.0);
+      std::fill(s_other, s_other + d, 0.0);
+      T c_keep = 0, c_other = 0;
+      for (int64_t p = 0; p < n; ++p) {
+        const int64_t z = static_cast<int64_t>(label[p][l]);
+        if (z != keep && z != other) continue;
+        double* dst = z == keep ? s_keep : s_other;
+        for (int64_t t = 0; t < d; ++t) dst[t] += s->X[p * d + t];
+        (z == keep ? c_keep : c_other) += T(1);
+      }
+      Set(cnt, keep, l, c_keep);
+      Set(cnt, other, l, c_other);
+      Refresh(keep, l);
+      Refresh(other, l);
+    }
+  }
+
   // Every point once, in order (Step compiled for this scheme and d).
   void Points() {
     if (s->collapsed) {
@@ -693,6 +876,8 @@ void RunGroup(const Sweep<T>* s, int64_t first, int64_t count) {
       const int64_t sweep = t * s->thin + r;
       group.NewSweep(sweep);
       group.Points();
+      if (s->n >= 2)
+        for (int64_t move = 0; move < s->split_merge; ++move) group.SplitMerge(sweep, move);
       // The collapsed chain never reads its means: draw them for the record only.
       if (s->draw_means && (!s->collapsed || r == s->thin - 1)) group.DrawMeans(sweep);
     }
@@ -709,7 +894,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
                      ffi::Result<ffi::AnyBuffer> counts_out, ffi::Result<ffi::AnyBuffer> sums_out,
                      ffi::Result<ffi::AnyBuffer> means_out,
                      ffi::Result<ffi::Buffer<ffi::S32>> overflow_out, int32_t collapsed,
-                     int64_t draws, int64_t thin, int32_t draw_means) {
+                     int64_t draws, int64_t thin, int32_t draw_means, int64_t split_merge) {
   auto xd = X.dimensions();
   auto ld = labels.dimensions();
   auto md = means.dimensions();
@@ -738,6 +923,11 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   s.draws = draws;
   s.thin = thin;
   s.draw_means = draw_means != 0;
+  s.split_merge = split_merge;
+  if (split_merge < 0)
+    return ffi::Error::InvalidArgument("gibbs_sweep: split_merge must be >= 0");
+  if (split_merge > 0 && (s.u_in != nullptr || s.z_in != nullptr))
+    return ffi::Error::InvalidArgument("gibbs_sweep: split-merge moves draw their own numbers");
   if (draws < 1 || thin < 1)
     return ffi::Error::InvalidArgument("gibbs_sweep: draws and thin must be >= 1");
   if ((s.u_in != nullptr || s.z_in != nullptr) && draws * thin != 1)
@@ -802,7 +992,8 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
       .Attr<int32_t>("collapsed")                              \
       .Attr<int64_t>("draws")                                  \
       .Attr<int64_t>("thin")                                   \
-      .Attr<int32_t>("draw_means")
+      .Attr<int32_t>("draw_means")                             \
+      .Attr<int64_t>("split_merge")
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustGibbsSweepF32, SweepImpl<float>, BAYESCLUST_BIND_GIBBS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustGibbsSweepF64, SweepImpl<double>, BAYESCLUST_BIND_GIBBS);

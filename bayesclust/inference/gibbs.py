@@ -27,7 +27,9 @@ into segments with a progress bar; a full buffer is grown (capacity doubled,
 the segment redone from its start with the same keys), so no cluster is ever
 dropped.  Optionally each sweep adds sequentially-allocated split-merge moves
 (Dahl 2003; :func:`split_merge_move`), which change ``k`` by moving a whole
-group of points at once.
+group of points at once (on a CPU inside the native kernel too, all lanes
+walking the points together; there the members are allocated in index order,
+not in Dahl's random order -- either keeps detailed balance).
 
 A third sampler, ``scheme="blocked"`` (:func:`blocked_sweep`), is Ishwaran &
 James's (2001) blocked Gibbs sampler of the truncated stick-breaking model of
@@ -750,7 +752,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
         return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
 
-    if split_merge or alpha_prior is not None or sigma2_prior is not None or not _native_sweep_ok(X):
+    if alpha_prior is not None or sigma2_prior is not None or not _native_sweep_ok(X):
         return xla(keys, X, state, rho2)
 
     def cpu(keys, X, state, rho2):
@@ -760,7 +762,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
             state.sigma2, rho2, _chain_seeds(keys), collapsed=collapsed, num_draws=num,
-            thin=thin)
+            thin=thin, split_merge=split_merge)
         per_draw = lambda v: jnp.broadcast_to(v[:, None], (v.shape[0], num))  # noqa: E731
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
@@ -859,7 +861,9 @@ def gibbs_dp_gmm(
         Sequentially-allocated split-merge moves (Dahl 2003; :func:`split_merge_move`)
         per sweep of the sequential scheme, 0 for none.  Single-site moves open and
         dissolve a cluster one point at a time; a split-merge move does it in one
-        step, which is what mixes the number of clusters ``k``.
+        step, which is what mixes the number of clusters ``k``.  On a CPU a move
+        costs about half a sweep (native kernel) and, at n = 300, one move per
+        sweep raises the effective draws of ``k`` per sweep ~1.5x, two ~2.2x.
     progress_bar : bool
 
     Returns
