@@ -67,13 +67,16 @@ def _native_sweep(X, batch, rho2, collapsed, u=None, z=None, seeds=None):
 
 
 @pytest.mark.parametrize("collapsed", [True, False])
-@pytest.mark.parametrize("n, d, K, C", [(40, 2, 16, 3), (25, 1, 4, 5), (30, 5, 24, 2)])
-def test_sweep_equals_per_point_loop(x64, collapsed, n, d, K, C):
+@pytest.mark.parametrize("n, d, K, C, k_max", [(40, 2, 16, 3, 4), (25, 1, 4, 5, 4),
+                                               (30, 5, 24, 2, 4), (60, 2, 16, 3, 12),
+                                               (45, 3, 14, 4, 9)])
+def test_sweep_equals_per_point_loop(x64, collapsed, n, d, K, C, k_max):
     """Float64: every chain's labels, counts, sums and overflow flag are those of
-    the per-point loop given the same uniforms and normals."""
+    the per-point loop given the same uniforms and normals (the step's compiled
+    forms: d = 1, 2, 3 and any d; up to 6 slots in use and more)."""
     rng = np.random.default_rng(n + d + K)
     X = np.concatenate([rng.normal(m, 0.6, (n // 3 + 1, d)) for m in (-2.0, 0.0, 2.5)])[:n]
-    batch = _batch(rng, X, K, C, collapsed)
+    batch = _batch(rng, X, K, C, collapsed, k_max=k_max)
     u = 1.0 - rng.random((C, n))
     z = rng.normal(size=(C, n, d))
     labels, counts, sums, means, overflow = _native_sweep(X, batch, 4.0, collapsed,

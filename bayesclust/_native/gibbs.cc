@@ -594,13 +594,14 @@ struct Group {
   // Neal's move for point i in every lane.  Compiled per scheme and, for
   // d <= 3, per dimension D (D = 0: any d), so that the features' loops unroll
   // and the point's coordinates are broadcast once per step, not once per slot.
-  template <bool Collapsed, int D>
+  template <bool Collapsed, int D, int KK>
   __attribute__((always_inline)) inline void Step(int64_t i) {
     const int64_t dim = D > 0 ? D : d;
     const T* x = s->X + i * dim;
     const V old = label[i];
-    const int64_t kk = kmax;  // slots kk.. are empty in every lane
-    V* lw = scratch.data();
+    const int64_t kk = KK > 0 ? KK : kmax;  // slots kk.. are empty in every lane
+    V lw_fixed[KK > 0 ? KK : 1];  // a fixed number of slots: weights in registers
+    V* lw = KK > 0 ? lw_fixed : scratch.data();
     constexpr int kFixed = D > 0 ? D : 1;
     V xv[kFixed];
     V sq_new{};
@@ -854,10 +855,26 @@ struct Group {
   template <bool Collapsed>
   void PointsFor() {
     switch (d) {
-      case 1: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 1>(i); break;
-      case 2: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 2>(i); break;
-      case 3: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 3>(i); break;
-      default: for (int64_t i = 0; i < n; ++i) Step<Collapsed, 0>(i);
+      case 1: PointsFor<Collapsed, 1>(); break;
+      case 2: PointsFor<Collapsed, 2>(); break;
+      case 3: PointsFor<Collapsed, 3>(); break;
+      default: PointsFor<Collapsed, 0>();
+    }
+  }
+  // Up to 6 slots in use, a step is compiled for their number (loops
+  // unrolled, weights kept in registers); kmax can grow within the sweep.
+  template <bool Collapsed, int D>
+  void PointsFor() {
+    for (int64_t i = 0; i < n; ++i) {
+      switch (kmax) {
+        case 1: Step<Collapsed, D, 1>(i); break;
+        case 2: Step<Collapsed, D, 2>(i); break;
+        case 3: Step<Collapsed, D, 3>(i); break;
+        case 4: Step<Collapsed, D, 4>(i); break;
+        case 5: Step<Collapsed, D, 5>(i); break;
+        case 6: Step<Collapsed, D, 6>(i); break;
+        default: Step<Collapsed, D, 0>(i);
+      }
     }
   }
 
