@@ -150,7 +150,7 @@ def samplers_table(rows: list[dict]) -> list[str]:
         "thin=10)` from one cluster (the package's default sequential scan, Neal's Algorithm 3, "
         "every 10th sweep kept; on this CPU the native sweep kernel); "
         "SM = the collapsed sampler plus one split-merge move per sweep (`split_merge=1`, Dahl "
-        "2003; every sweep kept, its moves run in JAX); "
+        "2003; every 10th sweep kept, its moves in the native kernel too); "
         "blocked = `gibbs_dp_gmm(scheme=\"blocked\", truncation=20, thin=10)` (Ishwaran & James 2001, "
         "the NUTS program's own truncated model, all labels drawn in parallel); NUTS = NumPyro's NUTS kernel on `models.dp_gmm.dp_gmm` (truncation "
         "20, NumPyro defaults), labels drawn from their conditional, every draw kept; 2 chains "

@@ -190,8 +190,8 @@ def summarise(prefix, post, X, seconds, warmup_seconds, compile_s, num_warmup, t
 #: clusters decorrelates over tens of single-site sweeps, while each kept draw costs
 #: its own recording (n labels, means, log-likelihood) -- more than a sweep on
 #: CPU; keeping every 10th sweep is the usual remedy (NUTS's draws are nearly
-#: independent, so it keeps all).  The split-merge variant keeps every sweep (its
-#: JAX moves make a sweep ~10x dearer).
+#: independent, so it keeps all).  The split-merge variant too (its moves run in the
+#: native kernel, about half a sweep each).
 GIBBS_THIN = 10
 
 #: The Gibbs configurations compared with NUTS: prefix -> gibbs_dp_gmm options.  ``gibbs``
@@ -201,7 +201,7 @@ GIBBS_THIN = 10
 #: at the same truncation.
 VARIANTS = {
     "gibbs": dict(collapsed=True, thin=GIBBS_THIN),
-    "gibbs_sm": dict(collapsed=True, split_merge=1),
+    "gibbs_sm": dict(collapsed=True, split_merge=1, thin=GIBBS_THIN),
     "blocked": dict(scheme="blocked", truncation=DEFAULT_TRUNCATION, thin=GIBBS_THIN),
 }
 

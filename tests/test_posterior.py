@@ -154,6 +154,7 @@ GOOD = np.zeros((2, 3, 4), dtype=int)
         (dict(model=None), TypeError, "model"),
         (dict(seconds=-1.0), ValueError, "seconds"),
         (dict(seconds="1"), TypeError, "seconds"),
+        (dict(copy="no"), TypeError, "copy must be a bool"),
     ],
 )
 def test_bad_input(kwargs, exc, match):

@@ -30,6 +30,10 @@
 // chain moves the point; the chains that do are then updated lane by lane,
 // the terms read from a per-count table filled lazily (log n_c and
 // log(sigma2 + s2_c) are computed once per count and sigma2, not per step).
+// Optionally every sweep ends with Dahl's (2003) sequentially-allocated
+// split-merge moves (Group::SplitMerge; gibbs.split_merge_move on the XLA
+// path), the W lanes walking the points together.
+//
 // With its own random numbers the kernel renumbers each chain's clusters
 // 0..k-1 before every sweep (a relabelling: the chain of partitions is the
 // same), so a step weighs as many slots as the busiest lane has clusters.
@@ -744,6 +748,7 @@ struct Group {
       const V lab = label[p];
       const T pt = static_cast<T>(p);
       const I in = ((lab == ci) | (lab == cj)) & (vi != pt) & (vj != pt);
+      if ((p & 63) == 0) fold();  // at most 64 factors in [1, 2]: no overflow
       if (!AnyTrue(in)) continue;
       const T* x = s->X + p * d;
       V acc_a{}, acc_b{};
@@ -756,8 +761,13 @@ struct Group {
       const I b_ahead = diff >= T(0);
       const V abs_diff = b_ahead ? diff : -diff;
       const V e = ExpNonPositive<T, W>(-abs_diff);
-      const V p_b = (b_ahead ? one : e) / (one + e);
-      const I go_b = split ? (u_p < p_b) : (lab == cj);
+      // Drawn as "the less likely side or not", u in (0, 1]: a side whose
+      // probability e / (1 + e) is below the uniforms' resolution is never
+      // chosen.  (u < P(B) would choose A at u = 1 even when P(B) rounds to 1:
+      // a split whose q claims e^-|diff| but is proposed with probability 2^-24,
+      // then accepted with probability ~1 and hardly ever merged back.)
+      const I less = u_p < e / (one + e);
+      const I go_b = split ? (b_ahead != less) : (lab == cj);
       const I to_b = in & go_b, to_a = in & ~go_b;
       less_likely += (in & (go_b != b_ahead)) ? abs_diff : V{};
       product *= in ? one + e : one;
@@ -784,7 +794,6 @@ struct Group {
       a_b = to_b ? ga : a_b;
       b_b = to_b ? gb : b_b;
       sh_b = to_b ? gs : sh_b;
-      if ((p & 63) == 63) fold();
     }
     fold();
     for (int l = 0; l < W; ++l) {

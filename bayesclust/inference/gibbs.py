@@ -353,7 +353,7 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
     in_s = ((labels == ci) | (labels == cj)) & (idx != i) & (idx != j)
     m = jnp.sum(in_s)
     order = jnp.argsort(jnp.where(in_s, jax.random.uniform(k_perm, (n,), dtype), 2.0))
-    u = jax.random.uniform(k_alloc, (n,), dtype)
+    u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
     terms = functools.partial(_slot_terms, mean=None, sigma2=sigma2, rho2=rho2, collapsed=True, d=d)
 
     def log_weight(count, total, x):
@@ -370,7 +370,12 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
         n_a, s_a, n_b, s_b, log_q = carry
         x, cj_k, u_k, valid = inp
         diff = log_weight(n_b, s_b, x) - log_weight(n_a, s_a, x)  # log P(B) - log P(A)
-        go_b = jnp.where(split, u_k < jax.nn.sigmoid(diff), cj_k)
+        # The less likely side is taken when u < its probability, u in (0, 1]: a
+        # side whose probability is below the uniforms' resolution is never
+        # taken (with u in [0, 1), u = 0 would take it, and a split whose q
+        # claims e^-|diff| would be proposed far more often than that).
+        less = u_k < jax.nn.sigmoid(-jnp.abs(diff))
+        go_b = jnp.where(split, (diff >= 0) != less, cj_k)
         to_a, to_b = valid & ~go_b, valid & go_b
         log_q = log_q + jnp.where(valid, jnp.where(go_b, jax.nn.log_sigmoid(diff),
                                                    jax.nn.log_sigmoid(-diff)), 0.0)

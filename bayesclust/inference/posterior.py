@@ -292,6 +292,8 @@ class Posterior:
         group_order: Any = None,
         copy: bool = True,
     ):
+        if not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"copy must be a bool, got {type(copy).__name__}")
         lab = _as_numeric(labels, "labels")
         if lab.ndim not in (2, 3):
             raise ValueError(
