@@ -43,6 +43,7 @@ __all__ = [
     "map_row_blocks",
     "isotropic_gaussian_logpdf",
     "log_responsibilities",
+    "categorical_inverse_cdf",
     "complete_data_log_likelihood",
     "stick_breaking",
     "crp_log_prior",
@@ -552,6 +553,41 @@ def isotropic_gaussian_logpdf(X: jax.Array, means: jax.Array, sigma2) -> jax.Arr
     """
     d = X.shape[-1]
     return -0.5 * d * jnp.log(2.0 * jnp.pi * sigma2) - squared_distances(X, means) / (2.0 * sigma2)
+
+
+def categorical_inverse_cdf(log_w: jax.Array, u: jax.Array) -> jax.Array:
+    """Indices drawn with probabilities ``softmax(log_w)`` along the last axis.
+
+    Parameters
+    ----------
+    log_w : array, shape (..., T)
+        Unnormalised log-probabilities (``-inf``: never drawn).
+    u : array, shape (...)
+        Uniforms on ``(0, 1]``, one per draw.
+
+    Returns
+    -------
+    array of int32, shape (...)
+        The smallest ``k`` with ``cdf_k >= u cdf_T``.
+
+    Notes
+    -----
+    Inverse-CDF sampling needs one uniform per draw (Gumbel-max needs one per
+    category, and on a CPU the random bits cost more than the rest), and
+    ``u > 0`` means a zero-probability entry is never chosen.  For a batch of
+    rows the cumulative sums are one product with a triangular matrix of ones
+    (XLA:CPU's cumsum is a reduce-window, several times slower at that shape);
+    the result is clamped to ``T - 1`` against the rounding of that product.
+    """
+    T = log_w.shape[-1]
+    p = jnp.exp(log_w - jnp.max(log_w, axis=-1, keepdims=True))
+    if log_w.ndim == 1:
+        cdf = jnp.cumsum(p)
+    else:
+        tri = (jnp.arange(T)[:, None] <= jnp.arange(T)[None, :]).astype(p.dtype)
+        cdf = jnp.matmul(p, tri, precision=PRECISION)
+    below = jnp.sum(cdf < jnp.asarray(u)[..., None] * cdf[..., -1:], axis=-1)
+    return jnp.minimum(below, T - 1).astype(jnp.int32)
 
 
 def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Array:

@@ -634,3 +634,28 @@ def test_map_row_blocks_rejects_bad_block_size(bad):
 def test_map_row_blocks_rejects_arrays_of_different_lengths():
     with pytest.raises(ValueError, match="row_arrays"):
         K.map_row_blocks(lambda a, b: a, 2, jnp.zeros((4, 2)), jnp.zeros(5))
+
+
+def test_categorical_inverse_cdf_batched_rows_match_single_draws_and_frequencies():
+    """A batch of rows (triangular-product cumulative sums) draws what each row does
+    alone (cumsum), -inf entries are never drawn, u = 1 gives the last entry with
+    weight, and the frequencies over uniform u are softmax(log_w) (exact by
+    stratified u: the k-th of N evenly spaced u's)."""
+    from bayesclust.kernels import categorical_inverse_cdf
+
+    rng = np.random.default_rng(0)
+    log_w = rng.normal(size=(50, 7)) * 2.0
+    log_w[:, 3] = -np.inf
+    u = 1.0 - rng.random(50)
+    batched = np.asarray(categorical_inverse_cdf(jnp.asarray(log_w), jnp.asarray(u)))
+    single = [int(categorical_inverse_cdf(jnp.asarray(r), jnp.asarray(v))) for r, v in zip(log_w, u)]
+    np.testing.assert_array_equal(batched, single)
+    assert not np.any(batched == 3)
+    assert int(categorical_inverse_cdf(jnp.asarray(log_w[0]), jnp.asarray(1.0))) == 6
+    N = 100_000
+    grid = (np.arange(N) + 1.0) / N
+    row = np.tile(log_w[1], (N, 1))
+    draws = np.asarray(categorical_inverse_cdf(jnp.asarray(row), jnp.asarray(grid)))
+    p = np.exp(log_w[1] - log_w[1][np.isfinite(log_w[1])].max())
+    p = np.where(np.isfinite(p), p, 0.0) / np.nansum(np.where(np.isfinite(p), p, 0.0))
+    np.testing.assert_allclose(np.bincount(draws, minlength=7) / N, p, atol=2e-4)

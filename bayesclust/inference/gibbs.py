@@ -60,6 +60,7 @@ from .. import _validation as V
 from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
 from ..kernels import (
     assigned_squared_distances,
+    categorical_inverse_cdf,
     complete_data_log_likelihood,
     segment_stats,
     PRECISION,
@@ -113,15 +114,6 @@ def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
 
 
-def _categorical_inverse_cdf(log_w, u):
-    """Index drawn with probabilities ``softmax(log_w)`` from ``u ~ U(0, 1]``.
-
-    Inverse-CDF sampling needs one uniform per draw (Gumbel-max needs one per
-    category), and ``u > 0`` means a zero-probability entry is never chosen.
-    """
-    p = jnp.exp(log_w - jnp.max(log_w))
-    cdf = jnp.cumsum(p)
-    return jnp.sum(cdf < u * cdf[-1]).astype(jnp.int32)
 
 
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
@@ -154,7 +146,7 @@ def _draw_slot_or_new(log_w, log_new, u):
     """Per chain, a slot ``0..K-1`` or ``K`` (a new cluster) drawn by inverse CDF.
 
     ``log_w`` (K, C) are the slots' log weights, ``log_new`` (C,) the new cluster's and
-    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as :func:`_categorical_inverse_cdf` of
+    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as :func:`~bayesclust.kernels.categorical_inverse_cdf` of
     the K + 1 weights (slots, then new), but without concatenating the new cluster's
     weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
     exponentials: a step at 256 chains took 1.5x as long).
@@ -635,13 +627,8 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
     # |x_i - mu_j|^2 = |x_i|^2 - 2 x_i.mu_j + |mu_j|^2; the first term is constant in j.
     cross = jnp.matmul(X, means.T, precision=PRECISION)
     logits = log_w[None, :] + (cross - 0.5 * jnp.sum(means * means, axis=1)) / sigma2
-    p = jnp.exp(logits - jnp.max(logits, axis=1, keepdims=True))
-    # Row-wise cumulative sums as one product with a triangular matrix (XLA:CPU's
-    # cumsum is a reduce-window, several times slower at this shape).
-    tri = (jnp.arange(T)[:, None] <= jnp.arange(T)[None, :]).astype(dtype)
-    cdf = jnp.matmul(p, tri, precision=PRECISION)
     u = 1.0 - jax.random.uniform(k_z, (n,), dtype)
-    labels = jnp.minimum(jnp.sum(cdf < (u * cdf[:, -1])[:, None], axis=1), T - 1).astype(jnp.int32)
+    labels = categorical_inverse_cdf(logits, u)
 
     if sigma2_prior is not None:
         sigma2 = _draw_sigma2(k_sigma, X, means, labels, sigma2_prior)

@@ -64,9 +64,13 @@ import numpy as np
 from jax import lax
 
 from .. import _validation as V
-from ..kernels import complete_data_log_likelihood, segment_stats, squared_norms
+from ..kernels import (
+    categorical_inverse_cdf,
+    complete_data_log_likelihood,
+    segment_stats,
+    squared_norms,
+)
 from .gibbs import (
-    _categorical_inverse_cdf,
     _check_gamma_prior,
     _draw_means,
     _draw_sigma2,
@@ -182,7 +186,7 @@ def _scan_points(X, gid, rho2, state: HDPState, u, z):
         left = s.table_counts[j, old] - 1.0
         dish_tables = s.dish_tables.at[s.table_dish[j, old]].add(jnp.where(left == 0, -1.0, 0.0))
         s = s._replace(table_counts=s.table_counts.at[j, old].set(left), dish_tables=dish_tables)
-        choice = _categorical_inverse_cdf(point_log_weights(x, j, s, ln_i), u_i)
+        choice = categorical_inverse_cdf(point_log_weights(x, j, s, ln_i), u_i)
         new_table = choice >= T
         new_dish = choice == T + P
         free_t = _first_free(s.table_counts[j])
@@ -227,7 +231,7 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
         occupied = n_t > 0
         old = flat_dish[t]
         s = s._replace(dish_tables=s.dish_tables.at[old].add(jnp.where(occupied, -1.0, 0.0)))
-        choice = _categorical_inverse_cdf(table_log_weights(n_t, s_t, sse_t, s, rho2), u_t)
+        choice = categorical_inverse_cdf(table_log_weights(n_t, s_t, sse_t, s, rho2), u_t)
         new_dish = choice == P
         free_p = _first_free(s.dish_tables)
         dish = jnp.where(new_dish, free_p, choice).astype(jnp.int32)

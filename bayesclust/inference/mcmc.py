@@ -38,7 +38,7 @@ import numpy as np
 from jax import lax
 
 from .. import _validation as V
-from ..kernels import isotropic_gaussian_logpdf, log_responsibilities
+from ..kernels import categorical_inverse_cdf, isotropic_gaussian_logpdf
 from ..models import dp_gmm as _dp_gmm
 
 __all__ = [
@@ -68,13 +68,10 @@ _CHAIN_METHODS = ("sequential", "vectorized", "parallel")
 
 def _mixture_labels_one(key, X, weights, means, sigma2, group_ids):
     log_lik = isotropic_gaussian_logpdf(X, means, sigma2)
-    if group_ids is None:
-        log_resp = log_responsibilities(jnp.log(weights), log_lik)
-    else:  # weights (D, T), one row per data set: fold each point's row into its likelihood
-        log_resp = log_responsibilities(
-            jnp.zeros(weights.shape[-1], log_lik.dtype), log_lik + jnp.log(weights)[group_ids]
-        )
-    return jax.random.categorical(key, log_resp, axis=-1).astype(jnp.int32)
+    # weights (T,), or (D, T) with one row per data set: each point takes its row.
+    log_w = jnp.log(weights) if group_ids is None else jnp.log(weights)[group_ids]
+    u = 1.0 - jax.random.uniform(key, X.shape[:1], log_lik.dtype)  # (0, 1]
+    return categorical_inverse_cdf(log_lik + log_w, u)
 
 
 @functools.partial(jax.jit, static_argnames="batch")
@@ -94,9 +91,10 @@ def sample_mixture_labels(rng_key, X, weights, means, sigma2, group_ids=None) ->
         \\log p(z_i = k \\mid \\cdot) = \\log w_{g_i k} + \\log N(x_i \\mid \\mu_k, \\sigma I)
             - \\operatorname{logsumexp}_j(\\ldots)
 
-    computed with :func:`bayesclust.kernels.isotropic_gaussian_logpdf` and
-    :func:`bayesclust.kernels.log_responsibilities`, then one
-    :func:`jax.random.categorical` draw per point.  Without ``group_ids`` all
+    computed with :func:`bayesclust.kernels.isotropic_gaussian_logpdf`, then one
+    inverse-CDF draw per point (:func:`bayesclust.kernels.categorical_inverse_cdf`:
+    one uniform per point, where Gumbel-max needs one per point and component,
+    which made the random bits most of the cost).  Without ``group_ids`` all
     points share one weight vector (``w_{g_i k} = w_k``, e.g.
     :func:`~bayesclust.models.dp_gmm.dp_gmm`); with them point ``i`` uses the
     weights of its data set ``g_i`` (e.g. ``pi`` of
