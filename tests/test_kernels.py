@@ -659,3 +659,16 @@ def test_categorical_inverse_cdf_batched_rows_match_single_draws_and_frequencies
     p = np.exp(log_w[1] - log_w[1][np.isfinite(log_w[1])].max())
     p = np.where(np.isfinite(p), p, 0.0) / np.nansum(np.where(np.isfinite(p), p, 0.0))
     np.testing.assert_allclose(np.bincount(draws, minlength=7) / N, p, atol=2e-4)
+
+
+def test_categorical_inverse_cdf_shift_invariant_and_jit_equals_eager():
+    """Adding a constant to the log-weights (any normalisation) leaves the draws
+    unchanged, and the jitted function draws what the eager one does."""
+    from bayesclust.kernels import categorical_inverse_cdf
+
+    rng = np.random.default_rng(1)
+    log_w = jnp.asarray(rng.normal(size=(40, 5)) * 3.0)
+    u = jnp.asarray(1.0 - rng.random(40))
+    eager = np.asarray(categorical_inverse_cdf(log_w, u))
+    np.testing.assert_array_equal(np.asarray(categorical_inverse_cdf(log_w + 7.5, u)), eager)
+    np.testing.assert_array_equal(np.asarray(jax.jit(categorical_inverse_cdf)(log_w, u)), eager)

@@ -114,8 +114,6 @@ def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
 
 
-
-
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
     r"""Per-slot terms ``(a_c, b_c, m_c)`` of a point's log weight ``a_c - b_c |x - m_c|^2``.
 
@@ -146,8 +144,9 @@ def _draw_slot_or_new(log_w, log_new, u):
     """Per chain, a slot ``0..K-1`` or ``K`` (a new cluster) drawn by inverse CDF.
 
     ``log_w`` (K, C) are the slots' log weights, ``log_new`` (C,) the new cluster's and
-    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as :func:`~bayesclust.kernels.categorical_inverse_cdf` of
-    the K + 1 weights (slots, then new), but without concatenating the new cluster's
+    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as
+    :func:`~bayesclust.kernels.categorical_inverse_cdf` of the K + 1 weights (slots,
+    then new), but without concatenating the new cluster's
     weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
     exponentials: a step at 256 chains took 1.5x as long).
     """
