@@ -517,7 +517,7 @@ struct Group {
     for (int64_t k = 0; k < K; ++k) Refresh(k, l);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = to[static_cast<int64_t>(label[i][l])];
-      label[i] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(j) : label[i];
+      Set(label, i, l, static_cast<T>(j));
     }
   }
 
@@ -595,9 +595,11 @@ struct Group {
     return static_cast<T>(shrink * x[t] + std::sqrt(sigma2[l] * shrink) * z);
   }
 
-  // Neal's move for point i in every lane.  Compiled per scheme and, for
-  // d <= 3, per dimension D (D = 0: any d), so that the features' loops unroll
-  // and the point's coordinates are broadcast once per step, not once per slot.
+  // Neal's move for point i in every lane.  Compiled per scheme, for d <= 3
+  // per dimension D (D = 0: any d), so that the features' loops unroll and the
+  // point's coordinates are broadcast once per step, not once per slot, and
+  // for up to 6 slots in use per KK (KK = 0: kmax), so that the slots' loops
+  // unroll and their weights stay in registers (PointsFor).
   template <bool Collapsed, int D, int KK>
   __attribute__((always_inline)) inline void Step(int64_t i) {
     const int64_t dim = D > 0 ? D : d;
@@ -676,7 +678,7 @@ struct Group {
       Set(cnt, slot, l, At(cnt, slot, l) + T(1));
       Shift(l, slot, x, 1.0);
       Refresh(slot, l);
-      label[i] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(slot) : label[i];
+      Set(label, i, l, static_cast<T>(slot));
     }
   }
 
@@ -827,11 +829,11 @@ struct Group {
         }
         for (int64_t p = 0; p < n; ++p)
           if (p == pj[l] || (p != pi[l] && label[p][l] == ci[l] && sm_alloc[p][l] != T(0)))
-            label[p] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(other) : label[p];
+            Set(label, p, l, static_cast<T>(other));
       } else {
         for (int64_t p = 0; p < n; ++p)
           if (label[p][l] == cj[l])
-            label[p] = lane_ids == static_cast<T>(l) ? V{} + static_cast<T>(keep) : label[p];
+            Set(label, p, l, static_cast<T>(keep));
       }
       // The two clusters' counts and sums (double) from their members.
       double* s_keep = Sum(l, keep);
