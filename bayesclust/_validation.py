@@ -24,6 +24,7 @@ __all__ = [
     "check_same_length",
     "check_groups",
     "as_rng_key",
+    "as_numpy_rng",
 ]
 
 
@@ -261,6 +262,21 @@ def as_rng_key(rng_key: Any, name: str = "rng_key"):
         ):
             return rng_key
     raise TypeError(f"{name} must be a jax.random key or an integer seed, got {type(rng_key).__name__}")
+
+
+def as_numpy_rng(rng_key: Any, name: str = "rng_key") -> np.random.Generator:
+    """A NumPy generator seeded by the raw bits of a JAX key (or an integer seed).
+
+    For host-side randomness (ensembles, restarts, data generators) that must be
+    reproducible from the same ``rng_key`` as the JAX code, without compiling
+    anything.
+    """
+    import jax
+
+    key = as_rng_key(rng_key, name)
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return np.random.default_rng(np.asarray(key).astype(np.uint64).ravel().tolist())
 
 
 # --- issue 6 (evidence accumulation / consensus clustering) -------------------------------

@@ -83,7 +83,7 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .bridge import run_compare
+    from .jobs import run_compare
 
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, model=args.model, k=args.k, lam=args.lam,

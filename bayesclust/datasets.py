@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bayesclust._validation import as_rng_key, check_int, check_positive
+from bayesclust._validation import as_numpy_rng, as_rng_key, check_int, check_positive
 
 __all__ = [
     "read_matrix",
@@ -643,16 +643,6 @@ SMIC_TOYS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], int]] =
 __all__ += ["make_half_rings", "make_bars", "make_cigar", "make_stars", "ten_gaussians"]
 
 
-def _np_rng(rng_key: Any) -> np.random.Generator:
-    """A NumPy generator seeded by the raw bits of a JAX key (or an integer seed)."""
-    import jax
-
-    key = as_rng_key(rng_key)
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    return np.random.default_rng(np.asarray(key).astype(np.uint64).ravel().tolist())
-
-
 def make_half_rings(rng_key: Any = 0, n_clusters: int = 2, noise: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
     """Interleaved half rings: a **look-alike** of the papers' "halfrings" data sets.
 
@@ -679,7 +669,7 @@ def make_half_rings(rng_key: Any = 0, n_clusters: int = 2, noise: float = 0.1) -
     >>> X.shape, np.bincount(y).tolist()
     ((400, 2), [200, 200])
     """
-    rng = _np_rng(rng_key)
+    rng = as_numpy_rng(rng_key)
     noise = check_positive(noise, "noise")
     if n_clusters not in (2, 3):
         raise ValueError(f"n_clusters must be 2 or 3, got {n_clusters!r}")
@@ -711,7 +701,7 @@ def make_bars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     >>> X.shape
     (400, 2)
     """
-    rng = _np_rng(rng_key)
+    rng = as_numpy_rng(rng_key)
     parts = []
     for c in range(2):
         x = np.sqrt(rng.uniform(size=200)) + c * 1.3
@@ -732,7 +722,7 @@ def make_cigar(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     >>> X.shape, np.bincount(y).tolist()
     ((250, 2), [100, 100, 25, 25])
     """
-    rng = _np_rng(rng_key)
+    rng = as_numpy_rng(rng_key)
     specs = [((0.0, 0.0), (3.0, 0.3), 100), ((0.0, 2.0), (3.0, 0.3), 100),
              ((-2.0, 5.0), (0.3, 0.3), 25), ((2.0, 5.0), (0.3, 0.3), 25)]
     X = np.concatenate([rng.normal(mu, sd, size=(m, 2)) for mu, sd, m in specs])
@@ -751,7 +741,7 @@ def make_stars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     >>> X.shape
     (114, 2)
     """
-    rng = _np_rng(rng_key)
+    rng = as_numpy_rng(rng_key)
     parts = []
     for c, centre in enumerate([(0.0, 0.0), (4.5, 0.0)]):
         arm = rng.integers(0, 5, 57)
@@ -774,7 +764,7 @@ def ten_gaussians(rng_key: Any = 0, n_samples: int = 10_000) -> tuple[np.ndarray
     >>> X.shape, np.bincount(y).tolist()[:2]
     ((1000, 2), [100, 100])
     """
-    rng = _np_rng(rng_key)
+    rng = as_numpy_rng(rng_key)
     n = check_int(n_samples, "n_samples", minimum=10)
     m = n // 10
     y = np.repeat(np.arange(10), m).astype(np.int64)

@@ -38,7 +38,7 @@ import warnings
 import numpy as np
 
 from bayesclust import datasets, metrics
-from bayesclust.cecib import beta_0, cecib
+from bayesclust.inference.cecib import beta_0, cecib
 
 FRACTIONS = (0.0, 0.05, 0.1, 0.2, 0.3)
 NOISE = (0.0, 0.1, 0.3, 0.5)

@@ -35,7 +35,9 @@ import tracemalloc
 
 import numpy as np
 
-from bayesclust import consensus as cs
+from bayesclust.inference import coassociation as coassoc
+from bayesclust.inference import ensembles
+from bayesclust.inference import linkage as linkages
 from bayesclust import metrics
 from bayesclust.datasets import ten_gaussians
 
@@ -55,18 +57,18 @@ def environment() -> dict:
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0) -> dict:
     X, y = ten_gaussians(seed, n)
     t0 = time.perf_counter()
-    ens = cs.kmeans_ensemble(seed, X, n_partitions, rule=rule, max_iter=max_iter)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, rule=rule, max_iter=max_iter)
     ens_s = time.perf_counter() - t0
 
     tracemalloc.start()
     t0 = time.perf_counter()
-    C = cs.coassociation(ens)
+    C = coassoc.coassociation(ens)
     co_s = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
     t0 = time.perf_counter()
-    sl = cs.linkage_consensus(C, "single", 10)
+    sl = linkages.linkage_consensus(C, "single", 10)
     sl_s = time.perf_counter() - t0
 
     row = {"bench": "consensus", "kind": "point", "n": n, "rule": rule, "n_partitions": n_partitions,

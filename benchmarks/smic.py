@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from bayesclust import datasets
-from bayesclust.information import smic, smic_select
+from bayesclust.inference.smic import smic, smic_select
 
 
 def standardize(X):

@@ -9,9 +9,11 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesclust import consensus as cs
 from bayesclust import metrics
+from bayesclust._validation import as_numpy_rng
 from bayesclust.inference import aspect_em as ae
+from bayesclust.inference import coassociation as coassoc
+from bayesclust.inference import mixture_of_ensembles as moe
 
 
 def _dense_penca(C, p, B, n_iter):
@@ -32,7 +34,7 @@ def _dense_penca(C, p, B, n_iter):
 
 def _random_counts(rng, n, N=6, kmax=4):
     L = np.stack([rng.integers(0, kmax, n) for _ in range(N)])
-    return L, cs.coassociation(L)
+    return L, coassoc.coassociation(L)
 
 
 def test_one_aspect_closed_form():
@@ -88,7 +90,7 @@ def test_hard_limit_objective_is_classification_likelihood():
     rng = np.random.default_rng(1)
     _, C = _random_counts(rng, 20)
     res = ae.aspect_em(3, C, 3, hard=True, n_restarts=3)
-    rows, cols, counts, _ = ae.coassociation_pairs(C)
+    rows, cols, counts, _ = coassoc.coassociation_pairs(C)
     joint = res.weights[:, None] * res.B[:, rows] * res.B[:, cols]
     ref = 2 * np.sum(counts * np.log(joint.max(0)))  # slow reference: max over aspects per pair
     np.testing.assert_allclose(res.log_likelihood, ref, rtol=1e-10)
@@ -120,7 +122,7 @@ def test_isolated_object_gets_uniform_membership():
 def test_jit_and_eager_agree(x64):
     rng = np.random.default_rng(2)
     _, C = _random_counts(rng, 8, N=3)
-    rows, cols, counts, n = ae.coassociation_pairs(C)
+    rows, cols, counts, n = coassoc.coassociation_pairs(C)
     p0, B0 = np.full(2, 0.5), rng.dirichlet(np.ones(n), size=2)
     for hard in (False, True):
         args = (p0, B0, rows, cols, counts, n, hard, 1.0, 1.0)
@@ -169,15 +171,15 @@ def test_mm_matches_slow_loop_and_is_monotone():
     rng = np.random.default_rng(3)
     codes = np.stack([rng.integers(0, 3, 15) for _ in range(5)])
     codes[1, [2, 7]] = -1
-    res = ae.mixture_of_ensembles(0, codes, 2, n_restarts=1, max_iter=1, allow_missing=True)
+    res = moe.mixture_of_ensembles(0, codes, 2, n_restarts=1, max_iter=1, allow_missing=True)
     # Rebuild the same random start: the first Dirichlet draw of the restart's generator.
-    R0 = ae._numpy_rng(jax.random.PRNGKey(0)).dirichlet(np.ones(2), size=15)
+    R0 = as_numpy_rng(jax.random.PRNGKey(0)).dirichlet(np.ones(2), size=15)
     R1, ll1 = _mm_slow_step(codes, R0, 1e-6)
     R2, ll2 = _mm_slow_step(codes, R1, 1e-6)
     np.testing.assert_allclose(res.responsibilities, R2, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(res.log_likelihood, ll2, rtol=1e-10)
     for hard in (False, True):
-        full = ae.mixture_of_ensembles(1, codes, 3, n_restarts=3, hard=hard, allow_missing=True)
+        full = moe.mixture_of_ensembles(1, codes, 3, n_restarts=3, hard=hard, allow_missing=True)
         assert np.all(np.diff(full.objective_trace) >= -1e-9 * np.abs(full.objective_trace[1:]))
         assert full.log_likelihood <= 0
 
@@ -186,7 +188,7 @@ def test_mm_recovers_consistent_ensemble():
     truth = np.repeat(np.arange(3), 7)
     rng = np.random.default_rng(4)
     codes = np.stack([rng.permutation(3)[truth] for _ in range(6)])
-    res = ae.mixture_of_ensembles(0, codes, 3)
+    res = moe.mixture_of_ensembles(0, codes, 3)
     assert metrics.ari(truth, res.labels) == 1.0
 
 
@@ -196,7 +198,7 @@ def test_bad_input():
         with pytest.raises(ValueError, match="n_aspects"):
             ae.aspect_em(0, C, bad)
         with pytest.raises(ValueError, match="n_clusters"):
-            ae.mixture_of_ensembles(0, [[0, 1], [1, 1]], bad)
+            moe.mixture_of_ensembles(0, [[0, 1], [1, 1]], bad)
     with pytest.raises(ValueError, match="n_aspects"):
         ae.aspect_em(0, C, 3)
     with pytest.raises(ValueError, match="symmetric"):
@@ -206,11 +208,11 @@ def test_bad_input():
     with pytest.raises(ValueError, match="no co-occurring"):
         ae.aspect_em(0, np.zeros((3, 3)), 1)
     with pytest.raises(ValueError, match="single labeling"):
-        ae.mixture_of_ensembles(0, [0, 1, 1], 2)
+        moe.mixture_of_ensembles(0, [0, 1, 1], 2)
     with pytest.raises(ValueError, match="same length"):
-        ae.mixture_of_ensembles(0, [[0, 1, 1], [0, 1]], 2)
+        moe.mixture_of_ensembles(0, [[0, 1, 1], [0, 1]], 2)
     with pytest.raises(ValueError, match="non-negative"):
-        ae.mixture_of_ensembles(0, [[0, 1, -3], [0, 1, 1]], 2)
+        moe.mixture_of_ensembles(0, [[0, 1, -3], [0, 1, 1]], 2)
     with pytest.raises(ValueError, match="criterion"):
         ae.select_n_aspects(0, C, [1], criterion="aic")
 
@@ -226,7 +228,7 @@ def test_numpyro_program_log_density_matches_formula(x64):
 
     rng = np.random.default_rng(5)
     _, C = _random_counts(rng, 9)
-    rows, cols, counts, n = ae.coassociation_pairs(C)
+    rows, cols, counts, n = coassoc.coassociation_pairs(C)
     p, B = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(n), size=3)
     for a_p, a_B in [(1.0, 1.0), (2.0, 0.7)]:
         lp, _ = log_density(dyadic_aspect, (rows, cols, counts, n, 3), dict(alpha_p=a_p, alpha_B=a_B), {"p": p, "B": B})
@@ -245,7 +247,7 @@ def test_em_fixed_point_is_stationary_for_the_program(x64, a_p, a_B):
 
     rng = np.random.default_rng(6)
     _, C = _random_counts(rng, 10, N=8, kmax=3)
-    rows, cols, counts, n = ae.coassociation_pairs(C)
+    rows, cols, counts, n = coassoc.coassociation_pairs(C)
     res = ae.aspect_em(0, C, 2, n_restarts=1, tol=0.0, max_iter=4000, alpha_p=a_p, alpha_B=a_B)
 
     def f(params):

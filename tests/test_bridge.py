@@ -13,8 +13,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
-from bayesclust import Posterior, bridge, compare, datasets, dp_means, farthest_first_lambda
-from bayesclust import gibbs_dp_gmm, small_variance_path
+from bayesclust import (
+    Posterior,
+    compare,
+    comparison,
+    datasets,
+    dp_means,
+    farthest_first_lambda,
+    gibbs_dp_gmm,
+    small_variance_path,
+)
 
 from ._reference import canonical
 
@@ -147,7 +155,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
     assert 0.0 < base.nmi_draws[0] < 1.0  # a random posterior, not yet the hard limit
 
     # DP-means' clusters under other ids: NMI and P(k = k_hard) cannot change.
-    real_dp_means = bridge.dp_means
+    real_dp_means = comparison.dp_means
 
     def relabelled_dp_means(X_, lam_):
         res = real_dp_means(X_, lam_)
@@ -156,7 +164,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
         centers[ids - 5] = np.asarray(res.centers)
         return res._replace(labels=ids[np.asarray(res.labels)], centers=centers)
 
-    monkeypatch.setattr(bridge, "dp_means", relabelled_dp_means)
+    monkeypatch.setattr(comparison, "dp_means", relabelled_dp_means)
     renamed = _path(X, lam, grid, rho2)
     monkeypatch.undo()
     assert set(np.unique(renamed.hard.labels)) != set(np.unique(base.hard.labels))

@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from bayesclust.bridge_dc import fig1_prototypes
 from bayesclust.cli import main
 from bayesclust.datasets import dc_toy
-from bayesclust.metrics import explained_variance
 from bayesclust.inference.discriminative import (
     dc_map,
     heldout_cost,
@@ -22,6 +20,8 @@ from bayesclust.inference.discriminative import (
     stratified_split,
     width_grid,
 )
+from bayesclust.jobs.dc import fig1_prototypes
+from bayesclust.metrics import explained_variance
 
 
 def _eq9(labels, classes, K, C, n0=1.0):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bayesclust import dp_means, farthest_first_lambda
-from bayesclust.bridge_hdp import grouped_peers
+from bayesclust.jobs.hdp import grouped_peers
 from bayesclust.metrics import mean_group_nmi, nmi
 
 

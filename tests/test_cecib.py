@@ -14,10 +14,10 @@ import pytest
 from scipy import stats
 
 from bayesclust import datasets, metrics
-from bayesclust.cecib import (
-    _State,
+from bayesclust.inference.cecib import (
     _hartigan,
     _min_cluster_size,
+    _State,
     beta_0,
     cecib,
     cecib_cost,
@@ -225,7 +225,7 @@ def test_rank_one_updates_equal_recomputation(family):
             assert Ea == pytest.approx(w_a * (ref_a - math.log(w_a)), rel=1e-9)
             assert E[j] == pytest.approx(w_j * (ref_j - math.log(w_j)), rel=1e-9)
             st.commit_remove(a, x, zi, Ea, *ra)
-            from bayesclust.cecib import _pick
+            from bayesclust.inference.cecib import _pick
 
             st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
             st.labels[i] = j
@@ -328,7 +328,7 @@ def test_clusters_are_removed_down_to_the_true_number():
 def test_kmeanspp_starts_use_the_seeds_of_kmeans_init():
     import jax
 
-    from bayesclust.cecib import _initial_labels
+    from bayesclust.inference.cecib import _initial_labels
     from bayesclust.inference.kmeans import kmeans_init
 
     X, y = blobs(2, n_per=150)
@@ -575,7 +575,12 @@ def test_beta_0_degrades_less_than_beta_1_under_noisy_labels():
 @pytest.mark.slow
 def test_notebook_06_semi_supervised_cecib_runs(monkeypatch):
     pytest.importorskip("nbclient")
-    from tests.test_notebooks import MARKER, NOTEBOOKS, _check_ran_in_smoke_mode_with_figures, _execute
+    from tests.test_notebooks import (
+        MARKER,
+        NOTEBOOKS,
+        _check_ran_in_smoke_mode_with_figures,
+        _execute,
+    )
 
     probe = f"""
 import json, sys

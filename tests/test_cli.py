@@ -141,7 +141,7 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, match", [
     (["--data", "iris"], "grouped data"),
-    (["--k", "3"], "--k and --lam"),
+    (["--k", "3"], "--k is an option of --model dp and dc"),
 ])
 def test_compare_hdp_bad_input(tmp_path, capsys, extra, match):
     assert main(["compare", "--model", "hdp", "--out", str(tmp_path), *extra]) == 2
@@ -166,7 +166,7 @@ def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, match", [
-    (["--k", "3"], "--k and --lam are options of --model dp"),
+    (["--k", "3"], "--k is an option of --model dp and dc"),
     (["--data", "no-such-set"], "no-such-set"),
 ])
 def test_compare_consensus_bad_input(tmp_path, capsys, extra, match):

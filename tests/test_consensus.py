@@ -8,8 +8,10 @@ import scipy.sparse as sp
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
-from bayesclust import consensus as cs
 from bayesclust import metrics
+from bayesclust.inference import coassociation as coassoc
+from bayesclust.inference import ensembles
+from bayesclust.inference import linkage as linkages
 from bayesclust.inference.posterior import Posterior
 
 # Scalability paper Table I (seed L2304-L2349): (name, n, (A) kmin, kmax, (B) kmin, kmax).
@@ -37,8 +39,8 @@ EXCEPTIONS = {("chart", "A", 0), ("chart", "A", 1), ("mfeat-fou", "A", 0)}
 def test_k_rules_reproduce_table_I():
     mismatches = set()
     for name, n, a0, a1, b0, b1 in TABLE_I:
-        got_a = cs.k_bounds(n, "sqrt", rounding="round_half_up")
-        got_b = cs.k_bounds(n, "linear", rounding="round_half_up", A=50, B=20)
+        got_a = ensembles.k_bounds(n, "sqrt", rounding="round_half_up")
+        got_b = ensembles.k_bounds(n, "linear", rounding="round_half_up", A=50, B=20)
         for j, (g, t) in enumerate(zip(got_a, (a0, a1))):
             if g != t:
                 mismatches.add((name, "A", j))
@@ -47,11 +49,11 @@ def test_k_rules_reproduce_table_I():
                 mismatches.add((name, "B", j))
     assert mismatches == EXCEPTIONS
     # Half-to-even rounding would give cigar (B) 12 and rings (B) 22 (errata 6).
-    assert cs.k_bounds(250, "linear", rounding="round_half_up")[1] == 13
+    assert ensembles.k_bounds(250, "linear", rounding="round_half_up")[1] == 13
     # PEnCA rule on iris (spec: K in [7, 27]); ceil of the linear rule.
-    assert cs.k_bounds(150) == (7, 27)
-    assert cs.k_bounds(683) == (14, 34)
-    assert cs.k_bounds(1001, "linear") == (21, 51)
+    assert ensembles.k_bounds(150) == (7, 27)
+    assert ensembles.k_bounds(683) == (14, 34)
+    assert ensembles.k_bounds(1001, "linear") == (21, 51)
 
 
 def _random_labelings(rng, N, n, kmax=5):
@@ -62,13 +64,13 @@ def test_sparse_coassociation_equals_dense_count():
     rng = np.random.default_rng(0)
     for N, n in [(2, 7), (9, 40), (30, 25)]:
         L = _random_labelings(rng, N, n)
-        C = cs.coassociation(L, max_pairs_per_batch=50)  # several batches
+        C = coassoc.coassociation(L, max_pairs_per_batch=50)  # several batches
         ref = metrics.co_clustering_matrix(L) * N  # independent one-hot product
         U = C.counts.toarray()
         np.testing.assert_array_equal(U, np.triu(np.rint(ref), 1))
         assert np.all(np.tril(U) == 0)
         np.testing.assert_allclose(C.toarray(), metrics.co_clustering_matrix(L), atol=1e-15)
-        np.testing.assert_allclose(cs.coassociation_dense(L), metrics.co_clustering_matrix(L), atol=1e-15)
+        np.testing.assert_allclose(coassoc.coassociation_dense(L), metrics.co_clustering_matrix(L), atol=1e-15)
         # |S| = sum_l sum_k |C_k|(|C_k| - 1) (ordered pairs, errata 2).
         S = sum(int(np.sum(np.bincount(r) * (np.bincount(r) - 1))) for r in L)
         assert C.symmetric_counts().sum() == S
@@ -81,7 +83,7 @@ def test_subsampled_coassociation_matches_slow_loop():
     L = _random_labelings(rng, N, n, 4)
     L[rng.random((N, n)) < 0.3] = -1
     L[0] = np.arange(n) % 3  # every object sampled at least once
-    C = cs.coassociation(L, allow_missing=True)
+    C = coassoc.coassociation(L, allow_missing=True)
     counts = np.zeros((n, n))
     trials = np.zeros((n, n))
     for l, i, j in itertools.product(range(N), range(n), range(n)):
@@ -93,20 +95,20 @@ def test_subsampled_coassociation_matches_slow_loop():
     np.testing.assert_array_equal(coo.data, trials[coo.row, coo.col])
     dense = np.where(trials > 0, counts / np.where(trials > 0, trials, 1), 0)
     np.testing.assert_allclose(C.toarray(), dense)
-    np.testing.assert_allclose(cs.coassociation_dense(L, allow_missing=True), dense)
+    np.testing.assert_allclose(coassoc.coassociation_dense(L, allow_missing=True), dense)
     assert C.normalized().max() <= 1.0
 
 
 def test_coassociation_invariances():
     rng = np.random.default_rng(2)
     L = _random_labelings(rng, 8, 30)
-    base = cs.coassociation(L).counts.toarray()
+    base = coassoc.coassociation(L).counts.toarray()
     relabelled = np.stack([rng.permutation(7)[r] * 3 + 11 for r in L])  # any integers per partition
-    np.testing.assert_array_equal(cs.coassociation(relabelled).counts.toarray(), base)
-    np.testing.assert_array_equal(cs.coassociation(L[::-1]).counts.toarray(), base)
+    np.testing.assert_array_equal(coassoc.coassociation(relabelled).counts.toarray(), base)
+    np.testing.assert_array_equal(coassoc.coassociation(L[::-1]).counts.toarray(), base)
     # A list of vectors, an (N, n) array and a Posterior's draws are the same input.
-    np.testing.assert_array_equal(cs.coassociation(list(L)).counts.toarray(), base)
-    np.testing.assert_array_equal(cs.coassociation(Posterior(L)).counts.toarray(), base)
+    np.testing.assert_array_equal(coassoc.coassociation(list(L)).counts.toarray(), base)
+    np.testing.assert_array_equal(coassoc.coassociation(Posterior(L)).counts.toarray(), base)
 
 
 def test_cut_by_merge_order_survives_ties():
@@ -115,8 +117,8 @@ def test_cut_by_merge_order_survives_ties():
     Z = np.array([[0, 1, 1.0, 2], [2, 3, 1.0, 2], [4, 5, 1.0, 4]])
     assert np.unique(fcluster(Z, 3, "maxclust")).size != 3
     for K in range(1, 5):
-        assert np.unique(cs.cut_tree_at(Z, K)).size == K
-    assert cs.cut_tree_at(Z, 3).tolist() == [0, 0, 1, 2]
+        assert np.unique(linkages.cut_tree_at(Z, K)).size == K
+    assert linkages.cut_tree_at(Z, 3).tolist() == [0, 0, 1, 2]
 
 
 def test_cut_equals_fcluster_without_ties():
@@ -128,15 +130,15 @@ def test_cut_equals_fcluster_without_ties():
     for K in (2, 3, 5, 9):
         t = (Z[-K, 2] + Z[-K + 1, 2]) / 2
         ref = fcluster(Z, t, "distance")
-        assert metrics.ari(ref, cs.cut_tree_at(Z, K)) == 1.0
+        assert metrics.ari(ref, linkages.cut_tree_at(Z, K)) == 1.0
 
 
 def test_lifetimes_hand_made():
     # n = 5, heights 0.1 0.15 0.2 0.8: the 2-cluster partition lives 0.6.
-    life = cs.lifetimes([0.1, 0.15, 0.2, 0.8])
+    life = linkages.lifetimes([0.1, 0.15, 0.2, 0.8])
     np.testing.assert_allclose(life, [0, 0, 0.6, 0.05, 0.05, 0.1])
-    np.testing.assert_allclose(cs.lifetimes([0.1, 0.15, 0.2, 0.3], allow_k1=True)[1], 0.7)
-    np.testing.assert_allclose(cs.lifetimes([0.3, 0.2])[2:], [0.0, 0.3])  # inversion clipped
+    np.testing.assert_allclose(linkages.lifetimes([0.1, 0.15, 0.2, 0.3], allow_k1=True)[1], 0.7)
+    np.testing.assert_allclose(linkages.lifetimes([0.3, 0.2])[2:], [0.0, 0.3])  # inversion clipped
 
 
 def test_single_link_is_scipy_single_link():
@@ -144,8 +146,8 @@ def test_single_link_is_scipy_single_link():
     truth = np.repeat(np.arange(3), 12)
     L = np.stack([np.where(rng.random(36) < 0.2, rng.integers(0, 6, 36), truth * 2 + rng.integers(0, 2, 36))
                   for _ in range(20)])
-    C = cs.coassociation(L)
-    res = cs.linkage_consensus(C, "single", 3)
+    C = coassoc.coassociation(L)
+    res = linkages.linkage_consensus(C, "single", 3)
     D = 1 - metrics.co_clustering_matrix(L)
     np.fill_diagonal(D, 0)
     Zs = linkage(squareform(D, checks=False), "single")
@@ -156,7 +158,7 @@ def test_single_link_is_scipy_single_link():
         if h[-K] < h[-K + 1]:
             t = (h[-K] + h[-K + 1]) / 2
             ref = fcluster(Zs, t, "distance")
-            assert metrics.ari(ref, cs.linkage_consensus(C, "single", K).labels) == 1.0
+            assert metrics.ari(ref, linkages.linkage_consensus(C, "single", K).labels) == 1.0
 
 
 def test_sparse_average_link_equals_scipy():
@@ -166,7 +168,7 @@ def test_sparse_average_link_equals_scipy():
     A = (A + A.T) / 2
     A[A < 0.55] = 0  # missing pairs are at distance exactly 1
     np.fill_diagonal(A, 0)
-    Z = cs._average_linkage_sparse(sp.triu(sp.csr_matrix(A), 1).tocsr())
+    Z = linkages._average_linkage_sparse(sp.triu(sp.csr_matrix(A), 1).tocsr())
     D = 1 - A
     np.fill_diagonal(D, 0)
     ref = linkage(squareform(D), "average")
@@ -180,29 +182,29 @@ def test_linkage_consensus_recovers_blocks_by_lifetime():
     # Each partition splits every block in two at random: blocks always co-clustered halves.
     L = np.stack([truth * 2 + rng.integers(0, 2, truth.size) for _ in range(30)])
     for method, dense in [("single", None), ("average", True), ("average", False)]:
-        res = cs.linkage_consensus(L, method, dense=dense)
+        res = linkages.linkage_consensus(L, method, dense=dense)
         assert res.n_clusters == 4
         assert metrics.ari(truth, res.labels) == 1.0
     # Everything always together: one cluster, found only with allow_k1.
     one = np.zeros((5, 12), int)
-    assert cs.linkage_consensus(one, "average", allow_k1=True).n_clusters == 1
-    assert cs.linkage_consensus(one, "average").n_clusters == 2
+    assert linkages.linkage_consensus(one, "average", allow_k1=True).n_clusters == 1
+    assert linkages.linkage_consensus(one, "average").n_clusters == 2
 
 
 def test_kmeans_ensemble_k_rule_and_subsample():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(120, 2))
-    ens = cs.kmeans_ensemble(0, X, 12)
+    ens = ensembles.kmeans_ensemble(0, X, 12)
     assert ens.labels.shape == (12, 120)
-    assert (ens.k_min, ens.k_max) == cs.k_bounds(120)
+    assert (ens.k_min, ens.k_max) == ensembles.k_bounds(120)
     assert np.all((ens.n_clusters >= ens.k_min) & (ens.n_clusters <= ens.k_max))
     for l in range(12):  # an empty k-means cluster is possible, never more clusters than K
         assert np.unique(ens.labels[l]).size <= ens.n_clusters[l]
-    sub = cs.kmeans_ensemble(1, X, 6, subsample=0.75, n_clusters_range=(3, 5))
+    sub = ensembles.kmeans_ensemble(1, X, 6, subsample=0.75, n_clusters_range=(3, 5))
     assert np.all((sub.labels < 0).sum(1) == 30)
-    C = cs.coassociation(sub)
+    C = coassoc.coassociation(sub)
     assert C.pair_trials is not None and np.all(C.pair_trials.data >= C.counts.data)
-    again = cs.kmeans_ensemble(0, X, 12)
+    again = ensembles.kmeans_ensemble(0, X, 12)
     np.testing.assert_array_equal(again.labels, ens.labels)  # explicit randomness
 
 
@@ -214,7 +216,7 @@ def test_ensemble_kmeans_runs_equal_reference_lloyd():
     rng = np.random.default_rng(8)
     X = np.repeat([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]], 10, axis=0) + rng.normal(size=(30, 2))
     # numpy backend: same initial points -> the same Lloyd fixed point as inference.kmeans.
-    lab = cs._kmeans_numpy(np.random.default_rng(3), X, 4, 100)
+    lab = ensembles._kmeans_numpy(np.random.default_rng(3), X, 4, 100)
     init = X[np.random.default_rng(3).choice(30, size=4, replace=False)]
     ref = kmeans(0, X, 4, init=init, tol=0.0).labels
     np.testing.assert_array_equal(lab, ref)
@@ -225,35 +227,35 @@ def test_ensemble_kmeans_runs_equal_reference_lloyd():
     idx = np.asarray(jax.random.permutation(key, 30)[:6])
     with jax.enable_x64(True):
         ref = kmeans(0, X, 4, init=X[idx[:4]], tol=0.0).labels
-        lab_jit = np.asarray(cs._masked_kmeans(key, X, 4, 6, 100))
+        lab_jit = np.asarray(ensembles._masked_kmeans(key, X, 4, 6, 100))
     np.testing.assert_array_equal(lab_jit, ref)
-    ens = cs.kmeans_ensemble(0, X, 3, n_clusters_range=(2, 4), backend="jax")
+    ens = ensembles.kmeans_ensemble(0, X, 3, n_clusters_range=(2, 4), backend="jax")
     assert ens.labels.shape == (3, 30) and ens.labels.min() >= 0
 
 
 def test_bad_labelings():
     with pytest.raises(ValueError, match="same length"):
-        cs.coassociation([[0, 1, 1], [0, 1]])
+        coassoc.coassociation([[0, 1, 1], [0, 1]])
     with pytest.raises(ValueError, match="single labeling"):
-        cs.coassociation([0, 1, 1, 0])
+        coassoc.coassociation([0, 1, 1, 0])
     with pytest.raises(ValueError, match="at least two partitions"):
-        cs.coassociation([[0, 1, 1, 0]])
+        coassoc.coassociation([[0, 1, 1, 0]])
     with pytest.raises(ValueError, match="non-negative"):
-        cs.coassociation([[0, 1, -2, 0], [0, 0, 1, 1]])
+        coassoc.coassociation([[0, 1, -2, 0], [0, 0, 1, 1]])
     with pytest.raises(ValueError, match="non-negative"):
-        cs.coassociation([[0, 1, -1, 0], [0, 0, 1, 1]])
+        coassoc.coassociation([[0, 1, -1, 0], [0, 0, 1, 1]])
     with pytest.raises(ValueError, match="every partition"):
-        cs.coassociation([[0, 1, -1, 0], [0, 0, -1, 1]], allow_missing=True)
+        coassoc.coassociation([[0, 1, -1, 0], [0, 0, -1, 1]], allow_missing=True)
     with pytest.raises(ValueError, match="integer"):
-        cs.coassociation([[0, 1.5], [0, 1]])
+        coassoc.coassociation([[0, 1.5], [0, 1]])
     with pytest.raises(ValueError, match="n_clusters"):
-        cs.linkage_consensus([[0, 1], [0, 0]], "average", 3)
+        linkages.linkage_consensus([[0, 1], [0, 0]], "average", 3)
     with pytest.raises(ValueError, match="method"):
-        cs.linkage_consensus([[0, 1], [0, 0]], "ward")
+        linkages.linkage_consensus([[0, 1], [0, 0]], "ward")
     with pytest.raises(ValueError, match="rule"):
-        cs.k_bounds(10, "cube")
+        ensembles.k_bounds(10, "cube")
     with pytest.raises(ValueError, match="subsample"):
-        cs.kmeans_ensemble(0, np.zeros((5, 2)) + np.arange(5)[:, None], 2, subsample=1.5)
+        ensembles.kmeans_ensemble(0, np.zeros((5, 2)) + np.arange(5)[:, None], 2, subsample=1.5)
 
 
 # --- estimators ---------------------------------------------------------------------------
@@ -320,7 +322,7 @@ def test_run_compare_consensus_writes_report(tmp_path):
     import json
 
     from bayesclust import datasets
-    from bayesclust.bridge_consensus import run_compare_consensus
+    from bayesclust.jobs.consensus import run_compare_consensus
 
     s = run_compare_consensus("stars", tmp_path, seed=1, n_partitions=12, n_restarts=2, plot=False,
                               progress_bar=False)
@@ -330,7 +332,7 @@ def test_run_compare_consensus_writes_report(tmp_path):
     assert all(0 < r["ci"] <= 1 for r in saved["rows"]) and "PEnCA (EM)" in s["report"]
     # The EAC row is the same computation done here independently from the same seed.
     X, y = datasets.make_stars(1)
-    ref = cs.linkage_consensus(cs.coassociation(cs.kmeans_ensemble(1, X, 12)), "average", 2).labels
+    ref = linkages.linkage_consensus(coassoc.coassociation(ensembles.kmeans_ensemble(1, X, 12)), "average", 2).labels
     row = saved["rows"][methods.index("EAC average link, K")]
     assert row["ci"] == pytest.approx(metrics.consistency_index(y, ref))
     assert saved["paper"]["look_alike"] is True

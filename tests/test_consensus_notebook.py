@@ -2,7 +2,12 @@
 
 import pytest
 
-from tests.test_notebooks import MARKER, NOTEBOOKS, _check_ran_in_smoke_mode_with_figures, _execute
+from tests.test_notebooks import (
+    MARKER,
+    NOTEBOOKS,
+    _check_ran_in_smoke_mode_with_figures,
+    _execute,
+)
 
 
 @pytest.mark.slow

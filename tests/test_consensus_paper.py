@@ -9,21 +9,24 @@ several ensembles, assertions on the mean with modest tolerances.
 import numpy as np
 import pytest
 
-from bayesclust import consensus as cs
 from bayesclust import datasets, metrics
 from bayesclust.inference import aspect_em as ae
+from bayesclust.inference import coassociation as coassoc
+from bayesclust.inference import ensembles
+from bayesclust.inference import linkage as linkages
+from bayesclust.inference import mixture_of_ensembles as moe
 
 
 def _runs(X, y, seeds, *, restarts=10, eac_init=False):
     K = len(np.unique(y))
     out = {"PEnCA": [], "MM": [], "PEnCA-eac": []}
     for seed in seeds:
-        ens = cs.kmeans_ensemble(seed, X, 150)
-        C = cs.coassociation(ens)
+        ens = ensembles.kmeans_ensemble(seed, X, 150)
+        C = coassoc.coassociation(ens)
         out["PEnCA"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, n_restarts=restarts).labels))
-        out["MM"].append(metrics.consistency_index(y, ae.mixture_of_ensembles(seed, ens, K, n_restarts=restarts).labels))
+        out["MM"].append(metrics.consistency_index(y, moe.mixture_of_ensembles(seed, ens, K, n_restarts=restarts).labels))
         if eac_init:
-            al = cs.linkage_consensus(C, "average", K).labels
+            al = linkages.linkage_consensus(C, "average", K).labels
             out["PEnCA-eac"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, init=al, n_restarts=1).labels))
     return {k: np.asarray(v) for k, v in out.items()}
 

@@ -20,7 +20,6 @@ from scipy.special import logsumexp
 
 from bayesclust.models.dp_gmm import (
     DEFAULT_TRUNCATION,
-    IsotropicGaussianMixture,
     TruncationWarning,
     alpha_from_lam,
     check_truncation,
@@ -28,6 +27,7 @@ from bayesclust.models.dp_gmm import (
     log_alpha_from_lam,
     truncation_mass,
 )
+from bayesclust.models.mixture import IsotropicGaussianMixture
 
 # --------------------------------------------------------------------------- #
 # alpha(lambda)

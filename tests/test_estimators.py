@@ -202,7 +202,7 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
     assert np.array_equal(est.predict(X), est.labels_)
     np.testing.assert_allclose(est.predict_proba(X).sum(1), 1.0)
     # The posterior is the functional core's with the same key and grouping.
-    from bayesclust.estimators import _key_from_random_state
+    from bayesclust.estimators._base import _key_from_random_state
 
     post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
                          num_warmup=40, num_samples=40, progress_bar=False)
@@ -225,7 +225,7 @@ from bayesclust.estimators import DiscriminativeClustering  # noqa: E402
 
 def test_discriminative_clustering_matches_functional_core_and_scores():
     from bayesclust.datasets import dc_toy
-    from bayesclust.estimators import _key_from_random_state
+    from bayesclust.estimators._base import _key_from_random_state
     from bayesclust.inference.discriminative import dc_map
     from bayesclust.metrics import dc_log_posterior
 

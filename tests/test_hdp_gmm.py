@@ -34,12 +34,12 @@ from bayesclust.models.dp_gmm import TruncationWarning, dp_gmm, log_alpha_from_l
 from bayesclust.models.hdp_gmm import (
     BETA_FLOOR,
     GroupedData,
-    PointwiseIsotropicGaussianMixture,
     hdp_concentrations_from_lam,
     hdp_gmm,
     hdp_log_concentrations_from_lam,
     prepare_groups,
 )
+from bayesclust.models.mixture import IsotropicGaussianMixture
 
 # --------------------------------------------------------------------------- #
 # NumPy / SciPy reference of the model's log density
@@ -248,12 +248,12 @@ def test_pointwise_mixture_matches_per_point_mixtures(x64):
     w = rng.dirichlet(np.ones(T), size=n)
     means = rng.normal(size=(T, d))
     x = rng.normal(size=(3, n, d))  # a sample axis in front of the batch
-    mix = PointwiseIsotropicGaussianMixture(w, means, 0.7)
+    mix = IsotropicGaussianMixture(w, means, 0.7)
     assert mix.batch_shape == (n,) and mix.event_shape == (d,)
 
     @jax.jit
     def run(w, means, x):
-        mix = PointwiseIsotropicGaussianMixture(w, means, 0.7)
+        mix = IsotropicGaussianMixture(w, means, 0.7)
         ref = dist.MixtureSameFamily(  # numpyro's own mixture, one weight row per point
             dist.Categorical(probs=w),
             dist.Normal(jnp.broadcast_to(means, (n, T, d)), math.sqrt(0.7)).to_event(1),

@@ -13,7 +13,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bayesclust import datasets
 from bayesclust.estimators import SMIC
-from bayesclust.information import (
+from bayesclust.graphs import local_scaling_cross_kernel, local_scaling_kernel
+from bayesclust.inference.smic import (
     LSMI_DELTAS,
     LSMI_GAMMAS,
     lsmi,
@@ -22,7 +23,6 @@ from bayesclust.information import (
     smic_predict,
     smic_select,
 )
-from bayesclust.kernels import local_scaling_cross_kernel, local_scaling_kernel
 
 
 def _standardize(X):

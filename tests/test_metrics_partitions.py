@@ -14,12 +14,12 @@ import pytest
 import scipy.stats
 from sklearn import metrics as skm
 
+from bayesclust.inference.point_estimates import partition_point_estimate
 from bayesclust.metrics import (
     binder_loss,
     co_clustering_matrix,
     expected_binder_loss,
     expected_vi_loss,
-    partition_point_estimate,
     set_partitions,
     variation_of_information,
     vi_lower_bound,

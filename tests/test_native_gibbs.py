@@ -21,7 +21,12 @@ from bayesclust import _native
 from bayesclust.inference import gibbs as G
 from bayesclust.inference.gibbs import gibbs_dp_gmm, init_state
 
-from ._reference import all_partitions, canonical, dp_gmm_log_posterior, gibbs_point_pass_loop
+from ._reference import (
+    all_partitions,
+    canonical,
+    dp_gmm_log_posterior,
+    gibbs_point_pass_loop,
+)
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="native kernels not built")
 

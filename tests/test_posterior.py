@@ -370,7 +370,7 @@ def test_relabel_component_params_argument():
 def test_diagnostics_iid_draws_match_arviz():
     az = _az_import()
     rng = np.random.default_rng(10)
-    C, S, n = 4, 300, 6
+    C, S = 4, 300
     # i.i.d. draws: each draw is one of three partitions with k = 1, 2, 3
     parts = np.array([[0] * 6, [0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]])
     pick = rng.choice(3, size=(C, S), p=[0.2, 0.5, 0.3])

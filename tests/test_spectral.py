@@ -24,13 +24,13 @@ from bayesclust import (
     penalized_ncut,
     spectral_dp_means,
 )
+from bayesclust.graphs import knn_gaussian_affinity
 from bayesclust.inference.spectral import (
     kernel_dp_means_objective,
     ncut_sigma_psd,
     normalized_cut,
     thresholded_eigenvectors,
 )
-from bayesclust.kernels import knn_gaussian_affinity
 from bayesclust.metrics import nmi, set_partitions
 
 # --------------------------------------------------------------------------- #

@@ -57,15 +57,15 @@ from jax.scipy.special import gammaln
 
 from .. import _native
 from .. import _validation as V
-from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
 from ..kernels import (
+    PRECISION,
     assigned_squared_distances,
     categorical_inverse_cdf,
     complete_data_log_likelihood,
     segment_stats,
-    PRECISION,
     weighted_means,
 )
+from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
 
 __all__ = [
     "gibbs_dp_gmm",
@@ -330,7 +330,6 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
     model, JCGS 13(1), 158-182.
     """
     n, d = X.shape
-    K = state.counts.shape[0]
     dtype = X.dtype
     sigma2 = state.sigma2
     k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)

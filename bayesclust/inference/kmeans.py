@@ -18,7 +18,12 @@ import numpy as np
 from jax import lax
 
 from .. import _validation as V
-from ..kernels import nearest_center, nearest_center_stats, squared_norms, weighted_means
+from ..kernels import (
+    nearest_center,
+    nearest_center_stats,
+    squared_norms,
+    weighted_means,
+)
 
 __all__ = ["kmeans", "KMeansResult", "kmeans_init"]
 

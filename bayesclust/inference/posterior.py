@@ -23,7 +23,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .._validation import check_array
-from ..metrics import co_clustering_matrix, partition_point_estimate
+from ..metrics import co_clustering_matrix
+from .point_estimates import partition_point_estimate
 
 __all__ = ["Posterior", "Relabelled"]
 
@@ -512,7 +513,7 @@ class Posterior:
         loss : {"binder", "vi"}, default "binder"
             Posterior expected Binder loss (from :meth:`co_clustering`) or expected
             variation of information (on the pooled draws); see
-            :func:`bayesclust.metrics.partition_point_estimate`, called with its defaults.
+            :func:`bayesclust.inference.point_estimates.partition_point_estimate`, called with its defaults.
 
         Returns
         -------

@@ -29,7 +29,6 @@ eigensolvers); no JAX code runs here.
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np

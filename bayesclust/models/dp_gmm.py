@@ -34,15 +34,14 @@ import jax
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
-from numpyro.distributions import constraints
 
 from .. import _validation as V
-from ..kernels import isotropic_gaussian_logpdf, stick_breaking
+from ..kernels import stick_breaking
+from .mixture import IsotropicGaussianMixture, log_weights
 
 __all__ = [
     "DEFAULT_TRUNCATION",
     "TruncationWarning",
-    "IsotropicGaussianMixture",
     "alpha_from_lam",
     "log_alpha_from_lam",
     "dp_gmm",
@@ -241,93 +240,6 @@ def alpha_from_lam(lam, sigma2, rho2, d):
     return jnp.exp(log_alpha)
 
 
-# --------------------------------------------------------------------------- #
-# The marginal (assignment-free) likelihood
-# --------------------------------------------------------------------------- #
-
-
-@jax.jit
-def _log_weights(weights):
-    """``log w`` with a floor at the dtype's ``tiny``.
-
-    Stick-breaking weights of late sticks can underflow to 0 in float32; the
-    floor keeps ``log`` finite and its gradient 0 instead of ``0 * inf = NaN``
-    (a weight below ``tiny`` contributes ``exp(-87)`` relative mass at most).
-    """
-    return jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny))
-
-
-class IsotropicGaussianMixture(dist.Distribution):
-    """Mixture of isotropic Gaussians with the component marginalised out.
-
-    .. math::
-
-        \\log p(x \\mid w, \\mu, \\sigma) = \\log\\sum_k w_k\\,
-            N(x \\mid \\mu_k, \\sigma I)
-
-    computed with :func:`bayesclust.kernels.isotropic_gaussian_logpdf` and a
-    log-sum-exp, i.e. with the same numbers as the samplers' responsibilities
-    (:func:`bayesclust.kernels.log_responsibilities`).
-
-    Parameters
-    ----------
-    weights : array, shape (T,)
-        Mixture weights (non-negative, summing to one).
-    means : array, shape (T, d)
-        Component means.
-    sigma2 : float or scalar array
-        Component **variance** (not a standard deviation).
-
-    Notes
-    -----
-    Event shape ``(d,)``, batch shape ``()``: inside ``plate("data", n)`` it
-    scores ``n`` points.  ``sample`` draws the component and then the point.
-    """
-
-    arg_constraints = {
-        "weights": constraints.simplex,
-        "means": constraints.real_matrix,
-        "sigma2": constraints.positive,
-    }
-    support = constraints.real_vector
-
-    def __init__(self, weights, means, sigma2, *, validate_args=None):
-        self.weights = weights
-        self.means = means
-        self.sigma2 = sigma2
-        super().__init__(
-            batch_shape=(), event_shape=(jnp.shape(means)[-1],), validate_args=validate_args
-        )
-
-    def sample(self, key, sample_shape=()):
-        key_z, key_x = jax.random.split(key)
-        z = jax.random.categorical(key_z, _log_weights(self.weights), shape=sample_shape)
-        eps = jax.random.normal(key_x, tuple(sample_shape) + self.event_shape, self.means.dtype)
-        return self.means[z] + jnp.sqrt(self.sigma2) * eps
-
-    def component_log_prob(self, value):
-        """``log w_k + log N(x | mu_k, sigma2 I)``, shape ``value.shape[:-1] + (T,)``."""
-        return _component_log_prob(self.weights, self.means, self.sigma2, value)
-
-    def log_prob(self, value):
-        return _mixture_log_prob(self.weights, self.means, self.sigma2, value)
-
-
-# Jitted so that eager runs of the model (NumPyro's initialisation traces it
-# op by op) compile one program instead of one per primitive.
-@jax.jit
-def _component_log_prob(weights, means, sigma2, value):
-    d = means.shape[-1]
-    flat = jnp.reshape(value, (-1, d))
-    joint = _log_weights(weights) + isotropic_gaussian_logpdf(flat, means, sigma2)
-    return jnp.reshape(joint, value.shape[:-1] + (means.shape[0],))
-
-
-@jax.jit
-def _mixture_log_prob(weights, means, sigma2, value):
-    return jax.scipy.special.logsumexp(_component_log_prob(weights, means, sigma2, value), axis=-1)
-
-
 _stick_breaking = jax.jit(stick_breaking)
 
 
@@ -458,7 +370,7 @@ def dp_gmm(
     mixture = IsotropicGaussianMixture(weights, means, sigma2)
     if X is None:
         with numpyro.plate("data", n):
-            z = numpyro.sample("z", dist.Categorical(logits=_log_weights(weights)))
+            z = numpyro.sample("z", dist.Categorical(logits=log_weights(weights)))
             x = numpyro.sample("x", dist.Normal(means[z], jnp.sqrt(sigma2)).to_event(1))
         numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(x)))
         return x

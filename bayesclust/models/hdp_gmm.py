@@ -43,27 +43,24 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
-from numpyro.distributions import constraints
 
 from .. import _validation as V
-from ..kernels import isotropic_gaussian_logpdf
 from .dp_gmm import (
     DEFAULT_TRUNCATION,
     _any_traced,
     _check_data,
     _check_prior,
     _is_tracer,
-    _log_weights,
     _positive,
     _stick_breaking,
     log_alpha_from_lam,
 )
+from .mixture import IsotropicGaussianMixture, log_weights
 
 __all__ = [
     "BETA_FLOOR",
     "DEFAULT_TRUNCATION",
     "GroupedData",
-    "PointwiseIsotropicGaussianMixture",
     "hdp_gmm",
     "hdp_concentrations_from_lam",
     "hdp_log_concentrations_from_lam",
@@ -374,88 +371,6 @@ def hdp_concentrations_from_lam(lam_local, lam_global, sigma2, rho2, d):
     return _exp(log_alpha), _exp(log_gamma)
 
 
-# --------------------------------------------------------------------------- #
-# The marginal (assignment-free) likelihood with per-point weights
-# --------------------------------------------------------------------------- #
-
-
-class PointwiseIsotropicGaussianMixture(dist.Distribution):
-    """Mixture of isotropic Gaussians with one weight vector per point, components summed out.
-
-    .. math::
-
-        \\log p(x_i \\mid w_i, \\mu, \\sigma) = \\log\\sum_k w_{ik}\\,
-            N(x_i \\mid \\mu_k, \\sigma I)
-
-    The batched form of :class:`bayesclust.models.dp_gmm.IsotropicGaussianMixture`
-    (same kernels: :func:`bayesclust.kernels.isotropic_gaussian_logpdf`, the
-    weight floor at the dtype's ``tiny`` and a log-sum-exp); in
-    :func:`hdp_gmm` point ``i`` of data set ``j`` has ``w_i = pi_j``.
-
-    Parameters
-    ----------
-    weights : array, shape (..., T)
-        Mixture weights, a simplex per batch element; the batch shape is
-        ``weights.shape[:-1]``, e.g. ``(n,)``.
-    means : array, shape (T, d)
-        Component means (shared by the batch).
-    sigma2 : float or scalar array
-        Component **variance** (not a standard deviation).
-
-    Notes
-    -----
-    Event shape ``(d,)``.  ``sample`` draws the component of every batch
-    element and then the point.
-    """
-
-    arg_constraints = {
-        "weights": constraints.simplex,
-        "means": constraints.real_matrix,
-        "sigma2": constraints.positive,
-    }
-    support = constraints.real_vector
-
-    def __init__(self, weights, means, sigma2, *, validate_args=None):
-        self.weights = weights
-        self.means = means
-        self.sigma2 = sigma2
-        super().__init__(
-            batch_shape=jnp.shape(weights)[:-1],
-            event_shape=(jnp.shape(means)[-1],),
-            validate_args=validate_args,
-        )
-
-    def sample(self, key, sample_shape=()):
-        shape = tuple(sample_shape) + self.batch_shape
-        key_z, key_x = jax.random.split(key)
-        z = jax.random.categorical(key_z, _log_weights(self.weights), shape=shape)
-        eps = jax.random.normal(key_x, shape + self.event_shape, self.means.dtype)
-        return self.means[z] + jnp.sqrt(self.sigma2) * eps
-
-    def component_log_prob(self, value):
-        """``log w_ik + log N(x_i | mu_k, sigma2 I)``, shape ``value.shape[:-1] + (T,)``."""
-        return _pointwise_component_log_prob(self.weights, self.means, self.sigma2, value)
-
-    def log_prob(self, value):
-        return _pointwise_mixture_log_prob(self.weights, self.means, self.sigma2, value)
-
-
-# Jitted (as in dp_gmm) so that NumPyro's eager initialisation compiles one program.
-@jax.jit
-def _pointwise_component_log_prob(weights, means, sigma2, value):
-    T, d = means.shape
-    flat = jnp.reshape(value, (-1, d))
-    log_lik = jnp.reshape(isotropic_gaussian_logpdf(flat, means, sigma2), value.shape[:-1] + (T,))
-    return log_lik + _log_weights(weights)
-
-
-@jax.jit
-def _pointwise_mixture_log_prob(weights, means, sigma2, value):
-    return jax.scipy.special.logsumexp(
-        _pointwise_component_log_prob(weights, means, sigma2, value), axis=-1
-    )
-
-
 @jax.jit
 def _group_concentration(alpha, beta):
     """``alpha * max(beta, BETA_FLOOR)``, the Dirichlet concentration of every ``pi_j``."""
@@ -587,7 +502,7 @@ def hdp_gmm(
     ``pi_gamma`` and ``pi_exponential`` ((D, L), plates ``"groups"`` x
     ``"components"``)); ``log_likelihood`` (deterministic, ``sum_i log p(x_i | pi, mu, sigma)``);
     ``x`` (plate ``"data"``, observed under
-    :class:`PointwiseIsotropicGaussianMixture`, or drawn in generative mode)
+    :class:`IsotropicGaussianMixture`, or drawn in generative mode)
     and ``z`` (generative mode only).
 
     The Dirichlet concentration is ``c = alpha * max(beta, BETA_FLOOR)``: late
@@ -683,10 +598,10 @@ def hdp_gmm(
         pi = numpyro.deterministic("pi", _boosted_dirichlet(g, e, concentration))
 
     weights = pi[gid]  # (n, L): the weights of every point's data set
-    mixture = PointwiseIsotropicGaussianMixture(weights, means, sigma2)
+    mixture = IsotropicGaussianMixture(weights, means, sigma2)
     if X is None:
         with numpyro.plate("data", n):
-            z = numpyro.sample("z", dist.Categorical(logits=_log_weights(weights)))
+            z = numpyro.sample("z", dist.Categorical(logits=log_weights(weights)))
             x = numpyro.sample("x", dist.Normal(means[z], jnp.sqrt(sigma2)).to_event(1))
         numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(x)))
         return x

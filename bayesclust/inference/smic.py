@@ -37,8 +37,14 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ._validation import as_rng_key, check_array, check_int, check_labels, check_positive
-from .kernels import local_scaling_cross_kernel, local_scaling_kernel
+from .._validation import (
+    as_rng_key,
+    check_array,
+    check_int,
+    check_labels,
+    check_positive,
+)
+from ..graphs import local_scaling_cross_kernel, local_scaling_kernel
 
 __all__ = [
     "SMICResult",

@@ -4,20 +4,22 @@
   k-means and DP-means on the pooled data, and on each data set separately.
 * :func:`run_compare_hdp` -- the job behind ``bayesclust compare --model hdp``.
 
-Like :mod:`bayesclust.bridge`, this module sits at the top of the import graph;
-scikit-learn is used only as the external k-means peer.
+Like every job, this module sits at the top of the import graph; scikit-learn is
+used only as the external k-means peer.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from . import datasets, metrics
-from .bridge import _finite, _json_default, _timed
-from .inference.dp_means import dp_means, farthest_first_lambda
+from .. import _validation as V
+from .. import datasets, metrics
+from ..inference.dp_means import dp_means, farthest_first_lambda
+from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
+from ..inference.hdp_gibbs import gibbs_hdp_gmm
+from ._common import convergence, save_figure, timed, write_outputs
 
 __all__ = ["grouped_peers", "run_compare_hdp"]
 
@@ -49,19 +51,19 @@ def grouped_peers(groups, n_local: int, n_global: int, *, seed: int = 0) -> dict
     X = np.concatenate(groups)
     splits = np.cumsum([len(g) for g in groups])[:-1]
     out = {}
-    km, t = _timed(lambda: KMeans(n_global, n_init=10, random_state=seed).fit(X).labels_)
+    km, t = timed(lambda: KMeans(n_global, n_init=10, random_state=seed).fit(X).labels_)
     out["kmeans pooled"] = {"labels": np.split(km, splits), "k": n_global, "seconds": t}
-    dpm, t = _timed(lambda: dp_means(X, farthest_first_lambda(X, n_global)))
+    dpm, t = timed(lambda: dp_means(X, farthest_first_lambda(X, n_global)))
     out["DP-means pooled"] = {"labels": np.split(np.asarray(dpm.labels), splits),
                               "k": dpm.n_clusters, "seconds": t}
     from threadpoolctl import threadpool_limits
 
     # Tens of tiny fits: OpenMP threads only add overhead (10-50x on a busy machine).
     with threadpool_limits(1):
-        kms, t = _timed(lambda: [KMeans(min(n_local, len(g)), n_init=10, random_state=seed)
+        kms, t = timed(lambda: [KMeans(min(n_local, len(g)), n_init=10, random_state=seed)
                                  .fit(g).labels_ for g in groups])
     out["kmeans per data set"] = {"labels": kms, "k": float(n_local), "seconds": t}
-    dps, t = _timed(lambda: [dp_means(g, farthest_first_lambda(g, min(n_local, len(g))))
+    dps, t = timed(lambda: [dp_means(g, farthest_first_lambda(g, min(n_local, len(g))))
                              for g in groups])
     out["DP-means per data set"] = {"labels": [np.asarray(r.labels) for r in dps],
                                     "k": float(np.mean([r.n_clusters for r in dps])),
@@ -108,10 +110,6 @@ def run_compare_hdp(
     dict
         The JSON summary plus a human-readable ``report``.
     """
-    from . import _validation as V
-    from .inference.hard_hdp import hard_hdp, hard_hdp_penalties
-    from .inference.hdp_gibbs import gibbs_hdp_gmm
-
     if data != "hdp-groups":
         raise ValueError(f"--model hdp needs grouped data: the built-in 'hdp-groups' (got {data!r})")
     groups, labels, _ = datasets.hdp_groups(seed)
@@ -124,9 +122,9 @@ def run_compare_hdp(
     n_local = V.check_int(n_local, "n_local", minimum=1)
     n_global = V.check_int(n_global, "n_global", minimum=1)
 
-    (lam_l, lam_g), pen_s = _timed(lambda: hard_hdp_penalties(groups, n_local, n_global))
+    (lam_l, lam_g), pen_s = timed(lambda: hard_hdp_penalties(groups, n_local, n_global))
     hard_hdp(groups, lam_l, lam_g)  # compile once, so the timing below is the run alone
-    hard, hard_s = _timed(lambda: hard_hdp(groups, lam_l, lam_g))
+    hard, hard_s = timed(lambda: hard_hdp(groups, lam_l, lam_g))
     sse = metrics.sse(X, np.concatenate(hard.labels), hard.centers)
     sigma2 = max(sse / (n * d), 1e-8 * float(np.var(X)))
     rho2 = float(np.var(X, axis=0).mean())
@@ -136,7 +134,7 @@ def run_compare_hdp(
     point = post.point_estimate("vi")
     point_groups = post.labels_by_group(point)
     peers = grouped_peers(groups, n_local, n_global, seed=seed)
-    diag = post.diagnostics()
+    conv = convergence(post)
 
     rows = [
         {"method": "hard HDP", "k": int(hard.n_global), "local_k_mean": float(hard.n_local.mean()),
@@ -162,20 +160,15 @@ def run_compare_hdp(
                   "gamma": 1.0, "num_chains": num_chains, "num_warmup": num_warmup,
                   "num_samples": num_samples,
                   "k_distribution": {str(k): v for k, v in post.k_distribution().items()},
-                  "rhat_k": _finite(diag.get("n_clusters", {}).get("rhat")),
-                  "ess_bulk_k": _finite(diag.get("n_clusters", {}).get("ess_bulk")),
+                  "rhat_k": conv["rhat"], "ess_bulk_k": conv["ess_bulk"],
                   "nmi_point_to_hard_hdp": metrics.nmi(np.concatenate(hard.labels), point),
                   "seconds_including_compile": post.seconds},
         "rows": rows,
         "paper": {"hard HDP": 0.81, "kmeans pooled": 0.77, "DP-means pooled": 0.73,
                   "per data set": 0.79, "hard HDP global clusters": 17, "local per data set": 4.4},
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compare_hdp.json").write_text(json.dumps(summary, indent=2, default=_json_default))
-    if plot:
-        _figure(groups, labels, hard, post, point, rows, out / "compare_hdp.png")
-        summary["figure"] = str(out / "compare_hdp.png")
+    figure = (lambda f: _figure(groups, labels, hard, post, point, rows, f)) if plot else None
+    wrote = write_outputs(summary, out_dir, "compare_hdp", figure)
     head = f"{'method':<26}{'k':>7}{'local k':>9}{'NMI':>8}{'seconds':>10}"
     lines = [f"{data} (seed {seed}): {len(groups)} data sets, {n} x {d}, {n_global} true classes; "
              f"NMI per data set, averaged (KJ 2012 §6.3: hard HDP .81, pooled k-means .77, "
@@ -187,14 +180,19 @@ def run_compare_hdp(
         f"hard HDP penalties: lam_local {lam_l:.4g}, lam_global {lam_g:.4g}; sampler sigma2 "
         f"{sigma2:.4g}, rho2 {rho2:.4g}; NMI(sampled point, hard HDP) "
         f"{summary['gibbs']['nmi_point_to_hard_hdp']:.3f} (sampler time includes compilation)",
-        f"wrote {out / 'compare_hdp.json'}" + (f" and {out / 'compare_hdp.png'}" if plot else ""),
+        wrote,
     ]
     summary["report"] = "\n".join(lines)
     return summary
 
 
 def _figure(groups, labels, hard, post, point, rows, filename):
-    from .plotting import _pyplot, plot_co_clustering, plot_method_scores, plot_partition
+    from ..plotting import (
+        _pyplot,
+        plot_co_clustering,
+        plot_method_scores,
+        plot_partition,
+    )
 
     plt = _pyplot()
     X = np.concatenate(groups)
@@ -215,6 +213,4 @@ def _figure(groups, labels, hard, post, point, rows, filename):
     ax[4].set_title("k trace", fontsize=10)
     ax[4].legend(fontsize=8)
     plot_method_scores(rows, "nmi", ax=ax[5], xlabel="NMI per data set, averaged", xlim=(0, 1))
-    fig.tight_layout()
-    fig.savefig(filename, dpi=100)
-    plt.close(fig)
+    save_figure(fig, filename)

@@ -5,22 +5,28 @@
   (average/single link, fixed K and lifetime), Topchy et al.'s MM (EM and hard), scored by
   the consistency index (CI) and NMI against the true classes.
 
-Like :mod:`bayesclust.bridge`, this module sits at the top of the import graph.
+Like every job, this module sits at the top of the import graph.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from . import datasets, metrics
-from .bridge import _json_default, _timed
+from .. import _validation as V
+from .. import datasets, metrics
+from ..inference.aspect_em import aspect_em
+from ..inference.coassociation import coassociation
+from ..inference.ensembles import kmeans_ensemble
+from ..inference.linkage import linkage_consensus
+from ..inference.mixture_of_ensembles import mixture_of_ensembles
+from ..plotting import project_2d
+from ._common import save_figure, timed, write_outputs
 
 __all__ = ["run_compare_consensus", "CONSENSUS_DATA", "PENCA_TABLE1"]
 
-#: PEnCA Table 1 (seed 003, L987-L1000): (PEnCA CI, MM CI) for the rows available offline.
+#: Lourenco, Fred & Figueiredo (2011), Table 1: (PEnCA CI, MM CI) for the rows available offline.
 PENCA_TABLE1 = {
     "iris": (0.920, 0.693),
     "wine-norm": (0.949, 0.590),
@@ -67,7 +73,7 @@ def run_compare_consensus(
     """Consensus of one k-means ensemble by PEnCA, EAC linkage and MM, side by side.
 
     Builds an ensemble of ``n_partitions`` k-means runs with the PEnCA K rule
-    (:func:`bayesclust.consensus.kmeans_ensemble`), its sparse co-association, and extracts
+    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`), its sparse co-association, and extracts
     a consensus with ``K`` = the true number of classes by: PEnCA (best likelihood of
     ``n_restarts`` random starts) and its hard limit (classification EM); EAC average and
     single link (merge-order cut at K) and average link with the lifetime criterion; MM
@@ -96,10 +102,6 @@ def run_compare_consensus(
     dict
         The JSON summary plus a human-readable ``report``.
     """
-    from . import _validation as V
-    from .consensus import coassociation, kmeans_ensemble, linkage_consensus
-    from .inference.aspect_em import aspect_em, mixture_of_ensembles
-
     if data not in CONSENSUS_DATA:
         raise ValueError(f"unknown data set {data!r} for --model consensus; valid: {', '.join(CONSENSUS_DATA)}")
     seed = V.check_int(seed, "seed", minimum=0)
@@ -109,8 +111,8 @@ def run_compare_consensus(
     n, d = X.shape
     K = metrics.n_clusters(y)
 
-    ens, ens_s = _timed(lambda: kmeans_ensemble(seed, X, n_partitions))
-    C, co_s = _timed(lambda: coassociation(ens))
+    ens, ens_s = timed(lambda: kmeans_ensemble(seed, X, n_partitions))
+    C, co_s = timed(lambda: coassociation(ens))
 
     def say(msg):
         if progress_bar:
@@ -119,16 +121,16 @@ def run_compare_consensus(
     say(f"ensemble: {n_partitions} k-means partitions, K in [{ens.k_min}, {ens.k_max}] ({ens_s:.2f} s); "
         f"co-association: {C.nnz} pairs, {C.nbytes} bytes ({co_s:.2f} s)")
     # Compile PEnCA's loops once (one iteration), so the timings below are the runs alone.
-    _, compile_s = _timed(lambda: (aspect_em(seed, C, K, n_restarts=1, max_iter=1),
+    _, compile_s = timed(lambda: (aspect_em(seed, C, K, n_restarts=1, max_iter=1),
                                    aspect_em(seed, C, K, n_restarts=1, max_iter=1, hard=True)))
     runs = {}
-    runs["PEnCA (EM)"] = _timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts))
-    runs["PEnCA hard limit (CEM)"] = _timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts, hard=True))
-    runs["EAC average link, K"] = _timed(lambda: linkage_consensus(C, "average", K))
-    runs["EAC single link, K"] = _timed(lambda: linkage_consensus(C, "single", K))
-    runs["EAC average link, lifetime"] = _timed(lambda: linkage_consensus(C, "average"))
-    runs["MM (EM)"] = _timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts))
-    runs["MM hard (CEM)"] = _timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts, hard=True))
+    runs["PEnCA (EM)"] = timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts))
+    runs["PEnCA hard limit (CEM)"] = timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts, hard=True))
+    runs["EAC average link, K"] = timed(lambda: linkage_consensus(C, "average", K))
+    runs["EAC single link, K"] = timed(lambda: linkage_consensus(C, "single", K))
+    runs["EAC average link, lifetime"] = timed(lambda: linkage_consensus(C, "average"))
+    runs["MM (EM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts))
+    runs["MM hard (CEM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts, hard=True))
     rows = []
     for name, (res, secs) in runs.items():
         lab = res.labels
@@ -153,12 +155,8 @@ def run_compare_consensus(
         "paper": None if paper is None else {"PEnCA": paper[0], "MM": paper[1],
                                              "look_alike": data in _GENERATED},
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compare_consensus.json").write_text(json.dumps(summary, indent=2, default=_json_default))
-    if plot:
-        _figure(X, y, C, penca, rows, out / "compare_consensus.png")
-        summary["figure"] = str(out / "compare_consensus.png")
+    figure = (lambda f: _figure(X, y, C, penca, rows, f)) if plot else None
+    wrote = write_outputs(summary, out_dir, "compare_consensus", figure)
     ref = ""
     if paper is not None:
         ref = (f"; PEnCA Table 1: PEnCA {paper[0]:.3f}, MM {paper[1]:.3f}"
@@ -168,18 +166,18 @@ def run_compare_consensus(
              f"{'method':<30}{'k':>4}{'CI':>8}{'NMI':>8}{'seconds':>10}"]
     for r in rows:
         lines.append(f"{r['method']:<30}{r['k']:>4}{r['ci']:>8.3f}{r['nmi']:>8.3f}{r['seconds']:>10.3f}")
-    lines.append(f"wrote {out / 'compare_consensus.json'}" + (f" and {out / 'compare_consensus.png'}" if plot else ""))
+    lines.append(wrote)
     summary["report"] = "\n".join(lines)
     return summary
 
 
 def _figure(X, y, C, penca, rows, filename):
-    from .plotting import _pyplot, plot_method_scores, plot_partition
+    from ..plotting import _pyplot, plot_method_scores, plot_partition
 
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 9))
     ax = axes.ravel()
-    X2 = X[:, :2] if X.shape[1] <= 2 else _pca2(X)
+    X2 = project_2d(X)
     plot_partition(X2, metrics.match_labels(y, penca.labels), ax=ax[0],
                    title="PEnCA consensus" + (" (first 2 PCs)" if X.shape[1] > 2 else ""))
     order = np.lexsort((-penca.memberships.max(1), penca.labels))
@@ -198,12 +196,4 @@ def _figure(X, y, C, penca, rows, filename):
     ax[2].set_xlabel("object (sorted)")
     ax[2].legend(fontsize=8)
     plot_method_scores(rows, "ci", ax=ax[3], xlabel="consistency index CI", xlim=(0, 1))
-    fig.tight_layout()
-    fig.savefig(filename, dpi=100)
-    plt.close(fig)
-
-
-def _pca2(X):
-    Xc = X - X.mean(axis=0)
-    _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
-    return Xc @ Vt[:2].T
+    save_figure(fig, filename)

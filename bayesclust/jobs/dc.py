@@ -7,23 +7,21 @@
 Every method is scored the same way (Kaski, Sinkkonen & Klami 2005, §7.2.1): the
 exact log posterior (eq. 9) of the hard Voronoi cells of its prototypes / centres
 on the training data, and the test cost (minus eq. 9) of the held-out points'
-cells, computed from ``x`` alone.  Like :mod:`bayesclust.bridge`, this module sits
-at the top of the import graph.
+cells, computed from ``x`` alone.  Like every job, this module sits at the top of
+the import graph.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from . import _validation as V
-from . import datasets, metrics
-from .bridge import _finite, _json_default, _load_data, _timed
-from .inference.dc_baselines import mda2_em, mog_em
-from .inference.discriminative import (
+from .. import _validation as V
+from .. import datasets, metrics
+from ..inference.dc_baselines import mda2_em, mog_em
+from ..inference.discriminative import (
     dc_anneal,
     dc_map,
     dc_nuts,
@@ -34,11 +32,12 @@ from .inference.discriminative import (
     stratified_split,
     width_grid,
 )
-from .inference.kmeans import kmeans
+from ..inference.kmeans import kmeans
+from ._common import convergence, load_data, save_figure, timed, write_outputs
 
 __all__ = ["fig1_prototypes", "run_compare_dc"]
 
-#: Fig. 1 settings of the project spec (B5.1): 6 prototypes, smoothing 0.3, lam_vq 1 standing for infinity.
+#: Fig. 1 settings (Kaski et al. 2005, §7.1): 6 prototypes, smoothing 0.3, lam_vq 1 standing for infinity.
 FIG1_LAM_VQ = (0.0, 0.02, 1.0)
 FIG1_N_CLUSTERS = 6
 FIG1_SMOOTH_STD = 0.3
@@ -52,7 +51,7 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
     For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.dc_map`)
     of :math:`C_{VQ} = \text{MAP}_{DC} - \lambda_{VQ} E_{VQ}` (eq. 15) from
     ``n_starts`` random initialisations and keeps the best smoothed objective
-    (spec B5.1: best of 3).  At ``lam_vq = 0`` the prototypes line up along the
+    (best of 3).  At ``lam_vq = 0`` the prototypes line up along the
     vertical axis, the only direction in which the class changes; as ``lam_vq``
     grows they spread isotropically, as k-means' centres do.
 
@@ -161,7 +160,7 @@ def run_compare_dc(
         if data not in datasets.DATASETS:
             raise ValueError(f"--model dc needs auxiliary class labels: use 'dc-toy' or a labelled "
                              f"built-in data set ({', '.join(datasets.DATASETS)}), got {data!r}")
-        X, y = _load_data(data, seed)
+        X, y = load_data(data, seed)
     classes = np.unique(y, return_inverse=True)[1]
     C = int(classes.max()) + 1
     K = (FIG1_N_CLUSTERS if data == "dc-toy" else C) if k is None else V.check_int(k, "k", minimum=1)
@@ -205,8 +204,8 @@ def run_compare_dc(
         elif data == "dc-toy" and name in toy_width:
             width, sel_s = toy_width[name], 0.0
         else:
-            (width, _), sel_s = _timed(lambda: select_width(fit_key, fit, Xtr, ctr, grid, n_classes=C))
-        protos, seconds = _timed(lambda: fit(jax.random.fold_in(fit_key, 1), Xtr, ctr, width))
+            (width, _), sel_s = timed(lambda: select_width(fit_key, fit, Xtr, ctr, grid, n_classes=C))
+        protos, seconds = timed(lambda: fit(jax.random.fold_in(fit_key, 1), Xtr, ctr, width))
         prototypes[name] = protos
         rows.append(score(name, protos, seconds, width) | {"selection_seconds": sel_s})
 
@@ -228,7 +227,7 @@ def run_compare_dc(
     rows.insert(3, nuts_row)
     cg_cells = dc_voronoi_labels(Xtr, prototypes["CG MAP"])
     hard_cells = dc_voronoi_labels(Xtr, prototypes["SA MAP (exact, hard)"])
-    diag = post.diagnostics()
+    conv = convergence(post)
     summary = {
         "data": data, "model": "dc", "seed": seed, "n_samples": int(len(X)),
         "n_features": int(X.shape[1]), "n_classes": C, "n_clusters": K,
@@ -241,29 +240,24 @@ def run_compare_dc(
             "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
             "smooth_std": smooth,
             "cells_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
-            "rhat_cells": _finite(diag.get("n_clusters", {}).get("rhat")),
-            "ess_bulk_cells": _finite(diag.get("n_clusters", {}).get("ess_bulk")),
+            "rhat_cells": conv["rhat"], "ess_bulk_cells": conv["ess_bulk"],
             "test_cost_sd_over_draws": float(draw_costs.std()),
             "nmi_point_to_cg_map": metrics.nmi(cg_cells, point),
             "nmi_point_to_sa_map": metrics.nmi(hard_cells, point),
         },
         "nmi_cg_map_to_sa_map": metrics.nmi(cg_cells, hard_cells),
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     fig1 = None
-    if plot:
-        if data == "dc-toy":
-            fig1 = fig1_prototypes(seed)
-            summary["fig1"] = {
-                "lam_vq": fig1["lam_vq"],
-                "variance_explained_by_cells": [
-                    metrics.explained_variance(fig1["X"], r.labels).tolist() for r in fig1["fits"]],
-                "log_posterior": [r.log_posterior for r in fig1["fits"]],
-            }
-        _figure(Xtr, ctr, prototypes, post, point, rows, fig1, out / "compare_dc.png", data)
-        summary["figure"] = str(out / "compare_dc.png")
-    (out / "compare_dc.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    if plot and data == "dc-toy":
+        fig1 = fig1_prototypes(seed)
+        summary["fig1"] = {
+            "lam_vq": fig1["lam_vq"],
+            "variance_explained_by_cells": [
+                metrics.explained_variance(fig1["X"], r.labels).tolist() for r in fig1["fits"]],
+            "log_posterior": [r.log_posterior for r in fig1["fits"]],
+        }
+    figure = (lambda f: _figure(Xtr, ctr, prototypes, post, point, rows, fig1, f, data)) if plot else None
+    wrote = write_outputs(summary, out_dir, "compare_dc", figure)
     head = f"{'method':<28}{'cells':>6}{'width':>9}{'train logpost':>15}{'test cost':>11}{'seconds':>9}"
     lines = [f"{data} (seed {seed}): {len(X)} x {X.shape[1]}, {C} classes as auxiliary data, K={K}, "
              f"train {len(train)} / test {len(test)}; test cost = -eq. 9 of Kaski et al. 2005 "
@@ -276,14 +270,20 @@ def run_compare_dc(
         f"NUTS: cells {summary['nuts']['cells_distribution']}, NMI(VI point, CG MAP) "
         f"{summary['nuts']['nmi_point_to_cg_map']:.3f}, NMI(VI point, SA MAP) "
         f"{summary['nuts']['nmi_point_to_sa_map']:.3f} (time includes compilation)",
-        f"wrote {out / 'compare_dc.json'}" + (f" and {out / 'compare_dc.png'}" if plot else ""),
+        wrote,
     ]
     summary["report"] = "\n".join(lines)
     return summary
 
 
 def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
-    from .plotting import _pyplot, plot_co_clustering, plot_dc_prototypes, plot_method_scores, plot_partition
+    from ..plotting import (
+        _pyplot,
+        plot_co_clustering,
+        plot_dc_prototypes,
+        plot_method_scores,
+        plot_partition,
+    )
 
     plt = _pyplot()
     ncols = 3
@@ -302,6 +302,4 @@ def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
     hi = max(r["test_cost"] for r in rows)
     plot_method_scores(rows, "test_cost", ax=ax[2], xlabel="test cost (-eq. 9, lower is better)",
                        xlim=(lo - 0.1 * (hi - lo + 1), hi + 0.05 * (hi - lo + 1)))
-    fig.tight_layout()
-    fig.savefig(filename, dpi=100)
-    plt.close(fig)
+    save_figure(fig, filename)

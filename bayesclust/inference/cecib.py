@@ -40,7 +40,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import _validation as V
+from .. import _validation as V
+from .kmeans import kmeans_init
 
 __all__ = [
     "CECIBResult",
@@ -680,7 +681,6 @@ def _initial_labels(key, X, K, init):
     n = X.shape[0]
     if init == "random":
         return np.asarray(jax.random.randint(key, (n,), 0, K)).astype(np.int64)
-    from .inference.kmeans import kmeans_init
 
     C = np.asarray(kmeans_init(key, X, K, init="k-means++"), np.float64)
     d2 = np.sum(X * X, axis=1)[:, None] - 2.0 * X @ C.T + np.sum(C * C, axis=1)[None, :]

@@ -1,0 +1,30 @@
+"""The scikit-learn facade: one module per family, each estimator delegating its
+numerics to a function of :mod:`bayesclust.inference`.
+
+This is the only package of bayesclust whose classes derive from scikit-learn's.
+Each estimator follows the scikit-learn contract (``fit`` / ``predict`` /
+``fit_predict``, parameters stored verbatim in ``__init__``, learned attributes
+with a trailing underscore, ``validate_data``).
+"""
+
+from .cecib import CECIB
+from .consensus import AspectConsensus, EvidenceAccumulation
+from .discriminative import DiscriminativeClustering
+from .dp import DPGaussianMixture, DPMeans
+from .hdp import HardHDP, HDPGaussianMixture
+from .smic import SMIC
+from .spectral import PenalizedNormalizedCut, SpectralDPMeans
+
+__all__ = [
+    "DPMeans",
+    "DPGaussianMixture",
+    "HardHDP",
+    "HDPGaussianMixture",
+    "DiscriminativeClustering",
+    "CECIB",
+    "SpectralDPMeans",
+    "PenalizedNormalizedCut",
+    "SMIC",
+    "EvidenceAccumulation",
+    "AspectConsensus",
+]

@@ -1,0 +1,76 @@
+"""What the estimators share: a JAX key from a scikit-learn ``random_state``, the
+nearest-centre ``predict`` of the hard limits, and the posterior-predictive ``predict``
+of the sampled mixtures.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import (
+    check_is_fitted,
+    validate_data,
+)
+
+from ..inference.dp_means import farthest_first_lambda
+from ..kernels import nearest_center
+
+
+def _key_from_random_state(random_state) -> jax.Array:
+    """Turn a scikit-learn ``random_state`` into a JAX PRNG key."""
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    return jax.random.PRNGKey(seed)
+
+
+def _lam_from_hint(X, n_clusters_hint: int) -> float:
+    """DP-means penalty by farthest-first for ``n_clusters_hint`` clusters (capped at n)."""
+    lam = farthest_first_lambda(X, min(n_clusters_hint, X.shape[0]))
+    # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
+    return lam if lam > 0 else float(np.finfo(np.float32).tiny)
+
+
+def _nearest_labels(X, centers) -> np.ndarray:
+    """Index of the nearest centre of every row (the hard limits' ``predict``)."""
+    return np.asarray(nearest_center(jnp.asarray(X), jnp.asarray(centers)).index).astype(np.intp)
+
+
+class _PointPartitionPredictive:
+    r"""``labels_``, ``cluster_centers_``, ``predict_proba`` and ``predict`` of a sampled
+    estimator, from its posterior point partition (shared by the DP and HDP mixtures).
+
+    For new points: the posterior predictive probability of joining each cluster of
+    the point partition (no new-cluster column), :math:`p(c | x) \propto n_c N(x | m_c,
+    (\sigma^2 + s_c^2) I)` with :math:`m_c, s_c^2` the posterior mean and variance of
+    :math:`\mu_c` given its members and the posterior mean of :math:`\sigma^2`.
+    """
+
+    def _set_point_partition(self, X, labels, post):
+        labels = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
+        self.labels_ = labels.astype(np.intp)
+        self.n_clusters_ = int(labels.max()) + 1
+        self._offset = X.mean(0)
+        self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
+        sums = np.zeros((self.n_clusters_, X.shape[1]))
+        np.add.at(sums, labels, X - self._offset)
+        self._sigma2_mean = float(np.mean(post.params["sigma2"]))
+        self._mean_var = 1.0 / (1.0 / self.rho2 + self._counts / self._sigma2_mean)
+        self._mean_centred = self._mean_var[:, None] * sums / self._sigma2_mean
+        self.cluster_centers_ = self._mean_centred + self._offset
+
+    def predict_proba(self, X):
+        """Posterior predictive probability of each point-partition cluster, shape (n, n_clusters_)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        from scipy.special import logsumexp
+
+        var = self._sigma2_mean + self._mean_var
+        d = X.shape[1]
+        sq = ((X - self._offset)[:, None, :] - self._mean_centred[None]) ** 2
+        logp = np.log(self._counts)[None] - 0.5 * d * np.log(2 * np.pi * var)[None] - sq.sum(-1) / (2 * var)[None]
+        return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable point-partition cluster of each row of ``X``."""
+        return np.argmax(self.predict_proba(X), axis=1).astype(np.intp)

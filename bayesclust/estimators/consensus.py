@@ -1,0 +1,273 @@
+"""Consensus-clustering estimators: evidence accumulation (linkage on the
+co-association) and PEnCA (the dyadic aspect model), fed by data, partitions or a
+posterior.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    validate_data,
+)
+
+from .._validation import check_labelings
+from ..inference.aspect_em import aspect_em, select_n_aspects
+from ..inference.coassociation import coassociation
+from ..inference.ensembles import kmeans_ensemble
+from ..inference.linkage import linkage_consensus
+from ._base import (
+    _key_from_random_state,
+)
+
+__all__ = ["EvidenceAccumulation", "AspectConsensus"]
+
+
+class _ConsensusBase(ClusterMixin, BaseEstimator):
+    """Shared ensemble handling: ``fit(X)`` builds a k-means ensemble, ``fit(labelings=...)``
+    takes partitions (an (N, n) array, a list of label vectors or a Posterior)."""
+
+    _ensemble_constraints: dict = {
+        "n_partitions": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_clusters_range": [tuple, list, None],
+        "k_rule": [StrOptions({"penca", "sqrt", "linear"})],
+        "subsample": [Interval(numbers.Real, 0, 1, closed="right"), None],
+        "random_state": ["random_state"],
+    }
+
+    def _labelings(self, X, labelings, key):
+        if labelings is None:
+            if X is None:
+                raise ValueError("fit needs X (to build a k-means ensemble) or labelings=...")
+            X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+            ens = kmeans_ensemble(
+                key, X, self.n_partitions, n_clusters_range=self.n_clusters_range,
+                rule=self.k_rule, subsample=self.subsample,
+            )
+            codes = check_labelings(ens)
+            C = coassociation(ens)
+        else:
+            if X is not None:
+                X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+            codes = check_labelings(labelings, allow_missing=getattr(self, "allow_missing", None))
+            if X is not None and X.shape[0] != codes.shape[1]:
+                raise ValueError(
+                    f"X has {X.shape[0]} samples but labelings label {codes.shape[1]} objects"
+                )
+            C = coassociation(codes, allow_missing=bool((codes < 0).any()))
+        self.ensemble_ = codes
+        self.coassociation_ = C
+        return codes, C
+
+
+class EvidenceAccumulation(_ConsensusBase):
+    r"""Evidence accumulation clustering (EAC): linkage consensus of a clustering ensemble.
+
+    Builds an ensemble (k-means with K drawn from the split-and-merge rule, or any
+    partitions — including a :class:`~bayesclust.inference.posterior.Posterior`'s label
+    draws), accumulates the sparse co-association :math:`C_{ij} = n_{ij}/N`, and cuts a
+    single- or average-link dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest
+    lifetime (Fred & Jain 2005).  See :mod:`bayesclust.consensus`.
+
+    Parameters
+    ----------
+    n_clusters : int or None, default None
+        Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion.
+    method : {"average", "single"}, default "average"
+    n_partitions : int, default 150
+        Ensemble size when ``fit`` builds the ensemble.
+    n_clusters_range : (int, int) or None
+        ``(K_min, K_max)`` of the ensemble; default from ``k_rule``.
+    k_rule : {"penca", "sqrt", "linear"}, default "penca"
+        See :func:`bayesclust.consensus.k_bounds`.
+    subsample : float in (0, 1] or None
+        Fraction of objects per partition.
+    allow_k1 : bool, default False
+        Let the lifetime criterion choose a single cluster.
+    random_state : int, RandomState instance or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    ensemble_ : ndarray of shape (N, n_samples)
+        The partitions (renumbered; -1 = not sampled).
+    coassociation_ : bayesclust.consensus.CoAssociation
+    linkage_ : ndarray of shape (n_samples - 1, 4)
+    lifetimes_ : ndarray of shape (n_samples + 1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import EvidenceAccumulation
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> EvidenceAccumulation(n_clusters=2).fit(labelings=parts).labels_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "method": [StrOptions({"average", "single"})],
+        "allow_k1": ["boolean"],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=None, *, method="average", n_partitions=150, n_clusters_range=None,
+                 k_rule="penca", subsample=None, allow_k1=False, random_state=None):
+        self.n_clusters = n_clusters
+        self.method = method
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.allow_k1 = allow_k1
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, labelings=None):
+        """Consensus partition of an ensemble built on ``X`` or of the given ``labelings``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        labelings : array-like (N, n_samples), list of label vectors or Posterior, optional
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        _, C = self._labelings(X, labelings, _key_from_random_state(self.random_state))
+        res = linkage_consensus(C, self.method, self.n_clusters, allow_k1=self.allow_k1)
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = res.n_clusters
+        self.linkage_ = res.linkage
+        self.lifetimes_ = res.lifetimes
+        return self
+
+    def fit_predict(self, X=None, y=None, labelings=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, labelings=labelings).labels_
+
+
+class AspectConsensus(_ConsensusBase):
+    r"""PEnCA: consensus by the dyadic aspect model of the co-association (soft memberships).
+
+    The co-occurring pairs of an ensemble are modelled as
+    :math:`P(y,z)=\sum_r p_rB_{r,y}B_{r,z}` and fitted by EM on the sparse count matrix
+    (Lourenco, Fred & Figueiredo 2011); :math:`V_{y,r}\propto B_{r,y}p_r` are soft
+    memberships.  ``hard=True`` fits the hard limit (classification EM).  See
+    :func:`bayesclust.inference.aspect_em.aspect_em`.
+
+    Parameters
+    ----------
+    n_clusters : int or None, default None
+        Number of aspects L; ``None`` chooses it by MDL over ``1..max_clusters``
+        (:func:`~bayesclust.inference.aspect_em.select_n_aspects`, experimental).
+    max_clusters : int, default 10
+    hard : bool, default False
+    n_restarts : int, default 10
+    init : {"random", "seeds", "eac"} or None, default None
+        ``None``: random Dirichlet for EM, farthest-first seeds for the hard limit;
+        ``"eac"``: start from the average-link EAC consensus with L clusters.
+    max_iter : int, default 2000
+    tol : float, default 1e-7
+    n_partitions, n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    probabilities_ : ndarray of shape (n_samples, n_clusters_)
+        Soft memberships :math:`V`.
+    n_clusters_ : int
+    weights_ : ndarray of shape (n_clusters_,)
+    B_ : ndarray of shape (n_clusters_, n_samples)
+    log_likelihood_ : float
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import AspectConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> est = AspectConsensus(n_clusters=2, random_state=0).fit(labelings=parts)
+    >>> est.probabilities_.shape
+    (6, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "hard": ["boolean"],
+        "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "seeds", "eac"}), None],
+        "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_restarts=10, init=None,
+                 max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
+                 subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.max_clusters = max_clusters
+        self.hard = hard
+        self.n_restarts = n_restarts
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, labelings=None):
+        """Fit the aspect model to an ensemble built on ``X`` or to the given ``labelings``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        labelings : array-like (N, n_samples), list of label vectors or Posterior, optional
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_em = jax.random.split(key)
+        _, C = self._labelings(X, labelings, k_ens)
+        kw = dict(hard=self.hard, n_restarts=self.n_restarts, max_iter=self.max_iter, tol=self.tol)
+        if self.n_clusters is None:
+            if self.init == "eac":
+                raise ValueError("init='eac' needs n_clusters (model selection uses random starts)")
+            cands = range(1, min(self.max_clusters, C.n_samples) + 1)
+            sel = select_n_aspects(k_em, C, cands, init=self.init, **kw)
+            res = sel.best
+            self.model_selection_ = sel
+        else:
+            if self.n_clusters > C.n_samples:
+                raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")
+            init = self.init
+            if init == "eac":
+                init = linkage_consensus(C, "average", self.n_clusters).labels
+            res = aspect_em(k_em, C, self.n_clusters, init=init, **kw)
+        self.labels_ = res.labels.astype(np.intp)
+        self.probabilities_ = res.memberships
+        self.n_clusters_ = int(res.weights.shape[0])
+        self.weights_ = res.weights
+        self.B_ = res.B
+        self.log_likelihood_ = float(res.log_likelihood)
+        self.n_iter_ = int(res.n_iter)
+        return self
+
+    def fit_predict(self, X=None, y=None, labelings=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, labelings=labelings).labels_

@@ -1,0 +1,316 @@
+"""Estimators of the DP Gaussian mixture: by its hard limit (:class:`DPMeans`) and by
+sampling its posterior (:class:`DPGaussianMixture`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
+
+from ..inference.dp_means import dp_means
+from ..inference.gibbs import gibbs_dp_gmm
+from ._base import (
+    _key_from_random_state,
+    _lam_from_hint,
+    _nearest_labels,
+    _PointPartitionPredictive,
+)
+
+__all__ = ["DPMeans", "DPGaussianMixture"]
+
+
+class DPMeans(ClusterMixin, BaseEstimator):
+    r"""DP-means clustering: k-means with a penalty per cluster instead of a fixed k.
+
+    The small-variance limit of the Dirichlet-process Gaussian mixture's Gibbs
+    sampler (Kulis & Jordan 2012).  Minimises
+    :math:`\sum_i w_i \|x_i - \mu_{z_i}\|^2 + \lambda k` over partitions and
+    the number of clusters :math:`k`.  See :func:`bayesclust.dp_means`.
+
+    Parameters
+    ----------
+    lam : float or None, default None
+        Penalty per cluster (a squared distance, > 0).  ``None`` chooses it by
+        the farthest-first heuristic (Kulis & Jordan §6.1) for
+        ``n_clusters_hint`` clusters.
+    n_clusters_hint : int, default 8
+        Desired number of clusters when ``lam`` is None (capped at the number
+        of samples).  The fitted number of clusters ``n_clusters_`` may differ.
+    max_iter : int, default 100
+        Maximum number of iterations.
+    max_clusters : int or None, default None
+        Upper bound on the number of clusters (see :func:`bayesclust.dp_means`).
+    shuffle : bool, default False
+        Process the points in a random order (drawn from ``random_state``)
+        instead of the given order.  DP-means depends on the order.
+    random_state : int, RandomState instance or None, default None
+        Seeds the order when ``shuffle=True``.
+    mesh : jax.sharding.Mesh or None, default None
+        Fit sharded over the devices of this one-axis mesh (the rows are split
+        over its data axis); the result equals the single-device fit.  See
+        :func:`bayesclust.dp_means`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+    n_clusters_ : int
+    lam_ : float
+        The penalty used (given or from farthest-first).
+    objective_ : float
+        Final value of the DP-means objective.
+    objective_trace_ : ndarray of shape (n_iter_ + 1,)
+    n_iter_ : int
+    converged_ : bool
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when ``X`` has string feature names.
+
+    Notes
+    -----
+    ``sample_weight`` is not equivalent to repeating samples: a point of weight
+    ``w`` opens a cluster when ``w * d > lam`` (which keeps the weighted
+    objective monotone), and repeated rows open one when ``d > lam``.  The
+    corresponding scikit-learn checks are expected to fail, as for ``KMeans``.
+
+    References
+    ----------
+    B. Kulis and M. I. Jordan, "Revisiting k-means: new algorithms via Bayesian
+    nonparametrics", ICML 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import DPMeans
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.2], [5.0, 5.0], [5.1, 5.0]])
+    >>> DPMeans(lam=1.0).fit(X).labels_.tolist()
+    [0, 0, 0, 1, 1]
+    >>> DPMeans(n_clusters_hint=2).fit(X).n_clusters_
+    2
+    """
+
+    _parameter_constraints: dict = {
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_clusters_hint": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "mesh": [jax.sharding.Mesh, None],
+    }
+
+    def __init__(
+        self,
+        lam=None,
+        *,
+        n_clusters_hint=8,
+        max_iter=100,
+        max_clusters=None,
+        shuffle=False,
+        random_state=None,
+        mesh=None,
+    ):
+        self.lam = lam
+        self.n_clusters_hint = n_clusters_hint
+        self.max_iter = max_iter
+        self.max_clusters = max_clusters
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.mesh = mesh
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
+        if self.lam is None:
+            lam = _lam_from_hint(X, self.n_clusters_hint)
+        else:
+            lam = float(self.lam)
+        order = None
+        if self.shuffle:
+            order = np.asarray(jax.random.permutation(_key_from_random_state(self.random_state), X.shape[0]))
+        res = dp_means(
+            X, lam, sample_weight=sample_weight, max_iter=self.max_iter,
+            max_clusters=self.max_clusters, order=order, mesh=self.mesh,
+        )
+        self.labels_ = res.labels.astype(np.intp)
+        self.cluster_centers_ = res.centers
+        self.n_clusters_ = res.n_clusters
+        self.lam_ = lam
+        self.objective_ = res.objective
+        self.objective_trace_ = res.objective_trace
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        return self
+
+    def predict(self, X):
+        """Index of the nearest learned centre of every row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return _nearest_labels(X, self.cluster_centers_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+
+class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
+    r"""Dirichlet-process Gaussian mixture fitted by sampling its posterior.
+
+    The model of Kulis & Jordan (2012, §2.2): a DP(alpha) prior over
+    partitions, means :math:`\mu_c \sim N(0, \rho^2 I)` (data centred),
+    isotropic components :math:`N(\mu_c, \sigma^2 I)`.  ``fit`` runs a Gibbs
+    sampler (see :func:`bayesclust.gibbs_dp_gmm`); ``labels_`` is the posterior
+    point partition minimising the posterior expected VI (or Binder) loss, so it is free
+    of label switching.  Its small-variance limit is :class:`DPMeans`.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        DP concentration (initial value when ``alpha_prior`` is given).
+    sigma2 : float, default 1.0
+        Component **variance** (initial value when ``sigma2_prior`` is given).
+    rho2 : float, default 100.0
+        Prior **variance** of the means (Kulis & Jordan use 100).
+    alpha_prior, sigma2_prior : (a, b) or None
+        ``alpha ~ Gamma(a, b)`` and ``sigma2 ~ InvGamma(a, b)`` priors.
+    sampler : {"collapsed", "kj"}, default "collapsed"
+        Means integrated out (Neal's Algorithm 3), or Kulis & Jordan's
+        Algorithm 2 (explicit means; its limit is DP-means).
+    num_warmup, num_samples, num_chains : int
+    loss : {"vi", "binder"}, default "vi"
+        Loss of the point partition (Binder's loss tends to split off
+        singletons; Wade & Ghahramani 2018).
+    progress_bar : bool, default False
+    random_state : int, RandomState instance or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Posterior point partition (clusters ``0..n_clusters_-1``).
+    n_clusters_ : int
+    posterior_ : Posterior
+        All draws: label draws, k draws, co-clustering, diagnostics, ArviZ.
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+        Posterior means of the point partition's cluster means.
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``predict_proba`` gives, for new points, the posterior predictive
+    probability of joining each cluster of the point partition (no new-cluster
+    column): :math:`p(c | x) \propto n_c N(x | m_c, (\sigma^2 + s_c^2) I)` with
+    :math:`m_c, s_c^2` the posterior mean and variance of :math:`\mu_c` given
+    its members and the posterior mean of :math:`\sigma^2`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import DPGaussianMixture
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
+    >>> DPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, random_state=0).fit(X).n_clusters_
+    2
+    """
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha_prior": [tuple, None],
+        "sigma2_prior": [tuple, None],
+        "sampler": [StrOptions({"collapsed", "kj"})],
+        "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
+        "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "loss": [StrOptions({"binder", "vi"})],
+        "progress_bar": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        alpha=1.0,
+        sigma2=1.0,
+        rho2=100.0,
+        *,
+        alpha_prior=None,
+        sigma2_prior=None,
+        sampler="collapsed",
+        num_warmup=200,
+        num_samples=200,
+        num_chains=1,
+        loss="vi",
+        progress_bar=False,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.sigma2 = sigma2
+        self.rho2 = rho2
+        self.alpha_prior = alpha_prior
+        self.sigma2_prior = sigma2_prior
+        self.sampler = sampler
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.loss = loss
+        self.progress_bar = progress_bar
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Sample the posterior of the DP mixture given ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        post = gibbs_dp_gmm(
+            _key_from_random_state(self.random_state), X,
+            alpha=self.alpha, sigma2=self.sigma2, rho2=self.rho2,
+            alpha_prior=self.alpha_prior, sigma2_prior=self.sigma2_prior,
+            collapsed=self.sampler == "collapsed", num_warmup=self.num_warmup,
+            num_samples=self.num_samples, num_chains=self.num_chains,
+            progress_bar=self.progress_bar,
+        )
+        self.posterior_ = post
+        self._set_point_partition(X, post.point_estimate(self.loss), post)
+        return self

@@ -1,0 +1,230 @@
+"""Estimators on graphs and kernels: spectral DP-means and the penalised normalised cut
+(Kulis & Jordan 2012, §5).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    validate_data,
+)
+
+from ..graphs import knn_gaussian_affinity
+from ..inference.spectral import penalized_ncut, spectral_dp_means
+
+__all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
+
+
+def _affinity_matrix(est, X, affinity):
+    """Validate ``X`` and build the affinity / kernel matrix of ``est``."""
+    if affinity == "precomputed":
+        A = validate_data(est, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64)
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(
+                f"X must be a square (n, n) affinity matrix with affinity='precomputed', got shape {A.shape}"
+            )
+        return A
+    X = validate_data(est, X, dtype=[np.float64, np.float32])
+    if affinity == "nearest_neighbors":
+        if X.shape[0] < 2:
+            raise ValueError(f"n_samples={X.shape[0]} is too few for a nearest-neighbour graph")
+        return knn_gaussian_affinity(X, min(est.n_neighbors, X.shape[0] - 1), gamma=est.gamma)
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    if affinity == "rbf":
+        return rbf_kernel(X, gamma=1.0 if est.gamma is None else est.gamma)
+    Xd = np.asarray(X, np.float64)
+    return Xd @ Xd.T  # linear
+
+
+class SpectralDPMeans(ClusterMixin, BaseEstimator):
+    r"""Spectral DP-means: cluster with all kernel eigenvectors whose eigenvalue exceeds ``lam``.
+
+    The spectral relaxation of the kernel DP-means objective
+    :math:`\mathrm{tr}(K) - \mathrm{tr}(Y^\top (K - \lambda I) Y)` (Kulis &
+    Jordan 2012, §5.1): the relaxed indicator matrix stacks the eigenvectors
+    of :math:`K` with eigenvalue :math:`> \lambda`, so the threshold chooses
+    the number of clusters; their rows are clustered by k-means.  See
+    :func:`bayesclust.inference.spectral.spectral_dp_means`.
+
+    Parameters
+    ----------
+    lam : float, default 1.0
+        Eigenvalue threshold (the DP-means penalty in kernel units).
+    affinity : {"rbf", "nearest_neighbors", "linear", "precomputed"}, default "rbf"
+        The kernel: ``exp(-gamma |x - y|^2)``; a sparse k-NN Gaussian graph
+        (:func:`bayesclust.kernels.knn_gaussian_affinity`); ``X X^T``; or ``X``
+        itself is the (n, n) kernel / affinity matrix (dense or sparse).
+    gamma : float or None, default None
+        RBF inverse bandwidth (None: 1.0); for the k-NN graph None means local scaling.
+    n_neighbors : int, default 10
+    normalize_rows : bool, default False
+        Unit-normalise the embedding rows before k-means.
+    max_clusters : int or None, default None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    eigenvalues_ : ndarray
+        Eigenvalues above ``lam``, decreasing.
+    embedding_ : ndarray of shape (n_samples, n_eigenvalues)
+    relaxed_value_ : float
+        :math:`\sum_i (e_i - \lambda)_+`.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.kron(np.eye(3), np.ones((4, 4)))
+    >>> SpectralDPMeans(lam=2.0, affinity="precomputed").fit(K).n_clusters_
+    3
+    """
+
+    _parameter_constraints: dict = {
+        "lam": [Interval(numbers.Real, None, None, closed="neither")],
+        "affinity": [StrOptions({"rbf", "nearest_neighbors", "linear", "precomputed"})],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "normalize_rows": ["boolean"],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, lam=1.0, *, affinity="rbf", gamma=None, n_neighbors=10,
+                 normalize_rows=False, max_clusters=None):
+        self.lam = lam
+        self.affinity = affinity
+        self.gamma = gamma
+        self.n_neighbors = n_neighbors
+        self.normalize_rows = normalize_rows
+        self.max_clusters = max_clusters
+
+    def fit(self, X, y=None):
+        """Cluster the rows of ``X`` (or the nodes of the affinity ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            with ``affinity="precomputed"``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        K = _affinity_matrix(self, X, self.affinity)
+        res = spectral_dp_means(K, float(self.lam), normalize_rows=self.normalize_rows,
+                                max_clusters=self.max_clusters)
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = res.n_clusters
+        self.eigenvalues_ = res.eigenvalues
+        self.embedding_ = res.embedding
+        self.relaxed_value_ = res.relaxed_value
+        return self
+
+
+class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
+    r"""Penalised normalised cut: graph clustering that chooses the number of clusters.
+
+    Minimises :math:`\mathrm{Cut}(A) + \lambda' k` by weighted kernel DP-means
+    on :math:`K = \sigma D^{-1} + D^{-1} A D^{-1}`, :math:`W = D` (Kulis &
+    Jordan 2012, §5.2, Thm 5.3), from the spectral start of the same
+    objective, with greedy cluster merges.  See
+    :func:`bayesclust.inference.spectral.penalized_ncut`.
+
+    Parameters
+    ----------
+    lam_prime : float, default -0.01
+        Penalty per cluster on the Cut scale; useful values lie in ``(-1, 0)``
+        (more negative: more clusters).  On k-NN graphs of a few hundred
+        points cuts are small, so values near -0.01 are typical; on dense
+        community graphs (stochastic block models) values near -0.5.
+    affinity : {"nearest_neighbors", "rbf", "precomputed"}, default "nearest_neighbors"
+        A sparse k-NN Gaussian graph of ``X``
+        (:func:`bayesclust.kernels.knn_gaussian_affinity`), a dense RBF
+        graph, or ``X`` is the (n, n) adjacency (dense or sparse).
+    n_neighbors : int, default 10
+    gamma : float or None, default None
+        Gaussian inverse bandwidth (k-NN: None = local scaling; RBF: None = 1.0).
+    sigma : float or "psd", default "psd"
+        Diagonal shift of the kernel (see ``penalized_ncut``).
+    merge : bool, default True
+    max_iter : int, default 100
+    max_clusters : int or None, default None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    cut_ : float
+    objective_ : float
+        :math:`\mathrm{Cut}(A) + \lambda' k`.
+    objective_trace_ : ndarray
+    n_iter_ : int
+    affinity_matrix_ : scipy.sparse matrix or ndarray, shape (n_samples, n_samples)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.ones((4, 4)) - np.eye(4)
+    >>> A = np.block([[B, np.zeros((4, 4))], [np.zeros((4, 4)), B]])
+    >>> A[3, 4] = A[4, 3] = 1.0
+    >>> PenalizedNormalizedCut(lam_prime=-0.5, affinity="precomputed").fit(A).labels_.tolist()
+    [0, 0, 0, 0, 1, 1, 1, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "lam_prime": [Interval(numbers.Real, None, None, closed="neither")],
+        "affinity": [StrOptions({"nearest_neighbors", "rbf", "precomputed"})],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "sigma": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"psd"})],
+        "merge": ["boolean"],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, lam_prime=-0.01, *, affinity="nearest_neighbors", n_neighbors=10,
+                 gamma=None, sigma="psd", merge=True, max_iter=100, max_clusters=None):
+        self.lam_prime = lam_prime
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.gamma = gamma
+        self.sigma = sigma
+        self.merge = merge
+        self.max_iter = max_iter
+        self.max_clusters = max_clusters
+
+    def fit(self, X, y=None):
+        """Cluster the rows of ``X`` (or the nodes of the adjacency ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            with ``affinity="precomputed"``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        A = _affinity_matrix(self, X, self.affinity)
+        if self.affinity == "rbf":
+            A = A - np.diag(np.diag(A))
+        res = penalized_ncut(A, float(self.lam_prime), sigma=self.sigma, merge=self.merge,
+                             max_iter=self.max_iter, max_clusters=self.max_clusters)
+        self.affinity_matrix_ = A
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = res.n_clusters
+        self.cut_ = res.cut
+        self.objective_ = res.objective
+        self.objective_trace_ = res.objective_trace
+        self.n_iter_ = res.n_iter
+        return self

@@ -1,0 +1,85 @@
+"""The ``bayesclust compare --model ...`` jobs: one model fitted by sampling and by its
+hard limit (and peers), a printed report, ``<job>.json`` and a figure.
+
+One module per model (``dp``, ``hdp``, ``dc``, ``consensus``), sharing
+:mod:`bayesclust.jobs._common`; :func:`run_compare` dispatches.  Only the CLI (and
+users who want the reports from Python) import this package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["MODELS", "run_compare"]
+
+#: The jobs, by ``--model`` name: (module, function, default data set).
+MODELS = {
+    "dp": ("dp", "run_compare_dp", "three-gaussians"),
+    "hdp": ("hdp", "run_compare_hdp", "hdp-groups"),
+    "dc": ("dc", "run_compare_dc", "dc-toy"),
+    "consensus": ("consensus", "run_compare_consensus", "iris"),
+}
+
+
+def run_compare(
+    data: str | None = None,
+    out_dir: str | Path = "results",
+    *,
+    model: str = "dp",
+    k: int | None = None,
+    lam: float | None = None,
+    seed: int = 0,
+    num_warmup: int = 200,
+    num_samples: int = 200,
+    num_chains: int = 2,
+    plot: bool = True,
+    progress_bar: bool = True,
+) -> dict:
+    """Run the compare job of ``model`` (the main job: ``model="dp"``).
+
+    Parameters
+    ----------
+    data : str, optional
+        A built-in data set or a data file; default the model's own
+        (:data:`MODELS`).
+    out_dir : path
+        Output folder (created if missing).
+    model : {"dp", "hdp", "dc", "consensus"}
+        ``"dp"``: :func:`~bayesclust.jobs.dp.run_compare_dp`; ``"hdp"``:
+        :func:`~bayesclust.jobs.hdp.run_compare_hdp`; ``"dc"``:
+        :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"consensus"``:
+        :func:`~bayesclust.jobs.consensus.run_compare_consensus`.
+    k, lam : optional
+        ``k``: clusters (``dp``: for the farthest-first lambda and the k-means
+        peer; ``dc``: prototypes).  ``lam``: the DP-means penalty (``dp`` only).
+    seed : int
+    num_warmup, num_samples, num_chains : int
+        Sampler settings (not used by ``consensus``).
+    plot, progress_bar : bool
+
+    Returns
+    -------
+    dict
+        The JSON summary plus a human-readable ``report``.
+    """
+    import importlib
+
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {', '.join(repr(m) for m in MODELS)}, got {model!r}")
+    if lam is not None and model != "dp":
+        raise ValueError(f"--lam is an option of --model dp (--model {model} has no cluster penalty)")
+    if k is not None and model in ("hdp", "consensus"):
+        raise ValueError(f"--k is an option of --model dp and dc (--model {model} takes the number "
+                         "of clusters from the true classes)")
+    module, name, default = MODELS[model]
+    job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    data = default if data is None else data
+    sampler = {"num_warmup": num_warmup, "num_samples": num_samples, "num_chains": num_chains}
+    kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
+    if model == "dp":
+        return job(data, out_dir, k=k, lam=lam, **sampler, **kwargs)
+    if model == "dc":
+        return job(data, out_dir, k=k, **sampler, **kwargs)
+    if model == "hdp":
+        return job(data, out_dir, **sampler, **kwargs)
+    return job(data, out_dir, **kwargs)

@@ -1,0 +1,179 @@
+"""The DP Gaussian mixture by sampling and by its hard limit (DP-means), side by side.
+
+:func:`run_compare_dp` is the job behind ``bayesclust compare`` (``--model dp``,
+the default).  Like every job it sits at the top of the import graph;
+scikit-learn is used only as the external k-means peer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .. import _validation as V
+from .. import metrics
+from ..comparison import compare, score, small_variance_path
+from ..inference.dp_means import dp_means, farthest_first_lambda
+from ..inference.gibbs import gibbs_dp_gmm
+from ._common import convergence, load_data, save_figure, timed, write_outputs
+
+__all__ = ["run_compare_dp"]
+
+
+def run_compare_dp(
+    data: str | None = None,
+    out_dir: str | Path = "results",
+    *,
+    k: int | None = None,
+    lam: float | None = None,
+    seed: int = 0,
+    num_warmup: int = 200,
+    num_samples: int = 200,
+    num_chains: int = 2,
+    plot: bool = True,
+    progress_bar: bool = True,
+) -> dict:
+    """The DP mixture by sampling and by its hard limit, side by side.
+
+    Runs DP-means (lambda by farthest-first at ``k``, or ``lam``), the collapsed
+    Gibbs sampler of the DP Gaussian mixture (``sigma2`` set to the pooled
+    within-cluster variance of the DP-means partition, ``rho2 = 100``,
+    ``alpha = 1``, data centred), the k-means peer (scikit-learn, same ``k``),
+    and the small-variance path; writes ``compare.json`` and ``compare.png``.
+
+    Parameters
+    ----------
+    data : str, optional
+        A name from :data:`bayesclust.datasets.DATASETS` or a CSV/TSV/NPY file
+        (default ``"three-gaussians"``).
+    out_dir : path
+        Output folder (created if missing).
+    k : int, optional
+        Clusters for farthest-first lambda and k-means; default the number of
+        true classes (required for a file unless ``lam`` is given).
+    lam : float, optional
+        DP-means penalty (overrides ``k`` for DP-means).
+    seed : int
+        Seeds the synthetic data, the sampler and k-means.
+    num_warmup, num_samples, num_chains : int
+        Gibbs sampler settings.
+    plot, progress_bar : bool
+
+    Returns
+    -------
+    dict
+        The JSON summary plus a human-readable ``report``.
+    """
+    from sklearn.cluster import KMeans
+
+    data = "three-gaussians" if data is None else data
+    X, y = load_data(data, seed)
+    n, d = X.shape
+    if k is None and lam is None:
+        if y is None:
+            raise ValueError("give --k or --lam for a data file without true labels")
+        k = metrics.n_clusters(y)
+    if k is not None:
+        k = V.check_int(k, "k", minimum=1)
+        if k > n:
+            raise ValueError(f"k must be <= the number of samples ({n}), got {k}")
+    lam = farthest_first_lambda(X, k) if lam is None else V.check_positive(lam, "lam")
+
+    dp_means(X, lam)  # compile once, so the timing below is the run alone
+    dpm, dpm_seconds = timed(lambda: dp_means(X, lam))
+    k_peer = k if k is not None else dpm.n_clusters
+    km, km_seconds = timed(lambda: KMeans(n_clusters=k_peer, n_init=10, random_state=seed).fit(X))
+    sigma2 = max(metrics.sse(X, dpm.labels, dpm.centers) / (n * d), 1e-8 * float(np.var(X)))
+    post = gibbs_dp_gmm(seed, X, alpha=1.0, sigma2=sigma2, rho2=100.0, collapsed=True,
+                        num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                        progress_bar=progress_bar)
+    table = compare(post, dpm, y, X=X)
+    grid = lam * np.array([1.0, 0.3, 0.1, 3e-2, 1e-2, 1e-3, 1e-4])
+    path = small_variance_path(seed, X, lam, grid, num_warmup=30, num_samples=20)
+    conv = convergence(post)
+
+    def truth_scores(labels):
+        return {} if y is None else score(y, labels)
+
+    summary = {
+        "data": str(data),
+        "model": "dp",
+        "n_samples": n,
+        "n_features": d,
+        "n_true_classes": None if y is None else metrics.n_clusters(y),
+        "seed": seed,
+        "dp_means": {
+            "lam": lam,
+            "lam_rule": "given" if k is None else f"farthest-first, k={k} (Kulis & Jordan 2012, section 6.1)",
+            "n_clusters": dpm.n_clusters, **truth_scores(dpm.labels),
+            "objective": dpm.objective, "n_iter": dpm.n_iter, "converged": dpm.converged,
+            "objective_trace": [float(v) for v in dpm.objective_trace], "seconds": dpm_seconds,
+        },
+        "gibbs": {
+            "sampler": post.sampler, "sigma2": sigma2, "alpha": 1.0, "rho2": 100.0,
+            "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
+            "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
+            "point_estimate_loss": "vi",
+            "point_estimate": truth_scores(post.point_estimate("vi")),
+            "k_point": metrics.n_clusters(post.point_estimate("vi")),
+            "rhat_k": conv["rhat"],
+            "ess_bulk_k": conv["ess_bulk"],
+            "seconds_including_compile": post.seconds,
+        },
+        "kmeans": {"peer": "sklearn.cluster.KMeans(n_init=10), Lloyd", "k": k_peer,
+                   **truth_scores(km.labels_), "seconds": km_seconds},
+        "comparison": table.rows,
+        "small_variance_path": {
+            "sigma2": path.sigma2.tolist(), "nmi_point_to_dp_means": path.nmi_point.tolist(),
+            "p_k_dp_means": path.p_k_hard.tolist(), "k_mean": path.k_mean.tolist(),
+        },
+    }
+    figure = (lambda f: _figure(X, y, dpm, post, path, f, str(data))) if plot else None
+    wrote = write_outputs(summary, out_dir, "compare", figure)
+    summary["report"] = "\n".join(
+        [
+            f"{data}: {n} x {d}" + ("" if y is None else f", {metrics.n_clusters(y)} true classes"),
+            str(table),
+            f"k-means peer (k={k_peer}): " + ("" if y is None else f"NMI {summary['kmeans']['nmi']:.3f}, ")
+            + f"{km_seconds * 1e3:.1f} ms",
+            "small-variance path (sigma2 / lam -> NMI of posterior point to DP-means): "
+            + ", ".join(f"{s_ / lam:.0e}: {v:.2f}" for s_, v in zip(path.sigma2, path.nmi_point)),
+            wrote,
+        ]
+    )
+    return summary
+
+
+def _figure(X, y, dpm, post, path, filename, name):
+    from ..plotting import _pyplot, plot_co_clustering, plot_partition
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(2, 3, figsize=(13, 8))
+    ax = axes.ravel()
+    ref = y if y is not None else dpm.labels
+    point = post.point_estimate("vi")
+    if y is not None:
+        plot_partition(X, y, ax=ax[0], title=f"{name}: true classes")
+    else:
+        plot_partition(X, np.zeros(len(X), int), ax=ax[0], title=f"{name}: data")
+    plot_partition(X, metrics.match_labels(ref, dpm.labels), dpm.centers, ax=ax[1],
+                   title=f"hard limit: DP-means, k={dpm.n_clusters}")
+    plot_partition(X, metrics.match_labels(ref, point), ax=ax[2],
+                   title=f"sampled: posterior point (VI loss), k={metrics.n_clusters(point)}")
+    plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
+    for c, ks in enumerate(post.n_clusters):
+        ax[4].plot(ks, lw=0.8, label=f"chain {c}")
+    ax[4].axhline(dpm.n_clusters, color="k", ls="--", lw=1, label="DP-means k")
+    ax[4].set_xlabel("draw")
+    ax[4].set_ylabel("number of clusters")
+    ax[4].set_title("k trace", fontsize=10)
+    ax[4].legend(fontsize=8)
+    ax[5].semilogx(path.sigma2, path.nmi_point, "o-", label="NMI(point, DP-means)")
+    ax[5].semilogx(path.sigma2, path.p_k_hard, "s--", label="P(k = k_DP-means)")
+    ax[5].invert_xaxis()
+    ax[5].set_ylim(-0.05, 1.05)
+    ax[5].set_xlabel("sigma2 (decreasing ->), alpha = alpha_from_lam")
+    ax[5].set_title("small-variance path", fontsize=10)
+    ax[5].legend(fontsize=8)
+    save_figure(fig, filename)
