@@ -1,4 +1,4 @@
-"""The sampled-vs-hard bridge: ``compare`` and ``small_variance_path``.
+"""The sampled-vs-hard comparison: ``compare`` and ``small_variance_path``.
 
 A reference check of the comparison table against scikit-learn and plain NumPy, and
 invariances: the table does not depend on the order of the rows, on the ids of the
