@@ -279,7 +279,7 @@ def as_numpy_rng(rng_key: Any, name: str = "rng_key") -> np.random.Generator:
     return np.random.default_rng(np.asarray(key).astype(np.uint64).ravel().tolist())
 
 
-# --- issue 6 (evidence accumulation / consensus clustering) -------------------------------
+# --- evidence accumulation / consensus clustering -----------------------------------------
 
 __all__ += ["check_labelings"]
 

@@ -46,8 +46,8 @@ def three_gaussians(
     """Three isotropic 2-D Gaussians at the vertices of an equilateral triangle.
 
     The calibrated stand-in for the three-Gaussian data set of Kulis & Jordan (2012), §6.2,
-    Fig. 2a, whose parameters the paper does not give (project spec
-    ``dpmeans_hdp_discriminative.md`` A4.1, ours).
+    Fig. 2a, whose parameters the paper does not give (our calibration:
+    docs/deviations.md#three-gaussians-stand-in).
 
     Parameters
     ----------
@@ -109,7 +109,7 @@ def dc_toy(rng_key: Any = 0, n_samples: int = 10_000) -> tuple[np.ndarray, np.nd
     ``x ~ N(0, I_2)``; two classes of exactly ``n_samples / 2`` points whose
     probability changes only along the vertical axis: ``u = x_2 + eta``,
     ``eta ~ N(0, 1)``, class 1 iff ``u`` is above its median, so
-    ``p(c = 1 | x) ~ Phi(x_2 / sqrt(2))`` up to the median shift (project spec B5.1;
+    ``p(c = 1 | x) ~ Phi(x_2)`` up to the median shift (our generator, docs/deviations.md#dc-toy-design;
     the paper states only the marginals and the monotone vertical dependence).
 
     Parameters
@@ -161,10 +161,10 @@ def hdp_groups(
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
     """Grouped 2-D Gaussian data of Kulis & Jordan's hard Gaussian HDP experiment.
 
-    Kulis & Jordan (2012), §6.3 (project spec A4.4): ``n_components`` = 15 ground-truth
+    Kulis & Jordan (2012), §6.3 (docs/deviations.md#hdp-synthetic-design): ``n_components`` = 15 ground-truth
     Gaussians with means uniform in ``[0, 1]^2`` and covariance ``.01 I``; ``n_groups`` = 50
     data sets, each drawn from ``components_per_group`` = 5 of the 15 Gaussians chosen at
-    random (without replacement -- ours), ``n_per_component`` = 5 points from each.
+    random (without replacement -- our reading), ``n_per_component`` = 5 points from each.
 
     Parameters
     ----------
@@ -468,7 +468,7 @@ def read_matrix(path: str) -> np.ndarray:
     return X
 
 
-# --------------------------------------------------------------------------- issue 9: SMIC toys
+# --------------------------------------------------------------------------- SMIC toys
 # The four illustration problems of Sugiyama et al. (2014), §4.1 (raw, not standardised).
 
 __all__ += ["four_gaussian_blobs", "circle_and_gaussian", "double_spirals", "high_low_densities",
@@ -573,7 +573,7 @@ def double_spirals(
         Even.
     denominator : {"total", "class"}, default "total"
         ``N``: the paper's ``n`` read literally as the total sample size (radius 1 to ~3,
-        0.74 turns; the reading that reproduces [S]'s ARI = 1, errata 3), or the per-class
+        0.74 turns; the reading that reproduces [S]'s ARI = 1: docs/deviations.md#smic-spirals-denominator), or the per-class
         size (radius 1 to ~5, 1.5 turns; a harder stress case with no paper number).
 
     Returns
@@ -638,7 +638,7 @@ SMIC_TOYS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], int]] =
 
 
 
-# --- issue 6: consensus-clustering data (PEnCA Table 1 look-alikes, scalability mixture) ---
+# --- consensus-clustering data (PEnCA Table 1 look-alikes, scalability mixture) ------------
 
 __all__ += ["make_half_rings", "make_bars", "make_cigar", "make_stars", "ten_gaussians"]
 
@@ -648,7 +648,7 @@ def make_half_rings(rng_key: Any = 0, n_clusters: int = 2, noise: float = 0.1) -
 
     The papers show these data only in figures; this generator matches the sizes of the
     tables (2 clusters: 200 + 200 = 400 points, PEnCA Table 1; 3 clusters: 150 + 150 + 200
-    = 500 points, seed L1508/L1779), not the points.  Results on it are analogues, never
+    = 500 points, Duarte, Fred & Duarte 2009, §5), not the points.  Results on it are analogues, never
     reproductions.
 
     Parameters
@@ -690,7 +690,7 @@ def make_half_rings(rng_key: Any = 0, n_clusters: int = 2, noise: float = 0.1) -
 def make_bars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     """Two close vertical bars of 200 points, denser to the right: a **look-alike** of "bars".
 
-    Seed L1508: "two clusters very close together, each with 200 patterns, with increasing
+    Duarte, Fred & Duarte (2009), §5: "two clusters very close together, each with 200 patterns, with increasing
     density from left to right".  Each bar is 1 wide and 6 tall, the gap is 0.3; within a bar
     the horizontal density grows linearly (``x = sqrt(u)``).  Sizes match PEnCA Table 1
     (n = 400, K = 2); the shape is our reading of the description.
@@ -712,9 +712,9 @@ def make_bars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
 def make_cigar(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     """Two elongated Gaussians of 100 points and two compact ones of 25: a **look-alike** of "cigar".
 
-    Seed L1508: "two clusters with 100 patterns each and two with 25 each" (n = 250, K = 4
+    Duarte, Fred & Duarte (2009), §5: "two clusters with 100 patterns each and two with 25 each" (n = 250, K = 4
     in PEnCA Table 1).  Cigars: std (3, 0.3) centred at (0, 0) and (0, 2); compact
-    clusters: std 0.3 at (-2, 5) and (2, 5) (ours).
+    clusters: std 0.3 at (-2, 5) and (2, 5) (our choice: docs/deviations.md#consensus-lookalike-data).
 
     Examples
     --------
@@ -753,7 +753,7 @@ def make_stars(rng_key: Any = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ten_gaussians(rng_key: Any = 0, n_samples: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
-    """The scalability paper's mixture (seed L2306): 10 unit Gaussians at ``mu_i = (0, 12 i)``.
+    """The scalability paper's mixture (Lourenco, Fred & Jain 2010, §IV): 10 unit Gaussians at ``mu_i = (0, 12 i)``.
 
     Fully specified by the text: ``n_samples / 10`` points per component, identity
     covariance (n from 10^3 to 5 10^4 in the paper).

@@ -202,7 +202,7 @@ def local_scaling_kernel(X: np.ndarray, n_neighbors: int) -> LocalScalingKernel:
 
     Notes
     -----
-    Resolutions of the paper's silences (project spec A3, A10.4): a point is not its own
+    Resolutions of the paper's silences (ours, docs/deviations.md#smic-kernel-diagonal): a point is not its own
     neighbour, ``K_ii = 1``; the "or" rule makes ``K`` symmetric (``K = max(A, A^T) + I``
     for the directed kNN kernel ``A``).  A point with at least ``t`` exact duplicates has
     ``sigma_i = 0`` (0/0 in the exponent): every ``sigma`` is floored at ``1e-12`` times the
@@ -253,7 +253,7 @@ def local_scaling_cross_kernel(
     distance to the t-th nearest training point.  Training points *coinciding* with ``x'``
     (distance 0) are excluded from its neighbour list and from :math:`\sigma'` and get
     ``K = 1`` (the diagonal of ``K``), so a training point reproduces its own row of the
-    training kernel (project errata 4).
+    training kernel (docs/deviations.md#smic-out-of-sample).
 
     Parameters
     ----------

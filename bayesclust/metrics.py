@@ -348,8 +348,8 @@ def consistency_index(labels_true: Any, labels_pred: Any) -> float:
 
     Notes
     -----
-    The papers do not say how the matching is found; following the project spec
-    (``evidence_accumulation_aspect_did.md`` §1.2, ours) we use the optimal one-to-one
+    The papers do not say how the matching is found; our choice
+    (docs/deviations.md#consistency-index-matching) is the optimal one-to-one
     assignment (Hungarian algorithm on the rectangular contingency table).  Fred (2001) used a
     greedy matching, which can give a slightly lower value when :math:`K^* \\ne K^0`.
 
@@ -567,7 +567,7 @@ def dp_means_objective(X: Any, labels: Any, lam: float, sample_weight: Any = Non
 
     Notes
     -----
-    Eq. (2) of Kulis & Jordan; the weighted form is the spec's (A3.5).  With weights, a
+    Eq. (2) of Kulis & Jordan; the weighted form is ours (docs/deviations.md#dpmeans-weighted-rule).  With weights, a
     cluster counts in :math:`k` when its total weight is positive (weights act as
     multiplicities, so a cluster holding only zero-weight points is empty) -- ours.
 

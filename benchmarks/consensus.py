@@ -1,7 +1,7 @@
-"""Sparse co-association vs n: memory and time are linear with the K_min rule (issue 6).
+"""Sparse co-association vs n: memory and time are linear with the K_min rule.
 
 Lourenco, Fred & Jain, "On the scalability of evidence accumulation clustering" (ICPR
-2010; seed 003 L2209-L2376; spec §6.3).  Data: the paper's 10-Gaussian mixture
+2010, §IV).  Data: the paper's 10-Gaussian mixture
 (``datasets.ten_gaussians``: unit Gaussians at (0, 12 i), n/10 points each).  For every n
 and ensemble rule it prints one JSON line with
 
@@ -9,7 +9,7 @@ and ensemble rule it prints one JSON line with
   {ceil(n/50), ceil(n/20)} and sqrt rule {ceil(sqrt(n)/2), ceil(sqrt(n))}) and its time;
 * the sparse co-association (``coassociation``): stored upper-triangle pairs, bytes of the
   CSR arrays, peak traced allocation during accumulation (tracemalloc), time, and
-  ``nnz / (2 n^2 / K_min)`` (errata 7: the paper's estimate, upper-triangle count);
+  ``nnz / (2 n^2 / K_min)`` (the paper's estimate; it matches the upper-triangle count);
 * the single-link consensus at K = 10 on the sparse matrix (MST) and its time and CI;
 * the peer, side by side in the same run where it fits in memory (n <= --dense-max): the
   dense co-association (``metrics.co_clustering_matrix``, n x n float64), its bytes and

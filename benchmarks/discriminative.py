@@ -1,6 +1,6 @@
 """Discriminative clustering vs mixture / k-means baselines: the protocol of Kaski et al.'s Table 1.
 
-Kaski, Sinkkonen & Klami (2005) §7.2 (project spec B5.2, B3.4) and the
+Kaski, Sinkkonen & Klami (2005) §7.2 and the
 initialisation claim of §7.3 (B5.3), on data available offline.  The paper's
 Landsat / Letter / TIMIT are not bundled; this runs the same protocol on
 scikit-learn's Wine (178 x 13, 3 classes), Digits (1797 x 64, 10 classes) and
@@ -13,7 +13,7 @@ Protocol (per data set, per number of clusters K in {2, 5, 10}):
   (``StratifiedKFold(shuffle=True)``; stratified so that every fold holds every
   class).  Each method is fitted on the nine training folds and scored on the
   held-out fold.
-* **Score** (spec B3.4): ``cost = -dc_log_posterior`` (eq. 9, ``n_i^0 = 1``, no
+* **Score** (docs/deviations.md#dc-heldout-cost): ``cost = -dc_log_posterior`` (eq. 9, ``n_i^0 = 1``, no
   further constants) of the held-out fold's contingency table, with the
   held-out points clustered **from x alone** by the hard Voronoi cells of the
   learned centres / prototypes (every method, baselines included).  Lower is
@@ -26,13 +26,13 @@ Protocol (per data set, per number of clusters K in {2, 5, 10}):
   the 70 % and scored by the same cost on the 30 %, the lowest cost wins (ties:
   the smaller value), then the method is refitted on the whole training set.
   The grid is ``s0 * geomspace(1e-2, 10, 8)`` with ``s0`` the RMS per-feature
-  standard deviation of the training set: the spec's range (B5.2, ambiguity 25)
+  standard deviation of the training set: our range (docs/deviations.md#dc-width-grid)
   with **8 values instead of the paper's 30** (cost).  The paper chose its
   values in "preliminary runs"; the criterion is not stated, we use the
   reported cost itself for every method.
 * **Features are standardised** (z-scores with the training set's mean and
   standard deviation; constant features are only centred).  The paper does not
-  say (spec ambiguity 35 defaults to raw features); we standardise because the
+  say (docs/deviations.md#dc-feature-scaling); we standardise because the
   models are isotropic and Wine's features span four orders of magnitude
   (raw Euclidean geometry there is proline alone).  ``--scaling none`` runs the
   raw features.
@@ -125,7 +125,7 @@ def fit(method, key, X, c, K, param, *, sa_steps, sdc_steps):
 
 
 def cost(centers, X, c, K, C):
-    """-(9) of the hard Voronoi contingency table of (X, c) (spec B3.4)."""
+    """-(9) of the hard Voronoi contingency table of (X, c) (no further constants)."""
     labels = np.asarray(nearest_center(jax.numpy.asarray(X, np.float32),
                                        jax.numpy.asarray(centers, np.float32)).index)
     return -dc_log_posterior(labels, c, n_clusters=K, n_classes=C)

@@ -35,7 +35,7 @@ Two further references:
   larger is ``machine_matmul_gflops`` in the environment line).  At d = 2 the
   product is a small part of the work, so the fraction is tiny there.
 
-A second table (``dp_means_many_clusters_opening``, issue 7 item 2): uniform
+A second table (``dp_means_many_clusters_opening``): uniform
 data in the unit cube, with lambda by farthest-first at k = 1,000-2,000, so the
 first pass (from the one cluster at the global mean) opens about that many
 clusters from about a million candidates.  It reports that first pass warm

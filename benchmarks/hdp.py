@@ -1,6 +1,6 @@
 """Hard Gaussian HDP vs k-means / DP-means on Kulis & Jordan's grouped synthetic data, in one run.
 
-Kulis & Jordan (2012) §6.3 (project spec A4.4).  For each draw of
+Kulis & Jordan (2012) §6.3 (docs/deviations.md#hdp-synthetic-design).  For each draw of
 ``datasets.hdp_groups`` (50 data sets of 25 2-D points, 5 of 15 shared
 Gaussians each) prints one JSON line with the average per-data-set NMI
 (arithmetic; truth = which of the 15 Gaussians generated the point) of

@@ -1,6 +1,6 @@
 """DP-means at scale: peak memory and time of one large run, single-device and sharded.
 
-Issue 7, item 4: n = 1,000,000 points x 128 float32 features (a 100-component
+Target: n = 1,000,000 points x 128 float32 features (a 100-component
 Gaussian mixture, lambda by farthest-first at k = 100) must run without any
 n x n or n x K_max float64 array.  Each run is a separate process, so that its
 peak resident set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is its

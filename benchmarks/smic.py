@@ -1,6 +1,6 @@
 """SMIC + LSMI vs k-means and spectral clustering: accuracy (ARI) and time, side by side.
 
-Sugiyama et al. (2014) (project spec smic_cecib.md Part A, errata_smic_cecib.md).  Three parts,
+Sugiyama et al. (2014) (docs/deviations.md#smic-toy-b, docs/deviations.md#smic-toy-d).  Three parts,
 one JSON line each row (plus one environment line):
 
 * ``toys``: the four illustration problems of [S] §4.1 (n = 200, standardised), SMIC with

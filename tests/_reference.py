@@ -26,7 +26,7 @@ def dp_means_pass_loop(X, w, centers, lam):
 
 
 def dp_means_loop(X, lam, sample_weight=None, max_iter=100, tol=1e-12):
-    """Kulis & Jordan Algorithm 1 with the spec's resolutions (A3.2), slowly.
+    """Kulis & Jordan Algorithm 1 with our resolutions (docs/deviations.md#dpmeans-pass-semantics), slowly.
 
     Returns (labels, centers, objective_trace, n_iter, converged).
     """
@@ -59,7 +59,7 @@ def dp_means_loop(X, lam, sample_weight=None, max_iter=100, tol=1e-12):
 
 
 def farthest_first_loop(X, k):
-    """Kulis & Jordan §6.1 farthest-first lambda, literally (spec A3.4)."""
+    """Kulis & Jordan §6.1 farthest-first lambda, literally (measured when |T| = k)."""
     X = np.asarray(X, float)
     T = [X.mean(0)]
     lam = None
@@ -74,7 +74,7 @@ def farthest_first_loop(X, k):
 def dp_means_pass_live_counts(X, labels, centers, lam):
     """One DP-means pass in which a cluster dies the moment it empties.
 
-    The errata-corrected ``exclude_self`` semantics (errata E1): point i is
+    Clusters die the moment they empty (docs/deviations.md#dpmeans-own-cluster): point i is
     removed from its cluster first; clusters whose live count (without i) is
     0 are unavailable; means frozen, clusters opened in the pass sit at their
     seed point.  This is the exact small-variance limit of one sweep of Neal's
@@ -171,7 +171,7 @@ def hard_hdp_point_pass_reference(groups, z, v, mu, lam_local, lam_global):
 
 
 def hard_hdp_reference(groups, lam_local, lam_global, max_iter=100, tol=1e-12):
-    """Kulis & Jordan Algorithm 2 (hard Gaussian HDP) with the spec's resolutions (A3.3), literally.
+    """Kulis & Jordan Algorithm 2 (hard Gaussian HDP) with our resolutions (docs/deviations.md#hard-hdp-resolutions), literally.
 
     Plain per-point / per-local-cluster loops in float64:
 

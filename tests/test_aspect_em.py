@@ -1,4 +1,4 @@
-"""PEnCA EM on the sparse co-association, its hard limit, MM, model selection (issue 6)."""
+"""PEnCA EM on the sparse co-association, its hard limit, MM, model selection."""
 
 import itertools
 
@@ -17,7 +17,7 @@ from bayesclust.inference import mixture_of_ensembles as moe
 
 
 def _dense_penca(C, p, B, n_iter):
-    """The spec's matrix-form EM (§3.2) on the dense full count matrix: the reference."""
+    """Matrix-form EM (PEnCA paper, eqs. 17, 19, 23, 24) on the dense full count matrix: the reference."""
     S = C.sum()
     lls = []
     for _ in range(n_iter):
@@ -62,7 +62,7 @@ def test_sparse_em_equals_dense_reference(x64):
         np.testing.assert_allclose(res.weights, p, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(res.B, B, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(res.objective_trace[1:], lls, rtol=1e-10)
-        # The same fit from every input form (errata 2: upper triangle = U + U.T).
+        # The same fit from every input form (upper triangle U stands for U + U.T).
         for form in (dense, sp.csr_matrix(dense), sp.triu(sp.csr_matrix(dense), 1), 3.0 * dense):
             other = ae.aspect_em(0, form, L, init=(p0, B0), n_restarts=1, max_iter=15, tol=0.0)
             np.testing.assert_allclose(other.B, res.B, rtol=1e-9, atol=1e-13)  # scale-invariant
@@ -81,7 +81,7 @@ def test_em_never_decreases_objective(seed, n, L, hard):
     assert np.all(np.diff(tr) >= -1e-9 * np.abs(tr[1:])), np.diff(tr).min()
     assert res.log_likelihood == pytest.approx(tr[-1])
     assert res.log_likelihood == max(res.restart_log_likelihoods)
-    if not hard:  # the reported value is the likelihood of the returned parameters (errata 13)
+    if not hard:  # the reported value is the likelihood of the returned parameters (not one iteration stale)
         np.testing.assert_allclose(ae.aspect_log_likelihood(C, res.weights, res.B), res.log_likelihood, rtol=1e-10)
     np.testing.assert_allclose(res.memberships.sum(1), 1.0)
 
@@ -98,13 +98,13 @@ def test_hard_limit_objective_is_classification_likelihood():
     assert res.converged
 
 
-@pytest.mark.parametrize("sizes", [(20, 20, 20), (15, 5, 40), (30, 30)])  # errata 3 shapes, n = 60
+@pytest.mark.parametrize("sizes", [(20, 20, 20), (15, 5, 40), (30, 30)])  # block shapes, n = 60; single random starts fail on some
 def test_block_diagonal_recovered_with_restarts(sizes):
     truth = np.repeat(np.arange(len(sizes)), sizes)
     C = 5.0 * (truth[:, None] == truth[None, :])
     np.fill_diagonal(C, 0)
     for hard in (False, True):
-        res = ae.aspect_em(0, C, len(sizes), n_restarts=10, hard=hard)  # errata 3: restarts
+        res = ae.aspect_em(0, C, len(sizes), n_restarts=10, hard=hard)  # one random start often fails: restarts
         assert metrics.ari(truth, res.labels) == 1.0
     # Label permutation of the objects permutes the memberships.
     perm = np.random.default_rng(0).permutation(truth.size)

@@ -3,7 +3,7 @@
 References used here are independent of the code under test: scipy's Gaussian entropy and
 discrete entropy for the cost, NumPy recomputation for the rank-one statistics, brute force
 over all single-point moves for the Hartigan fixed point, scikit-learn for the peers, and the
-paper's Tables 2 and 3 (spec smic_cecib.md B7/B8.1 with errata 9).
+paper's Tables 2 and 3 (docs/deviations.md#cecib-table2-wine, docs/deviations.md#cecib-table3).
 """
 
 import math
@@ -501,9 +501,9 @@ def test_sklearn_contract_cecib(estimator, check):
 def test_paper_table_2_cluster_counts_iris_and_wine():
     """[C] Table 2: CEC-IB started with 6 = 2 x 3 clusters returns 5 on Iris, 3 on Wine.
 
-    Protocol (spec B8.1, errata 9): beta = 1, eps = 0.05 (n_min = max(ceil(eps n), N + 2)),
+    Protocol: beta = 1, eps = 0.05 (n_min = max(ceil(eps n), N + 2)),
     random-partition starts ([C]'s), 10 restarts, labelled fractions 0/10/20/30 % of the true
-    classes.  Errata 9: Iris gives 5 in most draws; Wine gives 4 in most draws -- the paper's
+    classes.  Iris gives 5 in most draws; Wine gives 4 in most draws -- the paper's
     3 is NOT reproduced (a known discrepancy; ε and the restarts of [C] are not stated).
     """
     iris_X, iris_y = datasets.load_iris()
@@ -519,7 +519,7 @@ def test_paper_table_2_cluster_counts_iris_and_wine():
     print("Table 2 reproduction: iris", iris, "(paper 5)", "wine", wine, "(paper 3)")
     assert sum(k == 5 for k in iris) >= 5, iris  # paper: 5 at every fraction
     assert all(4 <= k <= 6 for k in iris), iris
-    # Wine: fewer than the 6 starting clusters, but 4 rather than the paper's 3 (errata 9).
+    # Wine: fewer than the 6 starting clusters, but 4 rather than the paper's 3 (docs/deviations.md#cecib-table2-wine).
     assert all(3 <= k <= 5 for k in wine), wine
     assert max(set(wine), key=wine.count) in (3, 4), wine
 
@@ -529,7 +529,7 @@ def test_paper_table_3_iterations_vs_em_and_lloyd():
     """[C] Table 3 (App. C): mean passes to converge over 10 runs, no side information.
 
     Paper: Iris CEC 5.1, EM-GMM 19.1, Lloyd 7; Wine 7.6, 13.6, 8.6.  Ours: Hartigan CEC
-    (beta = 0, k = 3 classes [spec B7 RESOLVE], random-partition start, one pass = one
+    (beta = 0, k = 3 classes [the paper does not say], random-partition start, one pass = one
     iteration, the final move-free pass counted as scikit-learn counts Lloyd's last one),
     scikit-learn GaussianMixture (full covariances, default k-means init) and
     KMeans(algorithm="lloyd", n_init=1) side by side.
@@ -606,7 +606,7 @@ print({MARKER!r} + json.dumps(dict(
     assert res["toy_k"] == 3 and res["toy_ari"] > 0.95
     # [C] Example 4.1: the one-vs-split crossover is beta_0 = 0.2698 (paper ~0.269)
     assert res["crossover"] == pytest.approx(0.2698, abs=0.01)
-    # [C] Table 2: Iris ends with 5 clusters from 6 (most draws; errata 9)
+    # [C] Table 2: Iris ends with 5 clusters from 6 (most draws; docs/deviations.md#cecib-table2-wine)
     ks = res["iris_k"]
     assert all(4 <= k <= 6 for k in ks) and ks.count(5) >= len(ks) / 2, ks
     # scikit-learn's GaussianMixture on Iris at k = 3 (a sanity check of the peer column)

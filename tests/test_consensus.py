@@ -1,4 +1,4 @@
-"""Evidence accumulation (issue 6): K rules, ensembles, sparse co-association, linkage consensus."""
+"""Evidence accumulation: K rules, ensembles, sparse co-association, linkage consensus."""
 
 import itertools
 
@@ -14,7 +14,7 @@ from bayesclust.inference import ensembles
 from bayesclust.inference import linkage as linkages
 from bayesclust.inference.posterior import Posterior
 
-# Scalability paper Table I (seed L2304-L2349): (name, n, (A) kmin, kmax, (B) kmin, kmax).
+# Scalability paper Table I (Lourenco, Fred & Jain 2010): (name, n, (A) kmin, kmax, (B) kmin, kmax).
 TABLE_I = [
     ("iris", 150, 6, 12, 3, 8),
     ("wine-norm", 178, 7, 13, 4, 9),
@@ -32,7 +32,7 @@ TABLE_I = [
     ("textures", 4000, 32, 63, 80, 200),
     ("isolet", 7797, 44, 88, 156, 390),
 ]
-# Errata 6: three cells in two rows do not follow round-half-up.
+# Three cells in two rows do not follow round-half-up (docs/deviations.md#k-rule-rounding).
 EXCEPTIONS = {("chart", "A", 0), ("chart", "A", 1), ("mfeat-fou", "A", 0)}
 
 
@@ -48,9 +48,9 @@ def test_k_rules_reproduce_table_I():
             if g != t:
                 mismatches.add((name, "B", j))
     assert mismatches == EXCEPTIONS
-    # Half-to-even rounding would give cigar (B) 12 and rings (B) 22 (errata 6).
+    # Half-to-even rounding would give cigar (B) 12 and rings (B) 22.
     assert ensembles.k_bounds(250, "linear", rounding="round_half_up")[1] == 13
-    # PEnCA rule on iris (spec: K in [7, 27]); ceil of the linear rule.
+    # PEnCA rule on iris (K in [7, 27]); ceil of the linear rule.
     assert ensembles.k_bounds(150) == (7, 27)
     assert ensembles.k_bounds(683) == (14, 34)
     assert ensembles.k_bounds(1001, "linear") == (21, 51)
@@ -71,7 +71,7 @@ def test_sparse_coassociation_equals_dense_count():
         assert np.all(np.tril(U) == 0)
         np.testing.assert_allclose(C.toarray(), metrics.co_clustering_matrix(L), atol=1e-15)
         np.testing.assert_allclose(coassoc.coassociation_dense(L), metrics.co_clustering_matrix(L), atol=1e-15)
-        # |S| = sum_l sum_k |C_k|(|C_k| - 1) (ordered pairs, errata 2).
+        # |S| = sum_l sum_k |C_k|(|C_k| - 1) (ordered pairs, PEnCA paper eq. 3).
         S = sum(int(np.sum(np.bincount(r) * (np.bincount(r) - 1))) for r in L)
         assert C.symmetric_counts().sum() == S
         assert C.pair_trials is None
@@ -113,7 +113,7 @@ def test_coassociation_invariances():
 
 def test_cut_by_merge_order_survives_ties():
     # Two blocks of two, all merges at height 1 except none: fcluster(maxclust) can
-    # return fewer clusters than asked; the merge-order cut cannot (errata 1).
+    # return fewer clusters than asked; the merge-order cut cannot (docs/deviations.md#eac-fixed-k-cut).
     Z = np.array([[0, 1, 1.0, 2], [2, 3, 1.0, 2], [4, 5, 1.0, 4]])
     assert np.unique(fcluster(Z, 3, "maxclust")).size != 3
     for K in range(1, 5):
@@ -356,9 +356,9 @@ def test_aspect_consensus_sklearn_checks(estimator, check):
     check(estimator)
 
 
-def test_consistency_index_is_the_optimal_matching_of_spec_1_2():
+def test_consistency_index_is_the_optimal_one_to_one_matching():
     """metrics.consistency_index (reused, unchanged) = max over one-to-one cluster matchings."""
-    # Errata 11: contingency [[5, 4], [4, 0]]: greedy matching gives 5, optimal 8 (of 13).
+    # Contingency [[5, 4], [4, 0]]: greedy matching gives 5, optimal 8 (of 13).
     truth = np.repeat([0, 0, 1, 1], [5, 4, 4, 0])
     pred = np.repeat([0, 1, 0, 1], [5, 4, 4, 0])
     assert metrics.consistency_index(truth, pred) == pytest.approx(8 / 13)

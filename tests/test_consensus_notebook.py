@@ -1,4 +1,4 @@
-"""notebooks/04_consensus.ipynb runs in smoke mode and reproduces the papers' claims (issue 6)."""
+"""notebooks/04_consensus.ipynb runs in smoke mode and reproduces the papers' claims."""
 
 import pytest
 
@@ -32,7 +32,7 @@ print({MARKER!r} + json.dumps(dict(
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
     assert t["PEnCA (EM)"] >= 0.920 - 0.07
     assert t["PEnCA (EM)"] > t["MM (EM)"]
-    # Scalability paper / spec §2.4: AL at K on iris about 0.90; SL at K about 0.75.
+    # EAC on iris (PEnCA K rule, N = 150): AL at K about 0.90; SL at K about 0.75.
     assert t["EAC average link, K"] >= 0.8
     assert t["EAC average link, K"] > t["EAC single link, K"]
     # Wine normalised: PEnCA 0.949 > MM 0.590.
@@ -41,7 +41,7 @@ print({MARKER!r} + json.dumps(dict(
     # A DP-mixture posterior feeds the same consensus: three Gaussians found again.
     assert res["k_post"] == 3 and res["lifetime_k_post"] == 3
     assert min(res["post_table"].values()) >= 0.8
-    # Errata 7: upper-triangle nnz close to 2 n^2 / K_min with the linear rule, so bytes/n flat.
+    # Upper-triangle nnz close to 2 n^2 / K_min with the linear rule, so bytes/n flat (docs/deviations.md#coassociation-nnz).
     assert all(0.5 <= r <= 1.5 for r in res["scale_ratio"]), res["scale_ratio"]
     b = res["bytes_per_n"]
     assert max(b) / min(b) < 1.3, b

@@ -1,7 +1,7 @@
-"""PEnCA Table 1 (Lourenco, Fred & Figueiredo 2011, seed 003 L987-L1000) on the data sets
-available offline, side by side with MM (Topchy et al.) on the same ensembles (issue 6).
+"""PEnCA Table 1 (Lourenco, Fred & Figueiredo 2011, §5) on the data sets
+available offline, side by side with MM (Topchy et al.) on the same ensembles.
 
-Protocol (spec §3.5, errata 4): k-means ensembles of N = 150 partitions with the PEnCA K
+Protocol (docs/deviations.md#penca-table1): k-means ensembles of N = 150 partitions with the PEnCA K
 rule; L = true K; PEnCA keeps the best-likelihood of 10 random restarts, MM of 10 restarts;
 several ensembles, assertions on the mean with modest tolerances.
 """
@@ -59,7 +59,7 @@ def biopsy_runs():
 
 @pytest.mark.paper
 def test_table1_breast_cancer_eac_initialised(biopsy_runs):
-    # Paper: PEnCA 0.947, MM 0.764.  With the EAC average-link start (spec §3.3 init="eac").
+    # Paper: PEnCA 0.947, MM 0.764.  With the EAC average-link start (init = that partition).
     r = biopsy_runs
     assert r["PEnCA-eac"].mean() >= 0.947 - 0.03
     assert r["PEnCA-eac"].mean() > r["MM"].mean()

@@ -1,4 +1,4 @@
-"""Fitting discriminative clustering: CG MAP, simulated annealing, sDC and NUTS (spec B3).
+"""Fitting discriminative clustering: CG MAP, simulated annealing, sDC and NUTS (Kaski et al. 2005, §2.1, §3.1).
 
 References are independent computations: autodiff of the model's objective and the
 looped eq. 11 for the closed-form gradient; slow NumPy loops of the paper's annealing
@@ -41,7 +41,7 @@ def _table(labels, classes, K, C):
 
 @pytest.fixture(scope="module")
 def toy():
-    """The DC toy of spec B5.1 (n = 10,000) and scikit-learn k-means centres on it."""
+    """The DC toy of Kaski et al. §7.1 (n = 10,000; docs/deviations.md#dc-toy-design) and scikit-learn k-means centres on it."""
     X, c = dc_toy(0, 10_000)
     km = KMeans(6, n_init=1, random_state=0).fit(X)
     return X, c, km.cluster_centers_, km.labels_

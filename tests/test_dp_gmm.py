@@ -56,7 +56,7 @@ def test_log_alpha_stable_for_tiny_sigma2():
 
 
 @pytest.mark.parametrize("sigma2, rho2, d", [(1e-6, 100.0, 2), (0.25, 100.0, 3), (2.0, 0.5, 7), (1e-3, 1e3, 1)])
-def test_errata_identity_for_the_new_cluster_weight(sigma2, rho2, d):
+def test_alpha_from_lam_identity_for_the_new_cluster_weight(sigma2, rho2, d):
     # (1 + rho/sigma)^{d/2} (2 pi (rho + sigma))^{-d/2} = (2 pi sigma)^{-d/2}, in log space.
     lhs = log_alpha_from_lam(0.0, sigma2, rho2, d) - 0.5 * d * math.log(2 * math.pi * (rho2 + sigma2))
     rhs = -0.5 * d * math.log(2 * math.pi * sigma2)

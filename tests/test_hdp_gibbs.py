@@ -48,7 +48,7 @@ def test_stationary_distribution_matches_enumeration(x64):
 
 
 def _hard_costs(x, j, state, lam_local, lam_global):
-    """Costs of the seats of :func:`point_log_weights` in the hard limit (spec A2.3)."""
+    """Costs of the seats of :func:`point_log_weights` in the hard limit (docs/deviations.md#hdp-concentration-map)."""
     sq = np.sum((x - np.asarray(state.means)) ** 2, axis=1)
     active = np.asarray(state.dish_tables) > 0
     counts = np.asarray(state.table_counts)[j]

@@ -1,5 +1,5 @@
 """The HDP Gaussian mixture program (Kulis & Jordan §4, Teh et al. 2006) and the
-(alpha, gamma)(lam_local, lam_global) map of spec A2.3.
+(alpha, gamma)(lam_local, lam_global) map (docs/deviations.md#hdp-concentration-map).
 
 Tolerances are next to each assertion: 1e-12 relative for float64 closed forms,
 1e-10 absolute for float64 log densities against SciPy; distributional checks use
@@ -448,7 +448,7 @@ def test_hdp_log_concentrations_small_sigma2():
 
 @pytest.mark.parametrize("sigma2, d", [(1e-6, 2), (0.25, 3), (2.0, 7)])
 def test_crf_weights_reduce_to_hard_hdp_costs(sigma2, d):
-    # Spec A2.3: with the map, the three CRF options share (2 pi sigma)^{-d/2}; their exponents
+    # With the map, the three CRF options share (2 pi sigma)^{-d/2}; their exponents
     # are -(cost)/(2 sigma) with costs |x-mu|^2 (existing table), lam_l + |x-mu|^2 (new table,
     # existing dish) and lam_l + lam_g + sigma/(rho+sigma)|x|^2 (new table, new dish).
     lam_l, lam_g, rho2 = 1.5, 4.0, 100.0

@@ -28,7 +28,7 @@ def _random_state(rng, n, d, k):
 def test_one_sweep_is_a_dp_means_pass_in_the_small_variance_limit(x64):
     """sigma2 -> 0 with alpha = alpha_from_lam(lam, ...): one sweep of Kulis &
     Jordan's Algorithm 2 (means frozen during the sweep) is the DP-means pass
-    in which clusters die the moment they empty (errata E1)."""
+    in which clusters die the moment they empty (docs/deviations.md#dpmeans-own-cluster)."""
     rng = np.random.default_rng(0)
     rho2 = 100.0
     sweep = jax.jit(gibbs_sweep, static_argnames=("collapsed",))
@@ -55,7 +55,7 @@ def test_one_sweep_is_a_dp_means_pass_in_the_small_variance_limit(x64):
 
 
 def test_limit_sweep_equals_package_pass_when_no_cluster_empties(x64):
-    """Where no cluster empties during the pass, the errata's live-count pass and
+    """Where no cluster empties during the pass, the live-count pass and
     the printed Algorithm 1 coincide: the sweep equals the package's bulk pass."""
     rng = np.random.default_rng(1)
     rho2, d = 100.0, 2

@@ -3,7 +3,7 @@
 Each notebook reads ``BAYESCLUST_SMOKE=1`` in its first code cell and shrinks its draw
 counts and grids.  The test executes a copy with nbclient on the ``python3`` kernel (which
 jupyter_client starts with the interpreter running the tests, i.e. the venv's), appends one
-cell that prints the notebook's key results as JSON, and checks them against the seeds'
+cell that prints the notebook's key results as JSON, and checks them against the papers'
 numbers -- not against values computed by the package.
 """
 
@@ -135,7 +135,7 @@ print({MARKER!r} + json.dumps(dict(
     assert res["hard_local_mean"] == pytest.approx(4.4, abs=0.6)
     trace = res["hard_trace"]
     assert all(b <= a + 1e-6 * abs(trace[0]) for a, b in zip(trace, trace[1:]))
-    # The literal reading of KJ's lam_global heuristic collapses to one global cluster (spec A3.4).
+    # The literal reading of KJ's lam_global heuristic collapses to one global cluster (docs/deviations.md#hard-hdp-lambda-global).
     assert res["literal_k"] == 1
     # KJ's table: hard HDP .81, pooled k-means .77, pooled DP-means .73, per data set .79.
     # Ours is a different draw of the design: near those numbers, and sharing clusters beats pooling.

@@ -1,6 +1,6 @@
 """Reproductions of Kulis & Jordan (2012) numbers on data available offline.
 
-Protocol (spec A4.2, resolutions in the spec): each run takes a fresh random
+Protocol (docs/deviations.md#kj-table1-protocol): each run takes a fresh random
 70% clustering split of the data in random order (the 30% validation part is
 used by the paper only for the Gibbs sampler), k = the number of classes,
 DP-means' lambda by farthest-first at that k, raw features, arithmetic NMI,
@@ -49,9 +49,9 @@ def test_table1_uci_rows(name, dp_paper, km_paper):
 def test_three_gaussians_nmi_and_iterations():
     """KJ §6.2 / Fig. 2: over 100 runs DP-means returns 3 clusters, NMI .89 on average.
 
-    The data set is the spec's calibrated stand-in (the paper gives only a
+    The data set is our calibrated stand-in (the paper gives only a
     picture); KJ also report convergence within 8 iterations, which the
-    stand-in meets in most but not all runs (errata: 98/100 within 9 passes).
+    stand-in meets in most but not all runs (docs/deviations.md#three-gaussians-stand-in).
     """
     nmis, ks, iters = [], [], []
     for seed in range(100):

@@ -1,4 +1,4 @@
-"""Sharded DP-means and hard HDP (issue 7): ``mesh=`` runs equal single-device runs.
+"""Sharded DP-means and hard HDP: ``mesh=`` runs equal single-device runs.
 
 The sharded runs need several devices, and the number of host devices is fixed
 when jax initialises: they run in a subprocess (``tests/_sharded_worker.py``)

@@ -1,7 +1,7 @@
-"""SMIC, LSMI and LSMI model selection (issue 9; Sugiyama et al. 2014, spec smic_cecib.md Part A).
+"""SMIC, LSMI and LSMI model selection (Sugiyama et al. 2014).
 
 References are slow dense loops written here from the paper's formulas, scikit-learn (the
-peers and ARI) and the paper's numbers (toy ARIs, corrected by errata_smic_cecib.md).
+peers and ARI) and the paper's numbers (toy ARIs; where we fall short: docs/deviations.md#smic-toy-b, docs/deviations.md#smic-toy-d).
 """
 
 import json
@@ -52,7 +52,7 @@ def _dense_kernel_loop(X, t):
 
 
 def _dense_cross_loop(Xn, X, t):
-    """Out-of-sample K(x', x_i) by loops (spec A3 with errata 4)."""
+    """Out-of-sample K(x', x_i) by loops (coincident training points excluded: docs/deviations.md#smic-out-of-sample)."""
     _, sigma, _ = _dense_kernel_loop(X, t)
     out = np.zeros((Xn.shape[0], X.shape[0]))
     for r, x in enumerate(Xn):
@@ -129,7 +129,7 @@ def test_cross_kernel_equals_dense_loop_and_training_rows():
     res = local_scaling_kernel(X, 4)
     Kx = local_scaling_cross_kernel(Xn, X, res.sigma, 4, res.sigma_floor).toarray()
     np.testing.assert_allclose(Kx, _dense_cross_loop(Xn, X, 4), rtol=1e-12)
-    # A training point reproduces its own row of K (errata 4).
+    # A training point reproduces its own row of K (docs/deviations.md#smic-out-of-sample).
     np.testing.assert_allclose(Kx[10:], res.K.toarray()[:5], rtol=1e-12)
 
 
@@ -191,7 +191,7 @@ def test_smic_predict_reproduces_fit_labels_and_loop_reference():
 
 
 def test_normalized_ext_variant_and_its_out_of_sample_rule():
-    """[EXT] D^-1/2 K D^-1/2: eigenvectors equal a dense reference; predict(X) reproduces fit."""
+    """Degree-normalised D^-1/2 K D^-1/2 (our extension): eigenvectors equal a dense reference; predict(X) reproduces fit."""
     X, _ = datasets.circle_and_gaussian(1)
     X = _standardize(X)
     res = smic(X, 4, 2, normalize=True)
@@ -207,7 +207,7 @@ def test_normalized_ext_variant_and_its_out_of_sample_rule():
 
 def test_row_permutation_invariance():
     # (A case where every point has a positive score: points with all-zero scores are labelled
-    # by round-off, errata 5, and are not expected to be invariant.)
+    # by round-off, docs/deviations.md#smic-unassigned, and are not expected to be invariant.)
     X, _ = datasets.four_gaussian_blobs(3)
     X = _standardize(X)
     perm = np.random.default_rng(0).permutation(len(X))
@@ -349,10 +349,10 @@ def _peers(X, c, seed=0):
 def test_paper_toys_side_by_side_with_kmeans_and_spectral():
     """[S] §4.1 Fig. 4: SMIC + LSMI ARI 1 / 1 / 1 / 0.773 on the four toys (one draw each).
 
-    Targets as corrected by the errata: (a) and (c) (literal spiral reading) ARI = 1;
-    (b) circle & Gaussian is a known discrepancy (errata 1: the unnormalised kernel's top
+    Targets as we can reproduce them: (a) and (c) (literal spiral reading) ARI = 1;
+    (b) circle & Gaussian is a known discrepancy (docs/deviations.md#smic-toy-b: the unnormalised kernel's top
     eigenvectors both sit in the blob), reported, checked as "not reproduced"; (d) the paper's
-    0.773 is a single draw, we check the median over seeds >= 0.3 (errata 2).
+    0.773 is a single draw, we check the median over seeds >= 0.3 (docs/deviations.md#smic-toy-d).
     """
     rows = {}
     for name, (gen, c) in datasets.SMIC_TOYS.items():
@@ -370,7 +370,7 @@ def test_paper_toys_side_by_side_with_kmeans_and_spectral():
                                   spectral=adjusted_rand_score(y, sc), lsmi=sel.lsmi.round(3).tolist())
         rows[name]["smic_all_seeds"] = aris
         rows[name]["t_all_seeds"] = ts
-    # [EXT] (not in [S]): the degree-normalised kernel solves (b) (errata 1).
+    # Our extension (not in [S]): the degree-normalised kernel solves (b) (docs/deviations.md#smic-normalized-kernel).
     X, y = datasets.circle_and_gaussian(0)
     sel = smic_select(0, _standardize(X), 2, normalize=True)
     rows["circle-and-gaussian"]["smic_normalized_ext"] = adjusted_rand_score(y, sel.result.labels)
@@ -379,12 +379,12 @@ def test_paper_toys_side_by_side_with_kmeans_and_spectral():
     assert rows["four-gaussian-blobs"]["smic"] == 1.0
     assert rows["double-spirals"]["smic"] >= 0.95
     assert rows["double-spirals"]["kmeans"] < 0.5  # the non-linear problem k-means cannot solve
-    assert rows["circle-and-gaussian"]["smic"] < 0.95  # errata 1: [S]'s ARI = 1 not reproduced
+    assert rows["circle-and-gaussian"]["smic"] < 0.95  # [S]'s ARI = 1 not reproduced (docs/deviations.md#smic-toy-b)
     assert np.median(rows["high-low-densities"]["smic_all_seeds"]) >= 0.3
 
 
 def test_wine_iris_against_kmeans_and_spectral():
-    """Our numbers (no paper numbers exist for these sets, spec A9.4), printed; loose check.
+    """Our numbers (no paper numbers exist for these sets), printed; loose check.
 
     SMIC with LSMI-selected t is not far below k-means on Wine; on Iris it is (LSMI picks a
     t that merges versicolor/virginica differently), which we report rather than hide.
@@ -418,7 +418,7 @@ def test_digits_against_kmeans_and_spectral():
 # --------------------------------------------------------------------------- scikit-learn contract
 
 _C_GE_2 = ("the checks set n_clusters=1 (or fit one sample / one feature with n_clusters=1); "
-           "SMIC requires n_clusters >= 2 (issue 9 bad-input rule) and says so")
+           "SMIC requires n_clusters >= 2 (a clear error for c < 2) and says so")
 
 
 @pytest.mark.slow
@@ -468,14 +468,14 @@ print({MARKER!r} + json.dumps(dict(
                  for out in cell.outputs)
     assert images >= 2
     s = res["summary"]
-    # [S] Fig. 4 (with errata 1 and 3): ARI 1 on blobs and spirals, (b) not reproduced.
+    # [S] Fig. 4: ARI 1 on blobs and spirals (literal reading), (b) not reproduced (docs/deviations.md#smic-toy-b).
     assert s["four-gaussian-blobs"]["smic"] == 1.0
     assert s["double-spirals"]["smic"] >= 0.95
     assert s["circle-and-gaussian"]["smic"] < 0.95
     assert all(1 <= t <= 10 for t in res["t"])
-    assert res["ext_circle"] >= 0.95  # [EXT] normalised kernel solves (b)
+    assert res["ext_circle"] >= 0.95  # our normalised-kernel extension solves (b)
     # LSMI: ~0 for independent labels, (c - 1) / 2 = 1.5 for four separated classes; on (b) the
-    # true labels score above every SMIC labelling (errata 1: the failure is the eigen-step).
+    # true labels score above every SMIC labelling (the failure is the eigen-step: docs/deviations.md#smic-toy-b).
     assert abs(res["lsmi_random"]) < 0.05
     assert res["lsmi_true_a"] == pytest.approx(1.5, abs=0.1)
     assert res["lsmi_true_b"] > res["lsmi_best_b"]

@@ -1,8 +1,8 @@
-"""Kernel DP-means, spectral DP-means and the penalised normalised cut (issue 8).
+"""Kernel DP-means, spectral DP-means and the penalised normalised cut.
 
 References used here never come from the code under test: bayesclust.dp_means
 (an independent implementation of Algorithm 1), slow per-point loops written
-from the spec's pseudo-code, explicit dense kernels, brute-force enumeration of
+from the pseudo-code (docs/deviations.md#kernel-dpmeans-semantics), explicit dense kernels, brute-force enumeration of
 partitions, NumPy eigenvalues and scikit-learn.
 
 Note on "jit vs eager": the functions tested here are host NumPy / SciPy code
@@ -70,7 +70,7 @@ def ncut_kernel(A, sigma):
 
 
 def slow_kernel_dp_means(K, lam, w, init=None, max_iter=100):
-    """Spec A3.5 pseudo-code as a per-point loop (frozen reference memberships)."""
+    """Weighted kernel DP-means as a per-point loop (frozen reference memberships: docs/deviations.md#kernel-dpmeans-semantics)."""
     n = K.shape[0]
     z = np.zeros(n, int) if init is None else np.unique(init, return_inverse=True)[1]
 
@@ -157,9 +157,9 @@ def test_penalized_ncut_toy_by_hand():
     res = penalized_ncut(A, lam_prime=-0.5)
     assert res.labels.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     assert res.objective == pytest.approx(2 / 13 - 1.0)
-    # lam' >= 0: the single cluster is optimal (errata E3)
+    # lam' >= 0: the single cluster is optimal (docs/deviations.md#penalised-ncut-lambda-range)
     assert penalized_ncut(A, lam_prime=0.1).n_clusters == 1
-    # Algorithm 1's one-cluster start is a fixed point for lam' > -1 (errata E4)
+    # Algorithm 1's one-cluster start is a fixed point for lam' > -1 (docs/deviations.md#penalised-ncut-start)
     assert penalized_ncut(A, lam_prime=-0.5, init="single", merge=False).n_clusters == 1
 
 
@@ -196,7 +196,7 @@ def test_linear_kernel_equals_dp_means(x64):
 
 
 def test_kernel_dp_means_matches_slow_loop(x64):
-    """RBF kernel, random positive weights, random starts: the per-point loop of spec A3.5."""
+    """RBF kernel, random positive weights, random starts: the per-point loop (frozen memberships)."""
     for seed in range(6):
         rng = np.random.default_rng(100 + seed)
         X = rng.normal(size=(18, 2)) + np.repeat(rng.normal(size=(3, 2)) * 3, 6, axis=0)

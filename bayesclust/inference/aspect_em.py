@@ -26,12 +26,12 @@ The paper's competitor, Topchy et al.'s mixture model of ensembles (MM), is in
 :mod:`~bayesclust.inference.mixture_of_ensembles`.
 
 All numerics run in float64 (under :func:`jax.enable_x64`): log-likelihood sums over
-:math:`10^5`-:math:`10^7` pairs and MDL comparisons need it (spec §0).
+:math:`10^5`-:math:`10^7` pairs and MDL comparisons need it.
 
 References
 ----------
 A. Lourenco, A. Fred and M. Figueiredo, "A generative dyadic aspect model for evidence
-accumulation clustering", SIMBAD 2011 (seed 003, L751-L1042).
+accumulation clustering", SIMBAD 2011.
 G. Celeux and G. Govaert, "A classification EM algorithm for clustering and two
 stochastic versions", CSDA 14 (1992) 315-332.
 """
@@ -148,7 +148,7 @@ def _em_update(p, B, rows, cols, counts, n, hard, alpha_p, alpha_B):
     seg = jax.vmap(lambda v, idx: jax.ops.segment_sum(v, idx, n), in_axes=(0, None))
     rows_r = seg(w, rows) + seg(w, cols)  # rows_r[r, y] = sum_z \hat C^r_{yz} (full matrix)
     tot = jnp.sum(rows_r, axis=1)  # = 2 sum_upper \hat C^r
-    # MAP M-step (spec §3.7): p_r ∝ sum_yz Ĉ^r + a_p - 1; B_ry ∝ 2 sum_z Ĉ^r_yz + a_B - 1.
+    # MAP M-step (our Dirichlet priors, docs/deviations.md#penca-dirichlet-priors): p_r ∝ sum_yz Ĉ^r + a_p - 1; B_ry ∝ 2 sum_z Ĉ^r_yz + a_B - 1.
     p_num = jnp.maximum(tot + alpha_p - 1.0, 0.0)
     p_new = p_num / jnp.sum(p_num)
     B_num = jnp.maximum(2.0 * rows_r + alpha_B - 1.0, 0.0)
@@ -298,15 +298,15 @@ def aspect_em(
         ``L >= 1``, the number of consensus clusters.
     n_restarts : int, default 10
         Independent random starts; the one with the highest final objective is returned
-        (restarts are essential: iris CI ranges 0.51-0.97 across starts, spec §3.3).
+        (restarts are essential: in a check on iris the CI of single random starts ranged 0.51-0.97).
     init : None, "random", "seeds", array_like of int, shape (n,), or (weights, B)
         Default ``"random"`` for EM and ``"seeds"`` for the hard limit.
         ``"random"`` (ours): ``p`` uniform, :math:`B_r \sim \mathrm{Dir}(\mathbf 1_n)`.
         ``"seeds"`` (ours): farthest-first seed objects (each next seed least
         co-associated with the previous ones), :math:`B_r \propto C_{s_r,\cdot}` + the seed
         + a little smoothing; classification EM from random Dirichlet starts gets stuck
-        (it failed every block-diagonal case of errata 3 in our check).  A
-        partition (e.g. the EAC average-link consensus, spec §3.3 ``init="eac"``):
+        (it failed on every block-diagonal count matrix we tried, e.g. blocks of 20, 5 and 40).  A
+        partition (e.g. the EAC average-link consensus, ``AspectConsensus(init="eac")``):
         :math:`B_r \propto` indicator of cluster ``r`` + :math:`10^{-3}` (restarts then
         differ only by a tiny jitter).  A tuple ``(weights (L,), B (L, n))``: that exact
         starting point (every restart).
@@ -319,7 +319,7 @@ def aspect_em(
         At most 10 000.
     alpha_p, alpha_B : float, default 1
         Dirichlet prior concentrations of :mod:`bayesclust.models.dyadic_aspect`; with values
-        other than 1 the M-step is the MAP update of spec §3.7 (``alpha < 1`` may set
+        other than 1 the M-step is the MAP update (docs/deviations.md#penca-dirichlet-priors; ``alpha < 1`` may set
         entries to 0).  1 gives maximum likelihood, the paper's EM.
 
     Returns
@@ -331,7 +331,7 @@ def aspect_em(
     Runs on the upper-triangle pairs ``y < z``: :math:`P(y,z)` is gathered per pair
     (``L x nnz``), and :math:`\sum_z \hat C^r_{yz}` is two ``segment_sum`` (one per
     endpoint), so one iteration costs ``O(L nnz)`` time and memory.  The objective is
-    recomputed after the last update (errata 13), so restart selection compares the
+    recomputed after the last update (not lagging one iteration), so restart selection compares the
     returned parameters.  float64 throughout (``jax.enable_x64`` inside).
 
     References
@@ -451,7 +451,7 @@ def select_n_aspects(
     n_partitions: int | None = None,
     **em_kwargs: Any,
 ) -> ModelSelection:
-    r"""Choose the number of aspects L by MDL / BIC (spec §3.4, ours; not done in the paper).
+    r"""Choose the number of aspects L by MDL / BIC (ours; not done in the paper: docs/deviations.md#penca-mdl).
 
     .. math::
 

@@ -54,7 +54,7 @@ __all__ = [
 
 COVARIANCE_TYPES = ("full", "diagonal", "spherical")
 _LN_2PIE = math.log(2.0 * math.pi * math.e)
-_SINGULAR_TOL = 1e-10  # errata 12: relative tolerance of the determinant-lemma factor
+_SINGULAR_TOL = 1e-10  # downdate factor 1 - v'S^-1 v/(n-1) at or below this counts as singular (round-off gives either sign)
 _SUSPECT_TOL = 1e-6  # below this factor a downdate is checked against the member points
 _EIG_TOL = 1e-12  # a covariance with eigenvalues <= _EIG_TOL * largest counts as singular
 
@@ -663,7 +663,7 @@ def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, 
                     state.assign_greedy(p)
                 if on_move is not None:
                     on_move("delete", i, a, -1, 0.0, state)
-        state.recompute()  # spec B9.7: no drift of the rank-one updates across passes
+        state.recompute()  # from scratch: no drift of the rank-one updates across passes
         if not np.all(np.isfinite(state.logdet[state.active])):
             # round-off let a cluster become singular (duplicate/collinear points): remove it
             _drop_small(state, n_min)
@@ -739,7 +739,7 @@ def cecib(
         k-means++ starts tend to split a Gaussian into parts that single-point
         moves cannot merge (on two 200-point blobs started with 4 clusters it
         ended with 3 clusters in 3 of 3 seeds, the random partition with 2 in 3
-        of 3; spec errata 9 saw the same on Iris).
+        of 3; on Iris started with 6, k-means++ kept all 6 in 3 of 5 seeds, random in 1).
     n_init : int, default 10
         Restarts (ignored for an array ``init``).
     max_iter : int, default 100
@@ -770,7 +770,7 @@ def cecib(
     :math:`\ln(1 - \frac{v^T\Sigma^{-1}v}{n-1})`.  A factor below 1e-6 is
     re-checked against the covariance of the remaining points, and a move that
     leaves a singular covariance (smallest eigenvalue <= 1e-12 x largest:
-    duplicate or collinear points) is forbidden (errata 12).  Inverses follow
+    duplicate or collinear points) is forbidden (docs/deviations.md#cecib-singular).  Inverses follow
     by Sherman--Morrison.  All
     statistics are recomputed from scratch after every pass.  ``n_iter``
     counts passes including the final move-free one (as scikit-learn's Lloyd

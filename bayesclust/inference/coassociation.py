@@ -81,7 +81,7 @@ class CoAssociation(NamedTuple):
         r"""The PEnCA count matrix: full symmetric :math:`n_{ij}`, zero diagonal (float64).
 
         Both orders ``(y, z)`` and ``(z, y)`` of every co-occurring pair are in the
-        multiset :math:`\mathcal S` (errata 2), so ``sum()`` equals :math:`|\mathcal S|`.
+        multiset :math:`\mathcal S` (PEnCA paper, eqs. 3-4), so ``sum()`` equals :math:`|\mathcal S|`.
         """
         U = self.counts.astype(np.float64)
         return (U + U.T).tocsr()
@@ -95,7 +95,7 @@ class CoAssociation(NamedTuple):
 
 
 def _popcount_pairs(bits: np.ndarray, rows: np.ndarray, cols: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
-    """``sum_l s_{il} s_{jl}`` for each pair from packed sampling bitmasks (errata 8)."""
+    """``sum_l s_{il} s_{jl}`` for each pair from packed sampling bitmasks (never an n x n matrix)."""
     out = np.empty(rows.shape[0], np.int32)
     for s in range(0, rows.shape[0], chunk):
         a = bits[rows[s : s + chunk]] & bits[cols[s : s + chunk]]
@@ -110,7 +110,7 @@ def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pair
     batch by batch as the upper triangle of :math:`Z Z^\top`, where ``Z`` (sparse,
     ``n x sum_l K_l``) one-hot encodes the batch's clusters.  Only co-clustered pairs are
     stored: with the split-and-merge rule ``K_min = n/A`` there are about
-    :math:`2n^2/K_{min} = 2An` of them (errata 7: the upper-triangle count).
+    :math:`2n^2/K_{min} = 2An` of them (the paper's estimate counts the upper triangle: docs/deviations.md#coassociation-nnz).
 
     Parameters
     ----------
@@ -120,7 +120,7 @@ def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pair
         ``-1`` marks an object absent from a partition (default: True for an
         :class:`Ensemble` only).  Then :math:`N_{ij}` (partitions containing both objects)
         is computed at the stored pairs from packed sampling bitmasks, never as a dense
-        matrix (errata 8).
+        matrix (it is nonzero for almost every pair: docs/deviations.md#subsampled-coassociation).
     max_pairs_per_batch : int
         Bound on the co-clustered pairs (:math:`\sum_k n_k^2`) accumulated per batch of
         partitions (peak memory only).
@@ -186,7 +186,7 @@ def coassociation_dense(labelings: Any, *, allow_missing: bool | None = None) ->
 
     One-hot products :math:`A^l = Z^l Z^{l\top}` summed over partitions (``O(n^2)``
     memory; for small ``n``).  With missing objects the divisor is
-    :math:`N_{ij}=\sum_l[\ell^l_i\ne-1][\ell^l_j\ne-1]` (errata 10); pairs never sampled
+    :math:`N_{ij}=\sum_l[\ell^l_i\ne-1][\ell^l_j\ne-1]`, not ``N``; pairs never sampled
     together get 0.
 
     Examples
@@ -227,7 +227,7 @@ def coassociation_pairs(coassoc: Any, name: str = "coassoc") -> tuple[np.ndarray
         A :class:`bayesclust.consensus.CoAssociation` (its integer counts), or a symmetric
         non-negative matrix of counts :math:`C_{yz}` (the diagonal is ignored).  A sparse
         matrix that is exactly upper-triangular is taken as the upper triangle of a
-        symmetric matrix (errata 2: the full matrix is ``U + U.T``).
+        symmetric matrix (both orders of every pair are in :math:`\mathcal S`: the full matrix is ``U + U.T``).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Reference mixture models of the discriminative-clustering experiments (spec B1.5).
+"""Reference mixture models of the discriminative-clustering experiments (Kaski et al. 2005, §6.5, §7.2.1).
 
 Kaski, Sinkkonen & Klami (2005) compare discriminative clustering with two
 mixture models fitted by EM (and with plain k-means,
@@ -14,7 +14,7 @@ Both run a fixed number of EM iterations (the paper: 100) in one jit-compiled
 ``lax.scan`` with log-domain responsibilities
 (:func:`~bayesclust.kernels.isotropic_gaussian_logpdf`,
 :func:`~bayesclust.kernels.log_responsibilities`).  The learned centres define
-the Voronoi cells by which the experiments cluster held-out points (spec B3.4).
+the Voronoi cells by which the experiments cluster held-out points (docs/deviations.md#dc-heldout-cost).
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     M-step :math:`m_j = \sum_i r_{ij} x_i / \sum_i r_{ij}`,
     :math:`\pi_j = \sum_i r_{ij} / n`.  A component whose responsibilities
     underflow to zero keeps its mean and gets weight 0 (it stays empty; ours).
-    Keeping the spread fixed is the spec's resolution (B1.5) of "one shared
+    Keeping the spread fixed is our reading (docs/deviations.md#dc-baselines) of "one shared
     spread, validated" in Kaski et al. (2005, §7.2.1).
 
     References
@@ -269,10 +269,10 @@ def mda2_em(
     -----
     E-step :math:`r_{ij} \propto \pi_j N(x_i \mid m_j, s^2 I) \psi_{j, c_i}`;
     M-step: weighted means, :math:`\psi_{jc} \propto \sum_{i: c_i = c} r_{ij}`,
-    :math:`\pi_j = \frac1n \sum_i r_{ij}` (spec B1.5).  Maximum likelihood: a
+    :math:`\pi_j = \frac1n \sum_i r_{ij}`.  Maximum likelihood: a
     class a component never explains gets :math:`\psi_{jc} = 0`.  A component
     with no mass keeps its mean and class distribution and gets weight 0.
-    Held-out points are clustered from ``x`` alone (spec B3.4), e.g. by the
+    Held-out points are clustered from ``x`` alone (Kaski et al. 2005, §7.2.1), e.g. by the
     Voronoi cells of ``centers``.
 
     References

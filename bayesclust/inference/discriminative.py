@@ -1,6 +1,6 @@
 r"""Fitting discriminative clustering: smoothed-MAP conjugate gradients, annealing, sDC, NUTS.
 
-Kaski, Sinkkonen & Klami (2005), "Discriminative clustering" (project spec Part B3).
+Kaski, Sinkkonen & Klami (2005), "Discriminative clustering", §2.1, §3.1, §5, §7.
 The model (:mod:`bayesclust.models.discriminative`) partitions the primary data
 ``X`` into the Voronoi regions of prototypes :math:`m_1..m_K` and scores a
 partition by how well it predicts the auxiliary classes, with the regions' class
@@ -28,7 +28,7 @@ smoothing), computed by :func:`bayesclust.metrics.dc_log_posterior`.
 References
 ----------
 S. Kaski, J. Sinkkonen and A. Klami, "Discriminative clustering", Neurocomputing 69
-(2005) 18-41 (seed ``002_d3b4f34533807dae.txt``), §2.1, §3.1, §7.2.1.
+(2005) 18-41, §2.1, §3.1, §7.2.1.
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def _smoothed_value_and_grad(m, X, classes, smooth_std, n0, lam_eq, lam_mog, lam
               + 2\lambda_{MoG} r_j + 2\lambda_{VQ} [x \in V_j],
 
     :math:`L_{ji} = \Psi(n^0 + n_{ji}) - (1 + \lambda_{EQ}) \Psi(N^0 + N_j)`
-    (Appendix B; errata E8 for the regularisers).  Measured on the n = 10,000 toy
+    (Appendix B; the regulariser terms are added to dF/dm_j, not to its sigma^2-scaled form).  Measured on the n = 10,000 toy
     (K = 6, float64, 2-core CPU): 1.4 ms per evaluation against 6.8 ms for
     ``jax.value_and_grad(dc_objective)`` (whose ``segment_sum`` counts transpose
     to a gather that XLA fuses with the digamma, evaluating it ``n K`` times).
@@ -420,8 +420,8 @@ def dc_map(
     Notes
     -----
     The optimiser is :func:`scipy.optimize.minimize` (``method="CG"``: the
-    Polak-Ribiere+ variant with scipy's strong-Wolfe line search, spec
-    resolution 28) on :math:`-F`, with :math:`F` and its closed-form gradient
+    Polak-Ribiere+ variant with scipy's strong-Wolfe line search: the paper names
+    no variant) on :math:`-F`, with :math:`F` and its closed-form gradient
     (eq. 11, plus the regulariser terms) from one jitted JAX function; it equals
     :func:`~bayesclust.models.discriminative.dc_objective` and its autodiff
     gradient (tested) and is about 5x faster than autodiff of it.  Why scipy
@@ -683,8 +683,8 @@ def dc_anneal(
         As in :func:`dc_map` (the paper starts from random data points).
     move : {"all", "one"}, default "all"
         ``"all"``: every prototype is displaced at every proposal (the paper's
-        wording, "small random displacements to the prototype vectors"; spec
-        resolution 27), :math:`O(nKd)` per proposal.  ``"one"`` (ours): one
+        wording, "small random displacements to the prototype vectors";
+        docs/deviations.md#dc-anneal-moves), :math:`O(nKd)` per proposal.  ``"one"`` (ours): one
         uniformly chosen prototype per proposal, with the ``(K, n)`` distance
         matrix cached and one column recomputed: :math:`O(n(d + K))` per
         proposal.  With ``"one"`` each prototype receives ``S / K`` proposals.
@@ -693,7 +693,7 @@ def dc_anneal(
     lam_eq, lam_vq : float, default 0
         Regularisers of the annealed objective (eqs. 12, 15).
     return_best : bool, default False
-        Return the best state visited instead of the final one (spec option).
+        Return the best state visited instead of the final one (an option; the paper does not say).
     trace_points : int, default 1000
         The objective is recorded after every block of ``ceil(S / trace_points)``
         proposals.
@@ -910,7 +910,7 @@ def sdc(
 
     Notes
     -----
-    Spec resolutions (ours, B3.1 / §7 item 26): a single linear ramp (the paper's
+    Our resolutions of the paper's silences (docs/deviations.md#sdc-schedule): a single linear ramp (the paper's
     "piecewise-linearly" gives no breakpoints), sampling with replacement, both
     adaptations from the pre-step parameters.  One jitted
     :func:`jax.lax.scan` over blocks of a :func:`jax.lax.fori_loop`; the random
@@ -1083,7 +1083,7 @@ def dc_nuts(
 
 
 # --------------------------------------------------------------------------- #
-# Hyper-parameter selection on held-out data (spec B5.2, B5.3)
+# Hyper-parameter selection on held-out data (Kaski et al. 2005, §7.2.1, §7.3.1)
 # --------------------------------------------------------------------------- #
 
 
@@ -1092,7 +1092,7 @@ def width_grid(X, n_values: int = 8) -> np.ndarray:
 
     :math:`s_0` is the RMS per-feature standard deviation of ``X``.  Kaski et al.
     (2005, §7.2.1) try 30 log-spaced values of every width in preliminary runs
-    without stating the range; the range is the project's (spec B5.2, ambiguity 25).
+    without stating the range; the range is ours (docs/deviations.md#dc-width-grid).
 
     Parameters
     ----------
@@ -1184,7 +1184,7 @@ def heldout_cost(prototypes, X, classes, *, n_classes: int | None = None, n0: fl
 
 def select_width(rng_key, fit, X, classes, grid, *, test_fraction: float = 0.3,
                  n_classes: int | None = None) -> tuple[float, np.ndarray]:
-    """Pick a width by the held-out DC cost of one stratified split (spec B5.2).
+    """Pick a width by the held-out DC cost of one stratified split (docs/deviations.md#dc-width-grid).
 
     Every ``width`` in ``grid`` is fitted on the training part by
     ``fit(key, X_train, classes_train, width) -> prototypes`` and scored by

@@ -36,7 +36,7 @@ __all__ = [
     "dp_means_iteration",
 ]
 
-#: Relative tolerance of the objective-based stopping rule (spec A3.2).
+#: Relative tolerance of the objective-based stopping rule (docs/deviations.md#dpmeans-pass-semantics).
 OBJECTIVE_TOL = 1e-12
 #: Candidates validated together in one block of the serial new-cluster scan.
 _CANDIDATE_BLOCK = 256
@@ -483,7 +483,7 @@ _initial = jax.jit(_initial_state, static_argnums=(3, 4))
 
 
 # --------------------------------------------------------------------------- #
-# Sharded execution (issue 7)
+# Sharded execution
 # --------------------------------------------------------------------------- #
 
 
@@ -655,7 +655,7 @@ def dp_means(
     partial ``K_cap x d`` sums (on the XLA path: row blocks of at most
     ``2**27`` point-centre scores): no ``n x n`` or ``n x K_cap`` array.
 
-    **Sharded execution** (``mesh``; project spec §8).  Every device holds a
+    **Sharded execution** (``mesh``).  Every device holds a
     contiguous block of rows and runs the same loop inside ``jax.shard_map``:
     distances to the pass's starting centres on its own rows; the candidate
     mask all-gathered, and the candidates' coordinates assembled super-block

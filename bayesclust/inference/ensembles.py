@@ -41,7 +41,7 @@ def _round(x: float, rounding: str) -> int:
     if rounding == "ceil":
         return int(math.ceil(x - 1e-12))
     if rounding == "round_half_up":
-        return int(math.floor(x + 0.5))  # errata 6: never Python's round (half to even)
+        return int(math.floor(x + 0.5))  # never Python's round (half to even: 12.5 -> 12, Table I has 13)
     raise ValueError(f"rounding must be 'ceil' or 'round_half_up', got {rounding!r}")
 
 
@@ -53,14 +53,14 @@ def k_bounds(n: int, rule: str = "penca", *, rounding: str = "ceil", A: float = 
     n : int
         Number of objects.
     rule : {"penca", "sqrt", "linear"}
-        * ``"penca"`` (PEnCA / DR-EAC, seed L964):
+        * ``"penca"`` (PEnCA / DR-EAC; Lourenco, Fred & Figueiredo 2011, §5):
           :math:`K_{min}=\max(\lceil\sqrt n/2\rceil,\lceil n/50\rceil)`, :math:`K_{max}=K_{min}+20`;
         * ``"sqrt"`` (scalability rule A): :math:`\{\lceil\sqrt n/2\rceil,\lceil\sqrt n\rceil\}`;
         * ``"linear"`` (scalability rule B): :math:`\{\lceil n/A\rceil,\lceil n/B\rceil\}`, ``A > B``;
           it makes the co-association's size linear in ``n`` (about ``2 A n`` stored pairs).
     rounding : {"ceil", "round_half_up"}
         ``"ceil"`` is the printed formula; ``"round_half_up"`` (``floor(x + 0.5)``) reproduces
-        Table I of the scalability paper (all cells but three, errata 6).
+        Table I of the scalability paper (all cells but three: docs/deviations.md#k-rule-rounding).
     A, B : float
         The linear rule's divisors (paper: 50 and 20).
 
@@ -231,7 +231,7 @@ def kmeans_ensemble(
     All partitions share one compiled program: the centres live in a buffer of capacity
     ``K_max`` and the unused slots are masked (:func:`bayesclust.kernels.nearest_center`).
     A single random initialisation per run (``init="random"``, ``n_init=1``) is used on
-    purpose: diversity is the point of the ensemble (spec §2.2).
+    purpose: diversity is the point of the ensemble (docs/deviations.md#penca-ensemble).
 
     Examples
     --------

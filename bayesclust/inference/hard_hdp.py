@@ -43,7 +43,7 @@ __all__ = [
     "hard_hdp_iteration",
 ]
 
-#: Relative tolerance of the objective-based stopping rule (spec A3.3, as DP-means).
+#: Relative tolerance of the objective-based stopping rule (as DP-means: docs/deviations.md#hard-hdp-resolutions).
 OBJECTIVE_TOL = 1e-12
 #: Slack (in units of the dtype's eps times the squared scale of the data) by which
 #: the serial set of a pass is enlarged, so that rounding in the GEMM-form
@@ -604,7 +604,7 @@ def hard_hdp(
     6. Recompute every :math:`\mu_p` as the mean of its points.
 
     Every step is non-increasing in :math:`J` (Theorem 4.1; the trace is
-    returned).  Resolutions of the paper's silences (project spec A3.3, ours):
+    returned).  Resolutions of the paper's silences (ours, docs/deviations.md#hard-hdp-resolutions):
     means are frozen during steps 4-5, except that a global opened in the step
     sits at its seed (the point in step 4, the local mean in step 5) and is
     visible to everything after it; the point's own current local cluster
@@ -638,7 +638,7 @@ def hard_hdp(
 
     The data are centred internally (the algorithm is translation invariant).
 
-    **Sharded execution** (``mesh``; project spec §8).  Each device holds a
+    **Sharded execution** (``mesh``).  Each device holds a
     contiguous block of the group-major rows and runs the same loop inside
     ``jax.shard_map``.  Step 4: the serial-set test on its own rows (the first
     possible global seed found by a ``pmin`` over devices); the serial set
@@ -824,7 +824,7 @@ def hard_hdp_penalties(
       the paper's synthetic data (:func:`bayesclust.datasets.hdp_groups`) this
       gives ``lam_global`` of 6-8 against ``lam_local`` of about 0.1, and the
       algorithm returns a single global cluster: the sentence cannot be what was
-      run (project spec A3.4).
+      run (docs/deviations.md#hard-hdp-lambda-global).
     * ``"local-clusters"`` (ours, default): units are local clusters, the
       objects that step 5 maps to global clusters.  Each data set is clustered
       at ``lam_local`` with global clusters practically free (:func:`hard_hdp`
@@ -837,7 +837,7 @@ def hard_hdp_penalties(
       ``lam_global`` of about 1.6-2.4 ``lam_local`` and 17-23 global clusters
       (KJ: 17).
 
-    A simpler rule from the project spec: ``lam_global = 2 lam_local`` gives
+    A simpler rule: ``lam_global = 2 lam_local`` gives
     14-20 global clusters on the same draws.
 
     Examples

@@ -39,7 +39,7 @@ With :math:`\alpha = e^{-\lambda_\ell / (2\sigma^2)}` and :math:`\gamma = (1 +
 \mu_p\|^2`, :math:`\lambda_\ell + \|x - \mu_p\|^2` and :math:`\lambda_\ell +
 \lambda_g` of step 4 of Kulis & Jordan's Algorithm 2, and the table weights
 the costs :math:`\sum_{x \in S} \|x - \mu_p\|^2` and :math:`\lambda_g +
-SSE_S` of its step 5 (project spec A2.3).
+SSE_S` of its step 5 (our derivation: docs/deviations.md#hdp-concentration-map).
 
 Tables and dishes live in fixed-capacity buffers with masks; a sweep is one
 ``lax.scan`` over the points and one over the table slots, jit-compiled; chains

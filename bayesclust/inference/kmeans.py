@@ -1,5 +1,5 @@
 """k-means (Lloyd's algorithm), the VQ baseline of the discriminative-clustering
-experiments (spec A3.8 / B1.5) and an initialiser for their optimisers.
+experiments (Kulis & Jordan 2012, §6.2; Kaski et al. 2005, §7) and an initialiser for their optimisers.
 
 The assignment and update steps are the shared kernels
 (:func:`~bayesclust.kernels.nearest_center_stats`, :func:`~bayesclust.kernels.segment_stats`,
@@ -167,7 +167,7 @@ def kmeans(
     n_clusters : int
         ``K >= 1`` (at most the number of points for the data-point inits).
     init : {"random", "k-means++"} or array_like of shape (n_clusters, d)
-        ``"random"`` (default, spec A3.8): ``K`` distinct data points drawn
+        ``"random"`` (default; the papers do not say: docs/deviations.md#kj-table1-protocol): ``K`` distinct data points drawn
         uniformly; ``"k-means++"``: D^2 seeding; or the initial centres.
     max_iter : int, default 100
     tol : float, default 1e-4

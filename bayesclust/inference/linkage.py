@@ -76,7 +76,7 @@ def cut_tree_at(Z: Any, n_clusters: int) -> np.ndarray:
     """Partition with exactly ``n_clusters`` clusters: apply the first ``n - K`` merges of ``Z``.
 
     Cutting by merge order never returns fewer than K clusters when the top merge heights
-    tie, unlike ``fcluster(Z, K, "maxclust")`` (errata 1); for tied heights the result
+    tie, unlike ``fcluster(Z, K, "maxclust")`` (docs/deviations.md#eac-fixed-k-cut); for tied heights the result
     follows the dendrogram's merge order.
 
     Parameters
@@ -124,7 +124,7 @@ def lifetimes(heights: Any, *, allow_k1: bool = False) -> np.ndarray:
         Merge heights in merge order (scipy ``Z[:, 2]``), 1-based :math:`h_1..h_{n-1}`.
     allow_k1 : bool, default False
         Also give the 1-cluster partition a lifetime :math:`\max(0, 1 - h_{n-1})`
-        (distances ``1 - C`` are at most 1; errata 12).  By default ``k = 1`` is excluded.
+        (distances ``1 - C`` are at most 1: docs/deviations.md#eac-lifetime).  By default ``k = 1`` is excluded.
 
     Returns
     -------
@@ -153,7 +153,7 @@ def _single_linkage_sparse(U: sp.csr_matrix) -> np.ndarray:
 
     Pairs not stored have distance exactly 1; they join the components of the stored graph
     at height 1.  ``1 - C + eps`` is used as the MST weight so that pairs with ``C = 1``
-    (distance 0) are not dropped (errata 9); the heights are recomputed from ``C``.
+    (distance 0) are not dropped (SciPy's MST output cannot hold a zero weight); the heights are recomputed from ``C``.
     """
     from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
@@ -196,7 +196,7 @@ def _average_linkage_sparse(U: sp.csr_matrix) -> np.ndarray:
 
     Missing pairs have distance exactly 1, so the average-link distance of clusters A, B is
     :math:`1 - S_{AB}/(|A||B|)` with :math:`S_{AB}=\\sum_{i\\in A,j\\in B}C_{ij}` over stored
-    pairs (spec §6.2).  Cluster-pair sums are kept in per-cluster dicts (merged
+    pairs.  Cluster-pair sums are kept in per-cluster dicts (merged
     smaller-into-larger) and the closest pair comes from a heap with lazy deletion; the
     generic algorithm is exact because average linkage is reducible.
     """
@@ -274,7 +274,7 @@ def linkage_consensus(
         algorithm over the connected cluster pairs only.
     n_clusters : int, optional
         Fixed K: apply the first ``n - K`` merges (:func:`cut_tree_at`, robust to ties,
-        errata 1).  Default: the **lifetime criterion**, the k with the largest lifetime
+        docs/deviations.md#eac-fixed-k-cut).  Default: the **lifetime criterion**, the k with the largest lifetime
         :math:`h_{n-k+1}-h_{n-k}` (smallest k on ties; k = 1 only with ``allow_k1``).
     allow_k1 : bool, default False
         See :func:`lifetimes`.

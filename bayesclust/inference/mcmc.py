@@ -22,7 +22,7 @@ register their own with :func:`register_model`.
 References
 ----------
 Kulis & Jordan (2012), "Revisiting k-means: New Algorithms via Bayesian
-Nonparametrics", §2.2, §3.1, §6.1 (seed ``004_ae661742066c407b.txt``);
+Nonparametrics", §2.2, §3.1, §6.1;
 Hoffman & Gelman (2014) for NUTS; Kucukelbir et al. (2017) for ADVI (AutoNormal).
 """
 

@@ -70,7 +70,7 @@ def mixture_of_ensembles(
     pseudo_count: float = 1e-6,
     allow_missing: bool | None = None,
 ) -> MixtureEnsembleResult:
-    r"""MM: EM for Topchy et al.'s mixture model of a clustering ensemble (spec §5).
+    r"""MM: EM for Topchy et al.'s mixture model of a clustering ensemble (docs/deviations.md#mm-topchy).
 
     .. math::
 
@@ -79,7 +79,7 @@ def mixture_of_ensembles(
     E-step :math:`E[z_{im}]\propto\alpha_m\prod_j\nu_{jm}(y_{ij})` (log space); M-step
     :math:`\alpha_m=\frac1n\sum_iE[z_{im}]`,
     :math:`\nu_{jm}(k)=\frac{\sum_i[y_{ij}=k]E[z_{im}]+\epsilon}{\sum_i[y_{ij}\ne-1]E[z_{im}]+K^j\epsilon}`.
-    Missing labels (``-1``) are skipped in both steps (errata 14).
+    Missing labels (``-1``) are skipped in both steps (E-step product and M-step counts).
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ is chosen by maximising LSMI, a supervised SMI estimator of the labelled sample
 :math:`\{(x_i, y_i)\}` (:func:`lsmi`, :func:`smic_select`).
 
 Everything here runs on the host in float64 (NumPy/SciPy): the LSMI solves with
-``delta = 1e-3`` and the eigenvectors need it (project spec A10.12), and the kernel is sparse
+``delta = 1e-3`` and the eigenvectors need it, and the kernel is sparse
 (``scipy.sparse.linalg.eigsh`` for large ``n``).
 
 References
@@ -135,7 +135,7 @@ class SMICResult(NamedTuple):
         means ``pi_y``).
     unassigned : ndarray of bool, shape (n,)
         Points whose clipped scores are all 0; their label is the argmax of the unclipped
-        score ``pi_y phi~_{y,i} / s_y`` (project errata 5; the paper is silent).
+        score ``pi_y phi~_{y,i} / s_y`` (the paper is silent: docs/deviations.md#smic-unassigned).
     eigenvectors : ndarray of float64, shape (n, c)
         Sign-fixed eigenvectors :math:`\tilde\phi_y`, column ``y`` belonging to cluster ``y``.
     eigenvalues : ndarray of float64, shape (c,)
@@ -232,11 +232,11 @@ def smic(
         sparse kernel (what makes n = 50,000 feasible); ``"dense"``: ``numpy.linalg.eigh``;
         ``"auto"``: dense up to 1000 samples.
     normalize : bool, default False
-        **[EXT], not in [S].**  Use the degree-normalised kernel
+        **Our extension, not in [S]** (docs/deviations.md#smic-normalized-kernel).  Use the degree-normalised kernel
         :math:`D^{-1/2} K D^{-1/2}` (``D`` the row sums of ``K``, as in normalised spectral
         clustering) in place of ``K``, everything else unchanged.  With the paper's
         unnormalised ``K`` (default) denser regions dominate the top eigenvectors, which is why
-        the circle & Gaussian toy is not solved (project errata 1); the normalised variant
+        the circle & Gaussian toy is not solved (docs/deviations.md#smic-toy-b); the normalised variant
         solves it.
 
     Returns
@@ -251,10 +251,10 @@ def smic(
       \lambda_c` with the dense solver).
     * If the kNN graph has at least ``c`` connected components or degenerate top
       eigenvalues, any basis of the eigenspace is a solution: labels may then differ between
-      solvers (spec A10.2).
+      solvers (dense ``eigh`` vs ARPACK ``eigsh``).
     * Sign: :math:`\mathrm{sign}(0) = +1`.
     * Points whose clipped scores are all 0 are labelled by the unclipped score and flagged
-      in ``unassigned`` (errata 5).
+      in ``unassigned`` (docs/deviations.md#smic-unassigned).
 
     References
     ----------
@@ -344,7 +344,7 @@ def smic_predict(result: SMICResult, X_train: Any, X_new: Any) -> np.ndarray:
     with the out-of-sample kernel :func:`bayesclust.kernels.local_scaling_cross_kernel`
     (training points coinciding with ``x'`` are excluded from its neighbour list, so
     ``smic_predict(res, X, X)`` reproduces ``res.labels`` up to rows whose scores are all 0
-    or tied, errata 4).  All-zero rows fall back to the unclipped score, as in :func:`smic`.
+    or tied: docs/deviations.md#smic-out-of-sample).  All-zero rows fall back to the unclipped score, as in :func:`smic`.
 
     Parameters
     ----------
@@ -366,7 +366,7 @@ def smic_predict_proba(result: SMICResult, X_train: Any, X_new: Any) -> np.ndarr
     """Normalised out-of-sample scores, rows summing to 1 (rows of zeros fall back to pi).
 
     The paper plots "class-posterior probabilities" without defining their normalisation;
-    this is the spec's resolution (A4, ours).  Shape (m, c).
+    this is our resolution (docs/deviations.md#smic-predict-proba).  Shape (m, c).
     """
     X_train = np.asarray(X_train, dtype=np.float64)
     scores, _ = _smic_new_scores(result, X_train, X_new)
@@ -687,7 +687,7 @@ def smic_select(
     candidates : sequence of int, default 1..10
         Each ``1 <= t < n``.
     class_prior, eigen_solver, normalize
-        As in :func:`smic` (``normalize=True`` is the [EXT] degree-normalised kernel).
+        As in :func:`smic` (``normalize=True`` is our degree-normalised extension, not in [S]).
     gammas, deltas, n_folds, n_basis
         As in :func:`lsmi`.
 

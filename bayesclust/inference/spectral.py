@@ -51,7 +51,7 @@ __all__ = [
     "ncut_sigma_psd",
 ]
 
-#: Relative tolerance of the objective-based stopping rule (as dp_means, spec A3.2).
+#: Relative tolerance of the objective-based stopping rule (as dp_means: docs/deviations.md#dpmeans-pass-semantics).
 OBJECTIVE_TOL = 1e-12
 #: A pass whose objective rises by more than this (relative) is rejected
 #: (possible only for a kernel that is not positive semi-definite).
@@ -61,7 +61,7 @@ _DENSE_EIG_MAX_N = 500
 
 
 # --------------------------------------------------------------------------- #
-# The weighted kernel DP-means engine (spec A3.5), shared by the dense kernel
+# The weighted kernel DP-means engine (docs/deviations.md#kernel-dpmeans-semantics), shared by the dense kernel
 # and the sparse graph (penalised NCut) back ends.
 # --------------------------------------------------------------------------- #
 
@@ -164,7 +164,7 @@ class _Graph:
         return float(np.sum((degc - Lcc) / degc) + lam_prime * k)
 
     def merge(self, labels, k, lam_prime):
-        """Greedy merges of cluster pairs while one lowers ``Cut + lam' k`` (ours).
+        """Greedy merges of cluster pairs while one lowers ``Cut + lam' k`` (ours: docs/deviations.md#penalised-ncut-merges).
 
         With ``a_c = links(c, c) / deg(c)`` the objective is
         ``(1 + lam') k - sum_c a_c``; merging ``a`` and ``b`` changes it by
@@ -275,7 +275,7 @@ def _compact(labels):
 
 
 def _kernel_pass(be, labels, k, lam):
-    """One pass of weighted kernel DP-means (spec A3.5), computed in bulk.
+    """One pass of weighted kernel DP-means (docs/deviations.md#kernel-dpmeans-semantics), computed in bulk.
 
     Equivalent to the per-point loop with frozen reference memberships: point
     ``i`` (in row order) opens a cluster iff ``w_i * min_c dist(i, c) > lam``
@@ -469,7 +469,7 @@ def kernel_dp_means(
 
     Notes
     -----
-    **Semantics** (spec A3.5; the seed gives none): the memberships that
+    **Semantics** (ours; Kulis & Jordan give none: docs/deviations.md#kernel-dpmeans-semantics): the memberships that
     define the implicit means are frozen during a pass, except that a cluster
     opened in the pass has its seed as mean, visible to the points after it.
     Ties go to the lowest cluster index, the new-cluster test is strict.
@@ -478,7 +478,7 @@ def kernel_dp_means(
     Stopping: as :func:`bayesclust.dp_means` (labels unchanged, or the
     objective decreased by less than ``1e-12`` relative, or ``max_iter``).
 
-    **Weighted rule** :math:`w_i \min_c \mathrm{dist} > \lambda` (ours, as in
+    **Weighted rule** :math:`w_i \min_c \mathrm{dist} > \lambda` (ours, docs/deviations.md#dpmeans-weighted-rule, as in
     :func:`bayesclust.dp_means`): moving a cost :math:`w_i d` to
     :math:`\lambda` can only lower the objective, so for a PSD kernel the
     trace never increases.  For an indefinite kernel the mean step is not a
@@ -732,7 +732,7 @@ def spectral_dp_means(
 
     Notes
     -----
-    Post-processing (ours; the seed says only "clusters the rows of Y"):
+    Post-processing (ours; Kulis & Jordan say only "clusters the rows of Y": docs/deviations.md#spectral-dpmeans-rows):
     Lloyd's k-means from a deterministic farthest-first start, so the
     function is deterministic.  When no eigenvalue exceeds ``lam`` the result
     is one cluster.  For the linear kernel :math:`K = XX^\top` at most
@@ -941,29 +941,29 @@ def penalized_ncut(
         them a self-loop).
     lam_prime : float
         Penalty per cluster on the Cut scale.  Useful values lie in
-        ``(-1, 0)`` (errata E3): for ``lam_prime >= 0`` the single cluster is
+        ``(-1, 0)`` (docs/deviations.md#penalised-ncut-lambda-range): for ``lam_prime >= 0`` the single cluster is
         the global optimum, for ``lam_prime <= -1`` all singletons are.  More
         negative values give more clusters.
     sigma : float or "psd", default "psd"
         Diagonal shift (>= 0).  ``"psd"``: the smallest shift that makes ``K``
         PSD (:func:`ncut_sigma_psd`), which guarantees that no pass is rejected.
-        Smaller shifts let the local search move more nodes (errata E4); a pass
+        Smaller shifts let the local search move more nodes (docs/deviations.md#penalised-ncut-sigma); a pass
         that raises the objective is then rejected and the run stops.
     init : {"spectral", "single"} or array_like of int, default "spectral"
-        Initial partition.  ``"spectral"`` (ours, errata E4): the relaxation of
+        Initial partition.  ``"spectral"`` (ours, docs/deviations.md#penalised-ncut-start): the relaxation of
         this same objective -- the eigenvectors of :math:`D^{-1/2} A D^{-1/2}`
         with eigenvalue :math:`> 1 + \lambda'` (Theorem 5.2 applied to
         :math:`W^{1/2} K W^{1/2} = \sigma I + D^{-1/2} A D^{-1/2}` at threshold
         :math:`\lambda`), rows normalised to unit length, k-means with k their
         number.  ``"single"``: one cluster, as Algorithm 1 -- which is a fixed
-        point for every ``lam_prime > -1`` (errata E4), so it returns k = 1.
+        point for every ``lam_prime > -1`` (docs/deviations.md#penalised-ncut-start), so it returns k = 1.
     max_iter : int, default 100
         Maximum number of kernel DP-means passes.
     merge : bool, default True
         When the passes have converged, merge pairs of clusters greedily
         while a merge lowers :math:`\mathrm{Cut}(A) + \lambda' k`, then resume
         the passes (ours; kernel DP-means alone can only delete a cluster by
-        emptying it, which the diagonal shift makes rare -- errata E4).
+        emptying it, which the diagonal shift makes rare: docs/deviations.md#penalised-ncut-merges).
     max_clusters : int, optional
         Cap on the number of eigenvectors of the spectral start.
     solver : {"auto", "dense", "arpack"}

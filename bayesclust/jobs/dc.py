@@ -127,7 +127,7 @@ def run_compare_dc(
 
     Widths (DC smoothing, SA jump, mixture spreads) are chosen by
     :func:`~bayesclust.inference.discriminative.select_width` on a split of the
-    training part, except on ``dc-toy`` where the spec's Fig. 1 smoothing 0.3 is used
+    training part, except on ``dc-toy`` where our Fig. 1 smoothing 0.3 is used
     for CG, sDC and NUTS.  Real data are standardised (z-scores of the training part).
     Writes ``compare_dc.json`` and ``compare_dc.png`` (on ``dc-toy`` with the Fig. 1
     panels: prototypes at ``lam_vq`` = 0, 0.02, 1 on the paper's 10,000-point toy,

@@ -20,7 +20,7 @@ jax, numpyro, :mod:`bayesclust.kernels` and :mod:`bayesclust._validation`.
 References
 ----------
 .. [KJ] B. Kulis and M. I. Jordan, "Revisiting k-means: New Algorithms via
-   Bayesian Nonparametrics", ICML 2012 (seed ``004_ae661742066c407b.txt``).
+   Bayesian Nonparametrics", ICML 2012.
 .. [IJ] H. Ishwaran and L. F. James, "Gibbs sampling methods for
    stick-breaking priors", JASA 96 (2001) 161-173.
 """
@@ -49,7 +49,7 @@ __all__ = [
     "truncation_mass",
 ]
 
-#: Default number of stick-breaking components ``T`` (ours; the spec's sketch
+#: Default number of stick-breaking components ``T`` (ours; docs/deviations.md#dp-truncation
 #: used 50).  The mass left after ``T - 1`` breaks, ``prod_{j<T} (1 - v_j)``
 #: with ``v_j ~ Beta(1, alpha)``, has prior mean ``(alpha / (1 + alpha))**(T-1)``:
 #: 1.9e-6 for ``alpha = 1``, 1.2e-3 for ``alpha = 2`` and 3.1e-2 for
@@ -224,7 +224,7 @@ def alpha_from_lam(lam, sigma2, rho2, d):
 
     References
     ----------
-    Kulis & Jordan (2012), §3.1 (seed ``004_ae661742066c407b.txt``).
+    Kulis & Jordan (2012), §3.1.
 
     Examples
     --------
@@ -332,7 +332,7 @@ def dp_gmm(
 
     References
     ----------
-    Kulis & Jordan (2012), §2.2, §3.1, §6.1 (seed ``004_ae661742066c407b.txt``);
+    Kulis & Jordan (2012), §2.2, §3.1, §6.1;
     Ishwaran & James (2001) for truncated stick-breaking.
 
     Examples

@@ -14,7 +14,7 @@ enter through their counts :math:`C_{yz}`: the likelihood is the weighted log-li
 :math:`\sum_{y \ne z} C_{yz} \log P(y,z)`, added with ``numpyro.factor`` over the stored
 upper-triangle pairs (twice, for both orders), never as a list of pairs.
 
-The Dirichlet priors are ours (spec §3.7, not in the paper); with ``alpha_p = alpha_B = 1``
+The Dirichlet priors are ours (not in the paper: docs/deviations.md#penca-dirichlet-priors); with ``alpha_p = alpha_B = 1``
 the MAP is the paper's maximum-likelihood EM (:func:`bayesclust.inference.aspect_em.aspect_em`),
 and other values give its MAP-EM.  NUTS is practical only for small ``n`` (B has
 ``L (n - 1)`` free parameters); use SVI otherwise.
@@ -24,7 +24,7 @@ This module holds the NumPyro program only (no inference code).
 References
 ----------
 A. Lourenco, A. Fred and M. Figueiredo, "A generative dyadic aspect model for evidence
-accumulation clustering", SIMBAD 2011 (seed 003, L751-L1042).
+accumulation clustering", SIMBAD 2011.
 T. Hofmann and J. Puzicha, "Statistical models for co-occurrence data", MIT AI Memo 1625
 (1998).
 """

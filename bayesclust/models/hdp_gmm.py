@@ -30,7 +30,7 @@ References
 .. [Teh] Y. W. Teh, M. I. Jordan, M. J. Beal and D. M. Blei, "Hierarchical
    Dirichlet processes", JASA 101 (2006) 1566-1581.
 .. [KJ] B. Kulis and M. I. Jordan, "Revisiting k-means: New Algorithms via
-   Bayesian Nonparametrics", ICML 2012, §4 (seed ``004_ae661742066c407b.txt``).
+   Bayesian Nonparametrics", ICML 2012, §4.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def hdp_log_concentrations_from_lam(lam_local, lam_global, sigma2, rho2, d):
         \\log\\gamma = \\tfrac{d}{2}\\,\\mathrm{log1p}(\\rho/\\sigma)
                        - \\frac{\\lambda_g}{2\\sigma}
 
-    (project spec A2.3; Kulis & Jordan only say the scalings are "analogous"
+    (our derivation, docs/deviations.md#hdp-concentration-map; Kulis & Jordan only say the scalings are "analogous"
     to the DP case).  In the Chinese restaurant franchise (Teh et al. 2006,
     §5.1), a point ``x`` of data set ``j`` joins
 
@@ -539,8 +539,8 @@ def hdp_gmm(
 
     References
     ----------
-    Teh, Jordan, Beal & Blei (2006), §4-5; Kulis & Jordan (2012), §4 (seed
-    ``004_ae661742066c407b.txt``); G. Marsaglia and W. W. Tsang, "A simple
+    Teh, Jordan, Beal & Blei (2006), §4-5; Kulis & Jordan (2012), §4;
+    G. Marsaglia and W. W. Tsang, "A simple
     method for generating gamma variables", ACM TOMS 26 (2000) 363-372.
 
     Examples
