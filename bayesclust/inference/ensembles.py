@@ -24,10 +24,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from .. import _validation as V
-from ..kernels import nearest_center, nearest_center_stats, weighted_means
+from .kmeans import lloyd_host, masked_lloyd
 
 __all__ = ["k_bounds", "Ensemble", "kmeans_ensemble"]
 
@@ -121,63 +120,30 @@ class Ensemble(NamedTuple):
     k_max: int
 
 
-class _LloydState(NamedTuple):
-    centers: jax.Array
-    labels: jax.Array
-    it: jax.Array
-    done: jax.Array
-
-
 @functools.partial(jax.jit, static_argnames=("capacity",))
 def _masked_kmeans(key, X, k, capacity, max_iter):
-    """Lloyd's k-means with ``k <= capacity`` active centres in a fixed buffer.
+    """One jitted partition: Lloyd's k-means with ``k <= capacity`` active centres.
 
-    One compilation serves every K of an ensemble (the unused slots are masked out of
-    the assignment).  Random initialisation: ``k`` distinct data points.  Empty clusters
-    keep their centre (as :func:`bayesclust.inference.kmeans.kmeans`).
+    Random initialisation from ``k`` distinct data points, then
+    :func:`~bayesclust.inference.kmeans.masked_lloyd` in a buffer of ``capacity``
+    slots (one compilation serves every K of an ensemble), until the assignment
+    repeats or ``max_iter``.
     """
     n = X.shape[0]
     idx = jax.random.permutation(key, n)[:capacity]
-    centers = X[idx]
     valid = jnp.arange(capacity) < k
-
-    def cond(s):
-        return (s.it < max_iter) & ~s.done
-
-    def body(s):
-        assigned, stats = nearest_center_stats(X, s.centers, valid)
-        labels = assigned.index
-        new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
-        return _LloydState(new, labels, s.it + 1, jnp.all(labels == s.labels))
-
-    init = _LloydState(centers, jnp.full(n, -1, jnp.int32), jnp.asarray(0, jnp.int32), jnp.asarray(False))
-    s = lax.while_loop(cond, body, init)
-    return nearest_center(X, s.centers, valid).index
+    _, final, _, _ = masked_lloyd(X, None, X[idx], valid, max_iter, 0.0)
+    return final.index
 
 
 def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int) -> np.ndarray:
-    """Lloyd's k-means with a KD-tree assignment step (exact nearest centre).
+    """One host partition: Lloyd's k-means from ``k`` distinct random data points.
 
-    Random initialisation from ``k`` distinct data points; an empty cluster keeps its
-    centre (as :func:`bayesclust.inference.kmeans.kmeans`).  No compilation, and
-    ``O(n log k)`` per assignment in low dimension: the fast path for ensembles of many
-    small runs with changing K.
+    :func:`~bayesclust.inference.kmeans.lloyd_host` with a KD-tree assignment (no
+    compilation; the ensemble's default backend, see :func:`kmeans_ensemble`).
     """
-    from scipy.spatial import cKDTree
-
-    n, d = X.shape
-    centers = X[rng.choice(n, size=k, replace=False)].astype(np.float64)
-    labels = np.full(n, -1, np.int64)
-    for _ in range(max_iter):
-        new = cKDTree(centers).query(X, k=1)[1].astype(np.int64)
-        if np.array_equal(new, labels):
-            break
-        labels = new
-        counts = np.bincount(labels, minlength=k).astype(np.float64)
-        sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=k) for j in range(d)], axis=1)
-        nz = counts > 0
-        centers[nz] = sums[nz] / counts[nz, None]
-    return cKDTree(centers).query(X, k=1)[1].astype(np.int64)
+    n = X.shape[0]
+    return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree")
 
 
 def kmeans_ensemble(

@@ -53,35 +53,144 @@ class KMeansResult(NamedTuple):
     converged: bool
 
 
-class _State(NamedTuple):
-    centers: jax.Array  # (K, d)
+class _LloydState(NamedTuple):
+    centers: jax.Array  # (capacity, d)
     labels: jax.Array  # (n,) int32, assignment to the previous centres
     it: jax.Array  # int32
     converged: jax.Array  # bool
 
 
-@jax.jit
-def _lloyd(X, w, centers, max_iter, tol):
-    """Lloyd iterations until the labels repeat, the shift is <= tol, or max_iter."""
-    Xw = X * w[:, None]  # loop-invariant
+def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=None):
+    """Lloyd iterations on the active slots of a centre buffer (traceable, not jitted).
 
-    def cond(s: _State):
+    The one Lloyd loop of the package: :func:`kmeans` runs it with every slot
+    active, the ensembles' jitted runs
+    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="jax"``) with
+    ``K <= capacity`` active slots, so that one compilation serves every K.  An
+    iteration is the assignment to the nearest active centre and the mean update
+    (:func:`~bayesclust.kernels.nearest_center_stats`,
+    :func:`~bayesclust.kernels.weighted_means`); an empty or inactive slot keeps
+    its centre.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    sample_weight : array, shape (n,), or None
+        ``None``: unit weights.
+    centers : array, shape (capacity, d)
+        Initial centres; the inactive slots never win a point.
+    valid : bool array, shape (capacity,)
+        Active slots (at least one).
+    max_iter : int or int array
+    tol : float or array
+        Stop when the total squared centre shift is at most ``tol`` (absolute).
+        ``0`` stops only at a fixed point, where the shift is 0 or the assignment
+        repeats.
+    weighted_X : array, shape (n, d), optional
+        ``sample_weight[:, None] * X``, computed once by the caller.
+
+    Returns
+    -------
+    centers : array, shape (capacity, d)
+    nearest : NearestCenter
+        Assignment of every row to the returned centres (lowest index on ties).
+    n_iter : int32 array
+        Iterations run (assignment + mean update).
+    converged : bool array
+        The assignment repeated or the shift fell to ``tol`` before ``max_iter``.
+    """
+
+    def cond(s: _LloydState):
         return (s.it < max_iter) & ~s.converged
 
-    def body(s: _State):
-        assigned, stats = nearest_center_stats(X, s.centers, None, w, weighted_X=Xw)
+    def body(s: _LloydState):
+        assigned, stats = nearest_center_stats(X, s.centers, valid, sample_weight, weighted_X=weighted_X)
         labels = assigned.index
         # An empty cluster keeps its previous centre.
         new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
         shift = jnp.sum(jnp.square(new - s.centers))
         done = jnp.all(labels == s.labels) | (shift <= tol)
-        return _State(new, labels, s.it + 1, done)
+        return _LloydState(new, labels, s.it + 1, done)
 
     n = X.shape[0]
-    init = _State(centers, jnp.full(n, -1, jnp.int32), jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    init = _LloydState(centers, jnp.full(n, -1, jnp.int32), jnp.asarray(0, jnp.int32), jnp.asarray(False))
     s = lax.while_loop(cond, body, init)
-    final = nearest_center(X, s.centers)
-    return s.centers, final.index, jnp.sum(w * final.sq_dist), s.it, s.converged
+    return s.centers, nearest_center(X, s.centers, valid), s.it, s.converged
+
+
+@jax.jit
+def _lloyd(X, w, centers, max_iter, tol):
+    """:func:`masked_lloyd` with every centre active and the inertia of the result."""
+    C, final, it, conv = masked_lloyd(X, w, centers, jnp.ones(centers.shape[0], bool), max_iter, tol,
+                                      weighted_X=X * w[:, None])
+    return C, final.index, jnp.sum(w * final.sq_dist), it, conv
+
+
+def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.ndarray:
+    """Lloyd's k-means on the host in float64, from given centres: the labels.
+
+    The host twin of :func:`masked_lloyd`, for callers that run many small
+    k-means whose shapes change from call to call, where the jitted loop would
+    compile (seconds) more often than it runs: the ensembles' default backend
+    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="numpy"``,
+    a new K for every partition) and the post-processing of spectral DP-means
+    and of the penalised normalised cut's spectral start (an embedding whose
+    width changes with every threshold).  It iterates until the assignment
+    repeats or ``max_iter``; an empty cluster keeps its centre (as
+    :func:`kmeans`).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    centers : ndarray, shape (k, d)
+        Initial centres (copied).
+    max_iter : int
+    assignment : {"dense", "kdtree"}
+        ``"dense"``: the GEMM scores ``|x|^2 - 2 x.c + |c|^2`` and their argmin
+        (lowest index on ties).  ``"kdtree"``: the exact nearest centre by a
+        :class:`scipy.spatial.cKDTree` query, ``O(n log k)`` per assignment in
+        low dimension (ties as the tree finds them).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The assignment to the final centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]])
+    >>> lloyd_host(X, X[[0, 1]], 100).tolist()
+    [0, 0, 1, 1]
+    """
+    X = np.asarray(X, np.float64)
+    C = np.array(centers, np.float64)
+    n, d = X.shape
+    k = C.shape[0]
+    if assignment == "dense":
+        x_sq = np.sum(X * X, axis=1)
+
+        def assign(C):
+            scores = x_sq[:, None] - 2.0 * X @ C.T + np.sum(C * C, axis=1)[None, :]
+            return np.argmin(scores, axis=1).astype(np.int64)
+    elif assignment == "kdtree":
+        from scipy.spatial import cKDTree
+
+        def assign(C):
+            return cKDTree(C).query(X, k=1)[1].astype(np.int64)
+    else:
+        raise ValueError(f"assignment must be 'dense' or 'kdtree', got {assignment!r}")
+    labels = np.full(n, -1, np.int64)
+    for _ in range(max_iter):
+        new = assign(C)
+        if np.array_equal(new, labels):
+            return labels
+        labels = new
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=k) for j in range(d)], axis=1)
+        filled = counts > 0
+        C[filled] = sums[filled] / counts[filled, None]
+    return assign(C)
 
 
 @functools.partial(jax.jit, static_argnames=("n_clusters", "method"))

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .. import _validation as V
+from .kmeans import lloyd_host
 
 __all__ = [
     "KernelDPMeansResult",
@@ -604,10 +605,10 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
 def _farthest_first_kmeans(Y, k, max_iter=300):
     """k-means on the rows of ``Y`` from a deterministic farthest-first start.
 
-    Lloyd's algorithm on the host in float64: the embedding is small
-    ``(n, k)`` and changes shape with every threshold, so the jitted
-    :func:`bayesclust.inference.kmeans.kmeans` would recompile (seconds) for
-    each call.  Ties go to the lowest centre; an emptied centre keeps its place.
+    :func:`~bayesclust.inference.kmeans.lloyd_host` (host, float64): the
+    embedding is small ``(n, k)`` and changes shape with every threshold, so the
+    jitted :func:`bayesclust.inference.kmeans.kmeans` would recompile (seconds)
+    for each call.  Ties go to the lowest centre; an emptied centre keeps its place.
     """
     n = Y.shape[0]
     if k >= n:
@@ -621,21 +622,7 @@ def _farthest_first_kmeans(Y, k, max_iter=300):
         j = int(np.argmax(d))
         chosen.append(j)
         d = np.minimum(d, np.sum((Y - Y[j]) ** 2, axis=1))
-    C = Y[chosen].copy()
-    y_sq = np.sum(Y * Y, axis=1)
-    labels = None
-    for _ in range(max_iter):
-        D = y_sq[:, None] - 2.0 * Y @ C.T + np.sum(C * C, axis=1)[None, :]
-        new = np.argmin(D, axis=1)
-        if labels is not None and np.array_equal(new, labels):
-            break
-        labels = new
-        counts = np.bincount(labels, minlength=k)
-        sums = np.zeros_like(C)
-        np.add.at(sums, labels, Y)
-        filled = counts > 0
-        C[filled] = sums[filled] / counts[filled, None]
-    return _compact(labels)[0]
+    return _compact(lloyd_host(Y, Y[chosen], max_iter, assignment="dense"))[0]
 
 
 class SpectralDPMeansResult(NamedTuple):
