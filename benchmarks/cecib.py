@@ -28,13 +28,10 @@ Usage: python benchmarks/cecib.py [--quick] [--datasets iris wine digits] [--dra
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
 import warnings
 
+import _common as bench
 import numpy as np
 
 from bayesclust import datasets, metrics
@@ -67,25 +64,15 @@ def partial_labels(y, frac, rng, noise=0.0, classes=None):
     return out
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
 def run_cecib(X, y_partial, k_init, beta, eps, n_init, seed):
-    res, sec = timed(lambda: cecib(seed, X, k_init, y_partial, beta=beta, eps=eps, n_init=n_init))
-    return res, sec
+    return bench.timed(lambda: cecib(seed, X, k_init, y_partial, beta=beta, eps=eps, n_init=n_init))
 
 
 def peers(X, k, seed):
-    from sklearn.cluster import KMeans
-    from sklearn.mixture import GaussianMixture
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gmm, t_gmm = timed(lambda: GaussianMixture(k, covariance_type="full", random_state=seed).fit(X))
-        km, t_km = timed(lambda: KMeans(k, n_init=10, random_state=seed).fit(X))
+        gmm, t_gmm = bench.timed(lambda: bench.peer("gmm", k, seed, covariance_type="full").fit(X))
+        km, t_km = bench.timed(lambda: bench.peer("kmeans", k, seed, n_init=10).fit(X))
     return gmm.predict(X), t_gmm, km.labels_, t_km
 
 
@@ -122,7 +109,7 @@ def bench_fractions(name, X, y, fractions, draws, n_init, seed):
             row[f"time_ratio_{m}_to_gmm"] = t[m] / t["gmm"] if t["gmm"] > 0 else None
         for m in ks:
             row[f"k_{m}"] = ks[m]
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
 
 
 def bench_noisy(name, X, y, noise_levels, draws, n_init, seed):
@@ -139,7 +126,7 @@ def bench_noisy(name, X, y, noise_levels, draws, n_init, seed):
         row = {"benchmark": "cecib_noisy", "dataset": name, "labelled_fraction": 0.3,
                "wrong_fraction": noise, "draws": draws}
         row.update({f"nmi_{m}": float(np.mean(v)) for m, v in out.items()})
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
 
 
 def bench_few_classes(name, X, y, fractions, draws, n_init, seed):
@@ -159,47 +146,35 @@ def bench_few_classes(name, X, y, fractions, draws, n_init, seed):
         row = {"benchmark": "cecib_few_classes", "dataset": name, "labelled_classes": pair.tolist(),
                "labelled_fraction": frac, "draws": draws}
         row.update({f"nmi_{m}": float(np.mean(v)) for m, v in out.items()})
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
 
 
 def bench_iterations(name, X, y, runs=10):
-    from sklearn.cluster import KMeans
-    from sklearn.mixture import GaussianMixture
-
     k = int(y.max()) + 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cec_r = [cecib(s, X, k, beta=0.0, n_init=1, init="random").n_iter for s in range(runs)]
         cec_pp = [cecib(s, X, k, beta=0.0, n_init=1, init="k-means++").n_iter for s in range(runs)]
-        em = [GaussianMixture(k, random_state=s).fit(X).n_iter_ for s in range(runs)]
-        lloyd = [KMeans(k, n_init=1, algorithm="lloyd", random_state=s).fit(X).n_iter_ for s in range(runs)]
+        em = [bench.peer("gmm", k, s).fit(X).n_iter_ for s in range(runs)]
+        lloyd = [bench.peer("kmeans", k, s, n_init=1, algorithm="lloyd").fit(X).n_iter_ for s in range(runs)]
     paper = PAPER_TABLE3.get(name)
-    print(json.dumps({
+    bench.emit({
         "benchmark": "cecib_iterations", "dataset": name, "k": k, "runs": runs,
         "cec_random_start": float(np.mean(cec_r)), "cec_kmeanspp_start": float(np.mean(cec_pp)),
         "em_gmm": float(np.mean(em)), "lloyd": float(np.mean(lloyd)),
         "paper_cec": paper[0] if paper else None, "paper_em": paper[1] if paper else None,
         "paper_lloyd": paper[2] if paper else None,
-    }), flush=True)
-
-
-def environment():
-    import sklearn
-
-    return {"benchmark": "environment", "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(), "sklearn": sklearn.__version__,
-            "numpy": np.__version__}
+    })
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="Iris, 3 fractions, 2 draws (< 60 s)")
+    parser = bench.parser(__doc__, "Iris, 3 fractions, 2 draws (< 60 s)")
     parser.add_argument("--datasets", nargs="+", choices=["iris", "wine", "digits"])
     parser.add_argument("--draws", type=int, help="label draws per fraction (default 10; digits 3)")
     parser.add_argument("--n-init", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("cecib.py", ("sklearn", "numpy")))
     t0 = time.perf_counter()
     if args.quick:
         X, y = load("iris")
@@ -216,8 +191,7 @@ def main():
                 bench_noisy(name, X, y, NOISE, draws, n_init, args.seed)
                 bench_few_classes(name, X, y, (0.0, 0.1, 0.2, 0.3), draws, n_init, args.seed)
             bench_iterations(name, X, y)
-    print(json.dumps({"benchmark": "cecib_wall", "seconds": time.perf_counter() - t0,
-                      "quick": bool(args.quick)}), flush=True)
+    bench.emit({"benchmark": "cecib_wall", "seconds": time.perf_counter() - t0, "quick": bool(args.quick)})
 
 
 if __name__ == "__main__":

@@ -26,50 +26,32 @@ Usage: python benchmarks/consensus.py [--quick] [--n 1000 5000 ...] [--n-partiti
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import time
 import tracemalloc
 
+import _common as bench
 import numpy as np
 
+from bayesclust import metrics
+from bayesclust.datasets import ten_gaussians
 from bayesclust.inference import coassociation as coassoc
 from bayesclust.inference import ensembles
 from bayesclust.inference import linkage as linkages
-from bayesclust import metrics
-from bayesclust.datasets import ten_gaussians
 
 FULL_N = [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000]
 QUICK_N = [1000, 2000, 4000]
 
 
-def environment() -> dict:
-    import jax
-    import scipy
-
-    return {"bench": "consensus", "kind": "environment", "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__, "jax": jax.__version__,
-            "cpus": os.cpu_count(), "machine": platform.machine()}
-
-
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0) -> dict:
     X, y = ten_gaussians(seed, n)
-    t0 = time.perf_counter()
-    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, rule=rule, max_iter=max_iter)
-    ens_s = time.perf_counter() - t0
+    ens, ens_s = bench.timed(lambda: ensembles.kmeans_ensemble(seed, X, n_partitions, rule=rule,
+                                                               max_iter=max_iter))
 
     tracemalloc.start()
-    t0 = time.perf_counter()
-    C = coassoc.coassociation(ens)
-    co_s = time.perf_counter() - t0
+    C, co_s = bench.timed(lambda: coassoc.coassociation(ens))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
-    t0 = time.perf_counter()
-    sl = linkages.linkage_consensus(C, "single", 10)
-    sl_s = time.perf_counter() - t0
+    sl, sl_s = bench.timed(lambda: linkages.linkage_consensus(C, "single", 10))
 
     row = {"bench": "consensus", "kind": "point", "n": n, "rule": rule, "n_partitions": n_partitions,
            "k_min": ens.k_min, "k_max": ens.k_max, "ensemble_seconds": ens_s,
@@ -78,9 +60,7 @@ def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int,
            "nnz_over_2n2_kmin": C.nnz / (2 * n * n / ens.k_min),
            "single_link_seconds": sl_s, "single_link_ci": metrics.consistency_index(y, sl.labels)}
     if n <= dense_max:
-        t0 = time.perf_counter()
-        D = metrics.co_clustering_matrix(ens.labels)
-        dense_s = time.perf_counter() - t0
+        D, dense_s = bench.timed(lambda: metrics.co_clustering_matrix(ens.labels))
         assert np.allclose(D[np.triu_indices(n, 1)], C.toarray()[np.triu_indices(n, 1)])
         row.update({"dense_bytes": int(D.nbytes), "dense_seconds": dense_s,
                     "dense_over_sparse_bytes": D.nbytes / C.nbytes,
@@ -102,8 +82,7 @@ def fit_slopes(rows: list[dict]) -> dict:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"n in {QUICK_N}, 20 partitions (< 60 s)")
+    parser = bench.parser(__doc__, f"n in {QUICK_N}, 20 partitions (< 60 s)")
     parser.add_argument("--n", type=int, nargs="+", help=f"sizes (default {FULL_N})")
     parser.add_argument("--n-partitions", type=int, default=None, help="ensemble size (default 150; quick 20)")
     parser.add_argument("--max-iter", type=int, default=None, help="Lloyd iterations (default 20; quick 10)")
@@ -115,13 +94,13 @@ def main():
     N = args.n_partitions or (20 if args.quick else 150)
     it = args.max_iter or (10 if args.quick else 20)
     dense_max = args.dense_max if args.dense_max is not None else (4000 if args.quick else 10_000)
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax")))
     rows = []
     for rule in args.rules:
         for n in sizes:
             rows.append(run_one(n, rule, N, it, dense_max))
-            print(json.dumps(rows[-1]), flush=True)
-    print(json.dumps(fit_slopes(rows)), flush=True)
+            bench.emit(rows[-1])
+    bench.emit(fit_slopes(rows))
 
 
 if __name__ == "__main__":

@@ -62,12 +62,9 @@ Usage: python benchmarks/discriminative.py [--quick] [--datasets wine digits iri
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
 
+import _common as bench
 import jax
 import numpy as np
 
@@ -148,9 +145,7 @@ class Timer:
         self.first, self.warm = {}, {}
 
     def __call__(self, method, shape_key, fn):
-        t0 = time.perf_counter()
-        out = np.asarray(fn())  # host transfer: the computation has finished
-        dt = time.perf_counter() - t0
+        out, dt = bench.timed(lambda: np.asarray(fn()))  # host transfer: the computation has finished
         key = (method,) + shape_key
         bucket = self.warm if key in self.seen else self.first
         bucket.setdefault(method, []).append(dt)
@@ -241,22 +236,8 @@ def run_row(name, X, y, K, *, folds, methods, seed, scaling, grid, sa_steps, sdc
     return row
 
 
-def environment():
-    info = {"benchmark": "environment", "jax": jax.__version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count()}
-    try:
-        import sklearn
-
-        info["sklearn"] = sklearn.__version__
-    except ImportError:
-        pass
-    return info
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="Iris, K = 2, 5, 3 folds (smoke test, < 2 minutes)")
+    parser = bench.parser(__doc__, "Iris, K = 2, 5, 3 folds (smoke test, < 2 minutes)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS)
     parser.add_argument("--ks", type=int, nargs="+")
     parser.add_argument("--folds", type=int)
@@ -273,7 +254,7 @@ def main():
     ks = args.ks or q["ks"]
     folds = args.folds or q["folds"]
     grid = np.geomspace(1e-2, 10.0, args.grid_size)
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("discriminative.py", ("jax", "sklearn")))
     for name in datasets:
         X, y = load(name)
         for K in ks:
@@ -283,7 +264,7 @@ def main():
                           sdc_steps=args.sdc_steps_per_cluster)
             row["wall_s"] = time.perf_counter() - t0
             row["quick"] = bool(args.quick)
-            print(json.dumps(row), flush=True)
+            bench.emit(row)
 
 
 if __name__ == "__main__":

@@ -49,13 +49,11 @@ Usage: python benchmarks/dp_means.py [--quick] [--numpy-loop-max-n N] [--matmul-
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import os
-import platform
 import time
 
+import _common as bench
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -86,30 +84,16 @@ def mixture(n, d, k, seed=0):
     return X.astype(np.float32)
 
 
-def best_seconds(fn, reps):
-    """Least wall time of ``reps`` calls (the least-disturbed run)."""
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return float(np.min(times))
-
-
 def sklearn_lloyd_seconds_per_iter(X, k, seed=0, repeats=3):
     """Marginal cost of one Lloyd iteration: (fit with 13 iterations - fit with 3) / 10.
 
     Started from k random points (from converged centres Lloyd would stop at once).
     Each fit is the least of ``repeats``.
     """
-    from sklearn.cluster import KMeans
-
     def fit(max_iter):
-        km = KMeans(k, init="random", n_init=1, max_iter=max_iter, tol=0.0,
-                    algorithm="lloyd", random_state=seed)
-        t0 = time.perf_counter()
-        km.fit(X)
-        return time.perf_counter() - t0, km.n_iter_
+        km = bench.peer("kmeans", k, seed, init="random", n_init=1, max_iter=max_iter, tol=0.0,
+                        algorithm="lloyd")
+        return bench.seconds(lambda: km.fit(X)), km.n_iter_
 
     fit(2)  # warm-up (thread pools, page faults)
     (t1, i1), (t2, i2) = (min(fit(m) for _ in range(repeats)) for m in (3, 13))
@@ -147,9 +131,7 @@ def numpy_loop_pass(X, centers, lam):
 
 def numpy_loop_seconds(X, res, lam):
     """Time one pass + mean update of :func:`numpy_loop_pass` from DP-means' converged centres."""
-    t0 = time.perf_counter()
-    labels, C = numpy_loop_pass(X, res.centers, lam)
-    seconds = time.perf_counter() - t0
+    (labels, C), seconds = bench.timed(lambda: numpy_loop_pass(X, res.centers, lam))
     return seconds, {
         "numpy_loop_new_clusters": int(len(C) - res.n_clusters),
         "numpy_loop_label_agreement": float(np.mean(labels == np.asarray(res.labels))),
@@ -196,28 +178,22 @@ def bench_shape(n, d, k, peak_gflops=float("nan"), numpy_loop_max_n=100_000, rou
     X = mixture(n, d, k)
     lam = farthest_first_lambda(X, k)
 
-    t0 = time.perf_counter()
-    dp_means(X, lam, max_iter=100)
-    first_call = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    res = dp_means(X, lam, max_iter=100)
-    run_seconds = time.perf_counter() - t0
+    first_call = bench.seconds(lambda: dp_means(X, lam, max_iter=100))
+    res, run_seconds = bench.timed(lambda: dp_means(X, lam, max_iter=100))
 
     args = steady_args(X, res, lam)
     step = jax.jit(dp_means_iteration)
-    t0 = time.perf_counter()
-    jax.block_until_ready(step(*args))
-    step_compile = time.perf_counter() - t0
+    step_compile = bench.seconds(lambda: step(*args))
     for m in (2, 8):
         jax.block_until_ready(iterate(*args, m=m))
     in_loop, single, lloyd = [], [], []
     # Interleaved rounds, the least-disturbed of each kept: the machine may be shared.
     for _ in range(rounds):
         time.sleep(0.5)  # let scikit-learn's OpenMP threads stop spinning (see below)
-        t2 = best_seconds(lambda: iterate(*args, m=2), reps)
-        t8 = best_seconds(lambda: iterate(*args, m=8), reps)
+        t2 = bench.least_seconds(lambda: iterate(*args, m=2), reps)
+        t8 = bench.least_seconds(lambda: iterate(*args, m=8), reps)
         in_loop.append((t8 - t2) / 6)
-        single.append(best_seconds(lambda: step(*args), reps))
+        single.append(bench.least_seconds(lambda: step(*args), reps))
         # XLA's worker threads spin for a while after a computation; let them park
         # before scikit-learn's OpenMP/BLAS threads start (they share the 2 cores).
         time.sleep(0.5)
@@ -275,20 +251,16 @@ def bench_many_clusters(n, d, k, seed=0):
     """The first pass opening ~k clusters among ~n candidates vs a steady iteration."""
     X = np.random.default_rng(seed).uniform(size=(n, d)).astype(np.float32)
     lam = farthest_first_lambda(X, k)
-    t0 = time.perf_counter()
-    one = dp_means(X, lam, max_iter=1)
-    first_pass_cold = time.perf_counter() - t0
-    first_pass = best_seconds(lambda: dp_means(X, lam, max_iter=1).labels, 2)
-    t0 = time.perf_counter()
-    res = dp_means(X, lam, max_iter=8)
-    run_cold = time.perf_counter() - t0
-    run = best_seconds(lambda: dp_means(X, lam, max_iter=8).labels, 2)
+    one, first_pass_cold = bench.timed(lambda: dp_means(X, lam, max_iter=1))
+    first_pass = bench.least_seconds(lambda: dp_means(X, lam, max_iter=1).labels, 2)
+    res, run_cold = bench.timed(lambda: dp_means(X, lam, max_iter=8))
+    run = bench.least_seconds(lambda: dp_means(X, lam, max_iter=8).labels, 2)
 
     args = steady_args(X, res, lam)
     for m in (1, 3):
         jax.block_until_ready(iterate(*args, m=m))
-    steady = (best_seconds(lambda: iterate(*args, m=3), 2)
-              - best_seconds(lambda: iterate(*args, m=1), 2)) / 2
+    steady = (bench.least_seconds(lambda: iterate(*args, m=3), 2)
+              - bench.least_seconds(lambda: iterate(*args, m=1), 2)) / 2
     time.sleep(0.5)
     sk_iter = sklearn_lloyd_seconds_per_iter(X, res.n_clusters, repeats=1)
     return {
@@ -316,42 +288,36 @@ def matmul_gflops(size=4096, reps=3):
     mm = jax.jit(jnp.matmul)
     ja, jb = jnp.asarray(a), jnp.asarray(b)
     jax.block_until_ready(mm(ja, jb))  # compile
-    xla = flops / best_seconds(lambda: mm(ja, jb), reps) / 1e9
+    xla = flops / bench.least_seconds(lambda: mm(ja, jb), reps) / 1e9
     np.matmul(a, b)  # warm-up
-    blas = flops / best_seconds(lambda: np.matmul(a, b), reps) / 1e9
+    blas = flops / bench.least_seconds(lambda: np.matmul(a, b), reps) / 1e9
     return {"matmul_size": size, "xla_matmul_gflops": xla, "numpy_matmul_gflops": blas,
             "machine_matmul_gflops": max(xla, blas)}
 
 
 def environment():
-    info = {"benchmark": "environment", "jax": jax.__version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(),
-            "numpy": np.__version__}
     from bayesclust import _native
 
     # Which assignment kernel the DP-means rows measure (native on CPU when built).
-    info["native_kernels"] = _native.available()
+    extra = {"native_kernels": _native.available()}
     try:
-        import sklearn
         from threadpoolctl import threadpool_info
 
-        info["sklearn"] = sklearn.__version__
-        info["threadpools"] = [
+        extra["threadpools"] = [
             {k: p.get(k) for k in ("internal_api", "num_threads", "architecture")}
             for p in threadpool_info()
         ]
     except ImportError:
         pass
     try:
-        info["load_average"] = list(os.getloadavg())
+        extra["load_average"] = list(os.getloadavg())
     except OSError:
         pass
-    return info
+    return bench.environment("dp_means.py", ("jax", "numpy", "sklearn"), **extra)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small shapes (smoke test)")
+    parser = bench.parser(__doc__, "small shapes (smoke test)")
     parser.add_argument("--numpy-loop-max-n", type=int, default=100_000,
                         help="time the per-point NumPy loop only up to this n (default 100000)")
     parser.add_argument("--matmul-size", type=int, default=None,
@@ -364,16 +330,16 @@ def main():
     args = parser.parse_args()
     env = environment()
     env.update(matmul_gflops(args.matmul_size or (1024 if args.quick else 4096)))
-    print(json.dumps(env), flush=True)
+    bench.emit(env)
     for shape in [] if args.skip_grid else QUICK if args.quick else SHAPES:
         row = bench_shape(*shape, peak_gflops=env["machine_matmul_gflops"],
                           numpy_loop_max_n=args.numpy_loop_max_n)
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
     many = [] if args.skip_many_clusters else MANY_CLUSTERS_QUICK if args.quick else MANY_CLUSTERS
     if many:
-        print(json.dumps({"benchmark": "dp_means_many_clusters_opening", "note": MANY_NOTE}))
+        bench.emit({"benchmark": "dp_means_many_clusters_opening", "note": MANY_NOTE})
     for shape in many:
-        print(json.dumps(bench_many_clusters(*shape)), flush=True)
+        bench.emit(bench_many_clusters(*shape))
 
 
 if __name__ == "__main__":

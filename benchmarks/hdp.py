@@ -36,12 +36,7 @@ Usage: python benchmarks/hdp.py [--quick] [--seeds 0 1 2 ...]
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import time
-
+import _common as bench
 import jax
 import numpy as np
 
@@ -60,12 +55,10 @@ PAPER = {"hard_hdp": 0.81, "kmeans_pooled": 0.77, "dp_means_pooled": 0.73,
 
 
 def kmeans_labels(X, k, seed, default_init=False):
-    from sklearn.cluster import KMeans
-
     if default_init:  # scikit-learn's default: k-means++, n_init="auto" (= 1 start)
-        km = KMeans(k, random_state=seed)
+        km = bench.peer("kmeans", k, seed)
     else:
-        km = KMeans(k, init="random", n_init=1, random_state=seed)
+        km = bench.peer("kmeans", k, seed, init="random", n_init=1)
     return km.fit(X).labels_
 
 
@@ -138,12 +131,6 @@ def summary(rows):
     return out
 
 
-def _seconds(fn):
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn())
-    return time.perf_counter() - t0
-
-
 def timing(seed=0, rounds=5, reps=10):
     """Warm wall time of hard_hdp vs scikit-learn k-means on the pooled data of one draw."""
     groups, _, _ = hdp_groups(seed)
@@ -151,17 +138,16 @@ def timing(seed=0, rounds=5, reps=10):
     lam_l, lam_g = hard_hdp_penalties(groups, N_LOCAL, N_GLOBAL)  # (compiles helpers)
 
     jax.clear_caches()  # hard_hdp's compile time from scratch
-    first = _seconds(lambda: hard_hdp(groups, lam_l, lam_g).n_global)
+    first = bench.seconds(lambda: hard_hdp(groups, lam_l, lam_g).n_global)
     hdp_t, pen_t, km_t, kmpp_t = [], [], [], []
     kmeans_labels(X, N_GLOBAL, 0)  # scikit-learn warm-up (thread pools)
     # Interleaved rounds, the least-disturbed call kept: the machine may be shared.
     for r in range(rounds):
-        hdp_t.append(min(_seconds(lambda: hard_hdp(groups, lam_l, lam_g).n_global)
-                         for _ in range(reps)))
-        pen_t.append(_seconds(lambda: hard_hdp_penalties(groups, N_LOCAL, N_GLOBAL)))
-        km_t.append(min(_seconds(lambda: kmeans_labels(X, N_GLOBAL, r * reps + i))
+        hdp_t.append(bench.least_seconds(lambda: hard_hdp(groups, lam_l, lam_g).n_global, reps))
+        pen_t.append(bench.seconds(lambda: hard_hdp_penalties(groups, N_LOCAL, N_GLOBAL)))
+        km_t.append(min(bench.seconds(lambda: kmeans_labels(X, N_GLOBAL, r * reps + i))
                         for i in range(reps)))
-        kmpp_t.append(min(_seconds(lambda: kmeans_labels(X, N_GLOBAL, r * reps + i, True))
+        kmpp_t.append(min(bench.seconds(lambda: kmeans_labels(X, N_GLOBAL, r * reps + i, True))
                           for i in range(reps)))
     hdp_s, km_s, kmpp_s = min(hdp_t), min(km_t), min(kmpp_t)
     res = hard_hdp(groups, lam_l, lam_g)
@@ -178,32 +164,18 @@ def timing(seed=0, rounds=5, reps=10):
     }
 
 
-def environment():
-    info = {"benchmark": "environment", "script": "hdp.py", "jax": jax.__version__,
-            "python": platform.python_version(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count()}
-    try:
-        import sklearn
-
-        info["sklearn"] = sklearn.__version__
-    except ImportError:
-        pass
-    return info
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"draws {QUICK_SEEDS} (smoke test)")
+    parser = bench.parser(__doc__, f"draws {QUICK_SEEDS} (smoke test)")
     parser.add_argument("--seeds", type=int, nargs="+", help=f"draws (default {SEEDS})")
     args = parser.parse_args()
     seeds = args.seeds or (QUICK_SEEDS if args.quick else SEEDS)
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("hdp.py", ("jax", "sklearn")))
     rows = []
     for seed in seeds:
         rows.append(compare(seed))
-        print(json.dumps(rows[-1]), flush=True)
-    print(json.dumps(summary(rows)), flush=True)
-    print(json.dumps(timing(seeds[0], rounds=3 if args.quick else 5)), flush=True)
+        bench.emit(rows[-1])
+    bench.emit(summary(rows))
+    bench.emit(timing(seeds[0], rounds=3 if args.quick else 5))
 
 
 if __name__ == "__main__":

@@ -57,14 +57,10 @@ Usage: python benchmarks/samplers.py [--quick] [--n 300 1000 ...]
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import platform
-import time
 import warnings
 
+import _common as bench
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -118,9 +114,7 @@ jax.monitoring.register_event_duration_secs_listener(_on_duration)
 def timed(fn):
     """(result, wall seconds, compile seconds) of ``fn()``; compile from jax.monitoring."""
     before = _compile_seconds[0]
-    t0 = time.perf_counter()
-    out = fn()
-    wall = time.perf_counter() - t0
+    out, wall = bench.timed(fn)
     return out, wall, _compile_seconds[0] - before
 
 
@@ -390,24 +384,8 @@ def bench_size(n, gibbs_warmup, gibbs_samples, nuts_warmup, nuts_samples, seed=0
     return row
 
 
-def environment():
-    import numpyro
-
-    info = {"benchmark": "environment", "script": "samplers.py", "jax": jax.__version__,
-            "numpyro": numpyro.__version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count()}
-    try:
-        import arviz
-
-        info["arviz"] = arviz.__version__
-    except ImportError:
-        pass
-    return info
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 300, a few draws (smoke test)")
+    parser = bench.parser(__doc__, "n = 300, a few draws (smoke test)")
     parser.add_argument("--n", type=int, nargs="+", help=f"sizes (default {sorted(DRAWS)})")
     parser.add_argument("--gibbs-draws", type=int, nargs=2, metavar=("WARMUP", "SAMPLES"),
                         help="override the Gibbs warm-up and kept draws per chain")
@@ -421,7 +399,7 @@ def main():
     many_gibbs = QUICK_MANY_GIBBS if args.quick else MANY_GIBBS
     many_nuts = QUICK_MANY_NUTS if args.quick else MANY_NUTS
     sizes = args.n or sorted(table)
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("samplers.py", ("jax", "numpyro", "arviz")))
     for n in sizes:
         draws = table.get(n) or DRAWS.get(n) or DRAWS[min(DRAWS, key=lambda m: abs(m - n))]
         gibbs = tuple(args.gibbs_draws or draws[:2])
@@ -429,7 +407,7 @@ def main():
         row = bench_size(n, *gibbs, *nuts, many_gibbs=None if args.no_many else many_gibbs.get(n),
                          many_nuts=None if args.no_many else many_nuts.get(n))
         row["draws_overridden"] = bool(args.gibbs_draws or args.nuts_draws)
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,9 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import _common as bench
 
 FULL = dict(n=1_000_000, d=128, k=100, max_iter=30)
 QUICK = dict(n=30_000, d=32, k=32, max_iter=30)
@@ -83,9 +84,7 @@ def child(mode: str, n: int, d: int, k: int, max_iter: int, lam: float | None, o
     rss_data = peak_rss_mib()
     t_lam = None
     if lam is None:
-        t0 = time.perf_counter()
-        lam = farthest_first_lambda(X, k)
-        t_lam = time.perf_counter() - t0
+        lam, t_lam = bench.timed(lambda: farthest_first_lambda(X, k))
     mesh = None
     if mode == "sharded":
         assert jax.device_count() == N_DEVICES, jax.devices()
@@ -93,9 +92,8 @@ def child(mode: str, n: int, d: int, k: int, max_iter: int, lam: float | None, o
 
     times, results = [], []
     for _ in range(2):
-        t0 = time.perf_counter()
-        res = dp_means(X, lam, max_iter=max_iter, mesh=mesh)
-        times.append(time.perf_counter() - t0)
+        res, seconds = bench.timed(lambda: dp_means(X, lam, max_iter=max_iter, mesh=mesh))
+        times.append(seconds)
         results.append(res)
     res = results[-1]
     assert np.array_equal(results[0].labels, res.labels)
@@ -122,12 +120,11 @@ def child(mode: str, n: int, d: int, k: int, max_iter: int, lam: float | None, o
         "n_by_kcap_float64_mib": n * k_cap * 8 / 2**20,
         "n_by_n_float32_mib": n * n * 4 / 2**20,
     }
-    print(json.dumps(report), flush=True)
+    bench.emit(report)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 30,000 x 32 (< 60 s)")
+    parser = bench.parser(__doc__, "n = 30,000 x 32 (< 60 s)")
     parser.add_argument("--n", type=int)
     parser.add_argument("--d", type=int)
     parser.add_argument("--k", type=int)
@@ -166,7 +163,7 @@ def main():
 
             a, b = (np.load(f"{tmp}/{m}.npy") for m in ("single", "sharded"))
             s, p = reports["single"], reports["sharded"]
-            print(json.dumps({
+            bench.emit({
                 "benchmark": "scale-summary",
                 "n": cfg["n"], "d": cfg["d"],
                 "labels_equal": bool(np.array_equal(a, b)),
@@ -174,7 +171,7 @@ def main():
                 "objective_rel_diff": abs(s["objective"] - p["objective"]) / abs(s["objective"]),
                 "peak_rss_ratio_sharded_to_single": p["peak_rss_mib"] / s["peak_rss_mib"],
                 "time_per_iter_ratio_sharded_to_single": p["seconds_per_iter"] / s["seconds_per_iter"],
-            }), flush=True)
+            })
 
 
 if __name__ == "__main__":

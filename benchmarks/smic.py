@@ -30,12 +30,7 @@ Usage: python benchmarks/smic.py [--quick] [--runs R] [--datasets iris wine digi
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import time
-
+import _common as bench
 import numpy as np
 
 from bayesclust import datasets
@@ -53,35 +48,24 @@ def ari(a, b):
     return float(adjusted_rand_score(a, b))
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
 def kmeans(X, c, n_init, seed):
-    from sklearn.cluster import KMeans
-
-    return KMeans(c, init="random", n_init=n_init, random_state=seed).fit(X).labels_
+    return bench.peer("kmeans", c, seed, init="random", n_init=n_init).fit(X).labels_
 
 
 def spectral_nn(X, c, seed):
-    from sklearn.cluster import SpectralClustering
-
-    return SpectralClustering(c, affinity="nearest_neighbors", n_neighbors=10,
-                              eigen_solver="arpack", random_state=seed).fit(X).labels_
+    return bench.peer("spectral", c, seed, affinity="nearest_neighbors", n_neighbors=10,
+                      eigen_solver="arpack").fit(X).labels_
 
 
 def spectral_self_tuning(X, c, seed, t=7):
     """[S]'s SC: dense local-scaling affinity (Zelnik-Manor & Perona, t = 7), precomputed."""
     from scipy.spatial.distance import cdist
-    from sklearn.cluster import SpectralClustering
 
     D = cdist(X, X)
     sigma = np.sort(D, axis=1)[:, min(t, len(X) - 1)]
     sigma = np.maximum(sigma, 1e-12 * max(np.median(sigma), 1e-300))
     W = np.exp(-D**2 / (2.0 * np.outer(sigma, sigma)))
-    return SpectralClustering(c, affinity="precomputed", random_state=seed).fit(W).labels_
+    return bench.peer("spectral", c, seed, affinity="precomputed").fit(W).labels_
 
 
 def toys(seeds):
@@ -122,12 +106,12 @@ def table(names, runs, km_init):
         for r in range(runs):
             idx = balanced_subsample(y0, rng)
             X, y = standardize(X0[idx]), y0[idx]
-            sel, sec_sel = timed(lambda: smic_select(r, X, c))
+            sel, sec_sel = bench.timed(lambda: smic_select(r, X, c))
             t = int(sel.n_neighbors)
-            res, sec_fit = timed(lambda: smic(X, t, c))  # time after model selection
+            res, sec_fit = bench.timed(lambda: smic(X, t, c))  # time after model selection
             assert np.array_equal(res.labels, sel.result.labels)
-            km, sec_km = timed(lambda: kmeans(X, c, km_init, r))
-            sc, sec_sc = timed(lambda: spectral_self_tuning(X, c, r))
+            km, sec_km = bench.timed(lambda: kmeans(X, c, km_init, r))
+            sc, sec_sc = bench.timed(lambda: spectral_self_tuning(X, c, r))
             for k, v in (("smic", ari(y, res.labels)), ("km", ari(y, km)), ("sc", ari(y, sc)),
                          ("smic_fit_s", sec_fit), ("smic_select_s", sec_sel), ("km_s", sec_km),
                          ("sc_s", sec_sc), ("t", t)):
@@ -150,35 +134,25 @@ def scaling(sizes, run_spectral):
         X, y = datasets.four_gaussian_blobs(0, n)
         X = standardize(X)
         row = {"benchmark": "smic_scaling", "n": n, "d": 2, "c": 4}
-        res, sec = timed(lambda: smic(X, 10, 4, eigen_solver="arpack"))
+        res, sec = bench.timed(lambda: smic(X, 10, 4, eigen_solver="arpack"))
         row.update(smic_t10_s=sec, smic_t10_ari=ari(y, res.labels))
         cands = [10, 20, 40] if n <= 5000 else [10, 20, 40, 80, 160]
-        sel, sec = timed(lambda: smic_select(0, X, 4, candidates=cands, eigen_solver="arpack"))
+        sel, sec = bench.timed(lambda: smic_select(0, X, 4, candidates=cands, eigen_solver="arpack"))
         row.update(candidates=cands, lsmi=[round(float(v), 4) for v in sel.lsmi],
                    t_selected=int(sel.n_neighbors), smic_lsmi_ari=ari(y, sel.result.labels),
                    smic_fits_s=sel.smic_seconds, lsmi_selection_s=sel.lsmi_seconds, total_s=sec)
-        res, sec_fit = timed(lambda: smic(X, int(sel.n_neighbors), 4, eigen_solver="arpack"))
+        res, sec_fit = bench.timed(lambda: smic(X, int(sel.n_neighbors), 4, eigen_solver="arpack"))
         row["smic_selected_t_s"] = sec_fit
-        km, sec = timed(lambda: kmeans(X, 4, 10, 0))
+        km, sec = bench.timed(lambda: kmeans(X, 4, 10, 0))
         row.update(km_s=sec, km_ari=ari(y, km), ratio_smic_to_km=sec_fit / sec)
         if run_spectral:
-            sc, sec = timed(lambda: spectral_nn(X, 4, 0))
+            sc, sec = bench.timed(lambda: spectral_nn(X, 4, 0))
             row.update(sc_s=sec, sc_ari=ari(y, sc), ratio_smic_to_sc=sec_fit / sec)
         yield row
 
 
-def environment():
-    import scipy
-    import sklearn
-
-    return {"benchmark": "environment", "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-            "machine": platform.machine(), "cpu_count": os.cpu_count()}
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small run (< 60 s)")
+    parser = bench.parser(__doc__, "small run (< 60 s)")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--datasets", nargs="+", choices=["iris", "wine", "digits"], default=None)
     parser.add_argument("--sizes", nargs="+", type=int, default=None)
@@ -190,12 +164,12 @@ def main():
     names = args.datasets or (["iris", "wine"] if quick else ["iris", "wine", "digits"])
     runs = args.runs or (1 if quick else 20)
     sizes = args.sizes or ([5000] if quick else [5000, 50_000])
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("smic.py", ("numpy", "scipy", "sklearn")))
     parts = {"toys": lambda: toys(seeds), "table": lambda: table(names, runs, 10 if quick else 100),
              "scaling": lambda: scaling(sizes, run_spectral=True)}
     for part in args.parts:
         for row in parts[part]():
-            print(json.dumps(row), flush=True)
+            bench.emit(row)
 
 
 if __name__ == "__main__":

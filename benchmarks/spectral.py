@@ -24,11 +24,7 @@ Usage: python benchmarks/spectral.py [--quick]
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import time
-
+import _common as bench
 import numpy as np
 import scipy.sparse as sp
 
@@ -68,15 +64,6 @@ def planted_graph(n, n_edges, k, p_in=0.8, seed=0):
     return A, z
 
 
-def least_seconds(fn, reps):
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(min(times))
-
-
 def bench_iteration(n, n_edges, k, lam_prime=-0.5, reps=5):
     A, z = planted_graph(n, n_edges, k)
     deg = np.asarray(A.sum(1)).ravel()
@@ -93,24 +80,18 @@ def bench_iteration(n, n_edges, k, lam_prime=-0.5, reps=5):
         return be.objective(new, k_new, lam_prime)
 
     iteration()  # warm-up
-    t_iter = least_seconds(iteration, reps)
+    t_iter = bench.least_seconds(iteration, reps)
     x = np.ones(n)
-    t_spmv = least_seconds(lambda: A @ x, reps * 4)
+    t_spmv = bench.least_seconds(lambda: A @ x, reps * 4)
     return {"benchmark": "ncut_iteration", "n": n, "edges": int(A.nnz // 2), "nnz": int(A.nnz),
             "k": kk, "seconds_per_iter": t_iter, "spmv_seconds": t_spmv,
             "iter_over_spmv": t_iter / t_spmv, "ns_per_nnz": 1e9 * t_iter / A.nnz}
 
 
 def bench_vs_sklearn(n, n_edges, k, lam_prime=-0.5):
-    from sklearn.cluster import SpectralClustering
-
     A, z = planted_graph(n, n_edges, k, seed=2)
-    t0 = time.perf_counter()
-    res = penalized_ncut(A, lam_prime)
-    t_ours = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    sc = SpectralClustering(k, affinity="precomputed", random_state=0).fit(A)
-    t_sk = time.perf_counter() - t0
+    res, t_ours = bench.timed(lambda: penalized_ncut(A, lam_prime))
+    sc, t_sk = bench.timed(lambda: bench.peer("spectral", k, 0, affinity="precomputed").fit(A))
     return {"benchmark": "ncut_vs_sklearn", "n": n, "edges": int(A.nnz // 2), "true_k": k,
             "lam_prime": lam_prime, "k_found": res.n_clusters, "nmi": nmi(z, res.labels),
             "n_iter": res.n_iter, "seconds": t_ours, "sklearn_k": k,
@@ -118,49 +99,40 @@ def bench_vs_sklearn(n, n_edges, k, lam_prime=-0.5):
             "time_ratio_to_sklearn": t_ours / t_sk}
 
 
-def environment():
-    import scipy
-
-    return {"benchmark": "environment", "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "machine": platform.machine(),
-            "cpu_count": __import__("os").cpu_count()}
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small graphs (under 60 s)")
+    parser = bench.parser(__doc__, "small graphs (under 60 s)")
     args = parser.parse_args()
     cfg = QUICK if args.quick else FULL
-    print(json.dumps(environment()), flush=True)
+    bench.emit(bench.environment("spectral.py", ("numpy", "scipy")))
     rows = []
     for e in cfg["edges"]:
         row = bench_iteration(cfg["n"], e, cfg["k"])
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
     E = np.array([r["nnz"] for r in rows], float)
     T = np.array([r["seconds_per_iter"] for r in rows])
     b, a = np.polyfit(E, T, 1)
     r2 = 1.0 - np.sum((T - (a + b * E)) ** 2) / np.sum((T - T.mean()) ** 2)
-    print(json.dumps({"benchmark": "scaling_fixed_n", "n": cfg["n"], "k": cfg["k"],
-                      "fit": "seconds = a + b * nnz (the O(n k) part is the intercept)",
-                      "a_seconds": float(a), "b_ns_per_nnz": float(1e9 * b), "r2": float(r2),
-                      "time_ratio_largest_smallest": float(T[-1] / T[0]),
-                      "nnz_ratio_largest_smallest": float(E[-1] / E[0])}), flush=True)
+    bench.emit({"benchmark": "scaling_fixed_n", "n": cfg["n"], "k": cfg["k"],
+                "fit": "seconds = a + b * nnz (the O(n k) part is the intercept)",
+                "a_seconds": float(a), "b_ns_per_nnz": float(1e9 * b), "r2": float(r2),
+                "time_ratio_largest_smallest": float(T[-1] / T[0]),
+                "nnz_ratio_largest_smallest": float(E[-1] / E[0])})
     rows = []
     for n, degree in cfg["fixed_degree"]:
         row = bench_iteration(n, n * degree // 2, cfg["k"])
         row["series"] = "fixed_degree"
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        bench.emit(row)
     E = np.array([r["nnz"] for r in rows], float)
     T = np.array([r["seconds_per_iter"] for r in rows])
     slope = float(np.polyfit(np.log(E), np.log(T), 1)[0])
-    print(json.dumps({"benchmark": "scaling_fixed_degree", "k": cfg["k"],
-                      "loglog_slope_time_vs_nnz": slope,
-                      "time_ratio_largest_smallest": float(T[-1] / T[0]),
-                      "nnz_ratio_largest_smallest": float(E[-1] / E[0])}), flush=True)
+    bench.emit({"benchmark": "scaling_fixed_degree", "k": cfg["k"],
+                "loglog_slope_time_vs_nnz": slope,
+                "time_ratio_largest_smallest": float(T[-1] / T[0]),
+                "nnz_ratio_largest_smallest": float(E[-1] / E[0])})
     for n, e, k in cfg["e2e"]:
-        print(json.dumps(bench_vs_sklearn(n, e, k)), flush=True)
+        bench.emit(bench_vs_sklearn(n, e, k))
 
 
 if __name__ == "__main__":
