@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bayesclust import DPGaussianMixture, DPMeans, dp_means, farthest_first_lambda
+from bayesclust import (
+    DPGaussianMixture,
+    DPMeans,
+    HDPGaussianMixture,
+    dp_means,
+    farthest_first_lambda,
+)
 
 WEIGHT_EQUIVALENCE = (
     "sample_weight is not equivalent to repeating samples: a point of weight w opens a "
@@ -27,13 +33,15 @@ def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
-# The full check suite for the sampled estimator, with short chains (the
+# The full check suite for the sampled estimators, with short chains (the
 # sampler's compilation is shared between checks of the same shape).  sigma2
 # is the checks' own data scale: check_clustering fits standardised blobs
 # whose clusters have variance ~0.1 per feature; at the default sigma2=1 (the
-# data's total variance) the posterior rightly puts them in one cluster.
+# data's total variance) the posterior rightly puts them in one cluster.  The
+# HDP mixture sees one data set (the checks cannot pass `groups`).
 @parametrize_with_checks(
-    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
+    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0),
+     HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
     check(estimator)
@@ -168,16 +176,7 @@ def test_hard_hdp_estimator_bad_groups():
 # --------------------------------------------------------------------------- #
 # HDPGaussianMixture
 # --------------------------------------------------------------------------- #
-from bayesclust import HDPGaussianMixture, gibbs_hdp_gmm  # noqa: E402
-
-
-# One data set (the checks cannot pass `groups`), short chains; sigma2 as for
-# DPGaussianMixture above (the checks' blobs have variance ~0.1 per feature).
-@parametrize_with_checks(
-    [HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
-)
-def test_sklearn_contract_hdp_sampled(estimator, check):
-    check(estimator)
+from bayesclust import gibbs_hdp_gmm  # noqa: E402
 
 
 def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():

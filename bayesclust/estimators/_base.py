@@ -1,14 +1,17 @@
 """What the estimators share: a JAX key from a scikit-learn ``random_state``, the
-nearest-centre ``predict`` of the hard limits, and the posterior-predictive ``predict``
-of the sampled mixtures.
+nearest-centre ``predict`` of the hard limits, and the parameter constraints, point
+partition and posterior-predictive ``predict`` of the sampled mixtures.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
@@ -31,9 +34,13 @@ def _lam_from_hint(X, n_clusters_hint: int) -> float:
     return lam if lam > 0 else float(np.finfo(np.float32).tiny)
 
 
-def _nearest_labels(X, centers) -> np.ndarray:
-    """Index of the nearest centre of every row (the hard limits' ``predict``)."""
-    return np.asarray(nearest_center(jnp.asarray(X), jnp.asarray(centers)).index).astype(np.intp)
+def _nearest_labels(estimator, X) -> np.ndarray:
+    """Index of the nearest fitted centre (``cluster_centers_``) of every row of ``X``: the
+    ``predict`` of the hard limits and of discriminative clustering."""
+    check_is_fitted(estimator)
+    X = validate_data(estimator, X, dtype=[np.float64, np.float32], reset=False)
+    centers = jnp.asarray(estimator.cluster_centers_)
+    return np.asarray(nearest_center(jnp.asarray(X), centers).index).astype(np.intp)
 
 
 class _PointPartitionPredictive:
@@ -46,8 +53,26 @@ class _PointPartitionPredictive:
     :math:`\mu_c` given its members and the posterior mean of :math:`\sigma^2`.
     """
 
-    def _set_point_partition(self, X, labels, post):
-        labels = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
+    #: Constraints of the parameters every sampled mixture has.
+    _sampler_constraints: dict = {
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha_prior": [tuple, None],
+        "sigma2_prior": [tuple, None],
+        "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
+        "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "loss": [StrOptions({"binder", "vi"})],
+        "progress_bar": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def _set_posterior(self, X, post):
+        """Store ``post`` and its point partition (``loss``) with the predictive's statistics."""
+        self.posterior_ = post
+        point = np.asarray(post.point_estimate(self.loss))
+        labels = np.unique(point, return_inverse=True)[1].reshape(-1)
         self.labels_ = labels.astype(np.intp)
         self.n_clusters_ = int(labels.max()) + 1
         self._offset = X.mean(0)

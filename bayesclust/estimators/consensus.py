@@ -63,6 +63,10 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
         self.coassociation_ = C
         return codes, C
 
+    def fit_predict(self, X=None, y=None, labelings=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, labelings=labelings).labels_
+
 
 class EvidenceAccumulation(_ConsensusBase):
     r"""Evidence accumulation clustering (EAC): linkage consensus of a clustering ensemble.
@@ -148,10 +152,6 @@ class EvidenceAccumulation(_ConsensusBase):
         self.linkage_ = res.linkage
         self.lifetimes_ = res.lifetimes
         return self
-
-    def fit_predict(self, X=None, y=None, labelings=None):
-        """``fit`` and return ``labels_``."""
-        return self.fit(X, labelings=labelings).labels_
 
 
 class AspectConsensus(_ConsensusBase):
@@ -267,7 +267,3 @@ class AspectConsensus(_ConsensusBase):
         self.log_likelihood_ = float(res.log_likelihood)
         self.n_iter_ = int(res.n_iter)
         return self
-
-    def fit_predict(self, X=None, y=None, labelings=None):
-        """``fit`` and return ``labels_``."""
-        return self.fit(X, labelings=labelings).labels_

@@ -131,9 +131,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
 
     def predict(self, X):
         """Voronoi cell (nearest prototype) of every row of ``X``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return _nearest_labels(X, self.cluster_centers_)
+        return _nearest_labels(self, X)
 
     def score(self, X, y):
         """Exact DC log posterior of the Voronoi cells of ``X`` given classes ``y`` (higher is better)."""

@@ -12,7 +12,6 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
-    check_is_fitted,
     validate_data,
 )
 
@@ -176,9 +175,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return _nearest_labels(X, self.cluster_centers_)
+        return _nearest_labels(self, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -246,18 +243,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
-        "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha_prior": [tuple, None],
-        "sigma2_prior": [tuple, None],
+        **_PointPartitionPredictive._sampler_constraints,
         "sampler": [StrOptions({"collapsed", "kj"})],
-        "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
-        "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
-        "loss": [StrOptions({"binder", "vi"})],
-        "progress_bar": ["boolean"],
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -311,6 +298,5 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
             num_samples=self.num_samples, num_chains=self.num_chains,
             progress_bar=self.progress_bar,
         )
-        self.posterior_ = post
-        self._set_point_partition(X, post.point_estimate(self.loss), post)
+        self._set_posterior(X, post)
         return self

@@ -9,9 +9,8 @@ import numbers
 import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import (
-    check_is_fitted,
     validate_data,
 )
 
@@ -28,7 +27,19 @@ from ._base import (
 __all__ = ["HardHDP", "HDPGaussianMixture"]
 
 
-class HardHDP(ClusterMixin, BaseEstimator):
+class _Grouped:
+    """``fit(X, groups=...)`` of the HDP estimators: the data set of every row, one by default."""
+
+    @staticmethod
+    def _group_ids(X, groups) -> np.ndarray:
+        return np.zeros(X.shape[0], np.int64) if groups is None else np.asarray(groups)
+
+    def fit_predict(self, X, y=None, groups=None):
+        """Fit and return ``labels_`` (the global cluster of every row)."""
+        return self.fit(X, groups=groups).labels_
+
+
+class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     r"""Hard Gaussian HDP: DP-means for several data sets sharing clusters.
 
     The small-variance limit of the hierarchical-DP Gaussian mixture
@@ -129,9 +140,7 @@ class HardHDP(ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        if groups is None:
-            groups = np.zeros(X.shape[0], np.int64)
-        groups = np.asarray(groups)
+        groups = self._group_ids(X, groups)
         if self.lam_local is None or self.lam_global is None:
             lam_l, lam_g = self._penalties(X, groups, hard_hdp_penalties)
         lam_l = lam_l if self.lam_local is None else float(self.lam_local)
@@ -140,10 +149,9 @@ class HardHDP(ClusterMixin, BaseEstimator):
                        mesh=self.mesh)
         self.labels_ = np.asarray(res.flat_labels).astype(np.intp)
         # local labels back to input row order (res.local_labels follow group_order)
-        ids = np.asarray(groups)
         local = np.empty(X.shape[0], np.intp)
         for j, gid in enumerate(res.group_order):
-            local[ids == gid] = res.local_labels[j]
+            local[groups == gid] = res.local_labels[j]
         self.local_labels_ = local
         self.cluster_centers_ = np.asarray(res.centers)
         self.n_clusters_ = int(res.n_global)
@@ -167,15 +175,9 @@ class HardHDP(ClusterMixin, BaseEstimator):
             raise ValueError(f"cannot choose penalties from n_local_hint={self.n_local_hint}, "
                              f"n_global_hint={self.n_global_hint}: {err}") from None
 
-    def fit_predict(self, X, y=None, groups=None):
-        """Fit and return ``labels_`` (the global cluster of every row)."""
-        return self.fit(X, groups=groups).labels_
-
     def predict(self, X):
         """Nearest global mean of every row of ``X``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return _nearest_labels(X, self.cluster_centers_)
+        return _nearest_labels(self, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -183,7 +185,7 @@ class HardHDP(ClusterMixin, BaseEstimator):
         return tags
 
 
-class HDPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
+class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, BaseEstimator):
     r"""Hierarchical-DP Gaussian mixture of grouped data, fitted by sampling its posterior.
 
     Several data sets share global clusters (Teh et al. 2006; Kulis & Jordan
@@ -252,19 +254,9 @@ class HDPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator)
     """
 
     _parameter_constraints: dict = {
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        **_PointPartitionPredictive._sampler_constraints,
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
-        "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha_prior": [tuple, None],
         "gamma_prior": [tuple, None],
-        "sigma2_prior": [tuple, None],
-        "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
-        "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
-        "loss": [StrOptions({"binder", "vi"})],
-        "progress_bar": ["boolean"],
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -314,7 +306,7 @@ class HDPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator)
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        groups = np.zeros(X.shape[0], np.int64) if groups is None else groups
+        groups = self._group_ids(X, groups)
         post = gibbs_hdp_gmm(
             _key_from_random_state(self.random_state), X, group_ids=groups,
             alpha=self.alpha, gamma=self.gamma, sigma2=self.sigma2, rho2=self.rho2,
@@ -323,8 +315,7 @@ class HDPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator)
             num_samples=self.num_samples, num_chains=self.num_chains,
             progress_bar=self.progress_bar,
         )
-        self.posterior_ = post
-        self._set_point_partition(X, post.point_estimate(self.loss), post)
+        self._set_posterior(X, post)
         local = np.empty(X.shape[0], np.intp)
         n_local = []
         for j, draws in enumerate(post.labels_by_group(post.params["local_labels"])):
@@ -335,7 +326,3 @@ class HDPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator)
         self.n_local_ = np.asarray(n_local)
         self.group_ids_ = np.asarray(post.group_order)
         return self
-
-    def fit_predict(self, X, y=None, groups=None):
-        """Fit and return ``labels_`` (the global cluster of every row)."""
-        return self.fit(X, groups=groups).labels_
