@@ -37,7 +37,7 @@ import numpyro.distributions as dist
 
 from .. import _validation as V
 from ..kernels import stick_breaking
-from .mixture import IsotropicGaussianMixture, log_weights
+from .mixture import sample_points
 
 __all__ = [
     "DEFAULT_TRUNCATION",
@@ -231,13 +231,17 @@ def alpha_from_lam(lam, sigma2, rho2, d):
     >>> round(alpha_from_lam(1.0, 0.5, 100.0, 2), 4)
     73.9438
     """
-    log_alpha = log_alpha_from_lam(lam, sigma2, rho2, d)
-    if isinstance(log_alpha, float):
+    return _exp(log_alpha_from_lam(lam, sigma2, rho2, d))
+
+
+def _exp(log_value):
+    """``exp`` of a float (``inf`` on overflow) or of a JAX scalar."""
+    if isinstance(log_value, float):
         try:
-            return math.exp(log_alpha)
+            return math.exp(log_value)
         except OverflowError:
             return math.inf
-    return jnp.exp(log_alpha)
+    return jnp.exp(log_value)
 
 
 _stick_breaking = jax.jit(stick_breaking)
@@ -367,17 +371,7 @@ def dp_gmm(
             "means", dist.Normal(0.0, jnp.sqrt(rho2)).expand([d]).to_event(1)
         )
 
-    mixture = IsotropicGaussianMixture(weights, means, sigma2)
-    if X is None:
-        with numpyro.plate("data", n):
-            z = numpyro.sample("z", dist.Categorical(logits=log_weights(weights)))
-            x = numpyro.sample("x", dist.Normal(means[z], jnp.sqrt(sigma2)).to_event(1))
-        numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(x)))
-        return x
-    numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(X)))
-    with numpyro.plate("data", n):
-        numpyro.sample("x", mixture, obs=X)
-    return X
+    return sample_points(weights, means, sigma2, X, n)
 
 
 # --------------------------------------------------------------------------- #

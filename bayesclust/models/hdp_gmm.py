@@ -35,7 +35,6 @@ References
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
@@ -50,12 +49,13 @@ from .dp_gmm import (
     _any_traced,
     _check_data,
     _check_prior,
+    _exp,
     _is_tracer,
     _positive,
     _stick_breaking,
     log_alpha_from_lam,
 )
-from .mixture import IsotropicGaussianMixture, log_weights
+from .mixture import sample_points
 
 __all__ = [
     "BETA_FLOOR",
@@ -331,16 +331,6 @@ def hdp_log_concentrations_from_lam(lam_local, lam_global, sigma2, rho2, d):
     return log_alpha, log_gamma
 
 
-def _exp(log_value):
-    """``exp`` of a float (``inf`` on overflow) or of a JAX scalar."""
-    if isinstance(log_value, float):
-        try:
-            return math.exp(log_value)
-        except OverflowError:
-            return math.inf
-    return jnp.exp(log_value)
-
-
 def hdp_concentrations_from_lam(lam_local, lam_global, sigma2, rho2, d):
     """``(alpha, gamma)`` whose small-variance CRF limit is the hard Gaussian HDP.
 
@@ -598,14 +588,4 @@ def hdp_gmm(
         pi = numpyro.deterministic("pi", _boosted_dirichlet(g, e, concentration))
 
     weights = pi[gid]  # (n, L): the weights of every point's data set
-    mixture = IsotropicGaussianMixture(weights, means, sigma2)
-    if X is None:
-        with numpyro.plate("data", n):
-            z = numpyro.sample("z", dist.Categorical(logits=log_weights(weights)))
-            x = numpyro.sample("x", dist.Normal(means[z], jnp.sqrt(sigma2)).to_event(1))
-        numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(x)))
-        return x
-    numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(X)))
-    with numpyro.plate("data", n):
-        numpyro.sample("x", mixture, obs=X)
-    return X
+    return sample_points(weights, means, sigma2, X, n)

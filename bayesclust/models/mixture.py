@@ -1,21 +1,23 @@
-"""The one mixture distribution the Gaussian-mixture programs share.
+"""The one mixture distribution the Gaussian-mixture programs share, and their data plate.
 
 :class:`IsotropicGaussianMixture` is the marginal (assignment-free) likelihood of
 the DP mixture (one weight vector for every point) and of the HDP mixture (one
 weight vector per point, ``w_i = pi_j`` for a point of data set ``j``): the
-weights' leading dimensions are the batch.
+weights' leading dimensions are the batch.  :func:`sample_points` is the last
+block of both programs: the points, observed or drawn.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 
 from ..kernels import isotropic_gaussian_logpdf
 
-__all__ = ["IsotropicGaussianMixture", "log_weights"]
+__all__ = ["IsotropicGaussianMixture", "log_weights", "sample_points"]
 
 
 @jax.jit
@@ -104,3 +106,41 @@ def _component_log_prob(weights, means, sigma2, value):
 @jax.jit
 def _mixture_log_prob(weights, means, sigma2, value):
     return jax.scipy.special.logsumexp(_component_log_prob(weights, means, sigma2, value), axis=-1)
+
+
+def sample_points(weights, means, sigma2, X, n):
+    """The data plate of the DP and HDP mixture programs.
+
+    With data, the ``n`` rows of ``X`` are observed under the marginal mixture
+    (site ``x``, components summed out); without, every point's component ``z``
+    and the point ``x`` are drawn (prior / predictive simulation).  Either way the
+    deterministic site ``log_likelihood`` holds the marginal log likelihood of the
+    points.
+
+    Parameters
+    ----------
+    weights : array, shape (T,) or (n, T)
+        Mixture weights (see :class:`IsotropicGaussianMixture`).
+    means : array, shape (T, d)
+    sigma2 : float or scalar array
+        Component **variance**.
+    X : array, shape (n, d), or None
+    n : int
+        Number of points.
+
+    Returns
+    -------
+    array, shape (n, d)
+        ``X``, or the drawn points.
+    """
+    mixture = IsotropicGaussianMixture(weights, means, sigma2)
+    if X is None:
+        with numpyro.plate("data", n):
+            z = numpyro.sample("z", dist.Categorical(logits=log_weights(weights)))
+            x = numpyro.sample("x", dist.Normal(means[z], jnp.sqrt(sigma2)).to_event(1))
+        numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(x)))
+        return x
+    numpyro.deterministic("log_likelihood", jnp.sum(mixture.log_prob(X)))
+    with numpyro.plate("data", n):
+        numpyro.sample("x", mixture, obs=X)
+    return X
