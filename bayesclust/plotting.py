@@ -10,7 +10,7 @@ import numpy as np
 
 __all__ = [
     "plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_method_scores",
-    "plot_dc_prototypes", "project_2d",
+    "plot_n_clusters_trace", "plot_dc_prototypes", "project_2d",
 ]
 
 
@@ -163,6 +163,37 @@ def plot_method_scores(rows, key, *, ax=None, xlabel=None, xlim=None):
     ax.tick_params(axis="y", labelsize=8)
     if xlim is not None:
         ax.set_xlim(*xlim)
+    return ax
+
+
+def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, ax=None,
+                          ylabel="number of clusters", title="k trace"):
+    """The number of clusters of every draw, one line per chain, beside a hard limit's.
+
+    Parameters
+    ----------
+    n_clusters : array_like of int, shape (num_chains, num_samples)
+        ``Posterior.n_clusters``.
+    reference : int, optional
+        A number of clusters to draw as a dashed horizontal line (e.g. DP-means').
+    reference_label : str, optional
+        Its legend entry.
+    ax : matplotlib Axes, optional
+    ylabel, title : str
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax)
+    for c, ks in enumerate(np.atleast_2d(n_clusters)):
+        ax.plot(ks, lw=0.8, label=f"chain {c}")
+    if reference is not None:
+        ax.axhline(reference, color="k", ls="--", lw=1, label=reference_label)
+    ax.set_xlabel("draw")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
     return ax
 
 

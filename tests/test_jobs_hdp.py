@@ -34,3 +34,18 @@ def test_mean_group_nmi_is_the_mean_of_per_group_nmi():
         mean_group_nmi(truth, pred[:3])
     with pytest.raises(ValueError, match="list"):
         mean_group_nmi(np.array([0, 1]), np.array([0, 1]))
+
+
+def test_plot_n_clusters_trace_draws_every_chain_and_the_reference():
+    pytest.importorskip("matplotlib")
+    from bayesclust.plotting import _pyplot, plot_n_clusters_trace
+
+    ks = np.array([[3, 4, 4, 5], [2, 3, 3, 3]])
+    ax = plot_n_clusters_trace(ks, reference=4, reference_label="hard", ylabel="global clusters")
+    lines = ax.get_lines()
+    assert [list(line.get_ydata()) for line in lines[:2]] == ks.tolist()
+    assert list(lines[2].get_ydata()) == [4, 4] and lines[2].get_linestyle() == "--"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["chain 0", "chain 1", "hard"]
+    assert ax.get_ylabel() == "global clusters" and ax.get_title() == "k trace"
+    assert len(plot_n_clusters_trace(ks[0]).get_lines()) == 1  # one chain, no reference
+    _pyplot().close("all")

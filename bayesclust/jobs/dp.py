@@ -146,7 +146,12 @@ def run_compare_dp(
 
 
 def _figure(X, y, dpm, post, path, filename, name):
-    from ..plotting import _pyplot, plot_co_clustering, plot_partition
+    from ..plotting import (
+        _pyplot,
+        plot_co_clustering,
+        plot_n_clusters_trace,
+        plot_partition,
+    )
 
     plt = _pyplot()
     fig, axes = plt.subplots(2, 3, figsize=(13, 8))
@@ -162,13 +167,8 @@ def _figure(X, y, dpm, post, path, filename, name):
     plot_partition(X, metrics.match_labels(ref, point), ax=ax[2],
                    title=f"sampled: posterior point (VI loss), k={metrics.n_clusters(point)}")
     plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
-    for c, ks in enumerate(post.n_clusters):
-        ax[4].plot(ks, lw=0.8, label=f"chain {c}")
-    ax[4].axhline(dpm.n_clusters, color="k", ls="--", lw=1, label="DP-means k")
-    ax[4].set_xlabel("draw")
-    ax[4].set_ylabel("number of clusters")
-    ax[4].set_title("k trace", fontsize=10)
-    ax[4].legend(fontsize=8)
+    plot_n_clusters_trace(post.n_clusters, reference=dpm.n_clusters, reference_label="DP-means k",
+                          ax=ax[4])
     ax[5].semilogx(path.sigma2, path.nmi_point, "o-", label="NMI(point, DP-means)")
     ax[5].semilogx(path.sigma2, path.p_k_hard, "s--", label="P(k = k_DP-means)")
     ax[5].invert_xaxis()

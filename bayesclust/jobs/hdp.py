@@ -191,6 +191,7 @@ def _figure(groups, labels, hard, post, point, rows, filename):
         _pyplot,
         plot_co_clustering,
         plot_method_scores,
+        plot_n_clusters_trace,
         plot_partition,
     )
 
@@ -205,12 +206,7 @@ def _figure(groups, labels, hard, post, point, rows, filename):
     plot_partition(X, metrics.match_labels(y, point), ax=ax[2],
                    title=f"sampled HDP: VI point, k={metrics.n_clusters(point)}")
     plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
-    for c, ks in enumerate(post.n_clusters):
-        ax[4].plot(ks, lw=0.8, label=f"chain {c}")
-    ax[4].axhline(hard.n_global, color="k", ls="--", lw=1, label="hard HDP")
-    ax[4].set_xlabel("draw")
-    ax[4].set_ylabel("global clusters")
-    ax[4].set_title("k trace", fontsize=10)
-    ax[4].legend(fontsize=8)
+    plot_n_clusters_trace(post.n_clusters, reference=hard.n_global, reference_label="hard HDP",
+                          ax=ax[4], ylabel="global clusters")
     plot_method_scores(rows, "nmi", ax=ax[5], xlabel="NMI per data set, averaged", xlim=(0, 1))
     save_figure(fig, filename)
