@@ -62,10 +62,13 @@ __all__ = [
 _AVERAGE_METHODS = ("arithmetic", "geometric", "min", "max")
 
 
-def _check_pair(labels_true: Any, labels_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    a = check_labels(labels_true, "labels_true")
-    b = check_labels(labels_pred, "labels_pred")
-    check_same_length(a, b, "labels_true", "labels_pred")
+def _check_pair(
+    labels_true: Any, labels_pred: Any, names: tuple[str, str] = ("labels_true", "labels_pred")
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two label vectors of the same length; errors name them by ``names``."""
+    a = check_labels(labels_true, names[0])
+    b = check_labels(labels_pred, names[1])
+    check_same_length(a, b, *names)
     return a, b
 
 
@@ -391,8 +394,7 @@ def match_labels(labels_ref: Any, labels: Any) -> np.ndarray:
     >>> match_labels([0, 0, 1, 1, 1], [5, 5, 3, 3, 9])
     array([0, 0, 1, 1, 2])
     """
-    ref, lab = check_labels(labels_ref, "labels_ref"), check_labels(labels, "labels")
-    check_same_length(ref, lab, "labels_ref", "labels")
+    ref, lab = _check_pair(labels_ref, labels, ("labels_ref", "labels"))
     classes = np.unique(ref)
     clusters, inverse = np.unique(lab, return_inverse=True)
     r, c = _matching(_contingency(ref, lab))
@@ -437,12 +439,7 @@ def co_clustering_matrix(label_draws: Any, batch_size: int = 64) -> np.ndarray:
            [0.5, 1. , 0.5],
            [0. , 0.5, 1. ]])
     """
-    draws = check_array(label_draws, "label_draws", ndim=2, min_samples=1, dtype=None)
-    if draws.dtype.kind == "f":
-        if not np.all(draws == np.round(draws)):
-            raise ValueError("label_draws must contain integer labels, got non-integer values")
-    elif draws.dtype.kind not in "iub":
-        raise TypeError(f"label_draws must contain integer labels, got dtype {draws.dtype}")
+    draws = _check_label_draws(label_draws)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     S, n = draws.shape
     # Compact labels across all draws, then give each (draw, label) pair its own column.
@@ -905,9 +902,7 @@ def binder_loss(labels_a: Any, labels_b: Any) -> float:
     >>> binder_loss([0, 0, 1, 1], [0, 0, 0, 1])  # 3 of the 6 pairs disagree
     0.5
     """
-    a = check_labels(labels_a, "labels_a")
-    b = check_labels(labels_b, "labels_b")
-    check_same_length(a, b, "labels_a", "labels_b")
+    a, b = _check_pair(labels_a, labels_b, ("labels_a", "labels_b"))
     n = a.shape[0]
     if n < 2:
         return 0.0
@@ -952,9 +947,7 @@ def variation_of_information(labels_a: Any, labels_b: Any) -> float:
     >>> round(variation_of_information([0, 0, 1, 1], [0, 0, 0, 0]), 6)  # log 2
     0.693147
     """
-    a = check_labels(labels_a, "labels_a")
-    b = check_labels(labels_b, "labels_b")
-    check_same_length(a, b, "labels_a", "labels_b")
+    a, b = _check_pair(labels_a, labels_b, ("labels_a", "labels_b"))
     table = _contingency(a, b)
     nnz = int(np.count_nonzero(table))
     if nnz == table.shape[0] == table.shape[1]:

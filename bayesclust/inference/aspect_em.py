@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -186,6 +187,31 @@ def _run_em(p0, B0, rows, cols, counts, tol, max_iter, hard, alpha_p, alpha_B):
 
 
 _TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
+
+
+def best_of_restarts(n_restarts: int, run: Callable[[], tuple[float, Any]]):
+    """The best of ``n_restarts`` calls of ``run() -> (objective, result)`` (maximised).
+
+    The restart loop of the EM consensus functions (PEnCA here, Topchy's mixture model in
+    :mod:`~bayesclust.inference.mixture_of_ensembles`).
+
+    Returns
+    -------
+    objective : float
+        The highest objective (the first run that reached it on ties).
+    result
+        Its result.
+    objectives : ndarray of float, shape (n_restarts,)
+        Every run's objective, in order.
+    """
+    best = None
+    finals = []
+    for _ in range(n_restarts):
+        obj, out = run()
+        finals.append(obj)
+        if best is None or obj > best[0]:
+            best = (obj, out)
+    return best[0], best[1], np.asarray(finals)
 
 
 def aspect_log_likelihood(coassoc: Any, weights: Any, B: Any) -> float:
@@ -365,8 +391,6 @@ def aspect_em(
     if isinstance(init, str) and init not in ("random", "seeds"):
         raise ValueError(f"init must be 'random', 'seeds', a partition (n,) or (weights, B), got {init!r}")
     rng = V.as_numpy_rng(rng_key)
-    best = None
-    finals = []
     # Pad the pairs to a size bucket (count-0 pairs (0, 0) contribute nothing) so that
     # ensembles of the same data share one compilation.
     nnz = rows.shape[0]
@@ -377,7 +401,8 @@ def aspect_em(
         r_ = jnp.asarray(np.r_[rows, np.zeros(pad, np.int32)])
         c_ = jnp.asarray(np.r_[cols, np.zeros(pad, np.int32)])
         w_ = jnp.asarray(np.r_[counts, np.zeros(pad)])
-        for _ in range(n_restarts):
+
+        def restart():
             p0, B0 = _init_params(rng, L, n, init, rows, cols, counts, hard)
             if Lcap > L:  # dead aspects (p = 0) stay dead under ML EM: one compile for any L <= Lcap
                 p0 = np.r_[p0, np.zeros(Lcap - L)]
@@ -386,11 +411,9 @@ def aspect_em(
                 jnp.asarray(p0), jnp.asarray(B0), r_, c_, w_, jnp.float64(tol), jnp.int32(max_iter),
                 bool(hard), jnp.float64(alpha_p), jnp.float64(alpha_B),
             )
-            obj = float(s.obj)
-            finals.append(obj)
-            if best is None or obj > best[0]:
-                best = (obj, s)
-    obj, s = best
+            return float(s.obj), s
+
+        obj, s, finals = best_of_restarts(n_restarts, restart)
     p = np.asarray(s.p)[:L]
     B = np.asarray(s.B)[:L]
     it = int(s.it)
@@ -409,7 +432,7 @@ def aspect_em(
         objective_trace=trace,
         n_iter=it,
         converged=bool(s.done),
-        restart_log_likelihoods=np.asarray(finals),
+        restart_log_likelihoods=finals,
         isolated=isolated,
         n_pairs=float(2.0 * counts.sum()),
     )

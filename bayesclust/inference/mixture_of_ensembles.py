@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _validation as V
+from .aspect_em import best_of_restarts
 
 __all__ = ["MixtureEnsembleResult", "mixture_of_ensembles"]
 
@@ -158,9 +159,7 @@ def mixture_of_ensembles(
         lse = _logsumexp_rows(A)
         return np.exp(A - lse[:, None]), float(lse.sum())
 
-    best = None
-    finals = []
-    for _ in range(n_restarts):
+    def restart():
         R = rng.dirichlet(np.ones(L), size=n)
         alpha, log_nu = m_step(R)
         R, ll = e_step(alpha, log_nu)
@@ -180,10 +179,9 @@ def mixture_of_ensembles(
             if same or (not hard and delta <= tol * abs(obj)) or (hard and delta <= 0):
                 converged = True
                 break
-        finals.append(obj)
-        if best is None or obj > best[0]:
-            best = (obj, R, alpha, ll, np.asarray(trace), it, converged)
-    obj, R, alpha, ll, trace, it, converged = best
+        return obj, (R, alpha, ll, np.asarray(trace), it, converged)
+
+    _, (R, alpha, ll, trace, it, converged), finals = best_of_restarts(n_restarts, restart)
     return MixtureEnsembleResult(
         labels=np.argmax(R, axis=1).astype(np.int64),
         responsibilities=R,
@@ -192,5 +190,5 @@ def mixture_of_ensembles(
         objective_trace=trace,
         n_iter=it,
         converged=converged,
-        restart_log_likelihoods=np.asarray(finals),
+        restart_log_likelihoods=finals,
     )

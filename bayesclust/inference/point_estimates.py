@@ -62,129 +62,183 @@ def _hclust_cuts(P: np.ndarray, max_k: int) -> np.ndarray:
     ).astype(np.int64)
 
 
-def _greedy_binder(c: np.ndarray, W: np.ndarray, max_sweeps: int, tol: float) -> np.ndarray:
-    """Local search on sum_{i<j, c_i=c_j} W_ij: single-point moves (incl. to a new cluster)
-    and cluster merges, until no move decreases the objective by more than ``tol``."""
-    n = c.shape[0]
-    c = c.copy()
-    k = int(c.max()) + 1
-    Z = np.zeros((n, k))
-    Z[np.arange(n), c] = 1.0
-    # S[i, k] = sum_{j in cluster k} W_ij, with always at least one empty slot (column)
-    S = np.concatenate([W @ Z, np.zeros((n, 1))], axis=1)
-    sizes = np.bincount(c, minlength=k + 1)
-    for _ in range(max_sweeps):
-        changed = False
-        for i in range(n):
-            a = c[i]
-            cand = S[i].copy()
-            empty = np.flatnonzero(sizes == 0)
-            cand[sizes == 0] = np.inf
-            if empty.size and sizes[a] > 1:
-                cand[empty[0]] = 0.0  # a new cluster: no pairs
-            cand[a] = np.inf
-            k = int(np.argmin(cand))
-            if cand[k] - S[i, a] < -tol:
-                S[:, a] -= W[:, i]
-                S[:, k] += W[:, i]
-                sizes[a] -= 1
-                sizes[k] += 1
-                c[i] = k
+class _LocalSearch:
+    """Greedy local search over partitions (Dahl 2006; Wade & Ghahramani 2018, §3.2):
+    sweeps of single-point moves (to another cluster or, out of a cluster of two or
+    more, to a new one), each sweep followed by merges of pairs of clusters, until a
+    sweep and its merges change nothing or ``max_sweeps``.
+
+    The labels ``c`` and the cluster ``sizes`` are kept here, with at least one empty
+    slot (the new cluster); a loss supplies the best move of a point (:meth:`move`) and
+    the best merge (:meth:`merge`), keeping its own statistics per slot, and grows them
+    with :meth:`_grow` when the empty slot is used up.
+    """
+
+    def __init__(self, c: np.ndarray, tol: float):
+        self.c = c.copy()
+        self.sizes = np.bincount(self.c, minlength=int(self.c.max()) + 2)
+        self.tol = tol
+
+    def run(self, max_sweeps: int) -> np.ndarray:
+        for _ in range(max_sweeps):
+            changed = False
+            for i in range(self.c.shape[0]):
+                changed |= self.move(i)
+            while self.merge():
                 changed = True
-                if sizes[a] == 0:
-                    S[:, a] = 0.0  # drop accumulated round-off
-                if not np.any(sizes == 0):
-                    S = np.concatenate([S, np.zeros((n, 1))], axis=1)
-                    sizes = np.append(sizes, 0)
-        # merges: M[a, b] = sum_{i in a, j in b} W_ij is the change of merging a and b
-        while True:
-            used = np.flatnonzero(sizes > 0)
-            if used.size < 2:
+            if not changed:
                 break
-            Zu = (c[:, None] == used[None, :]).astype(np.float64)
-            M = Zu.T @ S[:, used]
-            np.fill_diagonal(M, np.inf)
-            a_idx, b_idx = np.unravel_index(int(np.argmin(M)), M.shape)
-            if not M[a_idx, b_idx] < -tol:
-                break
-            a, b = used[a_idx], used[b_idx]
-            S[:, a] += S[:, b]
-            S[:, b] = 0.0
-            sizes[a] += sizes[b]
-            sizes[b] = 0
-            c[c == b] = a
-            changed = True
-        if not changed:
-            break
-    return c
+        return self.c
+
+    def _moved(self, i: int, a: int, k: int) -> None:
+        """Point ``i`` went from cluster ``a`` to ``k``: labels, sizes, an empty slot."""
+        self.sizes[a] -= 1
+        self.sizes[k] += 1
+        self.c[i] = k
+        if not np.any(self.sizes == 0):
+            self._grow()
+            self.sizes = np.append(self.sizes, 0)
+
+    def _merged(self, a: int, b: int) -> None:
+        """Cluster ``b`` joined cluster ``a``: labels and sizes."""
+        self.sizes[a] += self.sizes[b]
+        self.sizes[b] = 0
+        self.c[self.c == b] = a
+
+    def move(self, i: int) -> bool:
+        raise NotImplementedError
+
+    def merge(self) -> bool:
+        raise NotImplementedError
+
+    def _grow(self) -> None:
+        raise NotImplementedError
+
+
+class _BinderSearch(_LocalSearch):
+    """Local search on ``sum_{i<j, c_i=c_j} W_ij``; ``S[i, k] = sum_{j in cluster k} W_ij``."""
+
+    def __init__(self, c: np.ndarray, W: np.ndarray, tol: float):
+        super().__init__(c, tol)
+        n = self.c.shape[0]
+        Z = np.zeros((n, self.sizes.shape[0] - 1))
+        Z[np.arange(n), self.c] = 1.0
+        self.W = W
+        self.S = np.concatenate([W @ Z, np.zeros((n, 1))], axis=1)
+
+    def move(self, i: int) -> bool:
+        S, sizes = self.S, self.sizes
+        a = self.c[i]
+        cand = S[i].copy()
+        empty = np.flatnonzero(sizes == 0)
+        cand[sizes == 0] = np.inf
+        if empty.size and sizes[a] > 1:
+            cand[empty[0]] = 0.0  # a new cluster: no pairs
+        cand[a] = np.inf
+        k = int(np.argmin(cand))
+        if not cand[k] - S[i, a] < -self.tol:
+            return False
+        S[:, a] -= self.W[:, i]
+        S[:, k] += self.W[:, i]
+        self._moved(i, a, k)
+        if self.sizes[a] == 0:
+            self.S[:, a] = 0.0  # drop accumulated round-off
+        return True
+
+    def _grow(self) -> None:
+        self.S = np.concatenate([self.S, np.zeros((self.S.shape[0], 1))], axis=1)
+
+    def merge(self) -> bool:
+        # M[a, b] = sum_{i in a, j in b} W_ij is the change of merging a and b
+        S = self.S
+        used = np.flatnonzero(self.sizes > 0)
+        if used.size < 2:
+            return False
+        Zu = (self.c[:, None] == used[None, :]).astype(np.float64)
+        M = Zu.T @ S[:, used]
+        np.fill_diagonal(M, np.inf)
+        a_idx, b_idx = np.unravel_index(int(np.argmin(M)), M.shape)
+        if not M[a_idx, b_idx] < -self.tol:
+            return False
+        a, b = used[a_idx], used[b_idx]
+        S[:, a] += S[:, b]
+        S[:, b] = 0.0
+        self._merged(a, b)
+        return True
+
+
+class _VISearch(_LocalSearch):
+    """Local search on the exact draw-averaged VI; ``N[k, t]``: points of cluster ``k`` in
+    the draw cluster ``t`` (a column of :class:`~bayesclust.metrics._DrawColumns`)."""
+
+    def __init__(self, c: np.ndarray, dc: _DrawColumns, tol: float):
+        super().__init__(c, tol)
+        self.dc = dc
+        self.N = np.zeros((self.sizes.shape[0], dc.T), dtype=np.int64)
+        np.add.at(self.N, (np.repeat(self.c, dc.S), dc.cols.T.ravel()), 1)
+        self.gplus = dc.fx[1:] - dc.fx[:-1]  # gplus[x] = f(x+1) - f(x)
+
+    def move(self, i: int) -> bool:
+        n, S = self.dc.n, self.dc.S
+        gplus, sizes = self.gplus, self.sizes
+        a = self.c[i]
+        t = self.dc.cols[:, i]
+        Nt = self.N[:, t]  # (K, S)
+        # removing i from a:  f(x-1) - f(x) = -gplus[x-1]
+        rem = -gplus[sizes[a] - 1] + 2.0 / S * np.sum(gplus[Nt[a] - 1])
+        add = gplus[sizes] - 2.0 / S * np.sum(gplus[Nt], axis=1)
+        delta = (add + rem) / n
+        delta[a] = np.inf
+        empty = sizes == 0
+        if empty.any():
+            first_empty = int(np.argmax(empty))
+            delta[empty] = np.inf
+            if sizes[a] > 1:
+                delta[first_empty] = rem / n  # adding to an empty cluster costs 0
+        kk = int(np.argmin(delta))
+        if not delta[kk] < -self.tol:
+            return False
+        self.N[a, t] -= 1
+        self.N[kk, t] += 1
+        self._moved(i, a, kk)
+        return True
+
+    def _grow(self) -> None:
+        self.N = np.vstack([self.N, np.zeros((1, self.dc.T), dtype=np.int64)])
+
+    def merge(self) -> bool:
+        n, S, fx = self.dc.n, self.dc.S, self.dc.fx
+        N, sizes = self.N, self.sizes
+        used = np.flatnonzero(sizes > 0)
+        best, pair = np.inf, None
+        for ai, a in enumerate(used[:-1]):
+            nz = np.flatnonzero(N[a])
+            others = used[ai + 1 :]
+            Na = N[a, nz][None, :]
+            Nb = N[np.ix_(others, nz)]
+            joint = (fx[Na + Nb] - fx[Na] - fx[Nb]).sum(axis=1)
+            da = fx[sizes[a] + sizes[others]] - fx[sizes[a]] - fx[sizes[others]]
+            delta = (da - 2.0 / S * joint) / n
+            j = int(np.argmin(delta))
+            if delta[j] < best:
+                best, pair = float(delta[j]), (a, others[j])
+        if pair is None or not best < -self.tol:
+            return False
+        a, b = pair
+        N[a] += N[b]
+        N[b] = 0
+        self._merged(a, b)
+        return True
+
+
+def _greedy_binder(c: np.ndarray, W: np.ndarray, max_sweeps: int, tol: float) -> np.ndarray:
+    """Local search on sum_{i<j, c_i=c_j} W_ij until no move decreases it by more than ``tol``."""
+    return _BinderSearch(c, W, tol).run(max_sweeps)
 
 
 def _greedy_vi(c: np.ndarray, dc: _DrawColumns, max_sweeps: int, tol: float) -> np.ndarray:
-    """Local search on the exact draw-averaged VI: single-point moves (incl. to a new
-    cluster) and cluster merges, until no move decreases it by more than ``tol``."""
-    n, S, T = dc.n, dc.S, dc.T
-    c = c.copy()
-    k = int(c.max()) + 1
-    N = np.zeros((k + 1, T), dtype=np.int64)  # always keep >= 1 empty row
-    np.add.at(N, (np.repeat(c, S), dc.cols.T.ravel()), 1)
-    sizes = np.bincount(c, minlength=k + 1)
-    fx = dc.fx
-    gplus = fx[1:] - fx[:-1]  # gplus[x] = f(x+1) - f(x)
-    for _ in range(max_sweeps):
-        changed = False
-        for i in range(n):
-            a = c[i]
-            t = dc.cols[:, i]
-            Nt = N[:, t]  # (K, S)
-            # removing i from a:  f(x-1) - f(x) = -gplus[x-1]
-            rem = -gplus[sizes[a] - 1] + 2.0 / S * np.sum(gplus[Nt[a] - 1])
-            add = gplus[sizes] - 2.0 / S * np.sum(gplus[Nt], axis=1)
-            delta = (add + rem) / n
-            delta[a] = np.inf
-            empty = sizes == 0
-            if empty.any():
-                first_empty = int(np.argmax(empty))
-                delta[empty] = np.inf
-                if sizes[a] > 1:
-                    delta[first_empty] = rem / n  # adding to an empty cluster costs 0
-            kk = int(np.argmin(delta))
-            if delta[kk] < -tol:
-                N[a, t] -= 1
-                N[kk, t] += 1
-                sizes[a] -= 1
-                sizes[kk] += 1
-                c[i] = kk
-                changed = True
-                if not np.any(sizes == 0):
-                    N = np.vstack([N, np.zeros((1, T), dtype=np.int64)])
-                    sizes = np.append(sizes, 0)
-        # merges
-        while True:
-            used = np.flatnonzero(sizes > 0)
-            best, pair = np.inf, None
-            for ai, a in enumerate(used[:-1]):
-                nz = np.flatnonzero(N[a])
-                others = used[ai + 1 :]
-                Na = N[a, nz][None, :]
-                Nb = N[np.ix_(others, nz)]
-                joint = (fx[Na + Nb] - fx[Na] - fx[Nb]).sum(axis=1)
-                da = fx[sizes[a] + sizes[others]] - fx[sizes[a]] - fx[sizes[others]]
-                delta = (da - 2.0 / S * joint) / n
-                j = int(np.argmin(delta))
-                if delta[j] < best:
-                    best, pair = float(delta[j]), (a, others[j])
-            if pair is None or not best < -tol:
-                break
-            a, b = pair
-            N[a] += N[b]
-            N[b] = 0
-            sizes[a] += sizes[b]
-            sizes[b] = 0
-            c[c == b] = a
-            changed = True
-        if not changed:
-            break
-    return c
+    """Local search on the exact draw-averaged VI until no move decreases it by more than ``tol``."""
+    return _VISearch(c, dc, tol).run(max_sweeps)
 
 
 def partition_point_estimate(

@@ -407,15 +407,22 @@ class KernelDPMeansResult(NamedTuple):
     lam: float
 
 
+def _check_square(A, name):
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square (n, n) matrix, got shape {A.shape}")
+
+
+def _check_symmetric(max_asymmetry: float, max_abs: float, name: str) -> None:
+    """Symmetric up to round-off: ``max |A - A.T| <= 1e-10 max(1, max |A|)``."""
+    if max_asymmetry > 1e-10 * max(1.0, max_abs):
+        raise ValueError(f"{name} must be symmetric (max |{name} - {name}.T| = {max_asymmetry:.3g})")
+
+
 def _check_kernel(K, name="K"):
     K = V.check_array(K, name, dtype=None)
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be a square (n, n) matrix, got shape {K.shape}")
+    _check_square(K, name)
     K = K.astype(np.float64)
-    scale = max(1.0, float(np.max(np.abs(K))))
-    if not np.allclose(K, K.T, rtol=0.0, atol=1e-10 * scale):
-        raise ValueError(f"{name} must be symmetric (max |{name} - {name}.T| = "
-                         f"{float(np.max(np.abs(K - K.T))):.3g})")
+    _check_symmetric(float(np.max(np.abs(K - K.T))), float(np.max(np.abs(K))), name)
     return 0.5 * (K + K.T)
 
 
@@ -661,17 +668,15 @@ def _check_matrix_any(A, name):
     """Square, finite, symmetric ndarray or scipy.sparse matrix (float64)."""
     if sp.issparse(A):
         A = sp.csr_matrix(A, dtype=np.float64)
-        if A.shape[0] != A.shape[1]:
-            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {A.shape}")
+        _check_square(A, name)
         if A.shape[0] < 1:
             raise ValueError(f"{name} must have at least one row, got shape {A.shape}")
         if not np.all(np.isfinite(A.data)):
             raise ValueError(f"{name} contains NaN or infinite values")
         A.eliminate_zeros()
         diff = abs(A - A.T)
-        scale = max(1.0, float(abs(A).max()) if A.nnz else 1.0)
-        if diff.nnz and diff.max() > 1e-10 * scale:
-            raise ValueError(f"{name} must be symmetric (max |{name} - {name}.T| = {diff.max():.3g})")
+        _check_symmetric(float(diff.max()) if diff.nnz else 0.0,
+                         float(abs(A).max()) if A.nnz else 0.0, name)
         A = ((A + A.T) * 0.5).tocsr()
         A.eliminate_zeros()
         A.sort_indices()
@@ -769,8 +774,7 @@ def _check_adjacency(A, name="A"):
     """Validate a graph: square, symmetric, finite, non-negative, no isolated node."""
     if not sp.issparse(A):
         A = V.check_array(A, name, dtype=None)
-        if A.shape[0] != A.shape[1]:
-            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {A.shape}")
+        _check_square(A, name)
         A = sp.csr_matrix(A.astype(np.float64))
     A = _check_matrix_any(A, name)
     if A.nnz and A.data.min() < 0:
