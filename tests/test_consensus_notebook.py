@@ -2,32 +2,20 @@
 
 import pytest
 
-from tests.test_notebooks import (
-    MARKER,
-    NOTEBOOKS,
-    _check_ran_in_smoke_mode_with_figures,
-    _execute,
-)
+from tests.test_notebooks import run_notebook
 
 
 @pytest.mark.slow
 def test_04_consensus_runs(monkeypatch):
-    probe = f"""
-import json, sys
-print({MARKER!r} + json.dumps(dict(
-    smoke=SMOKE,
-    executable=sys.executable,
-    table={{k: float(v) for k, v in table.items()}},
+    res = run_notebook("04_consensus.ipynb", """\
+    table={k: float(v) for k, v in table.items()},
     rows=rows,
-    post_table={{k: float(v) for k, v in post_table.items()}},
+    post_table={k: float(v) for k, v in post_table.items()},
     k_post=int(k_post),
     lifetime_k_post=int(eac_post.n_clusters),
     scale_ratio=[float(s[1] / s[3]) for s in scale],
     bytes_per_n=[float(s[2] / s[0]) for s in scale],
-)))
-"""
-    nb, res = _execute(NOTEBOOKS / "04_consensus.ipynb", probe, monkeypatch)
-    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=5)
+""", monkeypatch, min_images=5)
     t = res["table"]
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
     assert t["PEnCA (EM)"] >= 0.920 - 0.07

@@ -308,28 +308,23 @@ def _check_compact(est, n):
     assert firsts == sorted(firsts) and set(est.tolist()) == set(range(len(firsts)))
 
 
+#: loss -> (slow expected loss, first seed, bound on the number of draws, tolerance).
+_EXACT_MINIMISER_CASES = {"binder": (expected_binder_loop, 100, 12, ATOL),
+                          "vi": (expected_vi_loop, 200, 10, 1e-12)}
+
+
 # Fixed seeds: the local search is not guaranteed to find the global optimum in general
 # (see the docstring); on these draw sets it must.
-@pytest.mark.parametrize("seed", range(40))
-def test_binder_estimate_is_the_exact_minimiser_for_tiny_n(seed):
-    rng = np.random.default_rng(100 + seed)
-    n, S = int(rng.integers(2, 7)), int(rng.integers(1, 12))
+@pytest.mark.parametrize("loss, seed", [("binder", s) for s in range(40)] + [("vi", s) for s in range(20)])
+def test_estimate_is_the_exact_minimiser_for_tiny_n(loss, seed):
+    expected_loop, first_seed, max_draws, tol = _EXACT_MINIMISER_CASES[loss]
+    rng = np.random.default_rng(first_seed + seed)
+    n, S = int(rng.integers(2, 7)), int(rng.integers(1, max_draws))
     draws = random_draws(rng, n, S)
-    losses = np.array([expected_binder_loop(p, draws) for p in ALL_PARTITIONS[n]])
-    est = partition_point_estimate(draws, loss="binder")
+    losses = np.array([expected_loop(p, draws) for p in ALL_PARTITIONS[n]])
+    est = partition_point_estimate(draws, loss=loss)
     _check_compact(est, n)
-    assert expected_binder_loop(est, draws) <= losses.min() + ATOL
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_vi_estimate_is_the_exact_minimiser_for_tiny_n(seed):
-    rng = np.random.default_rng(200 + seed)
-    n, S = int(rng.integers(2, 7)), int(rng.integers(1, 10))
-    draws = random_draws(rng, n, S)
-    losses = np.array([expected_vi_loop(p, draws) for p in ALL_PARTITIONS[n]])
-    est = partition_point_estimate(draws, loss="vi")
-    _check_compact(est, n)
-    assert expected_vi_loop(est, draws) <= losses.min() + 1e-12
+    assert expected_loop(est, draws) <= losses.min() + tol
 
 
 @pytest.mark.parametrize("loss", ["binder", "vi"])

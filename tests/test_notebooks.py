@@ -40,6 +40,26 @@ def _execute(path: Path, probe: str, monkeypatch) -> tuple:
     return nb, json.loads(lines[0][len(MARKER):])
 
 
+def run_notebook(name: str, fields: str, monkeypatch, min_images: int) -> dict:
+    """Run ``notebooks/<name>`` in smoke mode and return the results its probe printed.
+
+    ``fields`` are the probe's ``key=expression,`` lines, evaluated in the notebook's
+    namespace after its last cell (besides ``smoke`` and ``executable``, which every probe
+    reports).  Checks that the notebook ran in smoke mode on this interpreter and drew at
+    least ``min_images`` figures.
+    """
+    probe = f"""
+import json, sys
+print({MARKER!r} + json.dumps(dict(
+    smoke=SMOKE,
+    executable=sys.executable,
+{fields})))
+"""
+    nb, res = _execute(NOTEBOOKS / name, probe, monkeypatch)
+    _check_ran_in_smoke_mode_with_figures(nb, res, min_images)
+    return res
+
+
 def test_notebooks_are_stored_small_and_without_outputs():
     paths = sorted(NOTEBOOKS.glob("*.ipynb"))
     assert paths, "no notebooks"
@@ -56,11 +76,7 @@ def test_notebooks_are_stored_small_and_without_outputs():
 
 @pytest.mark.slow
 def test_01_dp_sampled_vs_hard_runs(monkeypatch):
-    probe = f"""
-import json, sys
-print({MARKER!r} + json.dumps(dict(
-    smoke=SMOKE,
-    executable=sys.executable,
+    res = run_notebook("01_dp_sampled_vs_hard.ipynb", """\
     k_hard=int(hard.n_clusters),
     k_point=int(k_point),
     nmi_point_truth=float(metrics.nmi(y, point)),
@@ -71,11 +87,7 @@ print({MARKER!r} + json.dumps(dict(
     iris_k_hard=int(hard_iris.n_clusters),
     iris_nmi_hard=float(metrics.nmi(y_iris, hard_iris.labels)),
     iris_path_nmi_last=float(path_iris.nmi_point[-1]),
-)))
-"""
-    nb, res = _execute(NOTEBOOKS / "01_dp_sampled_vs_hard.ipynb", probe, monkeypatch)
-
-    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=8)
+""", monkeypatch, min_images=8)
 
     # Three Gaussians (KJ §6.2): DP-means and the posterior point partition both find the
     # three generating clusters; NMI to the truth near the paper's .89 (DP-means average).
@@ -107,26 +119,18 @@ def _check_ran_in_smoke_mode_with_figures(nb, res, min_images):
 
 @pytest.mark.slow
 def test_02_hdp_shared_clusters_runs(monkeypatch):
-    probe = f"""
-import json, sys
-print({MARKER!r} + json.dumps(dict(
-    smoke=SMOKE,
-    executable=sys.executable,
+    res = run_notebook("02_hdp_shared_clusters.ipynb", """\
     n_groups=len(groups),
     hard_k=int(hard.n_global),
     hard_local_mean=float(hard.n_local.mean()),
     hard_trace=[float(v) for v in hard.objective_trace],
     literal_k=int(hard_lit.n_global),
-    table={{name: float(score) for name, score in table.items()}},
+    table={name: float(score) for name, score in table.items()},
     path_s=[float(r["s"]) for r in path],
     path_nmi_point=[float(r["nmi_point"]) for r in path],
     path_nmi_draws=[float(r["nmi_draws"]) for r in path],
     path_k_mean=[float(r["k_mean"]) for r in path],
-)))
-"""
-    nb, res = _execute(NOTEBOOKS / "02_hdp_shared_clusters.ipynb", probe, monkeypatch)
-
-    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=8)
+""", monkeypatch, min_images=8)
 
     # KJ §6.3: 50 data sets; the hard HDP finds 17 global clusters and 4.4 local clusters per
     # data set, and Algorithm 2's objective never increases.
@@ -156,23 +160,15 @@ print({MARKER!r} + json.dumps(dict(
 
 @pytest.mark.slow
 def test_03_discriminative_runs(monkeypatch):
-    probe = f"""
-import json, sys
-print({MARKER!r} + json.dumps(dict(
-    smoke=SMOKE,
-    executable=sys.executable,
+    res = run_notebook("03_discriminative.ipynb", """\
     fig1_r2=[r.tolist() for r in fig1_r2],
     fig1_lp=[float(r.log_posterior) for r in fig1["fits"]],
     exact=float(exact),
     smoothed=[float(v) for v in smoothed],
-    table={{name: {{k: (None if v is None else float(v)) for k, v in r.items()}} for name, r in table.items()}},
-    cells_dist={{str(k): float(v) for k, v in cells_dist.items()}},
+    table={name: {k: (None if v is None else float(v)) for k, v in r.items()} for name, r in table.items()},
+    cells_dist={str(k): float(v) for k, v in cells_dist.items()},
     best=search.best_params_,
-)))
-"""
-    nb, res = _execute(NOTEBOOKS / "03_discriminative.ipynb", probe, monkeypatch)
-
-    _check_ran_in_smoke_mode_with_figures(nb, res, min_images=3)
+""", monkeypatch, min_images=3)
 
     # Kaski et al. Fig. 1: plain DC's cells explain the vertical axis only; lam_vq = 1 is
     # k-means' isotropic layout; the regulariser costs class prediction (eq. 15).

@@ -120,6 +120,17 @@ def _references(inp):
     return ref
 
 
+def _assert_same_fit(out, p, a):
+    """The worker's run ``p`` has the iterations, convergence, centres, objective and trace of
+    the single-device result ``a`` (centres and objectives up to float64 round-off)."""
+    assert int(out[p + "n_iter"]) == a.n_iter
+    assert bool(out[p + "converged"]) == a.converged
+    assert out[p + "centers"].shape == a.centers.shape
+    np.testing.assert_allclose(out[p + "centers"], a.centers, rtol=0, atol=RTOL * 10)
+    np.testing.assert_allclose(float(out[p + "objective"]), a.objective, rtol=RTOL)
+    np.testing.assert_allclose(out[p + "trace"], a.objective_trace, rtol=RTOL)
+
+
 def test_worker_ran_on_eight_devices_with_this_checkout(runs):
     _, _, out = runs
     assert int(out["n_devices"]) == 8
@@ -133,12 +144,7 @@ def test_dp_means_sharded_equals_single_device(runs, case):
     assert a.n_clusters > 32  # the cluster buffer grew (32 slots at the start)
     assert a.n_iter >= 2
     np.testing.assert_array_equal(out[p + "labels"], a.labels)
-    assert int(out[p + "n_iter"]) == a.n_iter
-    assert bool(out[p + "converged"]) == a.converged
-    assert out[p + "centers"].shape == a.centers.shape
-    np.testing.assert_allclose(out[p + "centers"], a.centers, rtol=0, atol=RTOL * 10)
-    np.testing.assert_allclose(float(out[p + "objective"]), a.objective, rtol=RTOL)
-    np.testing.assert_allclose(out[p + "trace"], a.objective_trace, rtol=RTOL)
+    _assert_same_fit(out, p, a)
 
 
 def test_dp_means_zero_weight_points_sharded(runs):
@@ -182,11 +188,7 @@ def test_hard_hdp_sharded_equals_single_device(runs, c):
     np.testing.assert_array_equal(out[p + "local_labels"], np.concatenate(a.local_labels))
     np.testing.assert_array_equal(out[p + "local_to_global"], np.concatenate(a.local_to_global))
     assert int(out[p + "n_global"]) == a.n_global
-    assert int(out[p + "n_iter"]) == a.n_iter
-    assert bool(out[p + "converged"]) == a.converged
-    np.testing.assert_allclose(out[p + "centers"], a.centers, rtol=0, atol=RTOL * 10)
-    np.testing.assert_allclose(float(out[p + "objective"]), a.objective, rtol=RTOL)
-    np.testing.assert_allclose(out[p + "trace"], a.objective_trace, rtol=RTOL)
+    _assert_same_fit(out, p, a)
 
 
 def test_estimators_with_mesh_equal_single_device(runs):

@@ -440,16 +440,9 @@ def test_sklearn_contract(estimator, check):
 @pytest.mark.slow
 def test_05_information_maximisation_notebook_runs(monkeypatch):
     pytest.importorskip("nbclient")
-    import os
-    import sys
+    from tests.test_notebooks import run_notebook
 
-    from tests.test_notebooks import MARKER, NOTEBOOKS, _execute
-
-    probe = f"""
-import json, sys
-print({MARKER!r} + json.dumps(dict(
-    smoke=SMOKE,
-    executable=sys.executable,
+    res = run_notebook("05_information_maximisation.ipynb", """\
     summary=summary,
     t=[row["t"] for row in rows],
     lsmi_random=float(lsmi_random),
@@ -459,14 +452,7 @@ print({MARKER!r} + json.dumps(dict(
     ext_circle=float(ext["circle-and-gaussian"]),
     n_large=int(N_LARGE),
     ari_large=float(adjusted_rand_score(yl, res_large.labels)),
-)))
-"""
-    nb, res = _execute(NOTEBOOKS / "05_information_maximisation.ipynb", probe, monkeypatch)
-    assert res["smoke"] is True
-    assert os.path.realpath(res["executable"]) == os.path.realpath(sys.executable)
-    images = sum("image/png" in out.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
-                 for out in cell.outputs)
-    assert images >= 2
+""", monkeypatch, min_images=2)
     s = res["summary"]
     # [S] Fig. 4: ARI 1 on blobs and spirals (literal reading), (b) not reproduced (docs/deviations.md#smic-toy-b).
     assert s["four-gaussian-blobs"]["smic"] == 1.0
