@@ -180,12 +180,15 @@ def kmeans_ensemble(
     max_iter : int, default 100
         Lloyd iterations per partition (stops earlier when the assignment repeats).
     backend : {"numpy", "jax"}, default "numpy"
-        ``"numpy"``: Lloyd with a KD-tree nearest-centre search (no compilation,
-        ``O(n log K)`` assignments in low dimension).  ``"jax"``: one jit-compiled masked
-        Lloyd loop on :func:`bayesclust.kernels.nearest_center` for every K (a buffer of
-        capacity ``K_max``).  Measured on iris (N = 150, K in [7, 27], shared 2-core
-        machine): numpy 0.3 s; jax 1.1 s plus a 5 s compilation per data shape.  Both
-        are Lloyd from random distinct data points, so they differ only by the random
+        ``"numpy"``: :func:`~bayesclust.inference.kmeans.lloyd_host` with a KD-tree
+        nearest-centre search (no compilation, ``O(n log K)`` assignments in low
+        dimension).  ``"jax"``: :func:`~bayesclust.inference.kmeans.masked_lloyd`, the
+        jit-compiled loop of :func:`~bayesclust.inference.kmeans.kmeans`, with ``K`` active
+        slots in a buffer of capacity ``K_max`` (one compilation for every K).  The numpy
+        loop is the default because it compiles nothing and was faster where measured
+        (iris, N = 150, K in [7, 27], shared 2-core machine: numpy 0.3 s; jax 1.1 s plus
+        a 5 s compilation per data shape); the jax loop runs on any JAX device.  Both are
+        Lloyd from random distinct data points, so they differ only by the random
         streams and tie-breaking.
 
     Returns
@@ -195,7 +198,7 @@ def kmeans_ensemble(
     Notes
     -----
     All partitions share one compiled program: the centres live in a buffer of capacity
-    ``K_max`` and the unused slots are masked (:func:`bayesclust.kernels.nearest_center`).
+    ``K_max`` and the unused slots are masked (``backend="jax"``).
     A single random initialisation per run (``init="random"``, ``n_init=1``) is used on
     purpose: diversity is the point of the ensemble (docs/deviations.md#penca-ensemble).
 
