@@ -139,14 +139,19 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     assert (tmp_path / "compare_hdp.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("extra, match", [
-    (["--data", "iris"], "grouped data"),
-    (["--k", "3"], "--k is an option of --model dp and dc"),
+@pytest.mark.parametrize("model, extra, match", [
+    ("hdp", ["--data", "iris"], "grouped data"),
+    ("hdp", ["--k", "3"], "--k is an option of --model dp and dc"),
+    ("consensus", ["--k", "3"], "--k is an option of --model dp and dc"),
+    ("consensus", ["--data", "no-such-set"], "no-such-set"),
+    ("dc", ["--data", "hdp-groups"], "needs auxiliary class labels"),
+    ("dc", ["--lam", "1.0"], "--lam is an option of --model dp"),
+    ("dc", ["--k", "0"], "k must be"),
 ])
-def test_compare_hdp_bad_input(tmp_path, capsys, extra, match):
-    assert main(["compare", "--model", "hdp", "--out", str(tmp_path), *extra]) == 2
+def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, capsys, model, extra, match):
+    assert main(["compare", "--model", model, "--out", str(tmp_path), *extra]) == 2
     err = capsys.readouterr().err
-    assert match in err and err.count("\n") == 1
+    assert match in err and "Traceback" not in err and err.count("\n") == 1
 
 
 def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
@@ -165,11 +170,3 @@ def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
     assert (tmp_path / "compare_consensus.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("extra, match", [
-    (["--k", "3"], "--k is an option of --model dp and dc"),
-    (["--data", "no-such-set"], "no-such-set"),
-])
-def test_compare_consensus_bad_input(tmp_path, capsys, extra, match):
-    assert main(["compare", "--model", "consensus", "--out", str(tmp_path), *extra]) == 2
-    err = capsys.readouterr().err
-    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -155,17 +155,6 @@ def test_compare_dc_cli_writes_json(tmp_path, capsys):
     assert rows["SA MAP (exact, hard)"]["train_log_posterior"] > rows["k-means (VQ)"]["train_log_posterior"]
 
 
-@pytest.mark.parametrize("extra, match", [
-    (["--data", "hdp-groups"], "needs auxiliary class labels"),
-    (["--lam", "1.0"], "--lam is an option of --model dp"),
-    (["--k", "0"], "k must be"),
-])
-def test_compare_dc_bad_input(tmp_path, capsys, extra, match):
-    assert main(["compare", "--model", "dc", "--out", str(tmp_path), *extra]) == 2
-    err = capsys.readouterr().err
-    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
-
-
 def test_plot_dc_prototypes_draws_and_checks_its_input():
     pytest.importorskip("matplotlib")
     from bayesclust.plotting import _pyplot, plot_dc_prototypes
