@@ -211,6 +211,7 @@ def test_draw_invariants():
                     assert len(np.unique(gj[c, s][lj[c, s] == t])) == 1
     np.testing.assert_array_equal(post.n_clusters, post.sample_stats["n_clusters"])
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
+    assert post.kernels == "xla"  # the CRF sweeps have no native kernel
 
 
 def test_buffers_grow_and_no_cluster_is_dropped():
