@@ -186,9 +186,12 @@ def bench_iterations(name, X, y, runs=10):
 def environment():
     import sklearn
 
+    from bayesclust import _native
+
     return {"benchmark": "environment", "python": platform.python_version(),
             "machine": platform.machine(), "cpu_count": os.cpu_count(), "sklearn": sklearn.__version__,
-            "numpy": np.__version__}
+            "numpy": np.__version__,
+            "native_kernels": _native.used_on()}  # the k-means starts' assignments
 
 
 def main():

@@ -35,11 +35,11 @@ import tracemalloc
 
 import numpy as np
 
+from bayesclust import metrics
+from bayesclust.datasets import ten_gaussians
 from bayesclust.inference import coassociation as coassoc
 from bayesclust.inference import ensembles
 from bayesclust.inference import linkage as linkages
-from bayesclust import metrics
-from bayesclust.datasets import ten_gaussians
 
 FULL_N = [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000]
 QUICK_N = [1000, 2000, 4000]
@@ -49,9 +49,12 @@ def environment() -> dict:
     import jax
     import scipy
 
+    from bayesclust import _native
+
     return {"bench": "consensus", "kind": "environment", "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "jax": jax.__version__,
-            "cpus": os.cpu_count(), "machine": platform.machine()}
+            "cpus": os.cpu_count(), "machine": platform.machine(),
+            "native_kernels": _native.used_on()}  # the ensembles' k-means assignments
 
 
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0) -> dict:

@@ -242,8 +242,11 @@ def run_row(name, X, y, K, *, folds, methods, seed, scaling, grid, sa_steps, sdc
 
 
 def environment():
+    from bayesclust import _native
+
     info = {"benchmark": "environment", "jax": jax.__version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count()}
+            "machine": platform.machine(), "cpu_count": os.cpu_count(),
+            "native_kernels": _native.used_on()}  # the k-means and prototype assignments
     try:
         import sklearn
 

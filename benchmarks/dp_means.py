@@ -330,7 +330,7 @@ def environment():
     from bayesclust import _native
 
     # Which assignment kernel the DP-means rows measure (native on CPU when built).
-    info["native_kernels"] = _native.available()
+    info["native_kernels"] = _native.used_on()
     try:
         import sklearn
         from threadpoolctl import threadpool_info

@@ -182,6 +182,10 @@ def environment():
     info = {"benchmark": "environment", "script": "hdp.py", "jax": jax.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
             "cpu_count": os.cpu_count()}
+    from bayesclust import _native
+
+    # Which assignment kernel the hard HDP and DP-means rows measure (native on CPU when built).
+    info["native_kernels"] = _native.used_on()
     try:
         import sklearn
 

@@ -396,6 +396,10 @@ def environment():
     info = {"benchmark": "environment", "script": "samplers.py", "jax": jax.__version__,
             "numpyro": numpyro.__version__, "python": platform.python_version(),
             "machine": platform.machine(), "cpu_count": os.cpu_count()}
+    from bayesclust import _native
+
+    # Which sweep kernel the Gibbs rows measure (native on CPU when built).
+    info["native_kernels"] = _native.used_on()
     try:
         import arviz
 
