@@ -366,10 +366,10 @@ def nearest_center(
 
 
 def _native_ok(X, C) -> bool:
-    """The native kernel applies: float32/float64 data and the kernels are built."""
+    """The native kernel applies: float32/float64 data and the kernels are :func:`_native.enabled`."""
     return (
         X.ndim == 2 and C.ndim == 2 and X.dtype == C.dtype
-        and X.dtype in (jnp.float32, jnp.float64) and _native.available()
+        and X.dtype in (jnp.float32, jnp.float64) and _native.enabled()
     )
 
 

@@ -43,11 +43,14 @@ def environment(script: str, packages: tuple[str, ...] = (), **extra: Any) -> di
     Returns
     -------
     dict
-        ``{"benchmark": "environment", "script", "python", "machine", "cpu_count", <package>:
-        <version>, ...}``; ``run_all.py`` reads the versions and core count from it.
+        ``{"benchmark": "environment", "script", "python", "machine", "cpu_count",
+        "native_kernels", <package>: <version>, ...}``; ``run_all.py`` reads the versions and core count from it.
     """
+    from bayesclust import _native  # here, not at import: scale.py sets XLA_FLAGS first
+
     info = {"benchmark": "environment", "script": script, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count()}
+            "machine": platform.machine(), "cpu_count": os.cpu_count(),
+            "native_kernels": _native.used_on()}  # which assignment / sweep kernels ran
     for name in packages:
         try:
             info[name] = importlib.import_module(name).__version__

@@ -296,10 +296,7 @@ def matmul_gflops(size=4096, reps=3):
 
 
 def environment():
-    from bayesclust import _native
-
-    # Which assignment kernel the DP-means rows measure (native on CPU when built).
-    extra = {"native_kernels": _native.available()}
+    extra = {}
     try:
         from threadpoolctl import threadpool_info
 

@@ -598,6 +598,13 @@ def render(rows: list[dict], date: str | None = None) -> str:
             for k in ("jax", "numpyro", "sklearn", "python"):
                 if r.get(k) is not None:
                     versions.setdefault(k, r[k])
+    # Which kernels the rows measured: the native CPU kernels, or the XLA path where they
+    # were off (BAYESCLUST_NATIVE=0) or not built.
+    native = {r["native_kernels"] for r in rows
+              if r.get("benchmark") == "environment" and "native_kernels" in r}
+    kernels = {frozenset([True]): "native CPU kernels, ", frozenset([False]): "XLA path only, ",
+               frozenset([True, False]): "native CPU kernels in some scripts only, "}.get(
+                   frozenset(native), "")
     lines = [
         "# Benchmarks",
         "",
@@ -605,7 +612,7 @@ def render(rows: list[dict], date: str | None = None) -> str:
         f"{env.get('cpu_count', '?')} CPU cores ({env.get('machine', '?')}), "
         f"JAX {versions.get('jax') or '?'}, NumPyro {versions.get('numpyro') or '?'}, "
         f"scikit-learn {versions.get('sklearn') or '?'}, Python {versions.get('python') or '?'}, "
-        "float32. Peers run side by side in the same process; raw rows are in "
+        f"{kernels}float32. Peers run side by side in the same process; raw rows are in "
         "`benchmarks/results.jsonl`.",
         "",
     ]

@@ -28,8 +28,8 @@ ALLOWED = {
     "comparison": {"_validation", "kernels", "metrics", "models", "inference"},
     "plotting": {"_validation", "metrics"},
     "estimators": {"_validation", "kernels", "graphs", "metrics", "models", "inference", "comparison"},
-    "jobs": {"_validation", "kernels", "graphs", "metrics", "datasets", "models", "inference",
-             "comparison", "plotting", "estimators"},
+    "jobs": {"_native", "_validation", "kernels", "graphs", "metrics", "datasets", "models",
+             "inference", "comparison", "plotting", "estimators"},
     "cli": {"_validation", "datasets", "metrics", "inference", "jobs"},
 }
 

@@ -497,31 +497,48 @@ def test_sklearn_contract_cecib(estimator, check):
 # --------------------------------------------------------------------------- paper
 
 
+@pytest.fixture(scope="module")
+def table_2_wine_counts():
+    """[C] Table 2's protocol (below) on Wine: the cluster counts at 0/10/20/30 % labelled."""
+    wine_X, wine_y = datasets.load_wine()
+    wine = [
+        cecib(0, wine_X, 6, partial(wine_y, frac, 0), beta=1.0, n_init=10, init="random").n_clusters
+        for frac in (0.0, 0.1, 0.2, 0.3)
+    ]
+    print("Table 2 reproduction: wine", wine, "(paper 3)")
+    return wine
+
+
 @pytest.mark.paper
-def test_paper_table_2_cluster_counts_iris_and_wine():
+def test_paper_table_2_cluster_counts_iris_and_wine(table_2_wine_counts):
     """[C] Table 2: CEC-IB started with 6 = 2 x 3 clusters returns 5 on Iris, 3 on Wine.
 
     Protocol: beta = 1, eps = 0.05 (n_min = max(ceil(eps n), N + 2)),
     random-partition starts ([C]'s), 10 restarts, labelled fractions 0/10/20/30 % of the true
-    classes.  Iris gives 5 in most draws; Wine gives 4 in most draws -- the paper's
-    3 is NOT reproduced (a known discrepancy; ε and the restarts of [C] are not stated).
+    classes.  Iris gives 5 in most draws.  Wine drops below its 6 starting clusters, to 4 in
+    most draws: the paper's 3 is not reproduced (docs/deviations.md#cecib-table2-wine;
+    test_paper_table_2_wine_ends_with_3_clusters, a strict xfail).
     """
     iris_X, iris_y = datasets.load_iris()
     iris = [
         cecib(draw, iris_X, 6, partial(iris_y, frac, draw), beta=1.0, n_init=10, init="random").n_clusters
         for frac in (0.0, 0.1, 0.2, 0.3) for draw in (0, 1)
     ]
-    wine_X, wine_y = datasets.load_wine()
-    wine = [
-        cecib(0, wine_X, 6, partial(wine_y, frac, 0), beta=1.0, n_init=10, init="random").n_clusters
-        for frac in (0.0, 0.1, 0.2, 0.3)
-    ]
-    print("Table 2 reproduction: iris", iris, "(paper 5)", "wine", wine, "(paper 3)")
+    print("Table 2 reproduction: iris", iris, "(paper 5)")
     assert sum(k == 5 for k in iris) >= 5, iris  # paper: 5 at every fraction
     assert all(4 <= k <= 6 for k in iris), iris
-    # Wine: fewer than the 6 starting clusters, but 4 rather than the paper's 3 (docs/deviations.md#cecib-table2-wine).
-    assert all(3 <= k <= 5 for k in wine), wine
-    assert max(set(wine), key=wine.count) in (3, 4), wine
+    assert all(3 <= k <= 5 for k in table_2_wine_counts), table_2_wine_counts
+
+
+@pytest.mark.paper
+@pytest.mark.xfail(strict=True, reason=(
+    "not reproduced (docs/deviations.md#cecib-table2-wine): with eps = 0.05 and 10 "
+    "random-partition restarts lower-cost solutions keep a fourth cluster on Wine (4 in most "
+    "runs); the paper states neither eps nor its restarts"))
+def test_paper_table_2_wine_ends_with_3_clusters(table_2_wine_counts):
+    """[C] Table 2: on Wine CEC-IB started with 6 clusters returns 3 (checked as Iris's 5: in
+    most of the labelled fractions)."""
+    assert sum(k == 3 for k in table_2_wine_counts) > len(table_2_wine_counts) / 2
 
 
 @pytest.mark.paper

@@ -1,5 +1,6 @@
 """The bayesclust command: fit, compare, help, and one-line errors with exit status 2."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -7,7 +8,9 @@ import sys
 import numpy as np
 import pytest
 
+from bayesclust import _native
 from bayesclust.cli import main
+from bayesclust.jobs._common import write_outputs
 
 
 @pytest.fixture
@@ -80,8 +83,23 @@ def test_compare_writes_json_and_figure(tmp_path, capsys):
     assert summary["gibbs"]["point_estimate"]["nmi"] > 0.7
     # The small-variance path ends on the DP-means partition.
     assert summary["small_variance_path"]["nmi_point_to_dp_means"][-1] == 1.0
+    # Which path ran: the native kernels on this CPU unless switched off.
+    assert summary["native_kernels"] is _native.available()
+    assert summary["gibbs"]["kernels"] == ("native" if _native.available() else "xla")
     assert "hard limit (DP-means)" in capsys.readouterr().out
     assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("native", [
+    pytest.param(True, marks=pytest.mark.skipif(
+        not _native.available(), reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")),
+    False,
+])
+def test_job_json_records_whether_the_native_kernels_ran(tmp_path, native):
+    with contextlib.nullcontext() if native else _native.disabled():
+        write_outputs({"data": "x"}, tmp_path, "job")
+    summary = json.loads((tmp_path / "job.json").read_text())
+    assert summary == {"data": "x", "native_kernels": native}
 
 
 def test_compare_on_a_file_needs_k_or_lam(tmp_path, capsys):
@@ -135,6 +153,8 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     assert rows["hard HDP"]["nmi"] > rows["kmeans pooled"]["nmi"]
     assert rows["hard HDP"]["nmi"] > rows["DP-means pooled"]["nmi"]
     assert rows["sampled HDP (VI point)"]["nmi"] > 0.7
+    assert summary["native_kernels"] is _native.available()  # the hard HDP's assignments
+    assert summary["gibbs"]["kernels"] == "xla"
     assert "hard HDP" in capsys.readouterr().out
     assert (tmp_path / "compare_hdp.png").stat().st_size > 10_000
 

@@ -1,11 +1,14 @@
 """Gibbs samplers of the DP mixture: exact enumeration, the DP-means limit, bad input."""
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from bayesclust import _native
 from bayesclust.inference.gibbs import gibbs_dp_gmm
 from bayesclust.kernels import crp_log_prior
 
@@ -317,3 +320,20 @@ def test_sweep_chains_rejects_mismatched_keys_and_states():
         sweep_chains(jax.random.split(jax.random.PRNGKey(0), 3), X, two, rho2=1.0, collapsed=True)
     with pytest.raises(ValueError, match="chains, n"):
         sweep_chains(jax.random.split(jax.random.PRNGKey(0), 1), X, one, rho2=1.0, collapsed=True)
+
+
+@pytest.mark.parametrize("native", [
+    pytest.param(True, marks=pytest.mark.skipif(
+        not _native.available(), reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")),
+    False,
+])
+def test_posterior_records_which_kernels_made_the_draws(native):
+    """``Posterior.kernels``: the sequential scheme's sweeps ran on the path in force, the
+    blocked scheme always in XLA."""
+    X = np.concatenate([np.random.default_rng(0).normal(c, 0.5, (15, 2)) for c in (-2, 2)])
+    kw = dict(num_warmup=2, num_samples=2, progress_bar=False)
+    with contextlib.nullcontext() if native else _native.disabled():
+        sequential = gibbs_dp_gmm(0, X.astype(np.float32), collapsed=True, **kw)
+        blocked = gibbs_dp_gmm(0, X.astype(np.float32), scheme="blocked", truncation=4, **kw)
+    assert sequential.kernels == ("native" if native else "xla")
+    assert blocked.kernels == "xla"

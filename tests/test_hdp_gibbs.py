@@ -109,7 +109,7 @@ def test_table_weights_concentrate_on_the_hard_hdp_choice(x64, seed):
     X, gid, state = _random_state(rng, groups, 4, 8, 4, sigma2, 0.0, log_gamma)
     means = np.asarray(state.means)
     active = np.asarray(state.dish_tables) > 0
-    for i in range(20):
+    for _ in range(20):
         S = rng.uniform(-2, 2, (rng.integers(1, 5), d))
         cost = np.append(np.where(active, [np.sum((S - m) ** 2) for m in means], np.inf),
                          lam_g + np.sum((S - S.mean(0)) ** 2))
@@ -129,7 +129,7 @@ def test_point_sweep_reproduces_hard_hdp_step_4(x64):
     rng = np.random.default_rng(3)
     centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]])
     groups = []
-    for j in range(4):
+    for _ in range(4):
         use = rng.choice(4, 2, replace=False)
         groups.append(np.concatenate([centres[c] + 0.2 * rng.standard_normal((6, 2)) for c in use]))
     groups.append(centres[[3]] + 0.2 * rng.standard_normal((5, 2)))
@@ -211,6 +211,7 @@ def test_draw_invariants():
                     assert len(np.unique(gj[c, s][lj[c, s] == t])) == 1
     np.testing.assert_array_equal(post.n_clusters, post.sample_stats["n_clusters"])
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
+    assert post.kernels == "xla"  # the CRF sweeps have no native kernel
 
 
 def test_buffers_grow_and_no_cluster_is_dropped():

@@ -10,6 +10,8 @@ partial row tiles, several work blocks and statistic parts, birth masks.
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,7 +30,13 @@ from .test_kernels import _nearest_loop, _random_case
 SHAPES = [(2, 7), (4, 40), (5, 2), (16, 33), (32, 12), (64, 3), (33, 16), (48, 24), (128, 41)]
 ROWS = [45, 1001]  # a partial tile only; several 384-row blocks + partial tiles
 
+# Tests of the native kernel itself skip when it is off (the CI's BAYESCLUST_NATIVE=0 run):
+# there nearest_center is the XLA path, which test_kernels.py tests against the same loops.
+needs_native = pytest.mark.skipif(
+    not _native.available(), reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")
 
+
+@needs_native
 def test_native_kernels_are_built_and_used():
     """On this CPU the kernels build and nearest_center lowers to the custom call."""
     assert _native.available()
@@ -40,6 +48,7 @@ def test_native_kernels_are_built_and_used():
     assert "bayesclust_nearest_center_stats_f32" in hlo
 
 
+@needs_native
 @pytest.mark.parametrize("n", ROWS)
 @pytest.mark.parametrize("d,k", SHAPES)
 def test_native_matches_brute_force_float64(x64, d, k, n):
@@ -69,6 +78,7 @@ def test_native_matches_brute_force_float64(x64, d, k, n):
             assert (~seen).any()  # some rows really see no centre
 
 
+@needs_native
 @pytest.mark.parametrize("d,k", SHAPES)
 def test_native_matches_xla_path_float32(d, k):
     """float32: the same winners as the XLA path away from near-ties; distances to 1e-5."""
@@ -88,6 +98,7 @@ def test_native_matches_xla_path_float32(d, k):
     np.testing.assert_allclose(native.sq_dist, xla.sq_dist, rtol=1e-5, atol=1e-5)
 
 
+@needs_native
 @pytest.mark.parametrize("n", [45, 20_000])  # one part; 16 parts of the rows
 @pytest.mark.parametrize("d,k", [(2, 7), (16, 33), (128, 41)])
 def test_native_stats_match_segment_stats(x64, d, k, n):
@@ -109,6 +120,7 @@ def test_native_stats_match_segment_stats(x64, d, k, n):
         np.testing.assert_array_equal(a, b)
 
 
+@needs_native
 def test_native_under_vmap_and_empty_buffer():
     """vmap runs the kernel per batch member; no valid centre gives (inf, 0) everywhere."""
     rng = np.random.default_rng(0)
@@ -121,7 +133,8 @@ def test_native_under_vmap_and_empty_buffer():
     assert np.all(np.isinf(np.asarray(res.sq_dist))) and np.all(np.asarray(res.index) == 0)
 
 
-def test_dp_means_and_kmeans_same_with_and_without_native(monkeypatch):
+@needs_native
+def test_dp_means_and_kmeans_same_with_and_without_native():
     """Whole fits give the same partition on the native and the XLA path (blobs)."""
     from sklearn.datasets import make_blobs
 
@@ -129,15 +142,41 @@ def test_dp_means_and_kmeans_same_with_and_without_native(monkeypatch):
     X = X.astype(np.float32)
     on = dp_means(X, 200.0)
     km_on = kmeans(jax.random.key(0), X, 6)
-    monkeypatch.setattr(K, "_native_ok", lambda X, C: False)
-    off = dp_means(X, 200.0)
-    km_off = kmeans(jax.random.key(0), X, 6)
+    with _native.disabled():  # clears the programs traced with the native kernel
+        off = dp_means(X, 200.0)
+        km_off = kmeans(jax.random.key(0), X, 6)
     assert on.n_clusters == off.n_clusters == 6
     np.testing.assert_array_equal(on.labels, off.labels)
     np.testing.assert_allclose(on.objective, off.objective, rtol=1e-5)
     np.testing.assert_array_equal(km_on.labels, km_off.labels)
 
 
+@needs_native
+def test_switch_retraces_jitted_functions_and_restores_the_setting(monkeypatch):
+    """disabled() makes an already-traced jitted function lower to the XLA path (no custom
+    call) and restores the native one on exit; use_native checks its argument."""
+    X = jax.ShapeDtypeStruct((100, 8), jnp.float32)
+    C = jax.ShapeDtypeStruct((5, 8), jnp.float32)
+    f = jax.jit(lambda X, C: K.nearest_center_stats(X, C))
+    assert "bayesclust_nearest_center_stats_f32" in f.lower(X, C).as_text()
+    with _native.disabled():
+        assert not _native.enabled()
+        assert "bayesclust_" not in f.lower(X, C).as_text()
+        with _native.use_native(True):
+            assert "bayesclust_nearest_center_stats_f32" in f.lower(X, C).as_text()
+        assert "bayesclust_" not in f.lower(X, C).as_text()
+    assert _native.enabled()
+    assert "bayesclust_nearest_center_stats_f32" in f.lower(X, C).as_text()
+    with pytest.raises(TypeError, match="flag must be a bool"):
+        with _native.use_native("no"):
+            pass
+    monkeypatch.setattr(_native, "available", lambda: False)
+    with pytest.raises(RuntimeError, match="not available"):
+        with _native.use_native(True):
+            pass
+
+
+@needs_native
 def test_native_jit_and_eager_agree():
     """The same bits op by op (disable_jit) and compiled, with and without statistics."""
     rng = np.random.default_rng(2)
@@ -152,14 +191,17 @@ def test_native_jit_and_eager_agree():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("native", [True, False])
-def test_nearest_center_stats_toy_by_hand_and_row_order(native, monkeypatch):
+@pytest.mark.parametrize("native", [pytest.param(True, marks=needs_native), False])
+def test_nearest_center_stats_toy_by_hand_and_row_order(native):
     """3 weighted points, 2 centres: labels, weights and sums by hand; row order is irrelevant.
 
     Both the native kernel and the XLA fallback (``native=False``).
     """
-    if not native:
-        monkeypatch.setattr(K, "_native_ok", lambda X, C: False)
+    with contextlib.nullcontext() if native else _native.disabled():
+        _toy_by_hand_and_row_order()
+
+
+def _toy_by_hand_and_row_order():
     # x0 = (1, 0) -> c0 (1 vs 17); x1 = (0, 3) -> c1 (9 vs 1); x2 = (3, 0) -> c0 (9 vs 25).
     X = jnp.asarray([[1.0, 0.0], [0.0, 3.0], [3.0, 0.0]], jnp.float32)
     C = jnp.asarray([[0.0, 0.0], [0.0, 4.0]], jnp.float32)

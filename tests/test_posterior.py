@@ -534,6 +534,29 @@ def test_concat():
     assert Posterior.concat([a, mk("nuts", None)]).seconds is None
 
 
+def test_kernels_recorded_in_summary_repr_arviz_and_concat():
+    """``kernels`` (which code made the draws) is validated, reported everywhere the sampler's
+    name is, and joined by concat (unrecorded wins: a mixture is not known to be one path)."""
+    _az_import()
+    labels = np.zeros((1, 4, 3), int)
+    native = Posterior(labels, sampler="gibbs", kernels="native")
+    xla = Posterior(labels, sampler="gibbs", kernels="xla")
+    assert Posterior(labels).kernels == ""
+    assert native.summary()["kernels"] == "native" and "kernels='native'" in repr(native)
+    assert "kernels" not in repr(Posterior(labels))
+    obj = xla.to_arviz()
+    assert obj["posterior"].attrs["kernels"] == "xla"
+    assert "kernels" not in Posterior(labels).to_arviz()["posterior"].attrs
+    assert Posterior.concat([native, native]).kernels == "native"
+    assert Posterior.concat([native, xla]).kernels == "native+xla"
+    assert Posterior.concat([native, Posterior(labels)]).kernels == ""
+    with pytest.raises(TypeError, match="kernels must be a string"):
+        Posterior(labels, kernels=True)
+    for bad in ("gpu", "native+", "Native"):
+        with pytest.raises(ValueError, match="kernels must be one of"):
+            Posterior(labels, kernels=bad)
+
+
 @pytest.mark.parametrize(
     "other, match",
     [

@@ -15,12 +15,18 @@ The shared library is compiled once per (source, JAX version, CPU) with the
 system's ``g++`` (``-O3 -march=native``) into ``_build/`` beside this file
 (or ``$XDG_CACHE_HOME/bayesclust`` when the package directory is read-only)
 and registered with XLA on first use.  ``make`` builds it at install time
-(``python -m bayesclust._native``).  Set ``BAYESCLUST_NATIVE=0`` to disable
-the native kernels.
+(``python -m bayesclust._native``).
+
+Whether traced code takes the native kernels is decided at trace time by one
+predicate, :func:`enabled`: ``BAYESCLUST_NATIVE=0`` in the environment turns
+them off for the process; :func:`use_native` / :func:`disabled` switch them
+off (or back on) inside a ``with`` block and clear JAX's caches on entry and
+exit, so that no program traced under the other setting is reused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -37,7 +43,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["available", "build", "gibbs_run_ffi", "gibbs_sweep_ffi", "nearest_center_ffi", "nearest_center_stats_ffi"]
+__all__ = [
+    "available",
+    "build",
+    "disabled",
+    "enabled",
+    "gibbs_run_ffi",
+    "gibbs_sweep_ffi",
+    "nearest_center_ffi",
+    "nearest_center_stats_ffi",
+    "use_native",
+    "used_on",
+]
 
 _SOURCES = ("nearest.cc", "gibbs.cc")
 _HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
@@ -53,6 +70,7 @@ _FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 
 _lock = threading.Lock()
 _state: dict = {}
+_switch = {"on": True}  # use_native's setting; BAYESCLUST_NATIVE=0 is read by available()
 
 
 def _cpu_signature() -> str:
@@ -150,6 +168,84 @@ def available() -> bool:
                 )
         _state["ok"] = ok
         return ok
+
+
+def enabled() -> bool:
+    """True when code traced now takes the native kernels on a CPU.
+
+    The one predicate every native-vs-XLA choice reads (at trace time): the
+    kernels are :func:`available` and not switched off by :func:`use_native`.
+    Other platforms (GPU, TPU) run the XLA path whatever it says
+    (``lax.platform_dependent``).
+    """
+    return _switch["on"] and available()
+
+
+def used_on(platform: str | None = None) -> bool:
+    """True when code traced now for ``platform`` runs the native kernels.
+
+    Parameters
+    ----------
+    platform : str, optional
+        A JAX platform name (``"cpu"``, ``"gpu"``, ...); default JAX's default
+        backend.  Only ``"cpu"`` has native kernels.
+    """
+    if platform is None:
+        platform = jax.default_backend()
+    return platform == "cpu" and enabled()
+
+
+@contextlib.contextmanager
+def use_native(flag: bool):
+    """Switch the native kernels on or off for the whole process inside a ``with`` block.
+
+    JAX's caches are cleared on entry and on exit (:func:`jax.clear_caches`):
+    jitted functions decide between the native and the XLA path when they are
+    traced, so a program compiled under the other setting must not be reused.
+    Not thread-safe: the setting is the process's, not the thread's.
+
+    Parameters
+    ----------
+    flag : bool
+        ``False``: the pure-XLA path everywhere.  ``True``: the native kernels
+        (the default setting).
+
+    Raises
+    ------
+    TypeError
+        ``flag`` is not a bool.
+    RuntimeError
+        ``flag`` is True but the kernels are not :func:`available`
+        (``BAYESCLUST_NATIVE=0``, or no compiler): the code would silently run
+        the XLA path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesclust import _native, dp_means
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]], np.float32)
+    >>> with _native.use_native(False):
+    ...     _native.enabled(), dp_means(X, 1.0).n_clusters
+    (False, 2)
+    """
+    if not isinstance(flag, (bool, np.bool_)):
+        raise TypeError(f"flag must be a bool, got {type(flag).__name__}")
+    if flag and not available():
+        raise RuntimeError("use_native(True): the native kernels are not available "
+                           "(BAYESCLUST_NATIVE=0, or they failed to build)")
+    previous = _switch["on"]
+    jax.clear_caches()
+    _switch["on"] = bool(flag)
+    try:
+        yield
+    finally:
+        jax.clear_caches()
+        _switch["on"] = previous
+
+
+def disabled():
+    """``use_native(False)``: the pure-XLA path everywhere inside a ``with`` block."""
+    return use_native(False)
 
 
 def nearest_center_ffi(X, C, valid, birth, row_offset):

@@ -261,7 +261,19 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
 
 
 def _native_sweep_ok(X) -> bool:
-    return X.dtype in (jnp.float32, jnp.float64) and _native.available()
+    """The native sweep applies: float32/float64 data and the kernels are :func:`_native.enabled`."""
+    return X.dtype in (jnp.float32, jnp.float64) and _native.enabled()
+
+
+def _sweep_kernels(X) -> str:
+    """``"native"`` when the sweeps of ``X`` run in the native kernel (CPU), else ``"xla"``.
+
+    The choice :func:`_point_moves` and :func:`_run_segment` make when traced
+    (``lax.platform_dependent`` takes the native branch on the CPU only).
+    """
+    platforms = {dev.platform for dev in X.devices()}
+    native = _native_sweep_ok(X) and len(platforms) == 1 and _native.used_on(platforms.pop())
+    return "native" if native else "xla"
 
 
 def _chain_seeds(keys):
@@ -861,7 +873,9 @@ def gibbs_dp_gmm(
     Posterior
         Label draws (chains, draws, n), ``log_likelihood`` (``log p(X | z, mu,
         sigma2)``, or ``log p(X | z, sigma2)`` when collapsed), params
-        ``means`` (slots indexed by the labels), ``alpha``, ``sigma2``.
+        ``means`` (slots indexed by the labels), ``alpha``, ``sigma2``;
+        ``kernels`` says whether the sweeps ran in the native kernel
+        (``"native"``) or in XLA (``"xla"``; the blocked scheme always).
 
     References
     ----------
@@ -979,6 +993,7 @@ def gibbs_dp_gmm(
         sample_stats={"n_clusters": cat("n_clusters")},
         sampler=sampler,
         model="dp_gmm",
+        kernels="xla" if blocked else _sweep_kernels(Xj),
         seconds=seconds,
         copy=False,  # the records are this call's own arrays
     )

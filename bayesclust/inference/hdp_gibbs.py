@@ -544,6 +544,7 @@ def gibbs_hdp_gmm(
         sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"]},
         sampler="gibbs-hdp-crf",
         model="hdp_gmm",
+        kernels="xla",  # the CRF sweeps have no native kernel
         seconds=seconds,
         group_ids=gid[back],
         group_order=group_order,

@@ -30,6 +30,7 @@ __all__ = ["Posterior", "Relabelled"]
 
 _COMPONENT_KEYS = ("means", "weights")
 _LOSSES = ("binder", "vi")
+_KERNELS = ("", "native", "xla")  # Posterior.kernels: not recorded, or the code that ran
 
 
 class Relabelled(NamedTuple):
@@ -213,6 +214,12 @@ class Posterior:
         Per-draw sampler statistics (acceptance rate, divergences, ...).
     sampler, model : str
         Free-text names, shown by :meth:`summary` and ``repr``.
+    kernels : {"", "native", "xla"}
+        Which code produced the draws: ``"native"`` (bayesclust's native CPU
+        kernels, :mod:`bayesclust._native`), ``"xla"`` (the pure-XLA path), or
+        ``""`` (not recorded).  The two paths draw different (equally valid)
+        random streams from the same key, so a draw is reproducible only on the
+        path that made it.
     seconds : float, optional
         Wall-clock sampling time.
     group_ids : array_like of int, shape (n,), optional
@@ -233,7 +240,7 @@ class Posterior:
         (int64 when a label does not fit in int32)
     log_likelihood : ndarray of float, shape (chains, draws), or None
     params, sample_stats : dict of str -> ndarray
-    sampler, model : str
+    sampler, model, kernels : str
     seconds : float or None
     group_ids : ndarray of int64, shape (n,), or None
     group_order : ndarray, shape (D,), or None
@@ -288,6 +295,7 @@ class Posterior:
         sample_stats: Mapping[str, Any] | None = None,
         sampler: str = "",
         model: str = "",
+        kernels: str = "",
         seconds: float | None = None,
         group_ids: Any = None,
         group_order: Any = None,
@@ -362,6 +370,12 @@ class Posterior:
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a string, got {type(value).__name__}")
         self.sampler, self.model = sampler, model
+        if not isinstance(kernels, str):
+            raise TypeError(f"kernels must be a string, got {type(kernels).__name__}")
+        if kernels not in _KERNELS and not set(kernels.split("+")) <= set(_KERNELS[1:]):
+            raise ValueError(f"kernels must be one of {_KERNELS} (or several joined by '+'), "
+                             f"got {kernels!r}")
+        self.kernels = kernels
         if seconds is not None:
             if isinstance(seconds, bool) or not isinstance(seconds, (numbers.Real, np.generic)):
                 raise TypeError(f"seconds must be a number or None, got {seconds!r}")
@@ -749,8 +763,8 @@ class Posterior:
               (chain, draw) -- the total per draw, not pointwise;
             * ``sample_stats`` (when present).
 
-            ``sampler``, ``model`` and ``seconds`` are stored as attributes of the
-            posterior group.
+            ``sampler``, ``model``, ``kernels`` (when recorded) and ``seconds`` are
+            stored as attributes of the posterior group.
 
         Raises
         ------
@@ -784,6 +798,8 @@ class Posterior:
         if self._sample_stats:
             groups["sample_stats"] = {k: np.asarray(v) for k, v in self._sample_stats.items()}
         attrs = {"sampler": self.sampler, "model": self.model}
+        if self.kernels:
+            attrs["kernels"] = self.kernels
         if self.seconds is not None:
             attrs["seconds"] = self.seconds
 
@@ -803,7 +819,8 @@ class Posterior:
         Returns
         -------
         dict
-            ``sampler``, ``model``, ``n_chains``, ``n_draws``, ``n_points``, ``seconds``,
+            ``sampler``, ``model``, ``kernels``, ``n_chains``, ``n_draws``, ``n_points``,
+            ``seconds``,
             ``k_mode`` (most probable number of clusters, the smallest on ties),
             ``k_mean``, ``k_distribution`` (:meth:`k_distribution`) and ``diagnostics``
             (:meth:`diagnostics`: R-hat / ESS of k and of the log-likelihood).
@@ -814,6 +831,7 @@ class Posterior:
         return {
             "sampler": self.sampler,
             "model": self.model,
+            "kernels": self.kernels,
             "n_chains": self.n_chains,
             "n_draws": self.n_draws,
             "n_points": self.n_points,
@@ -830,6 +848,7 @@ class Posterior:
             for x in (
                 f"sampler={self.sampler!r}" if self.sampler else "",
                 f"model={self.model!r}" if self.model else "",
+                f"kernels={self.kernels!r}" if self.kernels else "",
                 f"chains={self.n_chains}",
                 f"draws={self.n_draws}",
                 f"points={self.n_points}",
@@ -876,8 +895,9 @@ class Posterior:
         Returns
         -------
         Posterior
-            Chains in the given order.  ``sampler`` / ``model``: the common value, or the
-            distinct values joined by ``"+"``; ``seconds``: the sum (None if any is None).
+            Chains in the given order.  ``sampler`` / ``model`` / ``kernels``: the common
+            value, or the distinct values joined by ``"+"`` (``kernels``: ``""`` if any is
+            unrecorded); ``seconds``: the sum (None if any is None).
         """
         if isinstance(posteriors, Posterior) or not isinstance(posteriors, Sequence):
             raise TypeError("posteriors must be a list of Posterior objects")
@@ -936,6 +956,8 @@ class Posterior:
             },
             sampler=join([p.sampler for p in posteriors]),
             model=join([p.model for p in posteriors]),
+            kernels="" if not all(p.kernels for p in posteriors) else join(
+                [p.kernels for p in posteriors]),
             seconds=None if any(s is None for s in seconds) else float(sum(seconds)),
             group_ids=first.group_ids,
             group_order=first.group_order,

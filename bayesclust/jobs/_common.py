@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from .. import _native, datasets
 from .. import _validation as V
-from .. import datasets
 
 
 def timed(fn: Callable):
@@ -54,9 +54,13 @@ def _json_default(o):
 def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = None) -> str:
     """Write ``<stem>.json`` (and ``<stem>.png`` by ``figure(path)``) into ``out_dir``.
 
-    Records the figure's path in ``summary["figure"]`` and returns the report's
-    last line, ``"wrote ..."``.
+    Records in ``summary`` the figure's path (``"figure"``) and whether the job's
+    hard limits and samplers ran the native CPU kernels (``"native_kernels"``,
+    :func:`bayesclust._native.used_on`: the two paths give different random
+    streams, and near-ties may go either way), and returns the report's last
+    line, ``"wrote ..."``.
     """
+    summary.setdefault("native_kernels", _native.used_on())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / f"{stem}.json"]

@@ -111,7 +111,8 @@ def run_compare_dp(
             "objective_trace": [float(v) for v in dpm.objective_trace], "seconds": dpm_seconds,
         },
         "gibbs": {
-            "sampler": post.sampler, "sigma2": sigma2, "alpha": 1.0, "rho2": 100.0,
+            "sampler": post.sampler, "kernels": post.kernels, "sigma2": sigma2, "alpha": 1.0,
+            "rho2": 100.0,
             "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
             "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
             "point_estimate_loss": "vi",
