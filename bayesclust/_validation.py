@@ -226,7 +226,7 @@ def check_groups(
         return X[order], gid[order], order, group_order
     if groups is None:
         raise TypeError(f"{name} must be a list of (n_j, d) arrays, got None")
-    if hasattr(groups, "ndim") and getattr(groups, "ndim") == 2:
+    if hasattr(groups, "ndim") and groups.ndim == 2:
         raise ValueError(
             f"{name} is a single 2-D array: pass {ids_name} (the data set of every row) "
             f"or a list of (n_j, d) arrays"

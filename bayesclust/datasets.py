@@ -14,8 +14,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -278,7 +278,7 @@ def test_pass_jit_and_eager_agree():
 
 def test_farthest_first_matches_loop(x64):
     rng = np.random.default_rng(31)
-    for case in range(20):
+    for _ in range(20):
         X = rng.normal(size=(int(rng.integers(5, 40)), int(rng.integers(1, 4))))
         k = int(rng.integers(1, len(X) + 1))
         assert farthest_first_lambda(X, k) == pytest.approx(farthest_first_loop(X, k), rel=1e-12)

@@ -36,7 +36,8 @@ J. Tabor and P. Spurek, "Cross-entropy clustering", Pattern Recognition 47 (2014
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -219,7 +219,7 @@ def as_coassociation(coassoc: Any) -> CoAssociation:
 
 
 def coassociation_pairs(coassoc: Any, name: str = "coassoc") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Upper-triangle pairs ``(rows, cols, counts, n)`` of a co-association count matrix.
+    r"""Upper-triangle pairs ``(rows, cols, counts, n)`` of a co-association count matrix.
 
     Parameters
     ----------

@@ -535,7 +535,7 @@ def _state_specs(axis):
     return _State(P(), P(), P(axis), P(), P(), P(), P(), P(), P(), P())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sharded_fns(mesh, axis, n_rows, K_cap, trace_len):
     """Jitted ``shard_map`` forms of :func:`_initial_state` and :func:`_loop` on ``mesh``."""
     from jax.sharding import PartitionSpec as P

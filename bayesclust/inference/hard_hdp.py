@@ -481,7 +481,7 @@ def _state_specs(axis):
     return _State(P(), P(), P(), P(), P(), P(axis), P(), P(), P(), P(), P(), P())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sharded_init(mesh, axis, n_groups, G_cap, L_cap, trace_len):
     from jax.sharding import PartitionSpec as P
 
@@ -494,7 +494,7 @@ def _sharded_init(mesh, axis, n_groups, G_cap, L_cap, trace_len):
     ))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sharded_run(mesh, axis, n_groups):
     from jax.sharding import PartitionSpec as P
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

@@ -33,7 +33,8 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 

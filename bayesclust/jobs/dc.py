@@ -13,6 +13,7 @@ the import graph.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jax
@@ -204,8 +205,9 @@ def run_compare_dc(
         elif data == "dc-toy" and name in toy_width:
             width, sel_s = toy_width[name], 0.0
         else:
-            (width, _), sel_s = timed(lambda: select_width(fit_key, fit, Xtr, ctr, grid, n_classes=C))
-        protos, seconds = timed(lambda: fit(jax.random.fold_in(fit_key, 1), Xtr, ctr, width))
+            (width, _), sel_s = timed(functools.partial(select_width, fit_key, fit, Xtr, ctr, grid,
+                                                        n_classes=C))
+        protos, seconds = timed(functools.partial(fit, jax.random.fold_in(fit_key, 1), Xtr, ctr, width))
         prototypes[name] = protos
         rows.append(score(name, protos, seconds, width) | {"selection_seconds": sel_s})
 
