@@ -84,11 +84,11 @@ class AspectEMResult(NamedTuple):
         classification log-likelihood.  For ``alpha_p, alpha_B != 1`` the MAP objective
         (log-likelihood + log-prior kernel).
     objective_trace : ndarray, shape (n_iter + 1,)
-        The objective after every iteration of the selected restart (non-decreasing).
+        The maximised objective after every iteration of the selected start (non-decreasing).
     n_iter : int
     converged : bool
-    restart_log_likelihoods : ndarray, shape (n_restarts,)
-        Final objective of every restart; the best is returned.
+    restart_objectives : ndarray, shape (n_init,)
+        Final maximised objective of every start; the best is returned.
     isolated : ndarray of bool, shape (n,)
         Objects without any co-occurring pair.
     n_pairs : float
@@ -103,9 +103,11 @@ class AspectEMResult(NamedTuple):
     objective_trace: np.ndarray
     n_iter: int
     converged: bool
-    restart_log_likelihoods: np.ndarray
+    restart_objectives: np.ndarray
     isolated: np.ndarray
     n_pairs: float
+
+    restart_log_likelihoods = V.renamed_attribute("restart_log_likelihoods", "restart_objectives")
 
 
 class _State(NamedTuple):
@@ -272,12 +274,13 @@ def _init_params(rng, L, n, init, rows, cols, counts, hard=False):
     return p, B
 
 
+@V.renamed_kwargs(n_restarts="n_init")
 def aspect_em(
     rng_key: Any,
     coassoc: Any,
     n_aspects: int,
     *,
-    n_restarts: int = 10,
+    n_init: int = 10,
     init: Any = None,
     hard: bool = False,
     tol: float = 1e-7,
@@ -296,9 +299,10 @@ def aspect_em(
         ``C`` but :math:`\ell` is not: pass counts, not the normalised matrix.
     n_aspects : int
         ``L >= 1``, the number of consensus clusters.
-    n_restarts : int, default 10
+    n_init : int, default 10
         Independent random starts; the one with the highest final objective is returned
-        (restarts are essential: in a check on iris the CI of single random starts ranged 0.51-0.97).
+        (several starts are essential: in a check on iris the CI of single random starts ranged
+        0.51-0.97).  ``n_restarts=`` is a deprecated spelling.
     init : None, "random", "seeds", array_like of int, shape (n,), or (weights, B)
         Default ``"random"`` for EM and ``"seeds"`` for the hard limit.
         ``"random"`` (ours): ``p`` uniform, :math:`B_r \sim \mathrm{Dir}(\mathbf 1_n)`.
@@ -345,7 +349,7 @@ def aspect_em(
     >>> blocks = np.repeat([0, 1], 4)
     >>> C = 5.0 * (blocks[:, None] == blocks[None, :])
     >>> np.fill_diagonal(C, 0)
-    >>> res = aspect_em(0, C, 2, n_restarts=5)
+    >>> res = aspect_em(0, C, 2, n_init=5)
     >>> res.labels.tolist() in ([0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0, 0, 0])
     True
     >>> res.memberships.shape
@@ -355,7 +359,7 @@ def aspect_em(
     L = V.check_int(n_aspects, "n_aspects", minimum=1)
     if L > n:
         raise ValueError(f"n_aspects must be at most the number of objects {n}, got {L}")
-    n_restarts = V.check_int(n_restarts, "n_restarts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     if max_iter > _TRACE_CAP - 1:
@@ -377,7 +381,7 @@ def aspect_em(
         r_ = jnp.asarray(np.r_[rows, np.zeros(pad, np.int32)])
         c_ = jnp.asarray(np.r_[cols, np.zeros(pad, np.int32)])
         w_ = jnp.asarray(np.r_[counts, np.zeros(pad)])
-        for _ in range(n_restarts):
+        for _ in range(n_init):
             p0, B0 = _init_params(rng, L, n, init, rows, cols, counts, hard)
             if Lcap > L:  # dead aspects (p = 0) stay dead under ML EM: one compile for any L <= Lcap
                 p0 = np.r_[p0, np.zeros(Lcap - L)]
@@ -409,7 +413,7 @@ def aspect_em(
         objective_trace=trace,
         n_iter=it,
         converged=bool(s.done),
-        restart_log_likelihoods=np.asarray(finals),
+        restart_objectives=np.asarray(finals),
         isolated=isolated,
         n_pairs=float(2.0 * counts.sum()),
     )
@@ -441,6 +445,7 @@ class ModelSelection(NamedTuple):
     sample_size: float
 
 
+@V.renamed_kwargs(n_restarts="n_init")
 def select_n_aspects(
     rng_key: Any,
     coassoc: Any,
@@ -489,7 +494,7 @@ def select_n_aspects(
     >>> blocks = np.repeat([0, 1, 2], 5)
     >>> C = 10.0 * (blocks[:, None] == blocks[None, :])
     >>> np.fill_diagonal(C, 0)
-    >>> select_n_aspects(0, C, [1, 2, 3, 4], n_restarts=5).n_aspects
+    >>> select_n_aspects(0, C, [1, 2, 3, 4], n_init=5).n_aspects
     3
     """
     if criterion not in ("mdl", "bic"):
