@@ -57,7 +57,7 @@ def environment() -> dict:
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0) -> dict:
     X, y = ten_gaussians(seed, n)
     t0 = time.perf_counter()
-    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, rule=rule, max_iter=max_iter)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, k_rule=rule, max_iter=max_iter)
     ens_s = time.perf_counter() - t0
 
     tracemalloc.start()

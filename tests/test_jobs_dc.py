@@ -158,7 +158,7 @@ def test_compare_dc_cli_writes_json(tmp_path, capsys):
 @pytest.mark.parametrize("extra, match", [
     (["--data", "hdp-groups"], "needs auxiliary class labels"),
     (["--lam", "1.0"], "--lam is an option of --model dp"),
-    (["--k", "0"], "k must be"),
+    (["--n-clusters", "0"], "n_clusters must be"),
 ])
 def test_compare_dc_bad_input(tmp_path, capsys, extra, match):
     assert main(["compare", "--model", "dc", "--out", str(tmp_path), *extra]) == 2

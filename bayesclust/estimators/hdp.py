@@ -153,8 +153,10 @@ class HardHDP(ClusterMixin, BaseEstimator):
         if group_ids is None:
             group_ids = np.zeros(X.shape[0], np.int64)
         group_ids = np.asarray(group_ids)
+        n_local = _renamed_param(self, "n_local_hint", "n_local")
+        n_global = _renamed_param(self, "n_global_hint", "n_global")
         if self.lam_local is None or self.lam_global is None:
-            lam_l, lam_g = self._penalties(X, group_ids)
+            lam_l, lam_g = self._penalties(X, group_ids, n_local, n_global)
         lam_l = lam_l if self.lam_local is None else float(self.lam_local)
         lam_g = lam_g if self.lam_global is None else float(self.lam_global)
         res = hard_hdp(X, lam_l, lam_g, group_ids=group_ids, max_iter=self.max_iter,
@@ -177,9 +179,7 @@ class HardHDP(ClusterMixin, BaseEstimator):
         self.converged_ = bool(res.converged)
         return self
 
-    def _penalties(self, X, group_ids):
-        n_local = _renamed_param(self, "n_local_hint", "n_local")
-        n_global = _renamed_param(self, "n_global_hint", "n_global")
+    def _penalties(self, X, group_ids, n_local, n_global):
         if len(np.unique(group_ids)) == 1:
             # One data set: DP-means with penalty lam_local + lam_global, split evenly.
             lam = _lam_from_n_clusters(X, n_global)

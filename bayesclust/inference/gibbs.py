@@ -1025,6 +1025,8 @@ def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
     ValueError
         Another family, non-scalar or non-positive parameters, a tuple that is not
         a pair.
+    TypeError
+        Neither a distribution nor a pair.
     """
     import numpyro.distributions as dist
 
@@ -1044,8 +1046,12 @@ def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
                                  f"{value.shape}")
             V.check_positive(value[()], f"{name}.{part}")
         return prior
-    if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") or len(prior) != 2:
-        raise ValueError(f"{name} must be a numpyro.distributions.{cls.__name__}, got {prior!r}")
+    if not isinstance(prior, (tuple, list)):
+        raise TypeError(f"{name} must be a numpyro.distributions.{cls.__name__}, got "
+                        f"{type(prior).__name__}")
+    if len(prior) != 2:
+        raise ValueError(f"{name} must be a numpyro.distributions.{cls.__name__} (or, "
+                         f"deprecated, a pair (a, b)), got {prior!r}")
     a = V.check_positive(prior[0], f"{name}[0]")
     b = V.check_positive(prior[1], f"{name}[1]")
     V.warn_renamed(f"{name}=(a, b)", f"{name}=numpyro.distributions.{cls.__name__}(a, b)",
