@@ -184,7 +184,7 @@ def run_compare_dc(
         "CG MAP": lambda kk, A, b, s: dc_map(kk, A, b, K, s, n_classes=C).prototypes,
         "SA MAP (exact, hard)": lambda kk, A, b, s: dc_anneal(kk, A, b, K, s, n_iter=sa_steps,
                                                               move="one", n_classes=C).prototypes,
-        "sDC": lambda kk, A, b, s: sdc(kk, A, b, K, s, n_steps=sdc_steps, n_classes=C).prototypes,
+        "sDC": lambda kk, A, b, s: sdc(kk, A, b, K, s, n_iter=sdc_steps, n_classes=C).prototypes,
         "k-means (VQ)": lambda kk, A, b, s: np.asarray(kmeans(kk, A, K).centers),
         "MoG": lambda kk, A, b, s: np.asarray(mog_em(kk, A, K, s).centers),
         "MDA2": lambda kk, A, b, s: np.asarray(mda2_em(kk, A, b, K, s).centers),
