@@ -43,12 +43,12 @@ def _cmd_fit(args) -> int:
 
     X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
-    if (args.lam is None) == (args.k is None):
-        raise _UsageError("bayesclust fit: error: give exactly one of --lam and --k")
-    if args.k is not None:
-        k = V.check_int(args.k, "--k", minimum=1)
+    if (args.lam is None) == (args.n_clusters is None):
+        raise _UsageError("bayesclust fit: error: give exactly one of --lam and --n-clusters")
+    if args.n_clusters is not None:
+        k = V.check_int(args.n_clusters, "--n-clusters", minimum=1)
         if k > X.shape[0]:
-            raise ValueError(f"--k must be <= the number of rows ({X.shape[0]}), got {k}")
+            raise ValueError(f"--n-clusters must be <= the number of rows ({X.shape[0]}), got {k}")
         lam = farthest_first_lambda(X, k)
     else:
         lam = V.check_positive(args.lam, "--lam")
@@ -86,7 +86,7 @@ def _cmd_compare(args) -> int:
     from .jobs import run_compare
 
     summary = run_compare(
-        data=args.data, out_dir=args.out_dir, model=args.model, k=args.k, lam=args.lam,
+        data=args.data, out_dir=args.out_dir, model=args.model, n_clusters=args.n_clusters, lam=args.lam,
         seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
         num_chains=args.num_chains, plot=not args.no_plot, progress_bar=not args.no_progress,
     )
@@ -115,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--method", choices=["dpmeans"], default="dpmeans",
                      help="clustering method (default: dpmeans)")
     fit.add_argument("--lam", type=float, help="DP-means penalty per cluster (a squared distance)")
-    fit.add_argument("--k", type=int,
-                     help="desired number of clusters; lam from the farthest-first heuristic")
+    fit.add_argument("--n-clusters", "--k", dest="n_clusters", type=int,
+                     help="desired number of clusters; lam from the farthest-first heuristic "
+                          "(--k is an alias)")
     fit.add_argument("--max-iter", type=int, default=100, help="maximum iterations (default 100)")
     fit.add_argument("--out", help="labels file (default: DATA with suffix .labels.csv)")
     fit.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -145,10 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
                            "consensus)")
-    cmp_.add_argument("--k", type=int, default=None,
+    cmp_.add_argument("--n-clusters", "--k", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
-                           "--model dc (default: number of true classes; 6 on dc-toy)")
-    cmp_.add_argument("--lam", type=float, default=None, help="DP-means penalty (overrides --k)")
+                           "--model dc (default: number of true classes; 6 on dc-toy; --k is "
+                           "an alias)")
+    cmp_.add_argument("--lam", type=float, default=None,
+                      help="DP-means penalty (overrides --n-clusters)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     cmp_.add_argument("--num-warmup", type=int, default=200, help="Gibbs warm-up sweeps (200)")
     cmp_.add_argument("--num-samples", type=int, default=200, help="Gibbs draws per chain (200)")

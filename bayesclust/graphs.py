@@ -161,16 +161,18 @@ class LocalScalingKernel(NamedTuple):
     sigma : ndarray of float64, shape (n,)
         Local scales ``sigma_i`` (distance to the t-th nearest other point, floored, see Notes
         of :func:`local_scaling_kernel`).
-    n_neighbors : int
-        ``t``.
+    t : int
+        The neighbourhood size ``t`` (Sugiyama et al. 2014, eq. 7).
     sigma_floor : float
         The floor applied to ``sigma`` (used again for out-of-sample points).
     """
 
     K: object
     sigma: np.ndarray
-    n_neighbors: int
+    t: int
     sigma_floor: float
+
+    n_neighbors = V.renamed_attribute("n_neighbors", "t")
 
 
 def _sigma_floor(sigma: np.ndarray) -> float:
@@ -178,7 +180,8 @@ def _sigma_floor(sigma: np.ndarray) -> float:
     return 1e-12 * float(np.median(positive)) if positive.size else 1e-12
 
 
-def local_scaling_kernel(X: np.ndarray, n_neighbors: int) -> LocalScalingKernel:
+@V.renamed_kwargs(n_neighbors="t")
+def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     r"""Sparse local-scaling kernel of Sugiyama et al. (2014), eq. (7).
 
     .. math::
@@ -192,8 +195,9 @@ def local_scaling_kernel(X: np.ndarray, n_neighbors: int) -> LocalScalingKernel:
     Parameters
     ----------
     X : ndarray, shape (n, d)
-    n_neighbors : int
-        ``t``, ``1 <= t < n`` (validated by the caller).
+    t : int
+        The neighbourhood size, ``1 <= t < n`` (validated by the caller;
+        ``n_neighbors=`` is a deprecated spelling).
 
     Returns
     -------
@@ -228,21 +232,22 @@ def local_scaling_kernel(X: np.ndarray, n_neighbors: int) -> LocalScalingKernel:
 
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    dist, index = knn_search(X, n_neighbors)
+    dist, index = knn_search(X, t)
     sigma = dist[:, -1].copy()
     floor = _sigma_floor(sigma)
     sigma = np.maximum(sigma, floor)
-    rows = np.repeat(np.arange(n), n_neighbors)
+    rows = np.repeat(np.arange(n), t)
     cols = index.reshape(-1)
     vals = np.exp(-dist.reshape(-1) ** 2 / (2.0 * sigma[rows] * sigma[cols]))
     A = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
     K = (A.maximum(A.T) + sp.identity(n, format="csr")).tocsr()
     K.sort_indices()
-    return LocalScalingKernel(K, sigma, int(n_neighbors), floor)
+    return LocalScalingKernel(K, sigma, int(t), floor)
 
 
+@V.renamed_kwargs(n_neighbors="t")
 def local_scaling_cross_kernel(
-    X_new: np.ndarray, X: np.ndarray, sigma: np.ndarray, n_neighbors: int, sigma_floor: float
+    X_new: np.ndarray, X: np.ndarray, sigma: np.ndarray, t: int, sigma_floor: float
 ):
     r"""Out-of-sample rows ``K(x', x_i)`` of the sparse local-scaling kernel, shape (m, n).
 
@@ -262,7 +267,9 @@ def local_scaling_cross_kernel(
         The training points.
     sigma : ndarray, shape (n,)
         Their (floored) local scales.
-    n_neighbors : int
+    t : int
+        The neighbourhood size of the training kernel (``n_neighbors=`` is a
+        deprecated spelling).
     sigma_floor : float
 
     Returns
@@ -277,14 +284,14 @@ def local_scaling_cross_kernel(
     # Coincident training points (distance exactly 0).
     zero_lists = tree.query_ball_point(X_new, r=0.0)
     n_zero = np.array([len(z) for z in zero_lists], dtype=np.int64)
-    k = int(min(n, n_neighbors + n_zero.max(initial=0)))
+    k = int(min(n, t + n_zero.max(initial=0)))
     dist, index = tree.query(X_new, k=k)
     dist = np.asarray(dist).reshape(m, k)
     index = np.asarray(index, dtype=np.int64).reshape(m, k)
     rows, cols = [], []
     sig_new = np.empty(m)
     for r in range(m):  # skip the coincident points, keep the next t
-        pos = np.flatnonzero(dist[r] > 0)[:n_neighbors]
+        pos = np.flatnonzero(dist[r] > 0)[:t]
         if pos.size == 0:  # every training point coincides with x'
             sig_new[r] = sigma_floor
             continue

@@ -43,7 +43,7 @@ QUICK_N = [1000, 2000, 4000]
 
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0) -> dict:
     X, y = ten_gaussians(seed, n)
-    ens, ens_s = bench.timed(lambda: ensembles.kmeans_ensemble(seed, X, n_partitions, rule=rule,
+    ens, ens_s = bench.timed(lambda: ensembles.kmeans_ensemble(seed, X, n_partitions, k_rule=rule,
                                                                max_iter=max_iter))
 
     tracemalloc.start()

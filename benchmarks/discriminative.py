@@ -41,7 +41,7 @@ Protocol (per data set, per number of clusters K in {2, 5, 10}):
   CG MAP = ``dc_map(init="random", max_iter=29)``;
   SA MAP = ``dc_anneal(move="one")`` with ``n_iter = SA_STEPS_PER_CLUSTER * K``
   (paper: 100,000 K; fewer here, cost);
-  sDC = ``sdc`` with ``n_steps = SDC_STEPS_PER_CLUSTER * K`` (paper 100,000 K);
+  sDC = ``sdc`` with ``n_iter = SDC_STEPS_PER_CLUSTER * K`` (paper 100,000 K);
   MoG = ``mog_em`` (100 EM iterations); MDA2 = ``mda2_em`` (100 EM iterations);
   VQ = ``kmeans`` (Lloyd, random distinct points).
 * **§7.3 claim** ("K-means initialisation significantly improves almost all
@@ -111,7 +111,7 @@ def fit(method, key, X, c, K, param, *, sa_steps, sdc_steps):
     if method == "sa_map":
         return _dc().dc_anneal(key, X, c, K, param, n_iter=sa_steps * K, move="one").prototypes
     if method == "sdc":
-        return _dc().sdc(key, X, c, K, param, n_steps=sdc_steps * K).prototypes
+        return _dc().sdc(key, X, c, K, param, n_iter=sdc_steps * K).prototypes
     if method == "mog":
         return mog_em(key, X, K, param, max_iter=EM_ITER).centers
     if method == "mda2":

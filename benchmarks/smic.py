@@ -76,7 +76,7 @@ def toys(seeds):
             X = standardize(X)
             sel = smic_select(s, X, c)
             rec["smic"].append(ari(y, sel.result.labels))
-            rec["t"].append(int(sel.n_neighbors))
+            rec["t"].append(int(sel.t))
             rec["smic_s"].append(sel.smic_seconds)
             rec["lsmi_s"].append(sel.lsmi_seconds)
             rec["kmeans"].append(ari(y, kmeans(X, c, 10, s)))
@@ -107,7 +107,7 @@ def table(names, runs, km_init):
             idx = balanced_subsample(y0, rng)
             X, y = standardize(X0[idx]), y0[idx]
             sel, sec_sel = bench.timed(lambda: smic_select(r, X, c))
-            t = int(sel.n_neighbors)
+            t = int(sel.t)
             res, sec_fit = bench.timed(lambda: smic(X, t, c))  # time after model selection
             assert np.array_equal(res.labels, sel.result.labels)
             km, sec_km = bench.timed(lambda: kmeans(X, c, km_init, r))
@@ -139,9 +139,9 @@ def scaling(sizes, run_spectral):
         cands = [10, 20, 40] if n <= 5000 else [10, 20, 40, 80, 160]
         sel, sec = bench.timed(lambda: smic_select(0, X, 4, candidates=cands, eigen_solver="arpack"))
         row.update(candidates=cands, lsmi=[round(float(v), 4) for v in sel.lsmi],
-                   t_selected=int(sel.n_neighbors), smic_lsmi_ari=ari(y, sel.result.labels),
+                   t_selected=int(sel.t), smic_lsmi_ari=ari(y, sel.result.labels),
                    smic_fits_s=sel.smic_seconds, lsmi_selection_s=sel.lsmi_seconds, total_s=sec)
-        res, sec_fit = bench.timed(lambda: smic(X, int(sel.n_neighbors), 4, eigen_solver="arpack"))
+        res, sec_fit = bench.timed(lambda: smic(X, int(sel.t), 4, eigen_solver="arpack"))
         row["smic_selected_t_s"] = sec_fit
         km, sec = bench.timed(lambda: kmeans(X, 4, 10, 0))
         row.update(km_s=sec, km_ari=ari(y, km), ratio_smic_to_km=sec_fit / sec)

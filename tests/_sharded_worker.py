@@ -94,7 +94,7 @@ def main(src: str, dst: str) -> None:
     out["est_dp_labels"], out["est_dp_centers"] = est.labels_, est.cluster_centers_
     out["est_dp_predict"] = est.predict(inp["hdp_X"][:, :1].repeat(3, axis=1))
     est = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0, mesh=mesh).fit(
-        inp["hdp_X"], groups=inp["hdp_gid"])
+        inp["hdp_X"], group_ids=inp["hdp_gid"])
     out["est_hdp_labels"], out["est_hdp_local"] = est.labels_, est.local_labels_
     np.savez(dst, **out)
 

@@ -41,7 +41,7 @@ def test_one_aspect_closed_form():
     # L = 1: B_y = sum_z C_yz / |S| after one M-step, from any start.
     C = np.array([[0, 3, 1, 0], [3, 0, 2, 0], [1, 2, 0, 4], [0, 0, 4, 0]], float)
     B0 = np.array([[0.1, 0.2, 0.3, 0.4]])
-    res = ae.aspect_em(0, C, 1, init=(np.ones(1), B0), n_restarts=1, max_iter=3)
+    res = ae.aspect_em(0, C, 1, init=(np.ones(1), B0), n_init=1, max_iter=3)
     B = C.sum(1) / C.sum()
     np.testing.assert_allclose(res.B[0], B, rtol=1e-12)
     ll = np.sum(np.where(C > 0, C * np.log(np.outer(B, B) + (C == 0)), 0))
@@ -57,14 +57,14 @@ def test_sparse_em_equals_dense_reference(x64):
         dense = C.symmetric_counts().toarray()
         p0 = np.full(L, 1 / L)
         B0 = rng.dirichlet(np.ones(n), size=L)
-        res = ae.aspect_em(0, C, L, init=(p0, B0), n_restarts=1, max_iter=15, tol=0.0)
+        res = ae.aspect_em(0, C, L, init=(p0, B0), n_init=1, max_iter=15, tol=0.0)
         p, B, lls = _dense_penca(dense, p0, B0, res.n_iter)
         np.testing.assert_allclose(res.weights, p, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(res.B, B, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(res.objective_trace[1:], lls, rtol=1e-10)
         # The same fit from every input form (upper triangle U stands for U + U.T).
         for form in (dense, sp.csr_matrix(dense), sp.triu(sp.csr_matrix(dense), 1), 3.0 * dense):
-            other = ae.aspect_em(0, form, L, init=(p0, B0), n_restarts=1, max_iter=15, tol=0.0)
+            other = ae.aspect_em(0, form, L, init=(p0, B0), n_init=1, max_iter=15, tol=0.0)
             np.testing.assert_allclose(other.B, res.B, rtol=1e-9, atol=1e-13)  # scale-invariant
 
 
@@ -75,12 +75,12 @@ def test_em_never_decreases_objective(seed, n, L, hard):
     _, C = _random_counts(rng, n, N=int(rng.integers(2, 8)))
     if C.nnz == 0:
         return
-    res = ae.aspect_em(seed, C, min(L, n), n_restarts=2, hard=hard, max_iter=200)
+    res = ae.aspect_em(seed, C, min(L, n), n_init=2, hard=hard, max_iter=200)
     tr = res.objective_trace
     assert np.all(np.isfinite(tr))
     assert np.all(np.diff(tr) >= -1e-9 * np.abs(tr[1:])), np.diff(tr).min()
     assert res.log_likelihood == pytest.approx(tr[-1])
-    assert res.log_likelihood == max(res.restart_log_likelihoods)
+    assert res.log_likelihood == max(res.restart_objectives)
     if not hard:  # the reported value is the likelihood of the returned parameters (not one iteration stale)
         np.testing.assert_allclose(ae.aspect_log_likelihood(C, res.weights, res.B), res.log_likelihood, rtol=1e-10)
     np.testing.assert_allclose(res.memberships.sum(1), 1.0)
@@ -89,7 +89,7 @@ def test_em_never_decreases_objective(seed, n, L, hard):
 def test_hard_limit_objective_is_classification_likelihood():
     rng = np.random.default_rng(1)
     _, C = _random_counts(rng, 20)
-    res = ae.aspect_em(3, C, 3, hard=True, n_restarts=3)
+    res = ae.aspect_em(3, C, 3, hard=True, n_init=3)
     rows, cols, counts, _ = coassoc.coassociation_pairs(C)
     joint = res.weights[:, None] * res.B[:, rows] * res.B[:, cols]
     ref = 2 * np.sum(counts * np.log(joint.max(0)))  # slow reference: max over aspects per pair
@@ -104,17 +104,17 @@ def test_block_diagonal_recovered_with_restarts(sizes):
     C = 5.0 * (truth[:, None] == truth[None, :])
     np.fill_diagonal(C, 0)
     for hard in (False, True):
-        res = ae.aspect_em(0, C, len(sizes), n_restarts=10, hard=hard)  # one random start often fails: restarts
+        res = ae.aspect_em(0, C, len(sizes), n_init=10, hard=hard)  # one random start often fails: restarts
         assert metrics.ari(truth, res.labels) == 1.0
     # Label permutation of the objects permutes the memberships.
     perm = np.random.default_rng(0).permutation(truth.size)
-    res_p = ae.aspect_em(0, C[np.ix_(perm, perm)], len(sizes), n_restarts=10)
+    res_p = ae.aspect_em(0, C[np.ix_(perm, perm)], len(sizes), n_init=10)
     assert metrics.ari(truth[perm], res_p.labels) == 1.0
 
 
 def test_isolated_object_gets_uniform_membership():
     C = np.array([[0, 2, 0], [2, 0, 0], [0, 0, 0]], float)
-    res = ae.aspect_em(0, C, 2, n_restarts=2)
+    res = ae.aspect_em(0, C, 2, n_init=2)
     assert res.isolated.tolist() == [False, False, True]
     np.testing.assert_allclose(res.memberships[2], [0.5, 0.5])
 
@@ -136,10 +136,10 @@ def test_select_n_aspects_finds_blocks():
     truth = np.repeat(np.arange(3), [8, 6, 10])
     C = 10.0 * (truth[:, None] == truth[None, :])
     np.fill_diagonal(C, 0)
-    sel = ae.select_n_aspects(0, C, [1, 2, 3, 4, 5], n_restarts=5)
+    sel = ae.select_n_aspects(0, C, [1, 2, 3, 4, 5], n_init=5)
     assert sel.n_aspects == 3
     assert metrics.ari(truth, sel.best.labels) == 1.0
-    bic = ae.select_n_aspects(0, C, [2, 3, 4], criterion="bic", sample_size=100.0, n_restarts=5)
+    bic = ae.select_n_aspects(0, C, [2, 3, 4], criterion="bic", sample_size=100.0, n_init=5)
     assert bic.n_aspects == 3
     # MDL by hand for the selected fit: -l + nu/2 log |S|.
     nu = 2 + 3 * 23
@@ -171,7 +171,7 @@ def test_mm_matches_slow_loop_and_is_monotone():
     rng = np.random.default_rng(3)
     codes = np.stack([rng.integers(0, 3, 15) for _ in range(5)])
     codes[1, [2, 7]] = -1
-    res = moe.mixture_of_ensembles(0, codes, 2, n_restarts=1, max_iter=1, allow_missing=True)
+    res = moe.mixture_of_ensembles(0, codes, 2, n_init=1, max_iter=1, allow_missing=True)
     # Rebuild the same random start: the first Dirichlet draw of the restart's generator.
     R0 = as_numpy_rng(jax.random.PRNGKey(0)).dirichlet(np.ones(2), size=15)
     R1, ll1 = _mm_slow_step(codes, R0, 1e-6)
@@ -179,7 +179,7 @@ def test_mm_matches_slow_loop_and_is_monotone():
     np.testing.assert_allclose(res.responsibilities, R2, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(res.log_likelihood, ll2, rtol=1e-10)
     for hard in (False, True):
-        full = moe.mixture_of_ensembles(1, codes, 3, n_restarts=3, hard=hard, allow_missing=True)
+        full = moe.mixture_of_ensembles(1, codes, 3, n_init=3, hard=hard, allow_missing=True)
         assert np.all(np.diff(full.objective_trace) >= -1e-9 * np.abs(full.objective_trace[1:]))
         assert full.log_likelihood <= 0
 
@@ -248,7 +248,7 @@ def test_em_fixed_point_is_stationary_for_the_program(x64, a_p, a_B):
     rng = np.random.default_rng(6)
     _, C = _random_counts(rng, 10, N=8, kmax=3)
     rows, cols, counts, n = coassoc.coassociation_pairs(C)
-    res = ae.aspect_em(0, C, 2, n_restarts=1, tol=0.0, max_iter=4000, alpha_p=a_p, alpha_B=a_B)
+    res = ae.aspect_em(0, C, 2, n_init=1, tol=0.0, max_iter=4000, alpha_p=a_p, alpha_B=a_B)
 
     def f(params):
         return log_density(dyadic_aspect, (rows, cols, counts, n, 2), dict(alpha_p=a_p, alpha_B=a_B), params)[0]

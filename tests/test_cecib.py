@@ -156,7 +156,7 @@ def test_affine_map_shifts_cost_by_log_det_and_keeps_the_partition():
     r1 = cecib(0, X, 4, init=lab0, beta=0.0)
     r2 = cecib(0, X @ A.T + b, 4, init=lab0, beta=0.0)
     np.testing.assert_array_equal(r1.labels, r2.labels)
-    assert r2.cost - r1.cost == pytest.approx(math.log(abs(np.linalg.det(A))), abs=1e-9)
+    assert r2.objective - r1.objective == pytest.approx(math.log(abs(np.linalg.det(A))), abs=1e-9)
 
 
 # --------------------------------------------------------------------------- beta
@@ -306,7 +306,7 @@ def test_plain_cec_is_beta_zero_and_labels_are_irrelevant_then():
     r_unl = cecib(7, X, 5, np.full(len(X), -1), n_init=2)
     np.testing.assert_array_equal(r_none.labels, r_b0.labels)
     np.testing.assert_array_equal(r_none.labels, r_unl.labels)
-    assert r_none.cost == pytest.approx(r_b0.cost)
+    assert r_none.objective == pytest.approx(r_b0.objective)
 
 
 def test_clusters_are_removed_down_to_the_true_number():
@@ -315,11 +315,11 @@ def test_clusters_are_removed_down_to_the_true_number():
     X, y = blobs(2, n_per=150)
     res = cecib(0, X, 6, n_init=3, init="random")
     assert res.n_clusters == 3
-    assert res.cost <= ref_cost(X, y) + 1e-9
+    assert res.objective <= ref_cost(X, y) + 1e-9
     assert metrics.ari(y, res.labels) > 0.95
     assert res.weights.sum() == pytest.approx(1.0)
-    assert res.cost == pytest.approx(ref_cost(X, res.labels), rel=1e-10)
-    assert res.cost == min(res.restart_costs)
+    assert res.objective == pytest.approx(ref_cost(X, res.labels), rel=1e-10)
+    assert res.objective == min(res.restart_objectives)
     # returned statistics are the MLE ones
     for j in range(res.n_clusters):
         np.testing.assert_allclose(res.covariances[j], np.cov(X[res.labels == j].T, bias=True), atol=1e-10)
@@ -338,7 +338,7 @@ def test_kmeanspp_starts_use_the_seeds_of_kmeans_init():
     np.testing.assert_array_equal(_initial_labels(key, X, 6, "k-means++"), nearest)
     res = cecib(0, X, 6, init="k-means++", n_init=2)
     assert res.converged and 3 <= res.n_clusters <= 6
-    assert res.cost == pytest.approx(ref_cost(X, res.labels), rel=1e-10)
+    assert res.objective == pytest.approx(ref_cost(X, res.labels), rel=1e-10)
 
 
 def test_large_beta_makes_the_partition_consistent_with_full_labels():
@@ -408,11 +408,11 @@ def test_no_cluster_collapses_onto_duplicate_points():
     X = np.concatenate([np.tile([[3.0, 3.0]], (40, 1)), rng.normal(size=(100, 2))])
     for seed in range(4):
         res = cecib(seed, X, 4, n_init=2, init="k-means++")
-        assert np.isfinite(res.cost)
+        assert np.isfinite(res.objective)
         for j in range(res.n_clusters):
             Xj = X[res.labels == j]
             assert np.linalg.matrix_rank(Xj - Xj.mean(0)) == 2
-        assert res.cost == pytest.approx(cecib_cost(X, res.labels), rel=1e-9)
+        assert res.objective == pytest.approx(cecib_cost(X, res.labels), rel=1e-9)
 
 
 def test_degenerate_data_is_a_clear_error():
@@ -432,8 +432,8 @@ def test_estimator_fit_predict_and_reduction():
     est = CECIB(n_clusters=6, n_init=3, random_state=0).fit(X, yp)
     assert est.n_clusters_ == 3 and est.labels_.shape == (len(X),)
     assert metrics.ari(y, est.labels_) > 0.95
-    assert est.means_.shape == (3, 2) and est.covariances_.shape == (3, 2, 2)
-    assert est.cost_ == pytest.approx(ref_cost(X, est.labels_, yp, 1.0), rel=1e-10)
+    assert est.cluster_centers_.shape == (3, 2) and est.covariances_.shape == (3, 2, 2)
+    assert est.objective_ == pytest.approx(ref_cost(X, est.labels_, yp, 1.0), rel=1e-10)
     np.testing.assert_array_equal(est.classes_, [0, 1, 2])
     assert est.label_counts_.sum() == (yp >= 0).sum()
     # predict is the CEC rule argmax_j p_j N(x | mu_j, Sigma_j); on the training data it agrees
@@ -441,7 +441,7 @@ def test_estimator_fit_predict_and_reduction():
     pred = est.predict(X)
     assert np.mean(pred == est.labels_) > 0.97
     ref = np.column_stack([
-        np.log(est.weights_[j]) + stats.multivariate_normal(est.means_[j], est.covariances_[j]).logpdf(X)
+        np.log(est.weights_[j]) + stats.multivariate_normal(est.cluster_centers_[j], est.covariances_[j]).logpdf(X)
         for j in range(3)
     ])
     np.testing.assert_array_equal(pred, ref.argmax(1))
@@ -606,7 +606,7 @@ print({MARKER!r} + json.dumps(dict(
     executable=sys.executable,
     toy_k=int(toy.n_clusters_),
     toy_ari=float(metrics.ari(y_toy, toy.labels_)),
-    toy_trace=[float(v) for v in toy.cost_trace_],
+    toy_trace=[float(v) for v in toy.objective_trace_],
     crossover=float(crossover),
     fraction=table_fraction,
     iris_k=[k for (name, frac), ks in k_found.items() if name == "iris" for k in ks],

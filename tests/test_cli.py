@@ -22,14 +22,26 @@ def blobs_csv(tmp_path):
     return path, X
 
 
-def test_fit_csv_with_k_writes_labels_and_summary(blobs_csv, capsys):
+def test_fit_csv_with_n_clusters_writes_labels_and_summary(blobs_csv, capsys):
     path, X = blobs_csv
     out = path.parent / "labels.txt"
-    assert main(["fit", str(path), "--k", "2", "--out", str(out), "--json"]) == 0
+    assert main(["fit", str(path), "--n-clusters", "2", "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     labels = np.loadtxt(out, dtype=int)
     assert summary["n_clusters"] == 2 and summary["n_samples"] == 60
     assert len(labels) == 60 and len(set(labels[:30])) == 1 and labels[0] != labels[-1]
+
+
+def test_k_is_an_alias_of_n_clusters(blobs_csv, capsys):
+    """``--k``, the old spelling of ``--n-clusters``, is still accepted and does the same."""
+    path, _ = blobs_csv
+    outs = []
+    for flag in ("--n-clusters", "--k"):
+        out = path.parent / f"labels{flag}.txt"
+        assert main(["fit", str(path), flag, "2", "--out", str(out), "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        outs.append((summary["lam"], summary["n_clusters"], np.loadtxt(out, dtype=int).tolist()))
+    assert outs[0] == outs[1]
 
 
 def test_fit_npy_with_lam(tmp_path, capsys):
@@ -44,14 +56,14 @@ def test_fit_npy_with_lam(tmp_path, capsys):
 @pytest.mark.parametrize(
     "content,args,match",
     [
-        (None, ["--k", "2"], "does not exist"),
-        ("1,2\n3\n", ["--k", "1"], "malformed"),
-        ("1,2\nnan,4\n", ["--k", "1"], "contains NaN"),
+        (None, ["--n-clusters", "2"], "does not exist"),
+        ("1,2\n3\n", ["--n-clusters", "1"], "malformed"),
+        ("1,2\nnan,4\n", ["--n-clusters", "1"], "contains NaN"),
         ("1,2\n3,4\n", ["--lam", "-1"], "--lam must be a positive"),
-        ("1,2\n3,4\n", ["--k", "5"], "--k must be <="),
-        ("1,2\n3,4\n", [], "exactly one of --lam and --k"),
+        ("1,2\n3,4\n", ["--n-clusters", "5"], "--n-clusters must be <="),
+        ("1,2\n3,4\n", [], "exactly one of --lam and --n-clusters"),
         ("1,2\n3,4\n", ["--lam", "abc"], "invalid float value"),
-        ("", ["--k", "1"], "no data"),
+        ("", ["--n-clusters", "1"], "no data"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, match):
@@ -67,7 +79,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, match
 def test_malformed_npy(tmp_path, capsys):
     path = tmp_path / "bad.npy"
     path.write_bytes(b"not a numpy file")
-    assert main(["fit", str(path), "--k", "1"]) == 2
+    assert main(["fit", str(path), "--n-clusters", "1"]) == 2
     assert "not a valid .npy file" in capsys.readouterr().err
 
 
@@ -102,11 +114,11 @@ def test_job_json_records_whether_the_native_kernels_ran(tmp_path, native):
     assert summary == {"data": "x", "native_kernels": native}
 
 
-def test_compare_on_a_file_needs_k_or_lam(tmp_path, capsys):
+def test_compare_on_a_file_needs_n_clusters_or_lam(tmp_path, capsys):
     path = tmp_path / "x.csv"
     np.savetxt(path, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
     assert main(["compare", "--data", str(path), "--out", str(tmp_path)]) == 2
-    assert "give --k or --lam" in capsys.readouterr().err
+    assert "give --n-clusters or --lam" in capsys.readouterr().err
 
 
 def test_console_script_help_documents_every_subcommand():
@@ -125,7 +137,7 @@ def test_console_script_help_documents_every_subcommand():
 
 def test_console_script_error_has_no_traceback(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "bayesclust.cli", "fit", str(tmp_path / "missing.csv"), "--k", "2"],
+        [sys.executable, "-m", "bayesclust.cli", "fit", str(tmp_path / "missing.csv"), "--n-clusters", "2"],
         capture_output=True, text=True,
     )
     assert run.returncode == 2
@@ -161,12 +173,13 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize("model, extra, match", [
     ("hdp", ["--data", "iris"], "grouped data"),
-    ("hdp", ["--k", "3"], "--k is an option of --model dp and dc"),
-    ("consensus", ["--k", "3"], "--k is an option of --model dp and dc"),
+    ("hdp", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
+    ("hdp", ["--k", "3"], "--n-clusters is an option of --model dp and dc"),  # the old spelling
+    ("consensus", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
     ("consensus", ["--data", "no-such-set"], "no-such-set"),
     ("dc", ["--data", "hdp-groups"], "needs auxiliary class labels"),
     ("dc", ["--lam", "1.0"], "--lam is an option of --model dp"),
-    ("dc", ["--k", "0"], "k must be"),
+    ("dc", ["--n-clusters", "0"], "n_clusters must be"),
 ])
 def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, capsys, model, extra, match):
     assert main(["compare", "--model", model, "--out", str(tmp_path), *extra]) == 2

@@ -56,14 +56,14 @@ def test_k_rules_reproduce_table_I():
     assert ensembles.k_bounds(1001, "linear") == (21, 51)
 
 
-def _random_labelings(rng, N, n, kmax=5):
+def _random_ensemble(rng, N, n, kmax=5):
     return np.stack([rng.integers(0, rng.integers(1, kmax + 1), n) for _ in range(N)])
 
 
 def test_sparse_coassociation_equals_dense_count():
     rng = np.random.default_rng(0)
     for N, n in [(2, 7), (9, 40), (30, 25)]:
-        L = _random_labelings(rng, N, n)
+        L = _random_ensemble(rng, N, n)
         C = coassoc.coassociation(L, max_pairs_per_batch=50)  # several batches
         ref = metrics.co_clustering_matrix(L) * N  # independent one-hot product
         U = C.counts.toarray()
@@ -80,7 +80,7 @@ def test_sparse_coassociation_equals_dense_count():
 def test_subsampled_coassociation_matches_slow_loop():
     rng = np.random.default_rng(1)
     N, n = 13, 20
-    L = _random_labelings(rng, N, n, 4)
+    L = _random_ensemble(rng, N, n, 4)
     L[rng.random((N, n)) < 0.3] = -1
     L[0] = np.arange(n) % 3  # every object sampled at least once
     C = coassoc.coassociation(L, allow_missing=True)
@@ -101,7 +101,7 @@ def test_subsampled_coassociation_matches_slow_loop():
 
 def test_coassociation_invariances():
     rng = np.random.default_rng(2)
-    L = _random_labelings(rng, 8, 30)
+    L = _random_ensemble(rng, 8, 30)
     base = coassoc.coassociation(L).counts.toarray()
     relabelled = np.stack([rng.permutation(7)[r] * 3 + 11 for r in L])  # any integers per partition
     np.testing.assert_array_equal(coassoc.coassociation(relabelled).counts.toarray(), base)
@@ -233,7 +233,7 @@ def test_ensemble_kmeans_runs_equal_reference_lloyd():
     assert ens.labels.shape == (3, 30) and ens.labels.min() >= 0
 
 
-def test_bad_labelings():
+def test_bad_ensemble():
     with pytest.raises(ValueError, match="same length"):
         coassoc.coassociation([[0, 1, 1], [0, 1]])
     with pytest.raises(ValueError, match="single labeling"):
@@ -252,7 +252,7 @@ def test_bad_labelings():
         linkages.linkage_consensus([[0, 1], [0, 0]], "average", 3)
     with pytest.raises(ValueError, match="method"):
         linkages.linkage_consensus([[0, 1], [0, 0]], "ward")
-    with pytest.raises(ValueError, match="rule"):
+    with pytest.raises(ValueError, match="k_rule"):
         ensembles.k_bounds(10, "cube")
     with pytest.raises(ValueError, match="subsample"):
         ensembles.kmeans_ensemble(0, np.zeros((5, 2)) + np.arange(5)[:, None], 2, subsample=1.5)
@@ -268,7 +268,7 @@ def _blobs(seed=0, n_per=15):
     return X, np.repeat(np.arange(3), n_per)
 
 
-def test_estimators_fit_X_and_labelings_and_posterior():
+def test_estimators_fit_X_and_ensemble_and_posterior():
     from sklearn.base import clone
 
     from bayesclust import AspectConsensus, EvidenceAccumulation
@@ -279,24 +279,24 @@ def test_estimators_fit_X_and_labelings_and_posterior():
     assert ea.ensemble_.shape == (30, 45) and ea.linkage_.shape == (44, 4)
     ea_life = EvidenceAccumulation(n_partitions=30, n_clusters_range=(2, 6), random_state=0).fit(X)
     assert ea_life.n_clusters_ == 3  # lifetime criterion with a coarse ensemble
-    ac = AspectConsensus(n_clusters=3, n_partitions=30, n_restarts=5, random_state=0).fit(X)
+    ac = AspectConsensus(n_clusters=3, n_partitions=30, n_init=5, random_state=0).fit(X)
     assert metrics.ari(y, ac.labels_) == 1.0
     np.testing.assert_allclose(ac.probabilities_.sum(1), 1.0)
     assert ac.probabilities_.shape == (45, 3)
     assert np.all(ac.labels_ == ac.probabilities_.argmax(1))
-    # The same ensemble as labelings, as a list, and as a Posterior's label draws.
+    # The same ensemble as an array, as a list, and as a Posterior's label draws.
     parts = ea.ensemble_
     post = Posterior(parts.reshape(2, 15, 45))  # 2 chains x 15 draws
     for source in (parts, list(parts), post):
-        a = EvidenceAccumulation(n_clusters=3).fit(labelings=source)
+        a = EvidenceAccumulation(n_clusters=3).fit(ensemble=source)
         np.testing.assert_array_equal(a.labels_, ea.labels_)
-        b = AspectConsensus(n_clusters=3, n_restarts=5, random_state=0).fit(labelings=source)
+        b = AspectConsensus(n_clusters=3, n_init=5, random_state=0).fit(ensemble=source)
         assert metrics.ari(y, b.labels_) == 1.0
-    hard = AspectConsensus(n_clusters=3, hard=True, random_state=0).fit(labelings=post)
+    hard = AspectConsensus(n_clusters=3, hard=True, random_state=0).fit(ensemble=post)
     assert metrics.ari(y, hard.labels_) == 1.0
-    eac_init = AspectConsensus(n_clusters=3, init="eac", n_restarts=1).fit(labelings=parts)
+    eac_init = AspectConsensus(n_clusters=3, init="eac", n_init=1).fit(ensemble=parts)
     assert metrics.ari(y, eac_init.labels_) == 1.0
-    sel = AspectConsensus(max_clusters=5, n_restarts=3, random_state=0).fit(labelings=parts)
+    sel = AspectConsensus(max_clusters=5, n_init=3, random_state=0).fit(ensemble=parts)
     assert sel.n_clusters_ in range(1, 6) and sel.model_selection_.scores.shape == (5,)
     assert clone(ac).get_params() == ac.get_params()
 
@@ -304,18 +304,18 @@ def test_estimators_fit_X_and_labelings_and_posterior():
 def test_estimator_bad_input():
     from bayesclust import AspectConsensus, EvidenceAccumulation
 
-    with pytest.raises(ValueError, match="labelings"):
+    with pytest.raises(ValueError, match="ensemble"):
         EvidenceAccumulation().fit()
     with pytest.raises(ValueError, match="same length"):
-        EvidenceAccumulation().fit(labelings=[[0, 1, 1], [0, 1]])
+        EvidenceAccumulation().fit(ensemble=[[0, 1, 1], [0, 1]])
     with pytest.raises(ValueError, match="single labeling"):
-        AspectConsensus(n_clusters=2).fit(labelings=[0, 1, 1, 0])
+        AspectConsensus(n_clusters=2).fit(ensemble=[0, 1, 1, 0])
     with pytest.raises(ValueError, match="non-negative"):
-        AspectConsensus(n_clusters=2).fit(labelings=[[0, 1, -1, 0], [1, 1, 0, 0]])
+        AspectConsensus(n_clusters=2).fit(ensemble=[[0, 1, -1, 0], [1, 1, 0, 0]])
     with pytest.raises(ValueError, match="n_clusters"):
-        AspectConsensus(n_clusters=0).fit(labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
+        AspectConsensus(n_clusters=0).fit(ensemble=[[0, 1, 1, 0], [1, 1, 0, 0]])
     with pytest.raises(ValueError, match="samples"):
-        EvidenceAccumulation().fit(np.zeros((3, 2)), labelings=[[0, 1, 1, 0], [1, 1, 0, 0]])
+        EvidenceAccumulation().fit(np.zeros((3, 2)), ensemble=[[0, 1, 1, 0], [1, 1, 0, 0]])
 
 
 def test_run_compare_consensus_writes_report(tmp_path):
@@ -324,7 +324,7 @@ def test_run_compare_consensus_writes_report(tmp_path):
     from bayesclust import datasets
     from bayesclust.jobs.consensus import run_compare_consensus
 
-    s = run_compare_consensus("stars", tmp_path, seed=1, n_partitions=12, n_restarts=2, plot=False,
+    s = run_compare_consensus("stars", tmp_path, seed=1, n_partitions=12, n_init=2, plot=False,
                               progress_bar=False)
     saved = json.loads((tmp_path / "compare_consensus.json").read_text())
     methods = [r["method"] for r in saved["rows"]]
@@ -351,7 +351,7 @@ def test_evidence_accumulation_sklearn_checks(estimator, check):
 
 
 @pytest.mark.slow  # ~30 s: every check's data shape compiles PEnCA's EM afresh
-@parametrize_with_checks([AspectConsensus(n_clusters=2, n_partitions=10, n_restarts=2, random_state=0)])
+@parametrize_with_checks([AspectConsensus(n_clusters=2, n_partitions=10, n_init=2, random_state=0)])
 def test_aspect_consensus_sklearn_checks(estimator, check):
     check(estimator)
 

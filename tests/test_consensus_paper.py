@@ -23,11 +23,11 @@ def _runs(X, y, seeds, *, restarts=10, eac_init=False):
     for seed in seeds:
         ens = ensembles.kmeans_ensemble(seed, X, 150)
         C = coassoc.coassociation(ens)
-        out["PEnCA"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, n_restarts=restarts).labels))
-        out["MM"].append(metrics.consistency_index(y, moe.mixture_of_ensembles(seed, ens, K, n_restarts=restarts).labels))
+        out["PEnCA"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, n_init=restarts).labels))
+        out["MM"].append(metrics.consistency_index(y, moe.mixture_of_ensembles(seed, ens, K, n_init=restarts).labels))
         if eac_init:
             al = linkages.linkage_consensus(C, "average", K).labels
-            out["PEnCA-eac"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, init=al, n_restarts=1).labels))
+            out["PEnCA-eac"].append(metrics.consistency_index(y, ae.aspect_em(seed, C, K, init=al, n_init=1).labels))
     return {k: np.asarray(v) for k, v in out.items()}
 
 

@@ -188,7 +188,7 @@ def test_mog_one_and_three_steps_equal_numpy(x64):
         res = mog_em(0, X, 3, s, max_iter=t + 1, init=C0)
         np.testing.assert_allclose(res.centers, M, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(res.weights, w, rtol=1e-10)
-        np.testing.assert_allclose(res.log_likelihood_trace[:-1], lls, rtol=1e-12)
+        np.testing.assert_allclose(res.objective_trace[:-1], lls, rtol=1e-12)
     final = logsumexp(_np_log_gauss(X, M, s) + np.log(w), axis=1).sum()
     assert res.log_likelihood == pytest.approx(final, rel=1e-12)
     assert res.n_iter == 3 and res.spread == s
@@ -210,7 +210,7 @@ def test_mda2_responsibilities_equal_numpy(x64):
         np.testing.assert_allclose(res.centers, M, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(res.weights, w, rtol=1e-10)
         np.testing.assert_allclose(res.psi, psi, rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(res.log_likelihood_trace[:-1], lls, rtol=1e-12)
+        np.testing.assert_allclose(res.objective_trace[:-1], lls, rtol=1e-12)
     np.testing.assert_allclose(res.psi.sum(1), 1.0)
     assert res.weights.sum() == pytest.approx(1.0)
 
@@ -221,7 +221,7 @@ def test_mda2_with_uninformative_classes_is_mog(x64):
     a = mog_em(0, X, 3, 1.0, max_iter=20)
     b = mda2_em(0, X, np.zeros(len(X), int), 3, 1.0, max_iter=20)
     np.testing.assert_allclose(a.centers, b.centers, atol=1e-12)
-    np.testing.assert_allclose(a.log_likelihood_trace, b.log_likelihood_trace, rtol=1e-12)
+    np.testing.assert_allclose(a.objective_trace, b.objective_trace, rtol=1e-12)
     np.testing.assert_allclose(b.psi, 1.0)
 
 
@@ -234,7 +234,7 @@ def test_em_log_likelihood_never_decreases(seed, spread, x64):
         mog_em(seed, X, 5, spread, max_iter=60),
         mda2_em(seed, X, c, 5, spread, max_iter=60),
     ):
-        trace = res.log_likelihood_trace
+        trace = res.objective_trace
         assert trace.shape == (61,) and np.all(np.isfinite(trace))
         scale = np.abs(trace).max()
         assert np.all(np.diff(trace) >= -1e-12 * scale), np.diff(trace).min()
@@ -246,7 +246,7 @@ def test_em_float32_trace_monotone_to_rounding_and_no_nan():
     c = np.append(z, 0)
     C0 = np.vstack([X[:3], X[-1:]]).astype(np.float32)
     for res in (mog_em(0, X, 4, 0.5, init=C0), mda2_em(0, X, c, 4, 0.5, init=C0)):
-        trace = res.log_likelihood_trace
+        trace = res.objective_trace
         assert np.all(np.isfinite(trace)) and np.all(np.isfinite(res.centers))
         assert np.all(np.diff(trace) >= -1e-5 * np.abs(trace).max())
         assert res.weights[3] == pytest.approx(1 / len(X), rel=1e-3)  # the outlier's own
@@ -258,7 +258,7 @@ def test_em_far_component_gets_weight_zero_not_nan():
     for res in (mog_em(0, X, 3, 0.5, init=C0), mda2_em(0, X, z, 3, 0.5, init=C0)):
         assert res.weights[2] == 0.0
         np.testing.assert_allclose(res.centers[2], [1e4, 1e4], rtol=1e-6)
-        assert np.all(np.isfinite(res.log_likelihood_trace))
+        assert np.all(np.isfinite(res.objective_trace))
 
 
 def test_em_jit_and_eager_agree():

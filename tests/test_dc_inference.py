@@ -283,7 +283,7 @@ def test_sdc_matches_a_slow_loop_with_the_same_draws(x64):
     X = rng.normal(size=(n, 2))
     c = rng.integers(0, C, n)
     m0 = X[5:5 + K].copy()
-    res = sdc(4, X, c, K, 0.8, n_steps=n_steps, rate=0.05, init=m0, trace_points=4)
+    res = sdc(4, X, c, K, 0.8, n_iter=n_steps, rate=0.05, init=m0, trace_points=4)
     block, n_blocks = dcmod._blocks(n_steps, 4)
     key = jax.random.split(jax.random.PRNGKey(4))[1]
     m_ref, psi_ref = _sdc_reference(key, X, c, m0, 0.8, 0.05, n_steps, block, n_blocks, C)
@@ -297,7 +297,7 @@ def test_sdc_matches_a_slow_loop_with_the_same_draws(x64):
 
 def test_sdc_improves_the_exact_posterior_over_its_random_start():
     X, c = dc_toy(4, 1000)
-    res = sdc(0, X, c, 4, 0.3, n_steps=50_000)
+    res = sdc(0, X, c, 4, 0.3, n_iter=50_000)
     start = res.info["init_prototypes"]
     lp0 = dc_log_posterior(_cells(X, start), c, n_clusters=4)
     assert res.log_posterior > lp0 + 20.0

@@ -341,8 +341,8 @@ def test_bad_input_gives_clear_error(kwargs, exc, match):
         dp_means(X, lam, **args)
 
 
-def test_farthest_first_bad_k():
-    with pytest.raises(ValueError, match="k must be <= the number of samples"):
+def test_farthest_first_bad_n_clusters():
+    with pytest.raises(ValueError, match="n_clusters must be <= the number of samples"):
         farthest_first_lambda(GOOD, 7)
-    with pytest.raises(ValueError, match="k must be >= 1"):
+    with pytest.raises(ValueError, match="n_clusters must be >= 1"):
         farthest_first_lambda(GOOD, 0)

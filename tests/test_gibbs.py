@@ -76,7 +76,7 @@ def test_three_gaussians_posterior_point_partition():
         (dict(sigma2=0.0), "sigma2 must be a positive"),
         (dict(rho2=-1.0), "rho2 must be a positive"),
         (dict(alpha=0.0), "alpha must be a positive"),
-        (dict(alpha_prior=(1.0,)), "alpha_prior must be a pair"),
+        (dict(alpha_prior=(1.0,)), "alpha_prior must be a numpyro.distributions.Gamma"),
         (dict(sigma2_prior=(1.0, -1.0)), r"sigma2_prior\[1\] must be a positive"),
         (dict(num_samples=0), "num_samples must be >= 1"),
         (dict(init_labels=[0, 1]), "init_labels has length 2"),

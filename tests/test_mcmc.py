@@ -155,7 +155,7 @@ def test_svi_delta_finds_three_clusters(blobs):
     alpha = alpha_from_lam(4.0, SIGMA2, 100.0, 2)
     post = run_svi(
         1, dp_gmm, X, guide="delta", num_steps=1000, num_samples=300, learning_rate=0.05,
-        num_restarts=5, progress_bar=False, truncation=8, alpha=alpha, sigma2=SIGMA2,
+        n_init=5, progress_bar=False, truncation=8, alpha=alpha, sigma2=SIGMA2,
     )
     assert post.sampler == "SVI(AutoDelta)" and post.model == "dp_gmm"
     assert post.labels.shape == (1, 300, 90)
@@ -217,7 +217,7 @@ def test_run_nuts_bad_arguments(kwargs, exc, match):
         (dict(guide="laplace"), ValueError, "guide"),
         (dict(guide=object()), TypeError, "guide"),
         (dict(num_steps=0), ValueError, "num_steps"),
-        (dict(num_restarts=0), ValueError, "num_restarts"),
+        (dict(n_init=0), ValueError, "n_init"),
         (dict(learning_rate=-0.1), ValueError, "learning_rate"),
     ],
 )

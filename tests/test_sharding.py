@@ -113,7 +113,7 @@ def _references(inp):
     ))
     ref["est_dp"] = bayesclust.DPMeans(lam=lam).fit(X)
     ref["est_hdp"] = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0).fit(
-        inp["hdp_X"], groups=inp["hdp_gid"])
+        inp["hdp_X"], group_ids=inp["hdp_gid"])
     for c in range(int(inp["hdp_cases"])):
         ref[f"hdp{c}"] = hard_hdp(inp["hdp_X"], float(inp[f"hdp_lam_l_{c}"]),
                                   float(inp[f"hdp_lam_g_{c}"]), group_ids=inp["hdp_gid"])

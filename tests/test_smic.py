@@ -283,15 +283,15 @@ def test_bad_n_clusters():
         smic(X, 3, 20)
 
 
-def test_bad_n_neighbors():
+def test_bad_t():
     X = np.random.default_rng(0).normal(size=(8, 2))
-    with pytest.raises(ValueError, match="n_neighbors=8 must be < n_samples=8"):
+    with pytest.raises(ValueError, match="t=8 must be < n_samples=8"):
         smic(X, 8, 2)
     with pytest.raises(ValueError, match="candidates=9 must be < n_samples=8"):
         smic_select(0, X, 2, candidates=[3, 9])
-    with pytest.raises(ValueError, match="n_neighbors=10 must be < n_samples=8"):
-        SMIC(2, n_neighbors=10).fit(X)
-    with pytest.raises(ValueError, match="n_neighbors must be >= 1"):
+    with pytest.raises(ValueError, match="t=10 must be < n_samples=8"):
+        SMIC(2, t=10).fit(X)
+    with pytest.raises(ValueError, match="t must be >= 1"):
         smic(X, 0, 2)
     # "auto" with the default candidates restricts T = 1..10 to t < n.
     est = SMIC(2, random_state=0).fit(X)
@@ -320,7 +320,7 @@ def test_estimator_fit_predict_and_lsmi_per_candidate():
     est = SMIC(4, candidates=[3, 6, 9], random_state=0)
     labels = est.fit_predict(X * 10.0 + 3.0)  # standardisation removes the affine change
     assert est.lsmi_.shape == (3,) and est.candidates_.tolist() == [3, 6, 9]
-    assert est.n_neighbors_ == est.candidates_[np.argmax(est.lsmi_)]
+    assert est.t_ == est.candidates_[np.argmax(est.lsmi_)]
     assert adjusted_rand_score(y, labels) == 1.0
     again = SMIC(4, candidates=[3, 6, 9], random_state=0).fit(X)
     np.testing.assert_allclose(again.lsmi_, est.lsmi_, rtol=1e-12)  # invariant to the affine map
@@ -328,8 +328,8 @@ def test_estimator_fit_predict_and_lsmi_per_candidate():
     assert adjusted_rand_score(yn, est.predict(Xn * 10.0 + 3.0)) == 1.0
     proba = est.predict_proba(Xn * 10.0 + 3.0)
     np.testing.assert_allclose(proba.sum(1), 1.0)
-    fixed = SMIC(4, n_neighbors=6, random_state=0).fit(X)
-    assert fixed.lsmi_.shape == (1,) and fixed.n_neighbors_ == 6
+    fixed = SMIC(4, t=6, random_state=0).fit(X)
+    assert fixed.lsmi_.shape == (1,) and fixed.t_ == 6
     assert fixed.lsmi_[0] == pytest.approx(est.lsmi_[1], rel=1e-12)  # same centres and folds
 
 
@@ -364,7 +364,7 @@ def test_paper_toys_side_by_side_with_kmeans_and_spectral():
             X = _standardize(X)
             sel = smic_select(s, X, c)
             aris.append(adjusted_rand_score(y, sel.result.labels))
-            ts.append(sel.n_neighbors)
+            ts.append(sel.t)
             if s == 0:
                 km, sc = _peers(X, c)
                 rows[name] = dict(smic=aris[0], t=ts[0], kmeans=adjusted_rand_score(y, km),
@@ -407,7 +407,7 @@ def test_wine_iris_against_kmeans_and_spectral():
         c = len(np.unique(y))
         est = SMIC(c, random_state=0).fit(X)
         km, sc = _peers(_standardize(X), c)
-        out[name] = dict(smic=adjusted_rand_score(y, est.labels_), t=est.n_neighbors_,
+        out[name] = dict(smic=adjusted_rand_score(y, est.labels_), t=est.t_,
                          kmeans=adjusted_rand_score(y, km), spectral=adjusted_rand_score(y, sc))
     print("SMIC_UCI " + json.dumps(out))
     assert out["wine"]["smic"] >= out["wine"]["kmeans"] - 0.1
@@ -420,7 +420,7 @@ def test_digits_against_kmeans_and_spectral():
     X, y = datasets.load_digits()
     est = SMIC(10, random_state=0).fit(X)
     km, sc = _peers((X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0), 10)
-    out = dict(smic=adjusted_rand_score(y, est.labels_), t=est.n_neighbors_,
+    out = dict(smic=adjusted_rand_score(y, est.labels_), t=est.t_,
                kmeans=adjusted_rand_score(y, km), spectral=adjusted_rand_score(y, sc),
                smic_seconds=est.fit_seconds_, lsmi_seconds=est.model_selection_seconds_)
     print("SMIC_DIGITS " + json.dumps(out))
@@ -435,7 +435,7 @@ _C_GE_2 = ("the checks set n_clusters=1 (or fit one sample / one feature with n_
 
 @pytest.mark.slow
 @parametrize_with_checks(
-    [SMIC(n_clusters=2, n_neighbors=3, random_state=0)],
+    [SMIC(n_clusters=2, t=3, random_state=0)],
     expected_failed_checks=lambda est: {
         name: _C_GE_2 for name in (
             "check_dont_overwrite_parameters", "check_methods_subset_invariance",

@@ -165,11 +165,11 @@ def test_penalized_ncut_toy_by_hand():
 
 def test_spectral_dp_means_toy():
     K = np.kron(np.eye(3), np.ones((4, 4)))  # eigenvalues 4, 4, 4, 0 x 9
-    res = spectral_dp_means(K, lam=2.0)
+    res = spectral_dp_means(K, eigenvalue_threshold=2.0)
     assert res.n_clusters == 3
     assert nmi(np.repeat(np.arange(3), 4), res.labels) == pytest.approx(1.0)
     assert res.relaxed_value == pytest.approx(3 * (4 - 2.0))
-    assert spectral_dp_means(K, lam=4.0).n_clusters == 1  # strict ">": no eigenvalue above 4
+    assert spectral_dp_means(K, eigenvalue_threshold=4.0).n_clusters == 1  # strict ">": no eigenvalue above 4
 
 
 # --------------------------------------------------------------------------- #
@@ -284,8 +284,8 @@ def test_thresholded_eigenvectors_arpack_equals_dense():
     N = sp.csr_matrix(A / np.sqrt(np.outer(deg, deg)))
     ref = np.sort(np.linalg.eigvalsh(N.toarray()))[::-1]
     ref = ref[ref > 0.6]
-    v_dense, U_dense = thresholded_eigenvectors(N, 0.6, solver="dense")
-    v_arp, U_arp = thresholded_eigenvectors(N, 0.6, solver="arpack")
+    v_dense, U_dense = thresholded_eigenvectors(N, 0.6, eigen_solver="dense")
+    v_arp, U_arp = thresholded_eigenvectors(N, 0.6, eigen_solver="arpack")
     np.testing.assert_allclose(v_dense, ref, atol=1e-10)
     np.testing.assert_allclose(v_arp, ref, atol=1e-8)
     # same subspace
@@ -401,11 +401,11 @@ def test_estimators_precomputed_and_features():
     centers = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
     X = np.repeat(centers, 20, axis=0) + 0.4 * rng.normal(size=(60, 2))
     y = np.repeat(np.arange(3), 20)
-    est = SpectralDPMeans(lam=6.0, affinity="rbf", gamma=0.5).fit(X)  # eigenvalues 16.6, 15.3, 14.9, 3.4, ...
+    est = SpectralDPMeans(eigenvalue_threshold=6.0, affinity="rbf", gamma=0.5).fit(X)  # eigenvalues 16.6, 15.3, 14.9, 3.4, ...
     assert est.n_clusters_ == 3 and nmi(y, est.labels_) == pytest.approx(1.0)
     assert np.all(est.eigenvalues_ > 6.0)
     K = rbf(X, 0.5)
-    pre = SpectralDPMeans(lam=6.0, affinity="precomputed").fit(sp.csr_matrix(K))
+    pre = SpectralDPMeans(eigenvalue_threshold=6.0, affinity="precomputed").fit(sp.csr_matrix(K))
     assert nmi(est.labels_, pre.labels_) == pytest.approx(1.0)
     A = knn_gaussian_affinity(X, 8)
     a = PenalizedNormalizedCut(lam_prime=-0.05, affinity="precomputed").fit(A)
@@ -505,6 +505,6 @@ def test_large_sparse_graph_uses_iterative_solvers():
     sigma = ncut_sigma_psd(A)
     assert sigma_exact <= sigma <= sigma_exact + 2e-3
     res = penalized_ncut(A, -0.4)
-    dense = penalized_ncut(A, -0.4, solver="dense", sigma=sigma)
+    dense = penalized_ncut(A, -0.4, eigen_solver="dense", sigma=sigma)
     assert res.n_clusters == 4 and nmi(z, res.labels) > 0.95
     assert nmi(res.labels, dense.labels) == pytest.approx(1.0)

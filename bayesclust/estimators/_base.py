@@ -10,6 +10,7 @@ import numbers
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro.distributions as dist
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
@@ -17,8 +18,36 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._validation import warn_renamed
 from ..inference.dp_means import farthest_first_lambda
 from ..kernels import nearest_center
+
+#: Default of a renamed parameter's old spelling (scikit-learn's convention); the
+#: constraint ``Hidden(StrOptions({DEPRECATED}))`` keeps it out of the error messages.
+DEPRECATED = "deprecated"
+
+
+def _renamed_param(est, old: str, new: str):
+    """The value of parameter ``new`` of ``est``, or of its old spelling ``old`` when set.
+
+    Setting ``old`` warns (a :class:`FutureWarning` naming ``new``) and gives the same
+    fit as setting ``new``.
+    """
+    value = getattr(est, old)
+    if isinstance(value, str) and value == DEPRECATED:
+        return getattr(est, new)
+    warn_renamed(f"{type(est).__name__}({old}=...)", f"{new}=...", stacklevel=4)
+    return value
+
+
+def _renamed_fit_arg(name: str, new_value, old_value, old: str, new: str):
+    """Resolve ``fit(..., old=...)``, the deprecated spelling of ``fit(..., new=...)``."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise TypeError(f"{name}.fit() got both {new!r} and its deprecated spelling {old!r}")
+    warn_renamed(f"{name}.fit({old}=...)", f"fit({new}=...)", stacklevel=4)
+    return old_value
 
 
 def _key_from_random_state(random_state) -> jax.Array:
@@ -27,9 +56,9 @@ def _key_from_random_state(random_state) -> jax.Array:
     return jax.random.PRNGKey(seed)
 
 
-def _lam_from_hint(X, n_clusters_hint: int) -> float:
-    """DP-means penalty by farthest-first for ``n_clusters_hint`` clusters (capped at n)."""
-    lam = farthest_first_lambda(X, min(n_clusters_hint, X.shape[0]))
+def _lam_from_n_clusters(X, n_clusters: int) -> float:
+    """DP-means penalty by farthest-first for ``n_clusters`` clusters (capped at n)."""
+    lam = farthest_first_lambda(X, min(n_clusters, X.shape[0]))
     # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
     return lam if lam > 0 else float(np.finfo(np.float32).tiny)
 
@@ -58,8 +87,8 @@ class _PointPartitionPredictive:
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
         "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha_prior": [tuple, None],
-        "sigma2_prior": [tuple, None],
+        "alpha_prior": [dist.Gamma, tuple, None],
+        "sigma2_prior": [dist.InverseGamma, tuple, None],
         "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -61,16 +61,20 @@ class CECIB(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_samples,)
     n_clusters_ : int
         Surviving clusters.
-    means_ : ndarray of shape (n_clusters_, n_features)
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+        The cluster means (``means_`` is a deprecated spelling).
     covariances_ : ndarray of shape (n_clusters_, n_features, n_features)
     weights_ : ndarray of shape (n_clusters_,)
     classes_ : ndarray of shape (n_classes,)
         The label categories.
     label_counts_ : ndarray of shape (n_clusters_, n_classes)
         Labelled members of each cluster per category.
-    cost_ : float
-        :math:`E_\beta` of the fitted partition (nats).
-    cost_trace_ : ndarray
+    objective_ : float
+        The minimised cost :math:`E_\beta` of the fitted partition (nats; ``cost_`` is
+        a deprecated spelling).
+    objective_trace_ : ndarray
+        :math:`E_\beta` after every pass of the best start, non-increasing
+        (``cost_trace_`` is a deprecated spelling).
     n_iter_ : int
     converged_ : bool
     n_features_in_ : int
@@ -125,6 +129,10 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
+    means_ = V.renamed_attribute("means_", "cluster_centers_")
+    cost_ = V.renamed_attribute("cost_", "objective_")
+    cost_trace_ = V.renamed_attribute("cost_trace_", "objective_trace_")
+
     def fit(self, X, y=None):
         """Cluster ``X`` using the partial labels ``y`` (``-1`` = unlabelled).
 
@@ -171,13 +179,13 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.result_ = res
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
-        self.means_ = res.means
+        self.cluster_centers_ = res.centers
         self.covariances_ = res.covariances
         self.weights_ = res.weights
         self.classes_ = classes
         self.label_counts_ = res.label_counts
-        self.cost_ = res.cost
-        self.cost_trace_ = res.cost_trace
+        self.objective_ = res.objective
+        self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         return self

@@ -10,25 +10,28 @@ import numbers
 import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._validation import check_labelings
+from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import linkage_consensus
 from ._base import (
+    DEPRECATED,
     _key_from_random_state,
+    _renamed_fit_arg,
+    _renamed_param,
 )
 
 __all__ = ["EvidenceAccumulation", "AspectConsensus"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
-    """Shared ensemble handling: ``fit(X)`` builds a k-means ensemble, ``fit(labelings=...)``
+    """Shared ensemble handling: ``fit(X)`` builds a k-means ensemble, ``fit(ensemble=...)``
     takes partitions (an (N, n) array, a list of label vectors or a Posterior)."""
 
     _ensemble_constraints: dict = {
@@ -39,33 +42,34 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _labelings(self, X, labelings, key):
-        if labelings is None:
+    def _ensemble(self, X, ensemble, key):
+        if ensemble is None:
             if X is None:
-                raise ValueError("fit needs X (to build a k-means ensemble) or labelings=...")
+                raise ValueError("fit needs X (to build a k-means ensemble) or ensemble=...")
             X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
             ens = kmeans_ensemble(
                 key, X, self.n_partitions, n_clusters_range=self.n_clusters_range,
-                rule=self.k_rule, subsample=self.subsample,
+                k_rule=self.k_rule, subsample=self.subsample,
             )
-            codes = check_labelings(ens)
+            codes = check_ensemble(ens)
             C = coassociation(ens)
         else:
             if X is not None:
                 X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
-            codes = check_labelings(labelings, allow_missing=getattr(self, "allow_missing", None))
+            codes = check_ensemble(ensemble, allow_missing=getattr(self, "allow_missing", None))
             if X is not None and X.shape[0] != codes.shape[1]:
                 raise ValueError(
-                    f"X has {X.shape[0]} samples but labelings label {codes.shape[1]} objects"
+                    f"X has {X.shape[0]} samples but the ensemble labels {codes.shape[1]} objects"
                 )
             C = coassociation(codes, allow_missing=bool((codes < 0).any()))
         self.ensemble_ = codes
         self.coassociation_ = C
         return codes, C
 
-    def fit_predict(self, X=None, y=None, labelings=None):
+    def fit_predict(self, X=None, y=None, ensemble=None, *, labelings=None):
         """``fit`` and return ``labels_``."""
-        return self.fit(X, labelings=labelings).labels_
+        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
+        return self.fit(X, ensemble=ensemble).labels_
 
 
 class EvidenceAccumulation(_ConsensusBase):
@@ -109,7 +113,7 @@ class EvidenceAccumulation(_ConsensusBase):
     >>> import numpy as np
     >>> from bayesclust import EvidenceAccumulation
     >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
-    >>> EvidenceAccumulation(n_clusters=2).fit(labelings=parts).labels_.tolist()
+    >>> EvidenceAccumulation(n_clusters=2).fit(ensemble=parts).labels_.tolist()
     [0, 0, 0, 1, 1, 1]
     """
 
@@ -131,21 +135,23 @@ class EvidenceAccumulation(_ConsensusBase):
         self.allow_k1 = allow_k1
         self.random_state = random_state
 
-    def fit(self, X=None, y=None, labelings=None):
-        """Consensus partition of an ensemble built on ``X`` or of the given ``labelings``.
+    def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
+        """Consensus partition of an ensemble built on ``X`` or of the given ``ensemble``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), optional
         y : ignored
-        labelings : array-like (N, n_samples), list of label vectors or Posterior, optional
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+            The partitions (``labelings=`` is a deprecated spelling).
 
         Returns
         -------
         self
         """
+        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
-        _, C = self._labelings(X, labelings, _key_from_random_state(self.random_state))
+        _, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
         res = linkage_consensus(C, self.method, self.n_clusters, allow_k1=self.allow_k1)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
@@ -170,7 +176,10 @@ class AspectConsensus(_ConsensusBase):
         (:func:`~bayesclust.inference.aspect_em.select_n_aspects`, experimental).
     max_clusters : int, default 10
     hard : bool, default False
-    n_restarts : int, default 10
+    n_init : int, default 10
+        Random starts of EM; the best final objective is kept.
+    n_restarts : int
+        Deprecated spelling of ``n_init``.
     init : {"random", "seeds", "eac"} or None, default None
         ``None``: random Dirichlet for EM, farthest-first seeds for the hard limit;
         ``"eac"``: start from the average-link EAC consensus with L clusters.
@@ -195,7 +204,7 @@ class AspectConsensus(_ConsensusBase):
     --------
     >>> from bayesclust import AspectConsensus
     >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
-    >>> est = AspectConsensus(n_clusters=2, random_state=0).fit(labelings=parts)
+    >>> est = AspectConsensus(n_clusters=2, random_state=0).fit(ensemble=parts)
     >>> est.probabilities_.shape
     (6, 2)
     """
@@ -204,19 +213,21 @@ class AspectConsensus(_ConsensusBase):
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "hard": ["boolean"],
-        "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
         "init": [StrOptions({"random", "seeds", "eac"}), None],
         "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_restarts=10, init=None,
+    def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_init=10, init=None,
                  max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
-                 subsample=None, random_state=None):
+                 subsample=None, random_state=None, n_restarts=DEPRECATED):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.hard = hard
+        self.n_init = n_init
         self.n_restarts = n_restarts
         self.init = init
         self.max_iter = max_iter
@@ -227,24 +238,27 @@ class AspectConsensus(_ConsensusBase):
         self.subsample = subsample
         self.random_state = random_state
 
-    def fit(self, X=None, y=None, labelings=None):
-        """Fit the aspect model to an ensemble built on ``X`` or to the given ``labelings``.
+    def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
+        """Fit the aspect model to an ensemble built on ``X`` or to the given ``ensemble``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), optional
         y : ignored
-        labelings : array-like (N, n_samples), list of label vectors or Posterior, optional
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+            The partitions (``labelings=`` is a deprecated spelling).
 
         Returns
         -------
         self
         """
+        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
+        n_init = _renamed_param(self, "n_restarts", "n_init")
         key = _key_from_random_state(self.random_state)
         k_ens, k_em = jax.random.split(key)
-        _, C = self._labelings(X, labelings, k_ens)
-        kw = dict(hard=self.hard, n_restarts=self.n_restarts, max_iter=self.max_iter, tol=self.tol)
+        _, C = self._ensemble(X, ensemble, k_ens)
+        kw = dict(hard=self.hard, n_init=n_init, max_iter=self.max_iter, tol=self.tol)
         if self.n_clusters is None:
             if self.init == "eac":
                 raise ValueError("init='eac' needs n_clusters (model selection uses random starts)")

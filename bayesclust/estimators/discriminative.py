@@ -26,7 +26,8 @@ __all__ = ["DiscriminativeClustering"]
 class DiscriminativeClustering(ClusterMixin, BaseEstimator):
     r"""Discriminative clustering: Voronoi regions of ``X`` informative of auxiliary classes ``y``.
 
-    Kaski, Sinkkonen & Klami (2005): prototypes :math:`m_1..m_K` maximise the
+    Kaski, Sinkkonen & Klami (2005): prototypes :math:`m_1..m_K` (the cluster centres,
+    Kaski et al.'s term) maximise the
     Dirichlet-marginalised log posterior :math:`\sum_{ij} \log\Gamma(n^0_i + n_{ji}) -
     (1 + \lambda_{EQ}) \sum_j \log\Gamma(N^0 + N_j)` of the Voronoi contingency table
     (optionally regularised towards a mixture of Gaussians or k-means), found by
@@ -51,7 +52,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
-        The prototypes.
+        The prototypes (the cluster centres).
     labels_ : ndarray of shape (n_samples,)
         Voronoi cell of every training point.
     classes_ : ndarray of shape (n_classes,)

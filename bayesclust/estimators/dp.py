@@ -9,19 +9,21 @@ import numbers
 import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     validate_data,
 )
 
 from ..inference.dp_means import dp_means
-from ..inference.gibbs import gibbs_dp_gmm
+from ..inference.gibbs import gibbs_dp_gmm, prior_distribution
 from ._base import (
+    DEPRECATED,
     _key_from_random_state,
-    _lam_from_hint,
+    _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
+    _renamed_param,
 )
 
 __all__ = ["DPMeans", "DPGaussianMixture"]
@@ -39,11 +41,15 @@ class DPMeans(ClusterMixin, BaseEstimator):
     ----------
     lam : float or None, default None
         Penalty per cluster (a squared distance, > 0).  ``None`` chooses it by
-        the farthest-first heuristic (Kulis & Jordan §6.1) for
-        ``n_clusters_hint`` clusters.
-    n_clusters_hint : int, default 8
-        Desired number of clusters when ``lam`` is None (capped at the number
-        of samples).  The fitted number of clusters ``n_clusters_`` may differ.
+        the farthest-first heuristic (Kulis & Jordan §6.1) for ``n_clusters``
+        clusters.
+    n_clusters : int, default 8
+        Desired number of clusters, used only to choose ``lam`` by
+        farthest-first when ``lam`` is None (capped at the number of samples).
+        DP-means chooses the number of clusters itself: the fitted
+        ``n_clusters_`` may differ.
+    n_clusters_hint : int
+        Deprecated spelling of ``n_clusters``.
     max_iter : int, default 100
         Maximum number of iterations.
     max_clusters : int or None, default None
@@ -93,38 +99,42 @@ class DPMeans(ClusterMixin, BaseEstimator):
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.2], [5.0, 5.0], [5.1, 5.0]])
     >>> DPMeans(lam=1.0).fit(X).labels_.tolist()
     [0, 0, 0, 1, 1]
-    >>> DPMeans(n_clusters_hint=2).fit(X).n_clusters_
+    >>> DPMeans(n_clusters=2).fit(X).n_clusters_
     2
     """
 
     _parameter_constraints: dict = {
         "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_clusters_hint": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "mesh": [jax.sharding.Mesh, None],
+        "n_clusters_hint": [Interval(numbers.Integral, 1, None, closed="left"),
+                            Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(
         self,
         lam=None,
         *,
-        n_clusters_hint=8,
+        n_clusters=8,
         max_iter=100,
         max_clusters=None,
         shuffle=False,
         random_state=None,
         mesh=None,
+        n_clusters_hint=DEPRECATED,
     ):
         self.lam = lam
-        self.n_clusters_hint = n_clusters_hint
+        self.n_clusters = n_clusters
         self.max_iter = max_iter
         self.max_clusters = max_clusters
         self.shuffle = shuffle
         self.random_state = random_state
         self.mesh = mesh
+        self.n_clusters_hint = n_clusters_hint
 
     def fit(self, X, y=None, sample_weight=None):
         """Cluster ``X``.
@@ -143,8 +153,9 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
+        n_clusters = _renamed_param(self, "n_clusters_hint", "n_clusters")
         if self.lam is None:
-            lam = _lam_from_hint(X, self.n_clusters_hint)
+            lam = _lam_from_n_clusters(X, n_clusters)
         else:
             lam = float(self.lam)
         order = None
@@ -201,8 +212,12 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         Component **variance** (initial value when ``sigma2_prior`` is given).
     rho2 : float, default 100.0
         Prior **variance** of the means (Kulis & Jordan use 100).
-    alpha_prior, sigma2_prior : (a, b) or None
-        ``alpha ~ Gamma(a, b)`` and ``sigma2 ~ InvGamma(a, b)`` priors.
+    alpha_prior : numpyro.distributions.Gamma or None
+        Prior on ``alpha``, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
+    sigma2_prior : numpyro.distributions.InverseGamma or None
+        Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
+        The sampler needs these conjugate families; a pair ``(a, b)`` (the
+        parameters in the same order) is a deprecated form.
     sampler : {"collapsed", "kj"}, default "collapsed"
         Means integrated out (Neal's Algorithm 3), or Kulis & Jordan's
         Algorithm 2 (explicit means; its limit is DP-means).
@@ -293,7 +308,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         post = gibbs_dp_gmm(
             _key_from_random_state(self.random_state), X,
             alpha=self.alpha, sigma2=self.sigma2, rho2=self.rho2,
-            alpha_prior=self.alpha_prior, sigma2_prior=self.sigma2_prior,
+            alpha_prior=prior_distribution(self.alpha_prior, "alpha_prior", "gamma"),
+            sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
             collapsed=self.sampler == "collapsed", num_warmup=self.num_warmup,
             num_samples=self.num_samples, num_chains=self.num_chains,
             progress_bar=self.progress_bar,

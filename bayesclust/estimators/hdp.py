@@ -8,35 +8,42 @@ import numbers
 
 import jax
 import numpy as np
+import numpyro.distributions as dist
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._validation import renamed_attribute
+from ..inference.gibbs import prior_distribution
 from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.hdp_gibbs import gibbs_hdp_gmm
 from ..inference.posterior import Posterior
 from ._base import (
+    DEPRECATED,
     _key_from_random_state,
-    _lam_from_hint,
+    _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
+    _renamed_fit_arg,
+    _renamed_param,
 )
 
 __all__ = ["HardHDP", "HDPGaussianMixture"]
 
 
 class _Grouped:
-    """``fit(X, groups=...)`` of the HDP estimators: the data set of every row, one by default."""
+    """``fit(X, group_ids=...)`` of the HDP estimators: the data set of every row, one by default."""
 
     @staticmethod
-    def _group_ids(X, groups) -> np.ndarray:
-        return np.zeros(X.shape[0], np.int64) if groups is None else np.asarray(groups)
+    def _group_ids(X, group_ids) -> np.ndarray:
+        return np.zeros(X.shape[0], np.int64) if group_ids is None else np.asarray(group_ids)
 
-    def fit_predict(self, X, y=None, groups=None):
+    def fit_predict(self, X, y=None, group_ids=None, *, groups=None):
         """Fit and return ``labels_`` (the global cluster of every row)."""
-        return self.fit(X, groups=groups).labels_
+        group_ids = _renamed_fit_arg(type(self).__name__, group_ids, groups, "groups", "group_ids")
+        return self.fit(X, group_ids=group_ids).labels_
 
 
 class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
@@ -55,12 +62,18 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     lam_local, lam_global : float or None, default None
         Penalties (squared distances, > 0).  When either is None both come from
         :func:`bayesclust.inference.hard_hdp.hard_hdp_penalties` for
-        ``n_local_hint`` local clusters per data set and ``n_global_hint``
-        global clusters; a given value overrides its half.  With a single data
-        set each is half the farthest-first DP-means penalty for
-        ``n_global_hint`` clusters.
-    n_local_hint : int, default 3
-    n_global_hint : int, default 8
+        ``n_local`` local clusters per data set and ``n_global`` global
+        clusters; a given value overrides its half.  With a single data set each
+        is half the farthest-first DP-means penalty for ``n_global`` clusters.
+    n_local : int, default 3
+        Desired number of local clusters per data set; used only to choose the
+        penalties when ``lam_local`` or ``lam_global`` is None (the fitted
+        ``n_local_`` may differ).
+    n_global : int, default 8
+        Desired number of global clusters; used only to choose the penalties,
+        as ``n_local``.
+    n_local_hint, n_global_hint : int
+        Deprecated spellings of ``n_local`` and ``n_global``.
     max_iter : int, default 100
     mesh : jax.sharding.Mesh or None, default None
         Fit sharded over the devices of this one-axis mesh (rows split over
@@ -79,8 +92,9 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         Number of global clusters.
     n_local_ : ndarray of shape (n_groups,)
         Number of local clusters of every data set.
-    group_ids_ : ndarray of shape (n_groups,)
-        The data set identifiers, in the order of ``n_local_``.
+    group_order_ : ndarray of shape (n_groups,)
+        The data set identifiers, in the order of ``n_local_`` (``group_ids_`` is a
+        deprecated spelling).
     lam_local_, lam_global_ : float
     objective_ : float
     objective_trace_ : ndarray
@@ -90,8 +104,8 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    ``fit(X, groups=g)`` takes the data set of every row as an integer vector
-    ``g``; without ``groups`` all rows form one data set, and the model is
+    ``fit(X, group_ids=g)`` takes the data set of every row as an integer vector
+    ``g``; without ``group_ids`` all rows form one data set, and the model is
     DP-means with penalty ``lam_local + lam_global`` per cluster.  This is the
     form in which the scikit-learn estimator checks run (they cannot pass a
     grouping); grouped behaviour is tested against a per-point loop of
@@ -102,61 +116,71 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     >>> import numpy as np
     >>> from bayesclust import HardHDP
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [0.0, 0.1], [5.1, 5.0]])
-    >>> HardHDP(lam_local=1.0, lam_global=1.0).fit(X, groups=[0, 0, 0, 1, 1]).labels_.tolist()
+    >>> HardHDP(lam_local=1.0, lam_global=1.0).fit(X, group_ids=[0, 0, 0, 1, 1]).labels_.tolist()
     [0, 0, 1, 0, 1]
     """
 
     _parameter_constraints: dict = {
         "lam_local": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lam_global": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_local_hint": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_global_hint": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_local": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_global": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "mesh": [jax.sharding.Mesh, None],
+        "n_local_hint": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
+        "n_global_hint": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, lam_local=None, lam_global=None, *, n_local_hint=3, n_global_hint=8,
-                 max_iter=100, mesh=None):
+    def __init__(self, lam_local=None, lam_global=None, *, n_local=3, n_global=8,
+                 max_iter=100, mesh=None, n_local_hint=DEPRECATED, n_global_hint=DEPRECATED):
         self.lam_local = lam_local
         self.lam_global = lam_global
-        self.n_local_hint = n_local_hint
-        self.n_global_hint = n_global_hint
+        self.n_local = n_local
+        self.n_global = n_global
         self.max_iter = max_iter
         self.mesh = mesh
+        self.n_local_hint = n_local_hint
+        self.n_global_hint = n_global_hint
 
-    def fit(self, X, y=None, groups=None):
-        """Cluster the rows of ``X``, grouped into data sets by ``groups``.
+    group_ids_ = renamed_attribute("group_ids_", "group_order_")
+
+    def fit(self, X, y=None, group_ids=None, *, groups=None):
+        """Cluster the rows of ``X``, grouped into data sets by ``group_ids``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : ignored
-        groups : array-like of int, shape (n_samples,), optional
+        group_ids : array-like of int, shape (n_samples,), optional
             Data set of every row (any integer ids).  Default: one data set.
+            ``groups=`` is a deprecated spelling.
 
         Returns
         -------
         self
         """
+        group_ids = _renamed_fit_arg("HardHDP", group_ids, groups, "groups", "group_ids")
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        groups = self._group_ids(X, groups)
+        group_ids = self._group_ids(X, group_ids)
+        n_local = _renamed_param(self, "n_local_hint", "n_local")
+        n_global = _renamed_param(self, "n_global_hint", "n_global")
         if self.lam_local is None or self.lam_global is None:
-            lam_l, lam_g = self._penalties(X, groups, hard_hdp_penalties)
+            lam_l, lam_g = self._penalties(X, group_ids, n_local, n_global)
         lam_l = lam_l if self.lam_local is None else float(self.lam_local)
         lam_g = lam_g if self.lam_global is None else float(self.lam_global)
-        res = hard_hdp(X, lam_l, lam_g, group_ids=groups, max_iter=self.max_iter,
+        res = hard_hdp(X, lam_l, lam_g, group_ids=group_ids, max_iter=self.max_iter,
                        mesh=self.mesh)
         self.labels_ = np.asarray(res.flat_labels).astype(np.intp)
         # local labels back to input row order (res.local_labels follow group_order)
         local = np.empty(X.shape[0], np.intp)
         for j, gid in enumerate(res.group_order):
-            local[groups == gid] = res.local_labels[j]
+            local[group_ids == gid] = res.local_labels[j]
         self.local_labels_ = local
         self.cluster_centers_ = np.asarray(res.centers)
         self.n_clusters_ = int(res.n_global)
         self.n_local_ = np.asarray(res.n_local)
-        self.group_ids_ = np.asarray(res.group_order)
+        self.group_order_ = np.asarray(res.group_order)
         self.lam_local_, self.lam_global_ = float(lam_l), float(lam_g)
         self.objective_ = float(res.objective)
         self.objective_trace_ = np.asarray(res.objective_trace)
@@ -164,16 +188,16 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         self.converged_ = bool(res.converged)
         return self
 
-    def _penalties(self, X, groups, hard_hdp_penalties):
-        if len(np.unique(groups)) == 1:
+    def _penalties(self, X, group_ids, n_local, n_global):
+        if len(np.unique(group_ids)) == 1:
             # One data set: DP-means with penalty lam_local + lam_global, split evenly.
-            lam = _lam_from_hint(X, self.n_global_hint)
+            lam = _lam_from_n_clusters(X, n_global)
             return lam / 2, lam / 2
         try:
-            return hard_hdp_penalties(X, self.n_local_hint, self.n_global_hint, group_ids=groups)
+            return hard_hdp_penalties(X, n_local, n_global, group_ids=group_ids)
         except ValueError as err:
-            raise ValueError(f"cannot choose penalties from n_local_hint={self.n_local_hint}, "
-                             f"n_global_hint={self.n_global_hint}: {err}") from None
+            raise ValueError(f"cannot choose penalties from n_local={n_local}, "
+                             f"n_global={n_global}: {err}") from None
 
     def predict(self, X):
         """Nearest global mean of every row of ``X``."""
@@ -205,8 +229,12 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         Component **variance** (initial value when ``sigma2_prior`` is given).
     rho2 : float, default 100.0
         Prior **variance** of the global means.
-    alpha_prior, gamma_prior, sigma2_prior : (a, b) or None
-        Gamma(a, b) priors on the concentrations, InvGamma(a, b) on ``sigma2``.
+    alpha_prior, gamma_prior : numpyro.distributions.Gamma or None
+        Priors on the concentrations, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
+    sigma2_prior : numpyro.distributions.InverseGamma or None
+        Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
+        The sampler needs these conjugate families; a pair ``(a, b)`` (the
+        parameters in the same order) is a deprecated form.
     num_warmup, num_samples, num_chains : int
     loss : {"vi", "binder"}, default "vi"
     progress_bar : bool, default False
@@ -223,8 +251,9 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         Global clusters of ``labels_``.
     n_local_ : ndarray of shape (n_groups,)
         Local clusters of ``local_labels_`` in every data set.
-    group_ids_ : ndarray of shape (n_groups,)
-        The data set identifiers, in the order of ``n_local_``.
+    group_order_ : ndarray of shape (n_groups,)
+        The data set identifiers, in the order of ``n_local_`` (``group_ids_`` is a
+        deprecated spelling).
     posterior_ : Posterior
         All draws (global labels; ``params["local_labels"]``; ``labels_by_group()``).
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
@@ -233,8 +262,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
 
     Notes
     -----
-    ``fit(X, groups=g)`` takes the data set of every row as an integer vector;
-    without ``groups`` all rows form one data set (an HDP with one data set is a
+    ``fit(X, group_ids=g)`` takes the data set of every row as an integer vector;
+    without ``group_ids`` all rows form one data set (an HDP with one data set is a
     DP mixture whose clusters are groups of CRP tables).  That one-group form is
     the one the scikit-learn checks exercise (they cannot pass a grouping); the
     grouped sampler is tested against exact enumeration in
@@ -247,16 +276,16 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     >>> from bayesclust import HDPGaussianMixture
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
-    >>> groups = np.repeat([0, 1], 20)
+    >>> group_ids = np.repeat([0, 1], 20)
     >>> est = HDPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, random_state=0)
-    >>> est.fit(X, groups=groups).n_clusters_
+    >>> est.fit(X, group_ids=group_ids).n_clusters_
     2
     """
 
     _parameter_constraints: dict = {
         **_PointPartitionPredictive._sampler_constraints,
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
-        "gamma_prior": [tuple, None],
+        "gamma_prior": [dist.Gamma, tuple, None],
     }
 
     def __init__(
@@ -290,28 +319,34 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self.progress_bar = progress_bar
         self.random_state = random_state
 
-    def fit(self, X, y=None, groups=None):
-        """Sample the posterior of the HDP mixture given ``X`` grouped by ``groups``.
+    group_ids_ = renamed_attribute("group_ids_", "group_order_")
+
+    def fit(self, X, y=None, group_ids=None, *, groups=None):
+        """Sample the posterior of the HDP mixture given ``X`` grouped by ``group_ids``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : ignored
-        groups : array-like of int, shape (n_samples,), optional
+        group_ids : array-like of int, shape (n_samples,), optional
             Data set of every row (any integer ids).  Default: one data set.
+            ``groups=`` is a deprecated spelling.
 
         Returns
         -------
         self
         """
+        group_ids = _renamed_fit_arg("HDPGaussianMixture", group_ids, groups, "groups", "group_ids")
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        groups = self._group_ids(X, groups)
+        group_ids = self._group_ids(X, group_ids)
         post = gibbs_hdp_gmm(
-            _key_from_random_state(self.random_state), X, group_ids=groups,
+            _key_from_random_state(self.random_state), X, group_ids=group_ids,
             alpha=self.alpha, gamma=self.gamma, sigma2=self.sigma2, rho2=self.rho2,
-            alpha_prior=self.alpha_prior, gamma_prior=self.gamma_prior,
-            sigma2_prior=self.sigma2_prior, num_warmup=self.num_warmup,
+            alpha_prior=prior_distribution(self.alpha_prior, "alpha_prior", "gamma"),
+            gamma_prior=prior_distribution(self.gamma_prior, "gamma_prior", "gamma"),
+            sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
+            num_warmup=self.num_warmup,
             num_samples=self.num_samples, num_chains=self.num_chains,
             progress_bar=self.progress_bar,
         )
@@ -324,5 +359,5 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
             n_local.append(int(point.max()) + 1 if point.size else 0)
         self.local_labels_ = local
         self.n_local_ = np.asarray(n_local)
-        self.group_ids_ = np.asarray(post.group_order)
+        self.group_order_ = np.asarray(post.group_order)
         return self

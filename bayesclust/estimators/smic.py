@@ -8,12 +8,13 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
 )
 
+from .._validation import renamed_attribute
 from ..inference.smic import (
     DEFAULT_CANDIDATES,
     smic_predict,
@@ -21,7 +22,9 @@ from ..inference.smic import (
     smic_select,
 )
 from ._base import (
+    DEPRECATED,
     _key_from_random_state,
+    _renamed_param,
 )
 
 __all__ = ["SMIC"]
@@ -32,16 +35,17 @@ class SMIC(ClusterMixin, BaseEstimator):
 
     Learns the kernel class-posterior :math:`p(y|x) = \sum_i \alpha_{y,i} K(x, x_i)` that
     maximises the squared-loss mutual information; the solution is analytic (the top-c
-    eigenvectors of the sparse local-scaling kernel ``K``, no restarts).  The number of
-    neighbours ``t`` of ``K`` is chosen by maximising LSMI over ``candidates``
-    (:func:`bayesclust.information.smic_select`) or fixed.
+    eigenvectors of the sparse local-scaling kernel ``K``, no restarts).  The neighbourhood
+    size ``t`` of ``K`` (eq. 7) is chosen by maximising LSMI over ``candidates``
+    (:func:`bayesclust.inference.smic.smic_select`) or fixed.
 
     Parameters
     ----------
     n_clusters : int, default 2
         ``c >= 2`` (given, as in the paper).
-    n_neighbors : int or "auto", default "auto"
-        ``t`` of the kernel, or ``"auto"``: maximise LSMI over ``candidates``.
+    t : int or "auto", default "auto"
+        The neighbourhood size of the local-scaling kernel (eq. 7), or ``"auto"``:
+        maximise LSMI over ``candidates``.
     class_prior : array-like of shape (n_clusters,) or None
         Positive class prior summing to 1 (uniform by default, as [S] recommends).
     candidates : sequence of int or None
@@ -60,12 +64,14 @@ class SMIC(ClusterMixin, BaseEstimator):
         LSMI cross-validation folds.
     random_state : int, RandomState instance or None
         Draws LSMI's basis centres and folds (shared by all candidates).
+    n_neighbors : int or "auto"
+        Deprecated spelling of ``t``.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-    n_neighbors_ : int
-        The ``t`` used.
+    t_ : int
+        The ``t`` used (``n_neighbors_`` is a deprecated spelling).
     candidates_ : ndarray of shape (n_candidates,)
     lsmi_ : ndarray of shape (n_candidates,)
         LSMI of the SMIC labelling of every candidate (one entry when ``t`` is fixed).
@@ -103,7 +109,7 @@ class SMIC(ClusterMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 2, None, closed="left")],
-        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "t": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "class_prior": ["array-like", None],
         "candidates": ["array-like", None],
         "standardize": ["boolean"],
@@ -112,13 +118,15 @@ class SMIC(ClusterMixin, BaseEstimator):
         "n_basis": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_folds": [Interval(numbers.Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                        Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, n_clusters=2, *, n_neighbors="auto", class_prior=None, candidates=None,
+    def __init__(self, n_clusters=2, *, t="auto", class_prior=None, candidates=None,
                  standardize=True, eigen_solver="auto", normalize=False, n_basis=200,
-                 n_folds=5, random_state=None):
+                 n_folds=5, random_state=None, n_neighbors=DEPRECATED):
         self.n_clusters = n_clusters
-        self.n_neighbors = n_neighbors
+        self.t = t
         self.class_prior = class_prior
         self.candidates = candidates
         self.standardize = standardize
@@ -127,6 +135,9 @@ class SMIC(ClusterMixin, BaseEstimator):
         self.n_basis = n_basis
         self.n_folds = n_folds
         self.random_state = random_state
+        self.n_neighbors = n_neighbors
+
+    n_neighbors_ = renamed_attribute("n_neighbors_", "t_")
 
     def _transform(self, X):
         return (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
@@ -157,15 +168,16 @@ class SMIC(ClusterMixin, BaseEstimator):
             self.mean_ = np.zeros(X.shape[1])
             self.scale_ = np.ones(X.shape[1])
         Z = self._transform(X)
-        if self.n_neighbors == "auto":
+        t = _renamed_param(self, "n_neighbors", "t")
+        if isinstance(t, str):  # "auto"
             if self.candidates is None:
                 cands = [t for t in DEFAULT_CANDIDATES if t < n]
             else:
                 cands = [int(t) for t in np.asarray(self.candidates).reshape(-1)]
         else:
-            if self.n_neighbors >= n:
-                raise ValueError(f"n_neighbors={self.n_neighbors} must be < n_samples={n}")
-            cands = [int(self.n_neighbors)]
+            if t >= n:
+                raise ValueError(f"t={t} must be < n_samples={n}")
+            cands = [int(t)]
         sel = smic_select(
             _key_from_random_state(self.random_state), Z, self.n_clusters, cands,
             self.class_prior, eigen_solver=self.eigen_solver, n_folds=min(self.n_folds, n),
@@ -174,7 +186,7 @@ class SMIC(ClusterMixin, BaseEstimator):
         self._result = sel.result
         self._X_fit = Z
         self.labels_ = sel.result.labels.astype(np.intp)
-        self.n_neighbors_ = int(sel.n_neighbors)
+        self.t_ = int(sel.t)
         self.candidates_ = sel.candidates
         self.lsmi_ = sel.lsmi
         self.eigenvalues_ = sel.result.eigenvalues

@@ -8,13 +8,14 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
 
 from ..graphs import knn_gaussian_affinity
 from ..inference.spectral import penalized_ncut, spectral_dp_means
+from ._base import DEPRECATED, _renamed_param
 
 __all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
 
@@ -42,7 +43,7 @@ def _affinity_matrix(est, X, affinity):
 
 
 class SpectralDPMeans(ClusterMixin, BaseEstimator):
-    r"""Spectral DP-means: cluster with all kernel eigenvectors whose eigenvalue exceeds ``lam``.
+    r"""Spectral DP-means: cluster with the kernel eigenvectors above ``eigenvalue_threshold``.
 
     The spectral relaxation of the kernel DP-means objective
     :math:`\mathrm{tr}(K) - \mathrm{tr}(Y^\top (K - \lambda I) Y)` (Kulis &
@@ -53,8 +54,10 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam : float, default 1.0
-        Eigenvalue threshold (the DP-means penalty in kernel units).
+    eigenvalue_threshold : float, default 1.0
+        The eigenvalue cut :math:`\lambda`: the eigenvectors of ``K`` with eigenvalue
+        above it are kept (the kernel DP-means penalty, a squared distance in the
+        kernel's feature space, not :class:`DPMeans`' ``lam`` on the input space).
     affinity : {"rbf", "nearest_neighbors", "linear", "precomputed"}, default "rbf"
         The kernel: ``exp(-gamma |x - y|^2)``; a sparse k-NN Gaussian graph
         (:func:`bayesclust.kernels.knn_gaussian_affinity`); ``X X^T``; or ``X``
@@ -65,13 +68,15 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     normalize_rows : bool, default False
         Unit-normalise the embedding rows before k-means.
     max_clusters : int or None, default None
+    lam : float
+        Deprecated spelling of ``eigenvalue_threshold``.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
     n_clusters_ : int
     eigenvalues_ : ndarray
-        Eigenvalues above ``lam``, decreasing.
+        Eigenvalues above ``eigenvalue_threshold``, decreasing.
     embedding_ : ndarray of shape (n_samples, n_eigenvalues)
     relaxed_value_ : float
         :math:`\sum_i (e_i - \lambda)_+`.
@@ -81,27 +86,29 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> K = np.kron(np.eye(3), np.ones((4, 4)))
-    >>> SpectralDPMeans(lam=2.0, affinity="precomputed").fit(K).n_clusters_
+    >>> SpectralDPMeans(eigenvalue_threshold=2.0, affinity="precomputed").fit(K).n_clusters_
     3
     """
 
     _parameter_constraints: dict = {
-        "lam": [Interval(numbers.Real, None, None, closed="neither")],
+        "eigenvalue_threshold": [Interval(numbers.Real, None, None, closed="neither")],
         "affinity": [StrOptions({"rbf", "nearest_neighbors", "linear", "precomputed"})],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "normalize_rows": ["boolean"],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "lam": [Interval(numbers.Real, None, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, lam=1.0, *, affinity="rbf", gamma=None, n_neighbors=10,
-                 normalize_rows=False, max_clusters=None):
-        self.lam = lam
+    def __init__(self, eigenvalue_threshold=1.0, *, affinity="rbf", gamma=None, n_neighbors=10,
+                 normalize_rows=False, max_clusters=None, lam=DEPRECATED):
+        self.eigenvalue_threshold = eigenvalue_threshold
         self.affinity = affinity
         self.gamma = gamma
         self.n_neighbors = n_neighbors
         self.normalize_rows = normalize_rows
         self.max_clusters = max_clusters
+        self.lam = lam
 
     def fit(self, X, y=None):
         """Cluster the rows of ``X`` (or the nodes of the affinity ``X``).
@@ -117,8 +124,9 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        threshold = _renamed_param(self, "lam", "eigenvalue_threshold")
         K = _affinity_matrix(self, X, self.affinity)
-        res = spectral_dp_means(K, float(self.lam), normalize_rows=self.normalize_rows,
+        res = spectral_dp_means(K, float(threshold), normalize_rows=self.normalize_rows,
                                 max_clusters=self.max_clusters)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters

@@ -85,11 +85,11 @@ class AspectEMResult(NamedTuple):
         classification log-likelihood.  For ``alpha_p, alpha_B != 1`` the MAP objective
         (log-likelihood + log-prior kernel).
     objective_trace : ndarray, shape (n_iter + 1,)
-        The objective after every iteration of the selected restart (non-decreasing).
+        The maximised objective after every iteration of the selected start (non-decreasing).
     n_iter : int
     converged : bool
-    restart_log_likelihoods : ndarray, shape (n_restarts,)
-        Final objective of every restart; the best is returned.
+    restart_objectives : ndarray, shape (n_init,)
+        Final maximised objective of every start; the best is returned.
     isolated : ndarray of bool, shape (n,)
         Objects without any co-occurring pair.
     n_pairs : float
@@ -104,9 +104,11 @@ class AspectEMResult(NamedTuple):
     objective_trace: np.ndarray
     n_iter: int
     converged: bool
-    restart_log_likelihoods: np.ndarray
+    restart_objectives: np.ndarray
     isolated: np.ndarray
     n_pairs: float
+
+    restart_log_likelihoods = V.renamed_attribute("restart_log_likelihoods", "restart_objectives")
 
 
 class _State(NamedTuple):
@@ -189,8 +191,8 @@ def _run_em(p0, B0, rows, cols, counts, tol, max_iter, hard, alpha_p, alpha_B):
 _TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
 
 
-def best_of_restarts(n_restarts: int, run: Callable[[], tuple[float, Any]]):
-    """The best of ``n_restarts`` calls of ``run() -> (objective, result)`` (maximised).
+def best_of_restarts(n_init: int, run: Callable[[], tuple[float, Any]]):
+    """The best of ``n_init`` calls of ``run() -> (objective, result)`` (maximised).
 
     The restart loop of the EM consensus functions (PEnCA here, Topchy's mixture model in
     :mod:`~bayesclust.inference.mixture_of_ensembles`).
@@ -201,12 +203,12 @@ def best_of_restarts(n_restarts: int, run: Callable[[], tuple[float, Any]]):
         The highest objective (the first run that reached it on ties).
     result
         Its result.
-    objectives : ndarray of float, shape (n_restarts,)
+    objectives : ndarray of float, shape (n_init,)
         Every run's objective, in order.
     """
     best = None
     finals = []
-    for _ in range(n_restarts):
+    for _ in range(n_init):
         obj, out = run()
         finals.append(obj)
         if best is None or obj > best[0]:
@@ -298,12 +300,13 @@ def _init_params(rng, L, n, init, rows, cols, counts, hard=False):
     return p, B
 
 
+@V.renamed_kwargs(n_restarts="n_init")
 def aspect_em(
     rng_key: Any,
     coassoc: Any,
     n_aspects: int,
     *,
-    n_restarts: int = 10,
+    n_init: int = 10,
     init: Any = None,
     hard: bool = False,
     tol: float = 1e-7,
@@ -322,9 +325,10 @@ def aspect_em(
         ``C`` but :math:`\ell` is not: pass counts, not the normalised matrix.
     n_aspects : int
         ``L >= 1``, the number of consensus clusters.
-    n_restarts : int, default 10
+    n_init : int, default 10
         Independent random starts; the one with the highest final objective is returned
-        (restarts are essential: in a check on iris the CI of single random starts ranged 0.51-0.97).
+        (several starts are essential: in a check on iris the CI of single random starts ranged
+        0.51-0.97).  ``n_restarts=`` is a deprecated spelling.
     init : None, "random", "seeds", array_like of int, shape (n,), or (weights, B)
         Default ``"random"`` for EM and ``"seeds"`` for the hard limit.
         ``"random"`` (ours): ``p`` uniform, :math:`B_r \sim \mathrm{Dir}(\mathbf 1_n)`.
@@ -371,7 +375,7 @@ def aspect_em(
     >>> blocks = np.repeat([0, 1], 4)
     >>> C = 5.0 * (blocks[:, None] == blocks[None, :])
     >>> np.fill_diagonal(C, 0)
-    >>> res = aspect_em(0, C, 2, n_restarts=5)
+    >>> res = aspect_em(0, C, 2, n_init=5)
     >>> res.labels.tolist() in ([0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0, 0, 0])
     True
     >>> res.memberships.shape
@@ -381,7 +385,7 @@ def aspect_em(
     L = V.check_int(n_aspects, "n_aspects", minimum=1)
     if L > n:
         raise ValueError(f"n_aspects must be at most the number of objects {n}, got {L}")
-    n_restarts = V.check_int(n_restarts, "n_restarts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     if max_iter > _TRACE_CAP - 1:
@@ -413,7 +417,7 @@ def aspect_em(
             )
             return float(s.obj), s
 
-        obj, s, finals = best_of_restarts(n_restarts, restart)
+        obj, s, finals = best_of_restarts(n_init, restart)
     p = np.asarray(s.p)[:L]
     B = np.asarray(s.B)[:L]
     it = int(s.it)
@@ -432,7 +436,7 @@ def aspect_em(
         objective_trace=trace,
         n_iter=it,
         converged=bool(s.done),
-        restart_log_likelihoods=finals,
+        restart_objectives=finals,
         isolated=isolated,
         n_pairs=float(2.0 * counts.sum()),
     )
@@ -464,6 +468,7 @@ class ModelSelection(NamedTuple):
     sample_size: float
 
 
+@V.renamed_kwargs(n_restarts="n_init")
 def select_n_aspects(
     rng_key: Any,
     coassoc: Any,
@@ -512,7 +517,7 @@ def select_n_aspects(
     >>> blocks = np.repeat([0, 1, 2], 5)
     >>> C = 10.0 * (blocks[:, None] == blocks[None, :])
     >>> np.fill_diagonal(C, 0)
-    >>> select_n_aspects(0, C, [1, 2, 3, 4], n_restarts=5).n_aspects
+    >>> select_n_aspects(0, C, [1, 2, 3, 4], n_init=5).n_aspects
     3
     """
     if criterion not in ("mdl", "bic"):

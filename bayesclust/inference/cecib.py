@@ -80,7 +80,8 @@ class CECIBResult(NamedTuple):
     ----------
     labels : ndarray of int64, shape (n,)
         Cluster of every point, ``0..n_clusters-1`` (surviving slots in index order).
-    means : ndarray, shape (n_clusters, d)
+    centers : ndarray, shape (n_clusters, d)
+        The cluster means (``means`` is a deprecated spelling).
     covariances : ndarray, shape (n_clusters, d, d)
         Maximum-likelihood covariances of the family (diagonal matrices for
         ``"diagonal"`` and ``"spherical"``).
@@ -88,41 +89,40 @@ class CECIBResult(NamedTuple):
         Cluster proportions ``|Y_i| / n``.
     n_clusters : int
         Surviving clusters (``<=`` the starting number).
-    cost : float
-        :math:`E_\\beta` of the returned partition (recomputed from scratch).
-    cost_trace : ndarray, shape (n_iter + 1,)
-        Cost after the initialisation and after every pass of the best restart.
+    objective : float
+        The minimised cost :math:`E_\\beta` of the returned partition (recomputed
+        from scratch; ``cost`` is a deprecated spelling).
+    objective_trace : ndarray, shape (n_iter + 1,)
+        The minimised cost :math:`E_\\beta` after the initialisation and after every
+        pass of the best start, non-increasing (``cost_trace`` is a deprecated
+        spelling).
     n_iter : int
         Passes over the data of the best restart, the last (move-free) pass included.
     converged : bool
         True when the last pass moved no point (before ``max_iter``).
     label_counts : ndarray of int64, shape (n_clusters, n_categories)
         Labelled members of each cluster per category (``n_categories = 0`` without labels).
-    restart_costs : ndarray, shape (n_init,)
-        Final cost of every restart.
+    restart_objectives : ndarray, shape (n_init,)
+        Final (minimised) cost of every start (``restart_costs`` is a deprecated
+        spelling).
     """
 
     labels: np.ndarray
-    means: np.ndarray
+    centers: np.ndarray
     covariances: np.ndarray
     weights: np.ndarray
     n_clusters: int
-    cost: float
-    cost_trace: np.ndarray
+    objective: float
+    objective_trace: np.ndarray
     n_iter: int
     converged: bool
     label_counts: np.ndarray
-    restart_costs: np.ndarray
+    restart_objectives: np.ndarray
 
-    @property
-    def objective(self) -> float:
-        """Alias of ``cost`` (the package-wide name)."""
-        return self.cost
-
-    @property
-    def objective_trace(self) -> np.ndarray:
-        """Alias of ``cost_trace``."""
-        return self.cost_trace
+    means = V.renamed_attribute("means", "centers")
+    cost = V.renamed_attribute("cost", "objective")
+    cost_trace = V.renamed_attribute("cost_trace", "objective_trace")
+    restart_costs = V.renamed_attribute("restart_costs", "restart_objectives")
 
 
 # --------------------------------------------------------------------------- beta
@@ -847,9 +847,9 @@ def _result(state, X, trace, it, conv, costs):
         cov = np.stack([s * np.eye(state.d) for s in state.s2[slots]])
     counts = state.counts[slots, : state.m].astype(np.int64)
     return CECIBResult(
-        labels=labels, means=mu, covariances=cov, weights=state.n[slots] / state.n_total,
-        n_clusters=int(k), cost=state.total(), cost_trace=trace, n_iter=int(it),
-        converged=bool(conv), label_counts=counts, restart_costs=costs,
+        labels=labels, centers=mu, covariances=cov, weights=state.n[slots] / state.n_total,
+        n_clusters=int(k), objective=state.total(), objective_trace=trace, n_iter=int(it),
+        converged=bool(conv), label_counts=counts, restart_objectives=costs,
     )
 
 
@@ -859,14 +859,14 @@ def cecib_log_density(X: Any, result: CECIBResult) -> np.ndarray:
     The CEC assignment rule ([C] eq. 1) for new points is the argmax over clusters.
     """
     X = V.check_array(X, "X").astype(np.float64)
-    d = result.means.shape[1]
+    d = result.centers.shape[1]
     if X.shape[1] != d:
         raise ValueError(f"X has {X.shape[1]} features, the clustering has {d}")
     out = np.empty((X.shape[0], result.n_clusters))
     for j in range(result.n_clusters):
         C = result.covariances[j]
         chol = np.linalg.cholesky(C)
-        diff = np.linalg.solve(chol, (X - result.means[j]).T)
+        diff = np.linalg.solve(chol, (X - result.centers[j]).T)
         maha = np.sum(diff * diff, axis=0)
         logdet = 2.0 * np.sum(np.log(np.diag(chol)))
         out[:, j] = math.log(result.weights[j]) - 0.5 * (d * math.log(2 * math.pi) + logdet + maha)

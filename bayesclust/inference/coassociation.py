@@ -22,11 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _validation as V
-from .._validation import check_labelings
+from .._validation import check_ensemble, renamed_kwargs
 
 __all__ = ["CoAssociation", "coassociation", "coassociation_dense", "as_coassociation", "coassociation_pairs"]
-
-
 
 
 class CoAssociation(NamedTuple):
@@ -103,7 +101,8 @@ def _popcount_pairs(bits: np.ndarray, rows: np.ndarray, cols: np.ndarray, chunk:
     return out
 
 
-def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pairs_per_batch: int = 20_000_000) -> CoAssociation:
+@renamed_kwargs(labelings="ensemble")
+def coassociation(ensemble: Any, *, allow_missing: bool | None = None, max_pairs_per_batch: int = 20_000_000) -> CoAssociation:
     r"""Sparse co-association (evidence accumulation) of a set of partitions.
 
     :math:`n_{ij} = \sum_{l=1}^N [\ell^l_i = \ell^l_j \ne -1]` for ``i < j``, accumulated
@@ -114,8 +113,9 @@ def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pair
 
     Parameters
     ----------
-    labelings : array_like (N, n), list, :class:`Ensemble` or Posterior
-        See :func:`check_labelings`.
+    ensemble : array_like (N, n), list, :class:`Ensemble` or Posterior
+        The partitions (see :func:`~bayesclust._validation.check_ensemble`).  ``labelings=``
+        is a deprecated spelling.
     allow_missing : bool, optional
         ``-1`` marks an object absent from a partition (default: True for an
         :class:`Ensemble` only).  Then :math:`N_{ij}` (partitions containing both objects)
@@ -145,7 +145,7 @@ def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pair
     >>> float(C.normalized()[2, 3])
     0.6666666666666666
     """
-    codes = check_labelings(labelings, allow_missing=allow_missing)
+    codes = check_ensemble(ensemble, allow_missing=allow_missing)
     max_pairs_per_batch = V.check_int(max_pairs_per_batch, "max_pairs_per_batch", minimum=1)
     N, n = codes.shape
     observed = codes >= 0
@@ -181,7 +181,8 @@ def coassociation(labelings: Any, *, allow_missing: bool | None = None, max_pair
     return CoAssociation(acc, N, trials, sampled)
 
 
-def coassociation_dense(labelings: Any, *, allow_missing: bool | None = None) -> np.ndarray:
+@renamed_kwargs(labelings="ensemble")
+def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> np.ndarray:
     r"""Dense normalised co-association :math:`C_{ij} = n_{ij}/N_{ij}` (unit diagonal), shape (n, n).
 
     One-hot products :math:`A^l = Z^l Z^{l\top}` summed over partitions (``O(n^2)``
@@ -196,7 +197,7 @@ def coassociation_dense(labelings: Any, *, allow_missing: bool | None = None) ->
            [0.5, 1. , 0.5],
            [0. , 0.5, 1. ]])
     """
-    codes = check_labelings(labelings, allow_missing=allow_missing)
+    codes = check_ensemble(ensemble, allow_missing=allow_missing)
     N, n = codes.shape
     counts = np.zeros((n, n))
     trials = np.zeros((n, n))

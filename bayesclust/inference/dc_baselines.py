@@ -55,9 +55,10 @@ class MoGResult(NamedTuple):
         The fixed component standard deviation.
     log_likelihood : float
         ``sum_i log p(x_i)`` at the returned parameters.
-    log_likelihood_trace : ndarray, shape (n_iter + 1,)
-        Log-likelihood at the initial parameters and after every EM iteration;
-        never decreases (up to rounding).
+    objective_trace : ndarray, shape (n_iter + 1,)
+        The maximised objective, the log-likelihood ``sum_i log p(x_i)``, at the
+        initial parameters and after every EM iteration; never decreases (up to
+        rounding).  ``log_likelihood_trace`` is a deprecated spelling.
     n_iter : int
         EM iterations run (always ``max_iter``).
     """
@@ -66,8 +67,10 @@ class MoGResult(NamedTuple):
     weights: np.ndarray
     spread: float
     log_likelihood: float
-    log_likelihood_trace: np.ndarray
+    objective_trace: np.ndarray
     n_iter: int
+
+    log_likelihood_trace = V.renamed_attribute("log_likelihood_trace", "objective_trace")
 
 
 class MDA2Result(NamedTuple):
@@ -83,8 +86,10 @@ class MDA2Result(NamedTuple):
     spread : float
     log_likelihood : float
         ``sum_i log p(c_i, x_i)`` at the returned parameters.
-    log_likelihood_trace : ndarray, shape (n_iter + 1,)
-        Never decreases (up to rounding).
+    objective_trace : ndarray, shape (n_iter + 1,)
+        The maximised objective, the log-likelihood ``sum_i log p(c_i, x_i)``, at
+        the initial parameters and after every EM iteration; never decreases (up
+        to rounding).  ``log_likelihood_trace`` is a deprecated spelling.
     n_iter : int
     """
 
@@ -93,8 +98,10 @@ class MDA2Result(NamedTuple):
     psi: np.ndarray
     spread: float
     log_likelihood: float
-    log_likelihood_trace: np.ndarray
+    objective_trace: np.ndarray
     n_iter: int
+
+    log_likelihood_trace = V.renamed_attribute("log_likelihood_trace", "objective_trace")
 
 
 def _m_step_means(X, R, previous):
@@ -190,7 +197,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     Returns
     -------
     MoGResult
-        ``centers, weights, spread, log_likelihood, log_likelihood_trace, n_iter``.
+        ``centers, weights, spread, log_likelihood, objective_trace, n_iter``.
 
     Notes
     -----
@@ -222,7 +229,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
         weights=np.asarray(weights),
         spread=spread,
         log_likelihood=float(trace[-1]),
-        log_likelihood_trace=trace,
+        objective_trace=trace,
         n_iter=max_iter,
     )
 
@@ -263,7 +270,7 @@ def mda2_em(
     Returns
     -------
     MDA2Result
-        ``centers, weights, psi, spread, log_likelihood, log_likelihood_trace, n_iter``.
+        ``centers, weights, psi, spread, log_likelihood, objective_trace, n_iter``.
 
     Notes
     -----
@@ -309,6 +316,6 @@ def mda2_em(
         psi=np.asarray(psi),
         spread=spread,
         log_likelihood=float(trace[-1]),
-        log_likelihood_trace=trace,
+        objective_trace=trace,
         n_iter=max_iter,
     )

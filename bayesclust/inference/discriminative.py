@@ -2,7 +2,8 @@ r"""Fitting discriminative clustering: smoothed-MAP conjugate gradients, anneali
 
 Kaski, Sinkkonen & Klami (2005), "Discriminative clustering", §2.1, §3.1, §5, §7.
 The model (:mod:`bayesclust.models.discriminative`) partitions the primary data
-``X`` into the Voronoi regions of prototypes :math:`m_1..m_K` and scores a
+``X`` into the Voronoi regions of prototypes :math:`m_1..m_K` (its cluster centres,
+Kaski et al.'s term) and scores a
 partition by how well it predicts the auxiliary classes, with the regions' class
 distributions integrated out (eq. 9, the log posterior of the prototypes under a
 flat prior):
@@ -68,7 +69,8 @@ class DCResult(NamedTuple):
     Attributes
     ----------
     prototypes : ndarray, shape (K, d)
-        The Voronoi prototypes :math:`m_j`.
+        The Voronoi prototypes :math:`m_j`: discriminative clustering's cluster
+        centres (Kaski et al.'s term; elsewhere bayesclust calls them ``centers``).
     labels : ndarray of int64, shape (n,)
         Hard Voronoi cell of every training point (nearest prototype, lowest
         index on ties).
@@ -76,12 +78,12 @@ class DCResult(NamedTuple):
         Exact eq. 9 of ``labels`` on the training data with the given ``n0`` and
         no regularisers (the paper's evaluation score; higher is better).
     objective : float
-        Final value of the optimised objective: the smoothed, regularised eq. 10
+        Final value of the maximised objective: the smoothed, regularised eq. 10
         (+ 12/14/15) for CG; the exact regularised objective for SA; the smoothed
         conditional log-likelihood :math:`\\sum_x \\sum_j y_j(x) \\log \\psi_{j, c(x)}`
         for sDC.
     objective_trace : ndarray of float64
-        The optimised objective at the start and after every CG iteration; for SA
+        The maximised objective at the start and after every CG iteration; for SA
         and sDC at the start and after every block of ``ceil(n_iter / trace_points)``
         iterations.
     n_iter : int
@@ -842,6 +844,7 @@ def _sdc_run(key, X, classes, m0, smooth_std, rate, n_steps, *, n_classes, block
     return m, gamma, jnp.concatenate([start[None], trace])
 
 
+@V.renamed_kwargs(n_steps="n_iter")
 def sdc(
     rng_key,
     X,
@@ -849,7 +852,7 @@ def sdc(
     n_clusters: int,
     smooth_std: float,
     *,
-    n_steps: int | None = None,
+    n_iter: int | None = None,
     rate: float = 0.05,
     init: Any = "random",
     n_classes: int | None = None,
@@ -885,8 +888,9 @@ def sdc(
     n_clusters : int
     smooth_std : float
         :math:`\sigma` of the memberships (> 0).
-    n_steps : int, optional
-        ``S``; default ``100_000 * n_clusters`` (the paper).
+    n_iter : int, optional
+        The number of steps ``S``; default ``100_000 * n_clusters`` (the paper), as
+        :func:`dc_anneal`'s ``n_iter``.  ``n_steps=`` is a deprecated spelling.
     rate : float, default 0.05
         :math:`\alpha_0` (> 0).
     init : {"random", "kmeans"} or array_like (K, d), default "random"
@@ -921,7 +925,7 @@ def sdc(
     --------
     >>> from bayesclust.datasets import dc_toy
     >>> X, c = dc_toy(0, 200)
-    >>> res = sdc(0, X, c, 3, 0.3, n_steps=2000)
+    >>> res = sdc(0, X, c, 3, 0.3, n_iter=2000)
     >>> res.method, res.info["psi"].shape
     ('sdc', (3, 2))
     """
@@ -930,7 +934,7 @@ def sdc(
     rate = V.check_positive(rate, "rate")
     n0 = V.check_positive(n0, "n0")
     K, C = problem.n_clusters, problem.n_classes
-    n_steps = STEPS_PER_CLUSTER * K if n_steps is None else V.check_int(n_steps, "n_steps", minimum=1)
+    n_steps = STEPS_PER_CLUSTER * K if n_iter is None else V.check_int(n_iter, "n_iter", minimum=1)
     trace_points = V.check_int(trace_points, "trace_points", minimum=1)
     key = V.as_rng_key(rng_key)
     k_init, k_run = jax.random.split(key)

@@ -63,7 +63,8 @@ class DPMeansResult(NamedTuple):
     objective : float
         ``sum_i w_i |x_i - mu_{z_i}|^2 + lam * n_clusters`` of the returned state.
     objective_trace : ndarray, shape (n_iter + 1,)
-        Objective after initialisation and after every iteration; never increases.
+        The minimised objective after initialisation and after every iteration;
+        never increases.
     n_iter : int
         Iterations run (one iteration = one pass over the points + mean update).
     converged : bool
@@ -812,18 +813,21 @@ def _farthest_first(X, k):
     return lax.fori_loop(0, k, step, (dmin, jnp.asarray(0.0, X.dtype)))[1]
 
 
-def farthest_first_lambda(X, k: int) -> float:
-    """The farthest-first heuristic for DP-means' ``lam`` given a desired ``k``.
+@V.renamed_kwargs(k="n_clusters")
+def farthest_first_lambda(X, n_clusters: int) -> float:
+    """The farthest-first heuristic for DP-means' ``lam`` given a desired number of clusters.
 
-    ``T = {global mean}``; ``k`` times: take the point farthest from ``T``
-    (lowest index on ties), record its squared distance ``lam_r`` and add it to
-    ``T``.  Returns ``lam_k``, the squared distance measured when ``|T| = k``.
+    With ``k = n_clusters``: ``T = {global mean}``; ``k`` times: take the point
+    farthest from ``T`` (lowest index on ties), record its squared distance
+    ``lam_r`` and add it to ``T``.  Returns ``lam_k``, the squared distance
+    measured when ``|T| = k``.
 
     Parameters
     ----------
     X : array_like, shape (n, d)
-    k : int
-        Desired number of clusters, ``1 <= k <= n``.
+    n_clusters : int
+        Desired number of clusters ``k``, ``1 <= k <= n`` (``k=`` is a deprecated
+        spelling).
 
     Returns
     -------
@@ -852,9 +856,9 @@ def farthest_first_lambda(X, k: int) -> float:
     4.0
     """
     X = V.check_array(X, "X")
-    k = V.check_int(k, "k", minimum=1)
+    k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > X.shape[0]:
-        raise ValueError(f"k must be <= the number of samples ({X.shape[0]}), got {k}")
+        raise ValueError(f"n_clusters must be <= the number of samples ({X.shape[0]}), got {k}")
     Xj = jnp.asarray(X)
     lam = float(_farthest_first(Xj - jnp.mean(Xj, axis=0), k))
     return lam * (1.0 + _TIE_ULPS * float(jnp.finfo(Xj.dtype).eps))

@@ -44,14 +44,17 @@ def _round(x: float, rounding: str) -> int:
     raise ValueError(f"rounding must be 'ceil' or 'round_half_up', got {rounding!r}")
 
 
-def k_bounds(n: int, rule: str = "penca", *, rounding: str = "ceil", A: float = 50, B: float = 20) -> tuple[int, int]:
+@V.renamed_kwargs(rule="k_rule")
+def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float = 50, B: float = 20) -> tuple[int, int]:
     r"""Range ``[K_min, K_max]`` of the number of clusters of an ensemble's partitions.
 
     Parameters
     ----------
     n : int
         Number of objects.
-    rule : {"penca", "sqrt", "linear"}
+    k_rule : {"penca", "sqrt", "linear"}
+        The rule (``rule=`` is a deprecated spelling):
+
         * ``"penca"`` (PEnCA / DR-EAC; Lourenco, Fred & Figueiredo 2011, §5):
           :math:`K_{min}=\max(\lceil\sqrt n/2\rceil,\lceil n/50\rceil)`, :math:`K_{max}=K_{min}+20`;
         * ``"sqrt"`` (scalability rule A): :math:`\{\lceil\sqrt n/2\rceil,\lceil\sqrt n\rceil\}`;
@@ -78,6 +81,7 @@ def k_bounds(n: int, rule: str = "penca", *, rounding: str = "ceil", A: float = 
     n = V.check_int(n, "n", minimum=1)
     A = V.check_positive(A, "A")
     B = V.check_positive(B, "B")
+    rule = k_rule
     if rule == "penca":
         kmin = max(_round(math.sqrt(n) / 2, rounding), _round(n / 50, rounding))
         kmax = kmin + 20
@@ -88,7 +92,7 @@ def k_bounds(n: int, rule: str = "penca", *, rounding: str = "ceil", A: float = 
             raise ValueError(f"the linear rule needs A > B, got A={A}, B={B}")
         kmin, kmax = _round(n / A, rounding), _round(n / B, rounding)
     else:
-        raise ValueError(f"rule must be 'penca', 'sqrt' or 'linear', got {rule!r}")
+        raise ValueError(f"k_rule must be 'penca', 'sqrt' or 'linear', got {rule!r}")
     kmin = min(max(kmin, 1), n)
     kmax = min(max(kmax, kmin), n)
     return kmin, kmax
@@ -146,13 +150,14 @@ def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int
     return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree")
 
 
+@V.renamed_kwargs(rule="k_rule")
 def kmeans_ensemble(
     rng_key: Any,
     X: Any,
     n_partitions: int = 150,
     *,
     n_clusters_range: tuple[int, int] | None = None,
-    rule: str = "penca",
+    k_rule: str = "penca",
     rounding: str = "ceil",
     subsample: float | None = None,
     max_iter: int = 100,
@@ -171,10 +176,10 @@ def kmeans_ensemble(
     n_partitions : int, default 150
         ``N`` (PEnCA does not state it; 150 as in the scalability paper).
     n_clusters_range : (int, int), optional
-        ``(K_min, K_max)``; default :func:`k_bounds` ``(n, rule, rounding=rounding)``.
+        ``(K_min, K_max)``; default :func:`k_bounds` ``(n, k_rule, rounding=rounding)``.
         ``K_max`` is capped at the number of objects of a partition.
-    rule, rounding : str
-        See :func:`k_bounds`.
+    k_rule, rounding : str
+        See :func:`k_bounds` (``rule=`` is a deprecated spelling of ``k_rule``).
     subsample : float in (0, 1], optional
         Fraction of objects clustered by each partition (e.g. 0.9 in the PPC paper).
     max_iter : int, default 100
@@ -221,7 +226,7 @@ def kmeans_ensemble(
             raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
         m = max(1, int(math.floor(rate * n + 0.5)))
     if n_clusters_range is None:
-        kmin, kmax = k_bounds(n, rule, rounding=rounding)
+        kmin, kmax = k_bounds(n, k_rule, rounding=rounding)
     else:
         if len(n_clusters_range) != 2:
             raise ValueError(f"n_clusters_range must be a pair (K_min, K_max), got {n_clusters_range!r}")

@@ -77,6 +77,7 @@ __all__ = [
     "blocked_sweep",
     "init_blocked_state",
     "split_merge_move",
+    "prior_distribution",
 ]
 
 
@@ -463,8 +464,11 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
         Prior variance of the means.
     collapsed : bool (static)
         Means integrated out (Algorithm 3) instead of Kulis & Jordan's Algorithm 2.
-    alpha_prior, sigma2_prior : (a, b) tuples or None (static structure)
-        ``alpha ~ Gamma(a, b)`` (shape, rate) and ``sigma2 ~ InvGamma(a, b)``.
+    alpha_prior, sigma2_prior : (a, b) arrays or None (static structure)
+        The parameters of the priors ``alpha ~ Gamma(a, b)`` (shape, rate) and
+        ``sigma2 ~ InverseGamma(a, b)`` (shape, scale), as :func:`gibbs_dp_gmm`
+        reads them from its NumPyro distributions (this step works on traced
+        parameters).
     split_merge : int (static)
         Number of :func:`split_merge_move` moves after the point moves (0: none;
         the random stream of the rest of the sweep does not depend on it).
@@ -606,7 +610,8 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
     state : BlockedState
     rho2 : float
         Prior variance of the means.
-    alpha_prior, sigma2_prior : (a, b) tuples or None (static structure)
+    alpha_prior, sigma2_prior : (a, b) arrays or None (static structure)
+        Prior parameters, as in :func:`gibbs_sweep`.
 
     Returns
     -------
@@ -787,8 +792,8 @@ def gibbs_dp_gmm(
     log_alpha: float | None = None,
     sigma2: float = 1.0,
     rho2: float = 100.0,
-    alpha_prior: tuple[float, float] | None = None,
-    sigma2_prior: tuple[float, float] | None = None,
+    alpha_prior=None,
+    sigma2_prior=None,
     collapsed: bool = False,
     num_warmup: int = 500,
     num_samples: int = 500,
@@ -823,8 +828,14 @@ def gibbs_dp_gmm(
         Component **variance** (> 0); the initial value when ``sigma2_prior`` is given.
     rho2 : float
         Prior **variance** of the means (> 0); Kulis & Jordan use 100.
-    alpha_prior, sigma2_prior : (a, b), optional
-        Gamma(shape a, rate b) prior on alpha; InvGamma(a, b) prior on sigma2.
+    alpha_prior : numpyro.distributions.Gamma, optional
+        Prior on alpha, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate), as
+        :func:`bayesclust.models.dp_gmm.dp_gmm` takes it; the sampler needs this
+        conjugate family (Escobar & West's update).
+    sigma2_prior : numpyro.distributions.InverseGamma, optional
+        Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
+        conjugate family).  For both, a pair ``(a, b)`` of the same parameters is a
+        deprecated form.
     collapsed : bool
         Integrate the means out (Neal's Algorithm 3) instead of Kulis & Jordan's
         Algorithm 2 (whose small-variance limit is DP-means).
@@ -911,8 +922,8 @@ def gibbs_dp_gmm(
             raise ValueError(f"log_alpha must be finite, got {log_alpha!r}")
     sigma2 = V.check_positive(sigma2, "sigma2")
     rho2 = V.check_positive(rho2, "rho2")
-    alpha_prior = _check_gamma_prior(alpha_prior, "alpha_prior")
-    sigma2_prior = _check_gamma_prior(sigma2_prior, "sigma2_prior")
+    alpha_prior = _prior_params(alpha_prior, "alpha_prior", "gamma")
+    sigma2_prior = _prior_params(sigma2_prior, "sigma2_prior", "inverse_gamma")
     num_warmup = V.check_int(num_warmup, "num_warmup", minimum=0)
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
@@ -999,13 +1010,76 @@ def gibbs_dp_gmm(
     )
 
 
-def _check_gamma_prior(prior, name):
-    """``None`` or a pair ``(a, b)`` of positive numbers (Gamma / InvGamma shape and rate)."""
+_PRIOR_FAMILIES = {"gamma": "Gamma", "inverse_gamma": "InverseGamma"}
+
+
+def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
+    """A sampler's prior as a NumPyro distribution of its conjugate ``family``, or None.
+
+    Parameters
+    ----------
+    prior : numpyro.distributions.Gamma / InverseGamma, (a, b) or None
+        The prior as every bayesclust entry point takes it.  A pair ``(a, b)`` is
+        the deprecated form (a :class:`FutureWarning`): the parameters of the same
+        distribution in NumPyro's order, ``Gamma(a, b)`` (shape, rate) or
+        ``InverseGamma(a, b)`` (shape, scale).
+    name : str
+        Argument name for the messages.
+    family : {"gamma", "inverse_gamma"}
+        The conjugate family the sampler's update needs: ``Gamma`` for a
+        concentration (Escobar & West's update), ``InverseGamma`` for ``sigma2``.
+    stacklevel : int
+        Of the warning, as for :func:`warnings.warn` called here (3: the caller's caller).
+
+    Returns
+    -------
+    numpyro.distributions.Distribution or None
+
+    Raises
+    ------
+    ValueError
+        Another family, non-scalar or non-positive parameters, a tuple that is not
+        a pair.
+    TypeError
+        Neither a distribution nor a pair.
+    """
+    import numpyro.distributions as dist
+
+    cls = getattr(dist, _PRIOR_FAMILIES[family])
     if prior is None:
         return None
-    if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") or len(prior) != 2:
-        raise ValueError(f"{name} must be a pair (a, b), got {prior!r}")
-    return (V.check_positive(prior[0], f"{name}[0]"), V.check_positive(prior[1], f"{name}[1]"))
+    if isinstance(prior, dist.Distribution):
+        if not isinstance(prior, cls):  # a prior of another family: a bad value, not a bad type
+            raise ValueError(  # noqa: TRY004
+                f"{name} must be a numpyro.distributions.{cls.__name__} (the conjugate prior "
+                f"the Gibbs sampler updates in closed form), got {type(prior).__name__}"
+            )
+        for part in ("concentration", "rate"):
+            value = np.asarray(getattr(prior, part))
+            if value.shape != ():
+                raise ValueError(f"{name} must be a scalar distribution, got {part} of shape "
+                                 f"{value.shape}")
+            V.check_positive(value[()], f"{name}.{part}")
+        return prior
+    if not isinstance(prior, (tuple, list)):
+        raise TypeError(f"{name} must be a numpyro.distributions.{cls.__name__}, got "
+                        f"{type(prior).__name__}")
+    if len(prior) != 2:
+        raise ValueError(f"{name} must be a numpyro.distributions.{cls.__name__} (or, "
+                         f"deprecated, a pair (a, b)), got {prior!r}")
+    a = V.check_positive(prior[0], f"{name}[0]")
+    b = V.check_positive(prior[1], f"{name}[1]")
+    V.warn_renamed(f"{name}=(a, b)", f"{name}=numpyro.distributions.{cls.__name__}(a, b)",
+                   stacklevel=stacklevel + 1)
+    return cls(a, b)
+
+
+def _prior_params(prior, name: str, family: str):
+    """``(a, b)`` of a sampler's prior (see :func:`prior_distribution`), or None."""
+    prior = prior_distribution(prior, name, family, stacklevel=4)
+    if prior is None:
+        return None
+    return (float(np.asarray(prior.concentration)), float(np.asarray(prior.rate)))
 
 
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,

@@ -75,7 +75,8 @@ class HardHDPResult(NamedTuple):
         ``sum |x_ij - mu_{v_j z_ij}|^2 + lam_local * n_local.sum() + lam_global * n_global``
         of the returned state (Kulis & Jordan, eq. 5).
     objective_trace : ndarray, shape (n_iter + 1,)
-        The objective after initialisation and after every iteration; never increases.
+        The minimised objective after initialisation and after every iteration;
+        never increases.
     n_local : ndarray of int, shape (D,)
         Number of local clusters ``k_j`` of every data set (total ``n_local.sum()``).
     n_global : int

@@ -71,10 +71,10 @@ from ..kernels import (
     squared_norms,
 )
 from .gibbs import (
-    _check_gamma_prior,
     _draw_means,
     _draw_sigma2,
     _log_normal_iso,
+    _prior_params,
     _update_log_alpha,
     run_in_segments,
 )
@@ -283,8 +283,10 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     rho2 : float
         Prior variance of the dish means.
     n_groups : int (static)
-    alpha_prior, gamma_prior, sigma2_prior : (a, b) or None
-        Gamma(shape, rate) priors on ``alpha`` and ``gamma``, InvGamma on ``sigma2``.
+    alpha_prior, gamma_prior, sigma2_prior : (a, b) arrays or None
+        The parameters of the priors: Gamma(shape, rate) on ``alpha`` and
+        ``gamma``, InverseGamma(shape, scale) on ``sigma2``, as
+        :func:`gibbs_hdp_gmm` reads them from its NumPyro distributions.
 
     Returns
     -------
@@ -417,9 +419,9 @@ def gibbs_hdp_gmm(
     log_gamma: float | None = None,
     sigma2: float = 1.0,
     rho2: float = 100.0,
-    alpha_prior: tuple[float, float] | None = None,
-    gamma_prior: tuple[float, float] | None = None,
-    sigma2_prior: tuple[float, float] | None = None,
+    alpha_prior=None,
+    gamma_prior=None,
+    sigma2_prior=None,
     num_warmup: int = 500,
     num_samples: int = 500,
     thin: int = 1,
@@ -453,9 +455,15 @@ def gibbs_hdp_gmm(
         Component **variance** (> 0).
     rho2 : float
         Prior **variance** of the dish means (> 0).
-    alpha_prior, gamma_prior, sigma2_prior : (a, b), optional
-        Gamma(shape a, rate b) priors on alpha and gamma (Teh et al. 2006,
-        Appendix A; Escobar & West 1995); InvGamma(a, b) on sigma2.
+    alpha_prior, gamma_prior : numpyro.distributions.Gamma, optional
+        Priors on alpha and gamma, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate;
+        Teh et al. 2006, Appendix A; Escobar & West 1995), as
+        :func:`bayesclust.models.hdp_gmm.hdp_gmm` takes them; the sampler needs
+        this conjugate family.
+    sigma2_prior : numpyro.distributions.InverseGamma, optional
+        Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
+        conjugate family).  For all three, a pair ``(a, b)`` of the same
+        parameters is a deprecated form.
     num_warmup, num_samples, thin, num_chains : int
     center : bool
         Centre the pooled data first (the prior on the means is centred at 0).
@@ -493,8 +501,11 @@ def gibbs_hdp_gmm(
     log_gamma = _log_concentration(gamma, log_gamma, "gamma")
     sigma2 = V.check_positive(sigma2, "sigma2")
     rho2 = V.check_positive(rho2, "rho2")
-    priors = [_check_gamma_prior(p, name) for p, name in
-              ((alpha_prior, "alpha_prior"), (gamma_prior, "gamma_prior"), (sigma2_prior, "sigma2_prior"))]
+    priors = [
+        _prior_params(alpha_prior, "alpha_prior", "gamma"),
+        _prior_params(gamma_prior, "gamma_prior", "gamma"),
+        _prior_params(sigma2_prior, "sigma2_prior", "inverse_gamma"),
+    ]
     num_warmup = V.check_int(num_warmup, "num_warmup", minimum=0)
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)

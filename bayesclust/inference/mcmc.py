@@ -489,6 +489,7 @@ def _svi_chunk_runner(svi, model_args, model_kwargs, length: int, num_steps: int
     return run_chunk
 
 
+@V.renamed_kwargs(num_restarts="n_init")
 def run_svi(
     rng_key,
     model,
@@ -497,7 +498,7 @@ def run_svi(
     num_steps: int = 2000,
     num_samples: int = 500,
     learning_rate: float = 0.01,
-    num_restarts: int = 1,
+    n_init: int = 1,
     progress_bar: bool = True,
     label_sampler=None,
     **model_kwargs,
@@ -505,7 +506,7 @@ def run_svi(
     """Fit a model by stochastic variational inference and return a ``Posterior``.
 
     Minimises the negative ELBO ``-E_q[log p(X, theta) - log q(theta)]`` with
-    Adam over an automatic guide (from ``num_restarts`` random initialisations,
+    Adam over an automatic guide (from ``n_init`` random initialisations,
     keeping the lowest final loss), then draws ``num_samples`` parameter sets
     from the guide (:class:`numpyro.infer.Predictive`) and labels from their
     exact conditional (as :func:`run_nuts`).
@@ -522,25 +523,26 @@ def run_svi(
         Gaussian in the unconstrained space, ADVI); ``"delta"``:
         :class:`~numpyro.infer.autoguide.AutoDelta` (MAP in the constrained
         space: every draw has the same parameters, the labels still vary); or
-        an AutoGuide instance built on ``model`` (then ``num_restarts`` must be 1).
+        an AutoGuide instance built on ``model`` (then ``n_init`` must be 1).
         Both string guides start from ``init_to_uniform`` (uniform in
         ``(-2, 2)`` in the unconstrained space; ours: NumPyro's AutoDelta
         default, the prior median, starts every component mean at the same
         point, a saddle of the mixture likelihood).
     num_steps : int, default 2000
-        Adam steps per restart.
+        Adam steps per initialisation.
     num_samples : int, default 500
         Draws from the fitted guide.
     learning_rate : float, default 0.01
         Adam step size.
-    num_restarts : int, default 1
-        Independent random initialisations; the one with the lowest mean loss
-        over its last 10% of steps is kept.  Mixture objectives are multimodal
-        (a cluster split over two components, two clusters on one), so MAP in
-        particular benefits from restarts.  One compiled update loop serves
-        every restart.
+    n_init : int, default 1
+        Independent random initialisations (restarts: bayesclust's setting, not
+        NumPyro's); the one with the lowest mean loss over its last 10% of steps is
+        kept.  Mixture objectives are multimodal (a cluster split over two
+        components, two clusters on one), so MAP in particular benefits from
+        several.  One compiled update loop serves every initialisation.
+        ``num_restarts=`` is a deprecated spelling.
     progress_bar : bool, default True
-        A tqdm bar over restarts x steps (updated in chunks).
+        A tqdm bar over initialisations x steps (updated in chunks).
     label_sampler : str, callable or None, default None
         As in :func:`run_nuts`.
     **model_kwargs
@@ -578,7 +580,7 @@ def run_svi(
     key = V.as_rng_key(rng_key)
     num_steps = V.check_int(num_steps, "num_steps", minimum=1)
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
-    num_restarts = V.check_int(num_restarts, "num_restarts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     learning_rate = V.check_positive(learning_rate, "learning_rate")
     label_fn, check = _resolve_label_sampler(label_sampler, model)
     builders = {"normal": AutoNormal, "delta": AutoDelta}
@@ -587,8 +589,8 @@ def run_svi(
             raise ValueError(f"guide must be 'normal', 'delta' or an AutoGuide, got {guide!r}")
         guide_obj = builders[guide](model, init_loc_fn=init_to_uniform)
     elif isinstance(guide, AutoGuide):
-        if num_restarts != 1:
-            raise ValueError("num_restarts must be 1 when guide is an AutoGuide instance")
+        if n_init != 1:
+            raise ValueError("n_init must be 1 when guide is an AutoGuide instance")
         guide_obj = guide
     else:
         raise TypeError(
@@ -608,10 +610,10 @@ def run_svi(
     if progress_bar:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=num_steps * num_restarts, desc="SVI", leave=True)
+        bar = tqdm(total=num_steps * n_init, desc="SVI", leave=True)
     best_state, best_loss = None, np.inf
     try:
-        for r, k in enumerate(jax.random.split(key_svi, num_restarts)):
+        for r, k in enumerate(jax.random.split(key_svi, n_init)):
             if r == 0:
                 state = svi.init(k, *model_args, **model_kwargs)
                 first_params = svi.get_params(state)

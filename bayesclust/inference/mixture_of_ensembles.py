@@ -38,10 +38,12 @@ class MixtureEnsembleResult(NamedTuple):
         :math:`\\sum_i \\log \\sum_m \\alpha_m \\prod_j \\nu_{jm}(y_{ij})` (soft) or the
         classification log-likelihood (hard), of the returned parameters.
     objective_trace : ndarray, shape (n_iter + 1,)
-        Penalised objective (log-likelihood + pseudo-count log-prior), non-decreasing.
+        The objective EM maximises (log-likelihood + pseudo-count log-prior) after every
+        iteration of the selected start, non-decreasing.
     n_iter : int
     converged : bool
-    restart_log_likelihoods : ndarray, shape (n_restarts,)
+    restart_objectives : ndarray, shape (n_init,)
+        Final maximised objective of every start; the best is returned.
     """
 
     labels: np.ndarray
@@ -51,7 +53,9 @@ class MixtureEnsembleResult(NamedTuple):
     objective_trace: np.ndarray
     n_iter: int
     converged: bool
-    restart_log_likelihoods: np.ndarray
+    restart_objectives: np.ndarray
+
+    restart_log_likelihoods = V.renamed_attribute("restart_log_likelihoods", "restart_objectives")
 
 
 def _logsumexp_rows(A: np.ndarray) -> np.ndarray:
@@ -59,12 +63,13 @@ def _logsumexp_rows(A: np.ndarray) -> np.ndarray:
     return (m + np.log(np.exp(A - m).sum(axis=1, keepdims=True)))[:, 0]
 
 
+@V.renamed_kwargs(labelings="ensemble", n_restarts="n_init")
 def mixture_of_ensembles(
     rng_key: Any,
-    labelings: Any,
+    ensemble: Any,
     n_clusters: int,
     *,
-    n_restarts: int = 10,
+    n_init: int = 10,
     hard: bool = False,
     tol: float = 1e-7,
     max_iter: int = 1000,
@@ -85,12 +90,14 @@ def mixture_of_ensembles(
     Parameters
     ----------
     rng_key : jax.random key or int
-    labelings : array_like (N, n), list, Ensemble or Posterior
-        See :func:`bayesclust._validation.check_labelings`.
+    ensemble : array_like (N, n), list, Ensemble or Posterior
+        The partitions (see :func:`bayesclust._validation.check_ensemble`); ``labelings=``
+        is a deprecated spelling.
     n_clusters : int
         ``L >= 1`` mixture components (consensus clusters).
-    n_restarts : int, default 10
-        Random Dirichlet responsibilities per start; the best final objective wins.
+    n_init : int, default 10
+        Random starts (random Dirichlet responsibilities); the best final objective wins.
+        ``n_restarts=`` is a deprecated spelling.
     hard : bool, default False
         Classification EM (hard responsibilities), the hard limit.
     tol : float, default 1e-7
@@ -99,7 +106,7 @@ def mixture_of_ensembles(
     pseudo_count : float, default 1e-6
         :math:`\epsilon` (ours): avoids :math:`\log 0`, which would freeze components.
     allow_missing : bool, optional
-        See :func:`~bayesclust._validation.check_labelings`.
+        See :func:`~bayesclust._validation.check_ensemble`.
 
     Returns
     -------
@@ -123,12 +130,12 @@ def mixture_of_ensembles(
     >>> res.labels[0] == res.labels[1] != res.labels[2]
     np.True_
     """
-    codes = V.check_labelings(labelings, allow_missing=allow_missing)
+    codes = V.check_ensemble(ensemble, allow_missing=allow_missing)
     L = V.check_int(n_clusters, "n_clusters", minimum=1)
     N, n = codes.shape
     if L > n:
         raise ValueError(f"n_clusters must be at most the number of objects {n}, got {L}")
-    n_restarts = V.check_int(n_restarts, "n_restarts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     eps = V.check_positive(pseudo_count, "pseudo_count")
@@ -181,7 +188,7 @@ def mixture_of_ensembles(
                 break
         return obj, (R, alpha, ll, np.asarray(trace), it, converged)
 
-    _, (R, alpha, ll, trace, it, converged), finals = best_of_restarts(n_restarts, restart)
+    _, (R, alpha, ll, trace, it, converged), finals = best_of_restarts(n_init, restart)
     return MixtureEnsembleResult(
         labels=np.argmax(R, axis=1).astype(np.int64),
         responsibilities=R,
@@ -190,5 +197,5 @@ def mixture_of_ensembles(
         objective_trace=trace,
         n_iter=it,
         converged=converged,
-        restart_log_likelihoods=finals,
+        restart_objectives=finals,
     )

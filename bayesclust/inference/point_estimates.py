@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, renamed_kwargs
 from ..metrics import (
     _canonical_rows,
     _check_label_draws,
@@ -241,6 +241,7 @@ def _greedy_vi(c: np.ndarray, dc: _DrawColumns, max_sweeps: int, tol: float) -> 
     return _VISearch(c, dc, tol).run(max_sweeps)
 
 
+@renamed_kwargs(max_sweeps="max_iter")
 def partition_point_estimate(
     label_draws: Any,
     loss: str = "binder",
@@ -248,7 +249,7 @@ def partition_point_estimate(
     candidates: Any = None,
     greedy: bool = True,
     *,
-    max_sweeps: int = 100,
+    max_iter: int = 100,
     max_vi_candidates: int = 256,
 ) -> np.ndarray:
     """Bayes point estimate of a partition: minimise the posterior expected loss.
@@ -270,9 +271,10 @@ def partition_point_estimate(
         Extra candidate partitions, considered in addition to the default ones.
     greedy : bool, default True
         Refine the best candidate by local search.
-    max_sweeps : int, default 100
+    max_iter : int, default 100
         Cap on the number of local-search sweeps (each accepted move strictly decreases the
-        loss, so the search stops by itself long before in practice).
+        loss, so the search stops by itself long before in practice).  ``max_sweeps=`` is
+        a deprecated spelling.
     max_vi_candidates : int, default 256
         With ``loss="vi"``, when there are more distinct candidates than this, only the
         ``max_vi_candidates`` with the smallest :func:`vi_lower_bound` are evaluated
@@ -324,7 +326,7 @@ def partition_point_estimate(
         raise ValueError(f"loss must be one of {_POINT_ESTIMATE_LOSSES}, got {loss!r}")
     if not isinstance(greedy, (bool, np.bool_)):
         raise TypeError(f"greedy must be a bool, got {greedy!r}")
-    max_sweeps = check_int(max_sweeps, "max_sweeps", minimum=0)
+    max_sweeps = check_int(max_iter, "max_iter", minimum=0)
     max_vi_candidates = check_int(max_vi_candidates, "max_vi_candidates", minimum=1)
     S, n = draws.shape
     P = co_clustering_matrix(draws) if psm is None else _check_psm(psm, n)

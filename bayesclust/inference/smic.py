@@ -10,8 +10,9 @@ mutual information (SMI) between ``x`` and the cluster ``y``.  The empirical SMI
     - \frac12
 
 is maximised under orthonormality by the top-c eigenvectors of ``K`` -- an analytic
-solution, no restarts, no local optima (:func:`smic`).  The kernel parameter ``t`` (number of
-neighbours of the sparse local-scaling kernel, :func:`bayesclust.kernels.local_scaling_kernel`)
+solution, no restarts, no local optima (:func:`smic`).  The kernel parameter ``t`` (the
+neighbourhood size of the sparse local-scaling kernel, eq. 7,
+:func:`bayesclust.graphs.local_scaling_kernel`)
 is chosen by maximising LSMI, a supervised SMI estimator of the labelled sample
 :math:`\{(x_i, y_i)\}` (:func:`lsmi`, :func:`smic_select`).
 
@@ -44,6 +45,8 @@ from .._validation import (
     check_int,
     check_labels,
     check_positive,
+    renamed_attribute,
+    renamed_kwargs,
 )
 from ..graphs import local_scaling_cross_kernel, local_scaling_kernel
 
@@ -100,8 +103,8 @@ def _check_n_clusters(n_clusters: Any, n: int) -> int:
     return c
 
 
-def _check_n_neighbors(n_neighbors: Any, n: int, name: str = "n_neighbors") -> int:
-    t = check_int(n_neighbors, name, minimum=1)
+def _check_t(t: Any, n: int, name: str = "t") -> int:
+    t = check_int(t, name, minimum=1)
     if t >= n:
         raise ValueError(f"{name}={t} must be < n_samples={n} (t nearest *other* points)")
     return t
@@ -144,7 +147,8 @@ class SMICResult(NamedTuple):
     positive_sums : ndarray of float64, shape (c,)
         :math:`s_y = \max(0, \tilde\phi_y)^\top 1_n`.
     class_prior : ndarray of float64, shape (c,)
-    n_neighbors : int
+    t : int
+        The neighbourhood size of the local-scaling kernel (eq. 7).
     sigma : ndarray of float64, shape (n,)
         Local scales of the kernel (for out-of-sample prediction).
     sigma_floor : float
@@ -160,10 +164,12 @@ class SMICResult(NamedTuple):
     eigenvalues: np.ndarray
     positive_sums: np.ndarray
     class_prior: np.ndarray
-    n_neighbors: int
+    t: int
     sigma: np.ndarray
     sigma_floor: float
     degrees: np.ndarray | None = None
+
+    n_neighbors = renamed_attribute("n_neighbors", "t")
 
 
 def _top_eigenpairs(K, c: int, solver: str) -> tuple[np.ndarray, np.ndarray]:
@@ -195,9 +201,10 @@ def _top_eigenpairs(K, c: int, solver: str) -> tuple[np.ndarray, np.ndarray]:
     return w, V
 
 
+@renamed_kwargs(n_neighbors="t")
 def smic(
     X: Any,
-    n_neighbors: int,
+    t: int,
     n_clusters: int,
     class_prior: Any = None,
     *,
@@ -220,8 +227,9 @@ def smic(
     X : array_like, shape (n, d)
         The data, standardised per dimension as in all of [S]'s experiments (the
         :class:`bayesclust.SMIC` estimator does it).
-    n_neighbors : int
-        ``t``, ``1 <= t < n``.
+    t : int
+        The neighbourhood size of the local-scaling kernel (eq. 7), ``1 <= t < n``
+        (``n_neighbors=`` is a deprecated spelling).
     n_clusters : int
         ``c``, ``2 <= c < n``.
     class_prior : array_like, shape (c,), optional
@@ -275,7 +283,7 @@ def smic(
     X = check_array(X, "X", min_samples=2).astype(np.float64)
     n = X.shape[0]
     c = _check_n_clusters(n_clusters, n)
-    t = _check_n_neighbors(n_neighbors, n)
+    t = _check_t(t, n)
     pi = _check_prior(class_prior, c)
     kern = local_scaling_kernel(X, t)
     with _one_blas_thread():
@@ -308,7 +316,7 @@ def _smic_from_kernel(kern, c: int, pi: np.ndarray, eigen_solver: str,
     s_safe = np.maximum(s, np.finfo(np.float64).tiny)
     scores = pi * P / s_safe
     labels, unassigned = _argmax_with_fallback(scores, pi * phi / s_safe)
-    return SMICResult(labels, scores, unassigned, phi, lam, s, pi, kern.n_neighbors, kern.sigma,
+    return SMICResult(labels, scores, unassigned, phi, lam, s, pi, kern.t, kern.sigma,
                       kern.sigma_floor, deg)
 
 
@@ -324,7 +332,7 @@ def _smic_new_scores(result: SMICResult, X_train: np.ndarray, X_new: Any) -> tup
     X_new = check_array(X_new, "X").astype(np.float64)
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X has {X_new.shape[1]} features, expected {X_train.shape[1]}")
-    Kx = local_scaling_cross_kernel(X_new, X_train, result.sigma, result.n_neighbors,
+    Kx = local_scaling_cross_kernel(X_new, X_train, result.sigma, result.t,
                                     result.sigma_floor)
     if result.degrees is not None:
         deg_new = np.asarray(Kx.sum(axis=1)).reshape(-1)
@@ -342,7 +350,7 @@ def smic_predict(result: SMICResult, X_train: Any, X_new: Any) -> np.ndarray:
         y' = \arg\max_y \frac{\pi_y \max(0, \sum_i K(x', x_i)[\tilde\phi_y]_i)}
         {\lambda_y \max(0, \tilde\phi_y)^\top 1_n}
 
-    with the out-of-sample kernel :func:`bayesclust.kernels.local_scaling_cross_kernel`
+    with the out-of-sample kernel :func:`bayesclust.graphs.local_scaling_cross_kernel`
     (training points coinciding with ``x'`` are excluded from its neighbour list, so
     ``smic_predict(res, X, X)`` reproduces ``res.labels`` up to rows whose scores are all 0
     or tied: docs/deviations.md#smic-out-of-sample).  All-zero rows fall back to the unclipped score, as in :func:`smic`.
@@ -633,7 +641,7 @@ class SMICSelection(NamedTuple):
     ----------
     result : SMICResult
         The SMIC solution at the selected ``t``.
-    n_neighbors : int
+    t : int
         The selected ``t`` (largest LSMI; ties go to the smallest ``t``).
     candidates : ndarray of int64, shape (n_candidates,)
     lsmi : ndarray of float64, shape (n_candidates,)
@@ -648,13 +656,15 @@ class SMICSelection(NamedTuple):
     """
 
     result: SMICResult
-    n_neighbors: int
+    t: int
     candidates: np.ndarray
     lsmi: np.ndarray
     lsmi_results: list
     labels: np.ndarray
     smic_seconds: float
     lsmi_seconds: float
+
+    n_neighbors = renamed_attribute("n_neighbors", "t")
 
 
 def smic_select(
@@ -709,7 +719,7 @@ def smic_select(
     X = check_array(X, "X", min_samples=2).astype(np.float64)
     n = X.shape[0]
     c = _check_n_clusters(n_clusters, n)
-    cands = [_check_n_neighbors(t, n, "candidates") for t in candidates]
+    cands = [_check_t(t, n, "candidates") for t in candidates]
     if not cands:
         raise ValueError("candidates must contain at least one t")
     pi = _check_prior(class_prior, c)

@@ -388,7 +388,8 @@ class KernelDPMeansResult(NamedTuple):
     objective : float
         :math:`J(K, W) + \\lambda k` of the returned partition.
     objective_trace : ndarray, shape (n_accepted + 1,)
-        Objective at the start and after every accepted iteration; never increases.
+        The minimised objective at the start and after every accepted iteration;
+        never increases.
     n_iter : int
         Passes run (a rejected pass counts).
     converged : bool
@@ -560,7 +561,8 @@ def kernel_dp_means_objective(K, labels, lam, sample_weight=None) -> float:
 # --------------------------------------------------------------------------- #
 
 
-def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
+@V.renamed_kwargs(solver="eigen_solver")
+def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="auto"):
     """All eigenpairs of a symmetric ``K`` with eigenvalue strictly above ``threshold``.
 
     Parameters
@@ -570,13 +572,13 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
     threshold : float
     max_vectors : int, optional
         Return at most this many (the largest).  Default ``n``.
-    solver : {"auto", "dense", "arpack"}
+    eigen_solver : {"auto", "dense", "arpack"}
         ``"dense"``: LAPACK ``eigh`` (``evr``) for the eigenvalues in
         ``(threshold, inf)``;
         ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` for the largest
         eigenvalues, asking for twice as many until one at or below the
         threshold is found.  ``"auto"``: dense for dense input or
-        ``n <= 500``, ARPACK otherwise.
+        ``n <= 500``, ARPACK otherwise.  ``solver=`` is a deprecated spelling.
 
     Returns
     -------
@@ -586,6 +588,7 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
     """
     n = K.shape[0]
     cap = n if max_vectors is None else min(int(max_vectors), n)
+    solver = eigen_solver
     if solver == "auto":
         solver = "dense" if (not sp.issparse(K) or n <= _DENSE_EIG_MAX_N) else "arpack"
     if solver == "dense" or n <= 2:
@@ -596,7 +599,7 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, solver="auto"):
         vals, vecs = vals[keep][::-1], vecs[:, keep][:, ::-1]
         return vals[:cap], vecs[:, :cap]
     if solver != "arpack":
-        raise ValueError(f"solver must be 'auto', 'dense' or 'arpack', got {solver!r}")
+        raise ValueError(f"eigen_solver must be 'auto', 'dense' or 'arpack', got {solver!r}")
     m = min(8, cap, n - 1)
     v0 = np.ones(n) / np.sqrt(n)  # deterministic start
     while True:
@@ -642,7 +645,7 @@ class SpectralDPMeansResult(NamedTuple):
         Number of clusters found by k-means on the rows of ``embedding``
         (equal to ``len(eigenvalues)`` unless k-means left a cluster empty).
     eigenvalues : ndarray, shape (m,)
-        The eigenvalues of ``K`` above ``lam``, decreasing.
+        The eigenvalues of ``K`` above ``eigenvalue_threshold``, decreasing.
     embedding : ndarray, shape (n, m)
         The relaxed indicator matrix :math:`Y` (orthonormal columns).
     relaxed_value : float
@@ -652,7 +655,8 @@ class SpectralDPMeansResult(NamedTuple):
     lower_bound : float
         :math:`\\mathrm{tr}(K) - \\text{relaxed\\_value}`, a lower bound of the
         kernel DP-means objective of every clustering.
-    lam : float
+    eigenvalue_threshold : float
+        The eigenvalue cut :math:`\\lambda` (``lam`` is a deprecated spelling).
     """
 
     labels: np.ndarray
@@ -661,7 +665,9 @@ class SpectralDPMeansResult(NamedTuple):
     embedding: np.ndarray
     relaxed_value: float
     lower_bound: float
-    lam: float
+    eigenvalue_threshold: float
+
+    lam = V.renamed_attribute("lam", "eigenvalue_threshold")
 
 
 def _check_matrix_any(A, name):
@@ -684,13 +690,14 @@ def _check_matrix_any(A, name):
     return _check_kernel(A, name)
 
 
+@V.renamed_kwargs(lam="eigenvalue_threshold", solver="eigen_solver")
 def spectral_dp_means(
     K,
-    lam,
+    eigenvalue_threshold,
     *,
     normalize_rows: bool = False,
     max_clusters: int | None = None,
-    solver: str = "auto",
+    eigen_solver: str = "auto",
 ) -> SpectralDPMeansResult:
     r"""Spectral DP-means: the thresholded-eigenvector relaxation (Kulis & Jordan 2012, §5.1).
 
@@ -698,25 +705,29 @@ def spectral_dp_means(
     clustering, :math:`J_{DP} = \mathrm{tr}(K) - \mathrm{tr}(Y^\top (K - \lambda I) Y)`
     (Lemma 5.1).  Relaxing :math:`Y` to all matrices with orthonormal columns,
     the maximum of :math:`\mathrm{tr}(Y^\top (K - \lambda I) Y)` stacks **all
-    eigenvectors with eigenvalue > lam** (Theorem 5.2), so the threshold, not a
-    given k, fixes the number of clusters.  The rows of :math:`Y` are then
+    eigenvectors with eigenvalue > lambda** (``eigenvalue_threshold``, Theorem 5.2),
+    so the threshold, not a given k, fixes the number of clusters.  The rows of :math:`Y` are then
     clustered by k-means with ``k = m`` (the number of such eigenvectors).
 
     Parameters
     ----------
     K : array_like or scipy.sparse matrix, shape (n, n)
         Symmetric kernel / affinity matrix.
-    lam : float
-        Eigenvalue threshold (the DP-means penalty), strict ``>``.  Any real
-        value is accepted (e.g. for an indefinite affinity).
+    eigenvalue_threshold : float
+        The eigenvalue cut :math:`\lambda`: eigenvectors with eigenvalue strictly
+        above it are kept.  It is the penalty of the kernel DP-means objective
+        :math:`J_{DP}` above, a squared distance in the kernel's feature space, not
+        DP-means' ``lam`` on the input space; any real value is accepted (e.g. for
+        an indefinite affinity).  ``lam=`` is a deprecated spelling.
     normalize_rows : bool, default False
         Scale every row of :math:`Y` to unit length before k-means (the
         Ng-Jordan-Weiss step; zero rows are left as they are).
     max_clusters : int, optional
         Keep at most this many leading eigenvectors.
-    solver : {"auto", "dense", "arpack"}
+    eigen_solver : {"auto", "dense", "arpack"}
         See :func:`thresholded_eigenvectors`: dense ``eigh`` for small or
-        dense input, ARPACK ``eigsh`` for large sparse ``K``.
+        dense input, ARPACK ``eigsh`` for large sparse ``K`` (``solver=`` is a
+        deprecated spelling).
 
     Returns
     -------
@@ -726,9 +737,9 @@ def spectral_dp_means(
     -----
     Post-processing (ours; Kulis & Jordan say only "clusters the rows of Y": docs/deviations.md#spectral-dpmeans-rows):
     Lloyd's k-means from a deterministic farthest-first start, so the
-    function is deterministic.  When no eigenvalue exceeds ``lam`` the result
-    is one cluster.  For the linear kernel :math:`K = XX^\top` at most
-    ``d`` eigenvalues can exceed ``lam``.
+    function is deterministic.  When no eigenvalue exceeds the threshold the
+    result is one cluster.  For the linear kernel :math:`K = XX^\top` at most
+    ``d`` eigenvalues can exceed it.
 
     References
     ----------
@@ -738,18 +749,18 @@ def spectral_dp_means(
     --------
     >>> import numpy as np
     >>> K = np.kron(np.eye(2), np.ones((3, 3)))   # two blocks of 3 points
-    >>> res = spectral_dp_means(K, lam=1.0)
+    >>> res = spectral_dp_means(K, eigenvalue_threshold=1.0)
     >>> res.n_clusters, res.labels.tolist(), res.eigenvalues.round(6).tolist()
     (2, [0, 0, 0, 1, 1, 1], [3.0, 3.0])
     """
     K = _check_matrix_any(K, "K")
-    lam = V._check_real_scalar(lam, "lam")
+    lam = V._check_real_scalar(eigenvalue_threshold, "eigenvalue_threshold")
     if np.isinf(lam):
-        raise ValueError("lam must be finite")
+        raise ValueError("eigenvalue_threshold must be finite")
     if max_clusters is not None:
         max_clusters = V.check_int(max_clusters, "max_clusters", minimum=1)
     n = K.shape[0]
-    vals, Y = thresholded_eigenvectors(K, lam, max_vectors=max_clusters, solver=solver)
+    vals, Y = thresholded_eigenvectors(K, lam, max_vectors=max_clusters, eigen_solver=eigen_solver)
     trK = float(K.diagonal().sum())
     relaxed = float(np.sum(vals - lam))
     m = len(vals)
@@ -863,8 +874,8 @@ class PenalizedNCutResult(NamedTuple):
     objective : float
         :math:`\\mathrm{Cut}(A) + \\lambda' k` of the returned partition.
     objective_trace : ndarray
-        The objective at the initial partition and after every accepted
-        iteration; never increases.
+        The minimised objective at the initial partition and after every
+        accepted iteration; never increases.
     cut : float
         :math:`\\mathrm{Cut}(A)` of the returned partition.
     n_iter : int
@@ -895,6 +906,7 @@ class PenalizedNCutResult(NamedTuple):
     lam_prime: float
 
 
+@V.renamed_kwargs(solver="eigen_solver")
 def penalized_ncut(
     A,
     lam_prime,
@@ -904,7 +916,7 @@ def penalized_ncut(
     max_iter: int = 100,
     merge: bool = True,
     max_clusters: int | None = None,
-    solver: str = "auto",
+    eigen_solver: str = "auto",
 ) -> PenalizedNCutResult:
     r"""Penalised normalised cut: graph clustering without a fixed k (Kulis & Jordan 2012, §5.2).
 
@@ -957,8 +969,9 @@ def penalized_ncut(
         emptying it, which the diagonal shift makes rare: docs/deviations.md#penalised-ncut-merges).
     max_clusters : int, optional
         Cap on the number of eigenvectors of the spectral start.
-    solver : {"auto", "dense", "arpack"}
-        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`).
+    eigen_solver : {"auto", "dense", "arpack"}
+        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`;
+        ``solver=`` is a deprecated spelling).
 
     Returns
     -------
@@ -1016,7 +1029,7 @@ def penalized_ncut(
         elif init == "spectral":
             N = _normalized_adjacency(A, deg)
             vals, U = thresholded_eigenvectors(N, 1.0 + lam_prime, max_vectors=max_clusters,
-                                               solver=solver)
+                                               eigen_solver=eigen_solver)
             if len(vals) == 0:
                 labels = np.zeros(n, np.int64)
             else:

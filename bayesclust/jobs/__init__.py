@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._validation import renamed_kwargs
+
 __all__ = ["MODELS", "run_compare"]
 
 #: The jobs, by ``--model`` name: (module, function, default data set).
@@ -21,12 +23,13 @@ MODELS = {
 }
 
 
+@renamed_kwargs(k="n_clusters")
 def run_compare(
     data: str | None = None,
     out_dir: str | Path = "results",
     *,
     model: str = "dp",
-    k: int | None = None,
+    n_clusters: int | None = None,
     lam: float | None = None,
     seed: int = 0,
     num_warmup: int = 200,
@@ -49,9 +52,10 @@ def run_compare(
         :func:`~bayesclust.jobs.hdp.run_compare_hdp`; ``"dc"``:
         :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"consensus"``:
         :func:`~bayesclust.jobs.consensus.run_compare_consensus`.
-    k, lam : optional
-        ``k``: clusters (``dp``: for the farthest-first lambda and the k-means
-        peer; ``dc``: prototypes).  ``lam``: the DP-means penalty (``dp`` only).
+    n_clusters, lam : optional
+        ``n_clusters``: clusters (``dp``: for the farthest-first lambda and the
+        k-means peer; ``dc``: prototypes; ``k=`` is a deprecated spelling).
+        ``lam``: the DP-means penalty (``dp`` only).
     seed : int
     num_warmup, num_samples, num_chains : int
         Sampler settings (not used by ``consensus``).
@@ -68,18 +72,18 @@ def run_compare(
         raise ValueError(f"model must be one of {', '.join(repr(m) for m in MODELS)}, got {model!r}")
     if lam is not None and model != "dp":
         raise ValueError(f"--lam is an option of --model dp (--model {model} has no cluster penalty)")
-    if k is not None and model in ("hdp", "consensus"):
-        raise ValueError(f"--k is an option of --model dp and dc (--model {model} takes the number "
-                         "of clusters from the true classes)")
+    if n_clusters is not None and model in ("hdp", "consensus"):
+        raise ValueError(f"--n-clusters is an option of --model dp and dc (--model {model} takes "
+                         "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
     job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     data = default if data is None else data
     sampler = {"num_warmup": num_warmup, "num_samples": num_samples, "num_chains": num_chains}
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
-        return job(data, out_dir, k=k, lam=lam, **sampler, **kwargs)
+        return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)
     if model == "dc":
-        return job(data, out_dir, k=k, **sampler, **kwargs)
+        return job(data, out_dir, n_clusters=n_clusters, **sampler, **kwargs)
     if model == "hdp":
         return job(data, out_dir, **sampler, **kwargs)
     return job(data, out_dir, **kwargs)

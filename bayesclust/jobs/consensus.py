@@ -60,13 +60,14 @@ CONSENSUS_DATA = {
 _GENERATED = {"three-gaussians", "half-rings", "bars", "cigar", "stars"}
 
 
+@V.renamed_kwargs(n_restarts="n_init")
 def run_compare_consensus(
     data: str = "iris",
     out_dir: str | Path = "results",
     *,
     seed: int = 0,
     n_partitions: int = 150,
-    n_restarts: int = 10,
+    n_init: int = 10,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -75,7 +76,7 @@ def run_compare_consensus(
     Builds an ensemble of ``n_partitions`` k-means runs with the PEnCA K rule
     (:func:`bayesclust.inference.ensembles.kmeans_ensemble`), its sparse co-association, and extracts
     a consensus with ``K`` = the true number of classes by: PEnCA (best likelihood of
-    ``n_restarts`` random starts) and its hard limit (classification EM); EAC average and
+    ``n_init`` random starts) and its hard limit (classification EM); EAC average and
     single link (merge-order cut at K) and average link with the lifetime criterion; MM
     (Topchy et al.) and its hard (classification EM) version.  Scores: CI (the paper's
     "accuracy") and NMI.  Writes ``compare_consensus.json`` (and ``compare_consensus.png``).
@@ -89,9 +90,10 @@ def run_compare_consensus(
         ``"half-rings"``, ``"bars"``, ``"cigar"``, ``"stars"`` (drawn with ``seed``).
     out_dir : str or Path
     seed : int
-        Seeds the ensemble, the restarts and generated data.
+        Seeds the ensemble, the random starts and generated data.
     n_partitions : int, default 150
-    n_restarts : int, default 10
+    n_init : int, default 10
+        Random starts of PEnCA and MM (``n_restarts=`` is a deprecated spelling).
     plot : bool
         Write the figure (matplotlib, imported lazily).
     progress_bar : bool
@@ -106,7 +108,7 @@ def run_compare_consensus(
         raise ValueError(f"unknown data set {data!r} for --model consensus; valid: {', '.join(CONSENSUS_DATA)}")
     seed = V.check_int(seed, "seed", minimum=0)
     n_partitions = V.check_int(n_partitions, "n_partitions", minimum=2)
-    n_restarts = V.check_int(n_restarts, "n_restarts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     X, y = CONSENSUS_DATA[data](seed) if data in _GENERATED else CONSENSUS_DATA[data]()
     n, d = X.shape
     K = metrics.n_clusters(y)
@@ -121,16 +123,16 @@ def run_compare_consensus(
     say(f"ensemble: {n_partitions} k-means partitions, K in [{ens.k_min}, {ens.k_max}] ({ens_s:.2f} s); "
         f"co-association: {C.nnz} pairs, {C.nbytes} bytes ({co_s:.2f} s)")
     # Compile PEnCA's loops once (one iteration), so the timings below are the runs alone.
-    _, compile_s = timed(lambda: (aspect_em(seed, C, K, n_restarts=1, max_iter=1),
-                                   aspect_em(seed, C, K, n_restarts=1, max_iter=1, hard=True)))
+    _, compile_s = timed(lambda: (aspect_em(seed, C, K, n_init=1, max_iter=1),
+                                   aspect_em(seed, C, K, n_init=1, max_iter=1, hard=True)))
     runs = {}
-    runs["PEnCA (EM)"] = timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts))
-    runs["PEnCA hard limit (CEM)"] = timed(lambda: aspect_em(seed, C, K, n_restarts=n_restarts, hard=True))
+    runs["PEnCA (EM)"] = timed(lambda: aspect_em(seed, C, K, n_init=n_init))
+    runs["PEnCA hard limit (CEM)"] = timed(lambda: aspect_em(seed, C, K, n_init=n_init, hard=True))
     runs["EAC average link, K"] = timed(lambda: linkage_consensus(C, "average", K))
     runs["EAC single link, K"] = timed(lambda: linkage_consensus(C, "single", K))
     runs["EAC average link, lifetime"] = timed(lambda: linkage_consensus(C, "average"))
-    runs["MM (EM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts))
-    runs["MM hard (CEM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_restarts=n_restarts, hard=True))
+    runs["MM (EM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_init=n_init))
+    runs["MM hard (CEM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_init=n_init, hard=True))
     rows = []
     for name, (res, secs) in runs.items():
         lab = res.labels
@@ -148,7 +150,7 @@ def run_compare_consensus(
         "coassociation": {"nnz_upper": C.nnz, "bytes": C.nbytes, "seconds": co_s,
                           "density": 2 * C.nnz / (n * n)},
         "penca": {"log_likelihood": penca.log_likelihood, "weights": penca.weights,
-                  "n_iter": penca.n_iter, "restart_log_likelihoods": penca.restart_log_likelihoods,
+                  "n_iter": penca.n_iter, "restart_objectives": penca.restart_objectives,
                   "compile_seconds": compile_s,
                   "objective_trace": penca.objective_trace},
         "rows": rows,

@@ -44,14 +44,15 @@ FIG1_N_CLUSTERS = 6
 FIG1_SMOOTH_STD = 0.3
 
 
+@V.renamed_kwargs(n_starts="n_init")
 def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
                     n_clusters: int = FIG1_N_CLUSTERS, smooth_std: float = FIG1_SMOOTH_STD,
-                    n_starts: int = 3) -> dict:
+                    n_init: int = 3) -> dict:
     r"""Prototypes of VQ-regularised DC on the toy of Kaski et al. (2005), Fig. 1.
 
     For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.dc_map`)
     of :math:`C_{VQ} = \text{MAP}_{DC} - \lambda_{VQ} E_{VQ}` (eq. 15) from
-    ``n_starts`` random initialisations and keeps the best smoothed objective
+    ``n_init`` random initialisations and keeps the best smoothed objective
     (best of 3).  At ``lam_vq = 0`` the prototypes line up along the
     vertical axis, the only direction in which the class changes; as ``lam_vq``
     grows they spread isotropically, as k-means' centres do.
@@ -64,7 +65,8 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
     lam_vqs : sequence of float, default (0, 0.02, 1)
     n_clusters : int, default 6
     smooth_std : float, default 0.3
-    n_starts : int, default 3
+    n_init : int, default 3
+        Random starts per ``lam_vq`` (``n_starts=`` is a deprecated spelling).
 
     Returns
     -------
@@ -74,18 +76,18 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
 
     Examples
     --------
-    >>> out = fig1_prototypes(0, 400, (0.0,), n_starts=1)
+    >>> out = fig1_prototypes(0, 400, (0.0,), n_init=1)
     >>> [r.prototypes.shape for r in out["fits"]]
     [(6, 2)]
     """
     key = V.as_rng_key(rng_key)
-    n_starts = V.check_int(n_starts, "n_starts", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     data_key, fit_key = jax.random.split(key)
     X, c = datasets.dc_toy(data_key, n_samples)
     fits = []
     for lam_vq in lam_vqs:
         starts = [dc_map(jax.random.fold_in(fit_key, s), X, c, n_clusters, smooth_std,
-                         init="random", lam_vq=lam_vq) for s in range(n_starts)]
+                         init="random", lam_vq=lam_vq) for s in range(n_init)]
         fits.append(max(starts, key=lambda r: r.objective))
     return {"X": X, "classes": c, "lam_vq": [float(v) for v in lam_vqs], "fits": fits}
 
@@ -97,11 +99,12 @@ def _standardise(X_train, X_test):
     return (X_train - mean) / sd, (X_test - mean) / sd
 
 
+@V.renamed_kwargs(k="n_clusters")
 def run_compare_dc(
     data: str = "dc-toy",
     out_dir: str | Path = "results",
     *,
-    k: int | None = None,
+    n_clusters: int | None = None,
     seed: int = 0,
     n_samples: int = 2000,
     num_warmup: int = 200,
@@ -140,8 +143,9 @@ def run_compare_dc(
         ``"dc-toy"`` (Kaski et al. §7.1; ``n_samples`` points) or a labelled built-in
         data set (``iris``, ``wine``, ``digits``, ...): the classes are the auxiliary data.
     out_dir : path
-    k : int, optional
-        Number of prototypes (default 6 on ``dc-toy``, else the number of classes).
+    n_clusters : int, optional
+        Number of prototypes (default 6 on ``dc-toy``, else the number of classes);
+        ``k=`` is a deprecated spelling.
     seed : int
     n_samples : int
         Size of the toy.
@@ -164,11 +168,12 @@ def run_compare_dc(
         X, y = load_data(data, seed)
     classes = np.unique(y, return_inverse=True)[1]
     C = int(classes.max()) + 1
-    K = (FIG1_N_CLUSTERS if data == "dc-toy" else C) if k is None else V.check_int(k, "k", minimum=1)
+    K = ((FIG1_N_CLUSTERS if data == "dc-toy" else C) if n_clusters is None
+         else V.check_int(n_clusters, "n_clusters", minimum=1))
     key = jax.random.PRNGKey(seed)
     train, test = stratified_split(jax.random.fold_in(key, 0), classes, 0.3)
     if K > len(train):
-        raise ValueError(f"k must be <= the training-set size ({len(train)}), got {K}")
+        raise ValueError(f"n_clusters must be <= the training-set size ({len(train)}), got {K}")
     Xtr, Xte = X[train], X[test]
     if data != "dc-toy":
         Xtr, Xte = _standardise(Xtr, Xte)
@@ -180,7 +185,7 @@ def run_compare_dc(
         "CG MAP": lambda kk, A, b, s: dc_map(kk, A, b, K, s, n_classes=C).prototypes,
         "SA MAP (exact, hard)": lambda kk, A, b, s: dc_anneal(kk, A, b, K, s, n_iter=sa_steps,
                                                               move="one", n_classes=C).prototypes,
-        "sDC": lambda kk, A, b, s: sdc(kk, A, b, K, s, n_steps=sdc_steps, n_classes=C).prototypes,
+        "sDC": lambda kk, A, b, s: sdc(kk, A, b, K, s, n_iter=sdc_steps, n_classes=C).prototypes,
         "k-means (VQ)": lambda kk, A, b, s: np.asarray(kmeans(kk, A, K).centers),
         "MoG": lambda kk, A, b, s: np.asarray(mog_em(kk, A, K, s).centers),
         "MDA2": lambda kk, A, b, s: np.asarray(mda2_em(kk, A, b, K, s).centers),

@@ -21,11 +21,12 @@ from ._common import convergence, load_data, save_figure, timed, write_outputs
 __all__ = ["run_compare_dp"]
 
 
+@V.renamed_kwargs(k="n_clusters")
 def run_compare_dp(
     data: str | None = None,
     out_dir: str | Path = "results",
     *,
-    k: int | None = None,
+    n_clusters: int | None = None,
     lam: float | None = None,
     seed: int = 0,
     num_warmup: int = 200,
@@ -36,10 +37,10 @@ def run_compare_dp(
 ) -> dict:
     """The DP mixture by sampling and by its hard limit, side by side.
 
-    Runs DP-means (lambda by farthest-first at ``k``, or ``lam``), the collapsed
+    Runs DP-means (lambda by farthest-first at ``n_clusters``, or ``lam``), the collapsed
     Gibbs sampler of the DP Gaussian mixture (``sigma2`` set to the pooled
     within-cluster variance of the DP-means partition, ``rho2 = 100``,
-    ``alpha = 1``, data centred), the k-means peer (scikit-learn, same ``k``),
+    ``alpha = 1``, data centred), the k-means peer (scikit-learn, same ``n_clusters``),
     and the small-variance path; writes ``compare.json`` and ``compare.png``.
 
     Parameters
@@ -49,11 +50,12 @@ def run_compare_dp(
         (default ``"three-gaussians"``).
     out_dir : path
         Output folder (created if missing).
-    k : int, optional
+    n_clusters : int, optional
         Clusters for farthest-first lambda and k-means; default the number of
-        true classes (required for a file unless ``lam`` is given).
+        true classes (required for a file unless ``lam`` is given).  ``k=`` is a
+        deprecated spelling.
     lam : float, optional
-        DP-means penalty (overrides ``k`` for DP-means).
+        DP-means penalty (overrides ``n_clusters`` for DP-means).
     seed : int
         Seeds the synthetic data, the sampler and k-means.
     num_warmup, num_samples, num_chains : int
@@ -70,14 +72,15 @@ def run_compare_dp(
     data = "three-gaussians" if data is None else data
     X, y = load_data(data, seed)
     n, d = X.shape
+    k = n_clusters
     if k is None and lam is None:
         if y is None:
-            raise ValueError("give --k or --lam for a data file without true labels")
+            raise ValueError("give --n-clusters or --lam for a data file without true labels")
         k = metrics.n_clusters(y)
     if k is not None:
-        k = V.check_int(k, "k", minimum=1)
+        k = V.check_int(k, "n_clusters", minimum=1)
         if k > n:
-            raise ValueError(f"k must be <= the number of samples ({n}), got {k}")
+            raise ValueError(f"n_clusters must be <= the number of samples ({n}), got {k}")
     lam = farthest_first_lambda(X, k) if lam is None else V.check_positive(lam, "lam")
 
     dp_means(X, lam)  # compile once, so the timing below is the run alone

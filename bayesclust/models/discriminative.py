@@ -2,7 +2,8 @@ r"""Discriminative clustering (DC) with Dirichlet-marginalised class distributio
 
 Kaski, Sinkkonen & Klami (2005), "Discriminative clustering", Neurocomputing 69,
 18-41, §3 and §5.  Primary data ``X`` are partitioned into the Voronoi
-regions of prototypes :math:`m_1..m_K`; each region ``j`` has a class
+regions of prototypes :math:`m_1..m_K` (the cluster centres; "prototypes" is
+Kaski et al.'s term); each region ``j`` has a class
 distribution :math:`\psi_j \sim \mathrm{Dir}(n^0)` and the auxiliary class of
 a point is :math:`c \sim \mathrm{Cat}(\psi_{j(x)})`.  Integrating the
 :math:`\psi_j` out leaves the log posterior of the prototypes (flat prior)
