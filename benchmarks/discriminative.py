@@ -1,7 +1,7 @@
 """Discriminative clustering vs mixture / k-means baselines: the protocol of Kaski et al.'s Table 1.
 
 Kaski, Sinkkonen & Klami (2005) §7.2 and the
-initialisation claim of §7.3 (B5.3), on data available offline.  The paper's
+initialisation claim of §7.3, on data available offline.  The paper's
 Landsat / Letter / TIMIT are not bundled; this runs the same protocol on
 scikit-learn's Wine (178 x 13, 3 classes), Digits (1797 x 64, 10 classes) and
 Iris (150 x 4, 3 classes).  These are stand-ins: the numbers are **not**

@@ -387,3 +387,18 @@ def gibbs_point_pass_loop(X, labels, K, log_alpha, sigma2, rho2, u, collapsed, m
                 means[choice] = r * x + np.sqrt(sigma2 * r) * z[i]
         labels[i] = choice
     return labels, overflow
+
+
+def documented_attributes(cls):
+    """The names listed in the numpydoc ``Attributes`` section of ``cls``'s docstring, in order."""
+    import inspect
+    import re
+
+    doc = inspect.getdoc(cls)
+    section = doc.split("Attributes\n----------\n", 1)[1]
+    names = []
+    for line in section.splitlines():
+        m = re.match(r"^([A-Za-z_][\w, ]*) : ", line)
+        if m:
+            names += [name.strip() for name in m.group(1).split(",")]
+    return names

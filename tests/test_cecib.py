@@ -15,14 +15,20 @@ from scipy import stats
 
 from bayesclust import datasets, metrics
 from bayesclust.inference.cecib import (
+    CECIBInfo,
+    CECIBState,
+    _ClusterStats,
     _hartigan,
     _min_cluster_size,
-    _State,
     beta_0,
     cecib,
     cecib_cost,
+    cecib_step,
     critical_beta,
+    init_cecib_state,
 )
+
+from ._reference import documented_attributes
 
 FAMILIES = ["full", "diagonal", "spherical"]
 
@@ -147,7 +153,7 @@ def test_cost_label_permutation_invariance():
 
 
 def test_affine_map_shifts_cost_by_log_det_and_keeps_the_partition():
-    # B8.7.5: x -> A x + b shifts every Gaussian entropy by ln|det A|; the weights sum to 1.
+    # Affine invariance: x -> A x + b shifts every Gaussian entropy by ln|det A|; the weights sum to 1.
     X, _ = blobs(3, n_per=30)
     rng = np.random.default_rng(3)
     A = rng.normal(size=(2, 2)) + 2 * np.eye(2)
@@ -176,7 +182,7 @@ def test_beta_0_example_4_1():
 
 
 def test_beta_0_is_the_crossover_on_gaussian_data():
-    # B8.7.1: N(0,1) labelled by sign. E_beta({X}) = E_beta(split) at beta ~= beta_0.
+    # Smieja et al. 2019, Example 4.1: N(0,1) labelled by sign. E_beta({X}) = E_beta(split) at beta ~= beta_0.
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200_000, 1))
     sign = (x[:, 0] >= 0).astype(int)
@@ -200,7 +206,7 @@ def _random_state(rng, family, n=80, d=3, K=3, m=3):
     X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d))
     z = np.where(rng.random(n) < 0.5, rng.integers(0, m, n), -1)
     labels = rng.integers(0, K, n)
-    return X, z, labels, _State(X, z, m, labels, K, 0.8, family)
+    return X, z, labels, _ClusterStats(X, z, m, labels, K, 0.8, family)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -229,7 +235,7 @@ def test_rank_one_updates_equal_recomputation(family):
 
             st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
             st.labels[i] = j
-    fresh = _State(X, z, 3, st.labels, st.K, 0.8, family)
+    fresh = _ClusterStats(X, z, 3, st.labels, st.K, 0.8, family)
     np.testing.assert_allclose(st.n, fresh.n)
     np.testing.assert_allclose(st.mu, fresh.mu, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(st.logdet, fresh.logdet, rtol=1e-9, atol=1e-10)
@@ -273,9 +279,10 @@ def test_every_move_lowers_the_cost_and_the_end_is_a_single_move_fixed_point(see
         else:
             events.append(("delete", a))
 
-    state, trace, n_iter, converged = _hartigan(
+    state = _hartigan(
         X - X.mean(0), z, 3, rng.integers(0, K, n), K, beta, n_min, family, 100, 1e-10, on_move
     )
+    trace, n_iter, converged = state.objective_trace, state.n_iter, state.converged
     moves = [e for e in events if e[0] != "delete"]
     assert moves, "the random start should need moves"
     for before, after, gain in moves:
@@ -289,7 +296,7 @@ def test_every_move_lowers_the_cost_and_the_end_is_a_single_move_fixed_point(see
     # brute force: no single point move lowers the cost any more
     lab = state.labels.copy()
     final = ref_cost(X, lab, z, beta, family)
-    assert state.total() == pytest.approx(final, rel=1e-10)
+    assert state.objective == pytest.approx(final, rel=1e-10)
     for i in range(n):
         for j in np.unique(lab):
             if j == lab[i]:
@@ -297,6 +304,75 @@ def test_every_move_lowers_the_cost_and_the_end_is_a_single_move_fixed_point(see
             moved = lab.copy()
             moved[i] = j
             assert ref_cost(X, moved, z, beta, family) >= final - 1e-9
+
+
+# --------------------------------------------------------------------------- State / init / step
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("max_iter", [100, 1])
+def test_init_and_step_by_hand_reproduce_cecib(family, max_iter):
+    X, y = blobs(3, n_per=40)
+    yp = partial(y, 0.3, 3)
+    lab0 = np.random.default_rng(5).integers(0, 5, len(X))
+    res = cecib(0, X, 5, yp, init=lab0, covariance_type=family, beta=0.7, max_iter=max_iter)
+    state = init_cecib_state(X - X.mean(0), lab0, yp, n_clusters=5, covariance_type=family,
+                             beta=0.7)
+    while state.n_iter < max_iter and not state.converged:
+        before = state.labels.copy()
+        state, info = cecib_step(state)
+        assert info.objective == state.objective
+        assert info.changed or np.array_equal(before, state.labels)
+    assert res.converged == (max_iter == 100) and res.n_iter >= (2 if max_iter == 100 else 1)
+    slots = np.flatnonzero(state.active)
+    remap = np.full(5, -1)
+    remap[slots] = np.arange(len(slots))
+    np.testing.assert_array_equal(remap[state.labels], res.labels)
+    assert state.objective == res.objective
+    np.testing.assert_array_equal(state.objective_trace, res.objective_trace)
+    assert (state.n_iter, state.converged) == (res.n_iter, res.converged)
+    np.testing.assert_array_equal(state.stats.n[slots] / len(X), res.weights)
+
+
+def test_step_leaves_its_input_state_unchanged():
+    X, y = blobs(4, n_per=40)
+    state = init_cecib_state(X, np.random.default_rng(6).integers(0, 4, len(X)), partial(y, 0.3, 4))
+    saved = {name: value.copy() for name, value in vars(state.stats).items()
+             if isinstance(value, np.ndarray)}
+    labels, active = state.labels.copy(), state.active.copy()
+    new, info = cecib_step(state)
+    assert info.changed and not np.array_equal(new.labels, labels)
+    np.testing.assert_array_equal(state.labels, labels)
+    np.testing.assert_array_equal(state.active, active)
+    for name, value in saved.items():
+        np.testing.assert_array_equal(getattr(state.stats, name), value, err_msg=name)
+    # stepping the old state again gives the same pass
+    again, _ = cecib_step(state)
+    np.testing.assert_array_equal(again.labels, new.labels)
+    assert again.objective == new.objective
+
+
+def test_state_fields_are_the_documented_ones():
+    assert list(CECIBState._fields) == documented_attributes(CECIBState)
+    assert list(CECIBInfo._fields) == documented_attributes(CECIBInfo)
+    X, y = blobs(1, n_per=30)
+    state = init_cecib_state(X, np.arange(len(X)) % 3, partial(y, 0.5, 1), beta=0.5)
+    assert state.labels.shape == (90,) and state.labels.dtype == np.int64
+    assert state.active.shape == (3,) and state.active.dtype == bool
+    assert state.n_iter == 0 and not state.converged
+    np.testing.assert_array_equal(state.objective_trace, [state.objective])
+    state, _ = cecib_step(state)
+    assert state.objective_trace.shape == (2,) and state.n_iter == 1
+    assert state.objective == pytest.approx(
+        ref_cost(X, state.labels, partial(y, 0.5, 1), 0.5), rel=1e-10)
+
+
+def test_init_bad_labels():
+    X, _ = blobs(1, n_per=30)
+    with pytest.raises(ValueError, match="labels must lie in 0..2"):
+        init_cecib_state(X, np.arange(len(X)) % 4, n_clusters=3)
+    with pytest.raises(ValueError, match="n_clusters=40 is too large"):
+        init_cecib_state(X, np.arange(len(X)) % 40)
 
 
 def test_plain_cec_is_beta_zero_and_labels_are_irrelevant_then():

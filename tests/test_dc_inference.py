@@ -171,7 +171,7 @@ def _exact_objective(X, c, m, C, n0, lam_eq, lam_vq):
 
 
 def _sa_reference(key, X, c, m0, jump_std, n_iter, move, block, n_blocks, C, n0, lam_eq, lam_vq):
-    """The paper's annealing (§3.1, B3.3) as a slow loop, fed the same random numbers."""
+    """The paper's annealing (Kaski et al. 2005 §3.1) as a slow loop, fed the same random numbers."""
     K, d = m0.shape
     m, E = m0.copy(), _exact_objective(X, c, m0, C, n0, lam_eq, lam_vq)
     best = E

@@ -6,9 +6,20 @@ import numpy as np
 import pytest
 
 from bayesclust import dp_means, farthest_first_lambda
-from bayesclust.inference.dp_means import dp_means_pass
+from bayesclust.inference.dp_means import (
+    DPMeansInfo,
+    DPMeansState,
+    dp_means_pass,
+    dp_means_step,
+    init_dp_means_state,
+)
 
-from ._reference import dp_means_loop, dp_means_pass_loop, farthest_first_loop
+from ._reference import (
+    documented_attributes,
+    dp_means_loop,
+    dp_means_pass_loop,
+    farthest_first_loop,
+)
 
 
 def _clustered(rng, n, d, n_true, spread):
@@ -269,6 +280,133 @@ def test_pass_jit_and_eager_agree():
         eager = dp_means_pass(*args)
     for a, b in zip(jitted, eager):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_step_jit_and_eager_agree():
+    rng = np.random.default_rng(22)
+    X = jnp.asarray(_clustered(rng, 40, 2, n_true=4, spread=0.6), jnp.float32)
+    w = jnp.asarray(rng.uniform(0.5, 2.0, 40), jnp.float32)
+    state = init_dp_means_state(X, 0.8, sample_weight=w, capacity=16)
+    step = jax.jit(dp_means_step)
+    for _ in range(3):  # the first step opens clusters, the later ones move points
+        jitted, info_j = step(state, X, 0.8, sample_weight=w)
+        with jax.disable_jit():
+            eager, info_e = dp_means_step(state, X, 0.8, sample_weight=w)
+        for name in ("labels", "n_clusters", "n_iter", "converged", "overflow", "need"):
+            np.testing.assert_array_equal(getattr(jitted, name), getattr(eager, name), err_msg=name)
+        for name in ("centers", "objective", "objective_trace"):
+            np.testing.assert_allclose(getattr(jitted, name), getattr(eager, name), rtol=1e-6)
+        assert bool(info_j.changed) == bool(info_e.changed)
+        state = jitted
+    assert int(state.n_clusters) > 1 and int(state.n_iter) == 3
+
+
+# --------------------------------------------------------------------------- #
+# State / init / step
+# --------------------------------------------------------------------------- #
+
+
+def _by_hand(X, lam, sample_weight=None, max_iter=100, max_clusters=None):
+    """dp_means from init_dp_means_state and dp_means_step, following its documented protocol.
+
+    Returns the fields of a DPMeansResult and the number of buffer growths.
+    """
+    n = len(X)
+    w = np.ones(n, X.dtype) if sample_weight is None else sample_weight.astype(X.dtype)
+    mean = (w[:, None] * X).sum(0) / w.sum()
+    Xc = jnp.asarray(X - mean.astype(X.dtype))
+    limit = n if max_clusters is None else min(max_clusters, n)
+    bound = 1 << (limit + n - 1).bit_length()
+    capacity = min(bound, 32)
+    state = init_dp_means_state(Xc, lam, sample_weight=w, capacity=capacity, max_iter=max_iter)
+    step = jax.jit(dp_means_step)
+    lam = jnp.asarray(lam, X.dtype)  # dp_means's scalar dtype
+    grown = 0
+    while int(state.n_iter) < max_iter and not bool(state.converged):
+        before = np.asarray(state.labels)
+        state, info = step(state, Xc, lam, sample_weight=w, max_clusters=limit)
+        assert float(info.objective) == float(state.objective)
+        assert bool(info.changed) == (not np.array_equal(before, state.labels))
+        if bool(state.limit_hit):
+            break
+        if bool(state.overflow):
+            capacity = min(max(2 * capacity, 1 << (int(state.need) - 1).bit_length()), bound)
+            pad = capacity - state.centers.shape[0]
+            state = state._replace(centers=jnp.pad(state.centers, ((0, pad), (0, 0))),
+                                   overflow=jnp.asarray(False))
+            grown += 1
+    k, it = int(state.n_clusters), int(state.n_iter)
+    return dict(
+        labels=np.asarray(state.labels), n_clusters=k, n_iter=it, converged=bool(state.converged),
+        centers=(np.asarray(state.centers[:k]) + mean).astype(X.dtype),
+        objective=float(state.objective),
+        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+    ), grown
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", ["blobs", "weighted", "grows", "max_iter"])
+def test_init_and_step_by_hand_reproduce_dp_means(dtype, case):
+    rng = np.random.default_rng(41)
+    with jax.enable_x64(dtype == np.float64):
+        X = _clustered(rng, 300, 3, n_true=6, spread=0.7).astype(dtype)
+        w = rng.uniform(0.5, 2.0, 300) if case == "weighted" else None
+        lam = {"grows": 0.8, "max_iter": 0.8}.get(case, 6.0)
+        max_iter = 2 if case == "max_iter" else 100
+        res = dp_means(X, lam, sample_weight=w, max_iter=max_iter)
+        got, grown = _by_hand(X, lam, w, max_iter=max_iter)
+    assert grown > 0 or case in ("blobs", "weighted")  # the buffer doubling is covered
+    assert res.converged == (case != "max_iter")
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, getattr(res, name), err_msg=name)
+
+
+def test_init_and_step_by_hand_stop_at_max_clusters():
+    X = np.random.default_rng(2).uniform(size=(100, 2)).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match="max_clusters=5"):
+        res = dp_means(X, 1e-4, max_clusters=5)
+    got, _ = _by_hand(X, 1e-4, max_clusters=5)
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, getattr(res, name), err_msg=name)
+
+
+def test_state_fields_are_the_documented_ones(x64):
+    assert list(DPMeansState._fields) == documented_attributes(DPMeansState)
+    assert list(DPMeansInfo._fields) == documented_attributes(DPMeansInfo)
+    X = jnp.asarray(np.random.default_rng(3).normal(size=(20, 3)))
+    state = init_dp_means_state(X, 2.0, capacity=32, max_iter=10)
+    state, info = dp_means_step(state, X, 2.0)
+    k = int(state.n_clusters)
+    assert not bool(state.overflow) and k > 1
+    assert state.centers.shape == (32, 3) and state.centers.dtype == X.dtype
+    assert state.labels.shape == (20,) and state.labels.dtype == jnp.int32
+    assert set(np.asarray(state.labels).tolist()) == set(range(k))  # 0..n_clusters-1
+    for name in ("n_clusters", "n_iter", "need"):
+        assert getattr(state, name).shape == () and getattr(state, name).dtype == jnp.int32
+    for name in ("converged", "overflow", "limit_hit"):
+        assert getattr(state, name).shape == () and getattr(state, name).dtype == jnp.bool_
+    assert state.objective.shape == () and state.objective.dtype == X.dtype
+    # T: the smallest power of two >= max_iter + 1; NaN past iteration n_iter.
+    trace = np.asarray(state.objective_trace)
+    assert trace.shape == (16,) and int(state.n_iter) == 1
+    assert np.isfinite(trace[:2]).all() and np.isnan(trace[2:]).all()
+    assert trace[1] == float(state.objective) == float(info.objective)
+    # The objective is the documented one.
+    C = np.asarray(state.centers[:k])
+    sse = np.sum((np.asarray(X) - C[np.asarray(state.labels)]) ** 2)
+    assert float(state.objective) == pytest.approx(sse + 2.0 * k, rel=1e-12)
+    np.testing.assert_allclose(C, [np.asarray(X)[np.asarray(state.labels) == c].mean(0)
+                                   for c in range(k)], rtol=1e-12)
+
+
+def test_overflowing_step_returns_its_input_state(x64):
+    X = jnp.asarray(np.random.default_rng(11).uniform(size=(400, 2)))
+    state = init_dp_means_state(X, 1e-3, capacity=16)
+    out, info = dp_means_step(state, X, 1e-3)
+    assert bool(out.overflow) and int(out.need) > 16 and not bool(info.changed)
+    for name in DPMeansState._fields:
+        if name not in ("overflow", "need"):
+            np.testing.assert_array_equal(getattr(out, name), getattr(state, name), err_msg=name)
 
 
 # --------------------------------------------------------------------------- #

@@ -8,10 +8,17 @@ import pytest
 
 from bayesclust import HardHDPResult, hard_hdp, hard_hdp_penalties
 from bayesclust.datasets import hdp_groups
-from bayesclust.inference.hard_hdp import _point_pass
+from bayesclust.inference.hard_hdp import (
+    HardHDPInfo,
+    HardHDPState,
+    _point_pass,
+    hard_hdp_iteration,
+    hard_hdp_step,
+    init_hard_hdp_state,
+)
 from bayesclust.metrics import hard_hdp_objective, nmi
 
-from ._reference import canonical, hard_hdp_reference
+from ._reference import canonical, documented_attributes, hard_hdp_reference
 
 
 def _grouped(rng, n, D, d):
@@ -272,6 +279,156 @@ def test_point_pass_jit_and_eager_agree():
     assert int(jitted[1]) > 1 and int(jitted[4]) > 2 and not bool(jitted[6])
     for a, b in zip(jitted, eager):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_step_jit_and_eager_agree():
+    rng = np.random.default_rng(22)
+    X = jnp.asarray(rng.normal(size=(14, 2)), jnp.float32)
+    gid = jnp.asarray([0] * 6 + [1] * 8, jnp.int32)
+    state = init_hard_hdp_state(X, gid, 0.5, 1.0, n_groups=2)
+    step = jax.jit(hard_hdp_step, static_argnames="n_groups")
+    for _ in range(3):
+        jitted, info_j = step(state, X, gid, 0.5, 1.0, n_groups=2)
+        with jax.disable_jit():
+            eager, info_e = hard_hdp_step(state, X, gid, 0.5, 1.0, n_groups=2)
+        for name in ("n_global", "local_group", "local_to_global", "n_local", "local_labels",
+                     "n_iter", "converged", "overflow", "need"):
+            np.testing.assert_array_equal(getattr(jitted, name), getattr(eager, name), err_msg=name)
+        for name in ("centers", "objective", "objective_trace"):
+            np.testing.assert_allclose(getattr(jitted, name), getattr(eager, name), rtol=1e-6)
+        assert bool(info_j.changed) == bool(info_e.changed)
+        state = jitted
+    assert int(state.n_global) > 1 and int(state.n_local) > 2 and int(state.n_iter) == 3
+
+
+# --------------------------------------------------------------------------- #
+# State / init / step
+# --------------------------------------------------------------------------- #
+
+
+def _pow2(m):
+    return 1 << (int(m) - 1).bit_length()
+
+
+def _by_hand(groups, lam_l, lam_g, max_iter=100):
+    """hard_hdp from init_hard_hdp_state and hard_hdp_step, following its documented protocol."""
+    X = np.concatenate(groups).astype(np.asarray(jnp.zeros(0)).dtype)
+    D, n = len(groups), len(X)
+    gid = np.repeat(np.arange(D), [len(g) for g in groups]).astype(np.int32)
+    mean = X.mean(0)
+    Xc = jnp.asarray(X - mean.astype(X.dtype))
+    state = init_hard_hdp_state(Xc, gid, lam_l, lam_g, n_groups=D, max_iter=max_iter)
+    G_bound, L_bound = _pow2(3 * n + 1), _pow2(2 * n + D)
+    step = jax.jit(hard_hdp_step, static_argnames="n_groups")
+    lam_l, lam_g = jnp.asarray(lam_l, X.dtype), jnp.asarray(lam_g, X.dtype)
+    grown = 0
+    while int(state.n_iter) < max_iter and not bool(state.converged):
+        before = (np.asarray(state.local_labels), np.asarray(state.local_to_global))
+        state, info = step(state, Xc, gid, lam_l, lam_g, n_groups=D)
+        assert float(info.objective) == float(state.objective)
+        assert bool(info.changed) == (not np.array_equal(before[0], state.local_labels)
+                                      or not np.array_equal(before[1], state.local_to_global))
+        if bool(state.overflow):
+            G_cap, L_cap = state.centers.shape[0], state.local_group.shape[0]
+            need_g, need_l = (int(v) for v in state.need)
+            dg = min(max(2 * G_cap, _pow2(need_g)), G_bound) - G_cap
+            dl = min(max(2 * L_cap, _pow2(need_l)), L_bound) - L_cap
+            state = state._replace(
+                centers=jnp.pad(state.centers, ((0, dg), (0, 0))),
+                local_group=jnp.pad(state.local_group, (0, dl), constant_values=D),
+                local_to_global=jnp.pad(state.local_to_global, (0, dl), constant_values=-1),
+                overflow=jnp.asarray(False),
+            )
+            grown += 1
+    g, k, it = int(state.n_global), int(state.n_local), int(state.n_iter)
+    v = np.asarray(state.local_to_global[:k])
+    n_local = np.bincount(np.asarray(state.local_group[:k]), minlength=D)
+    return dict(
+        flat_labels=v[np.asarray(state.local_labels)], n_global=g, n_iter=it,
+        converged=bool(state.converged), n_local=n_local,
+        centers=(np.asarray(state.centers[:g]) + mean).astype(X.dtype),
+        objective=float(state.objective),
+        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+    ), np.split(v, np.cumsum(n_local)[:-1]), grown
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", ["random", "grows", "max_iter"])
+def test_init_and_step_by_hand_reproduce_hard_hdp(dtype, case):
+    rng = np.random.default_rng(43)
+    with jax.enable_x64(dtype == np.float64):
+        if case == "random":
+            groups = _grouped(rng, 60, 4, 2)
+            lam_l, lam_g = _random_penalties(rng, groups)
+        else:
+            groups = [rng.uniform(size=(int(m), 2)) for m in (40, 30, 35)]
+            lam_l, lam_g = 4e-3, 4e-3
+        max_iter = 2 if case == "max_iter" else 100
+        res = hard_hdp([g.astype(dtype) for g in groups], lam_l, lam_g, max_iter=max_iter)
+        got, local_to_global, grown = _by_hand([g.astype(dtype) for g in groups], lam_l, lam_g,
+                                               max_iter)
+    assert grown > 0 or case == "random"  # the buffer growth is covered
+    assert res.n_iter >= 2
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, getattr(res, name), err_msg=name)
+    for a, b in zip(local_to_global, res.local_to_global):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_state_fields_are_the_documented_ones(x64):
+    assert list(HardHDPState._fields) == documented_attributes(HardHDPState)
+    assert list(HardHDPInfo._fields) == documented_attributes(HardHDPInfo)
+    rng = np.random.default_rng(4)
+    X = jnp.asarray(rng.normal(size=(21, 2)))
+    gid = jnp.asarray([0] * 7 + [1] * 6 + [2] * 8, jnp.int32)
+    state = init_hard_hdp_state(X, gid, 0.3, 0.6, n_groups=3, global_capacity=64,
+                                local_capacity=64, max_iter=5)
+    # The initial state: one global at the mean, one local cluster per data set.
+    assert int(state.n_global) == 1 and int(state.n_local) == 3
+    np.testing.assert_array_equal(state.local_labels, gid)
+    np.testing.assert_array_equal(state.local_group[:4], [0, 1, 2, 3])
+    np.testing.assert_array_equal(state.local_to_global[:4], [0, 0, 0, -1])
+    state, info = hard_hdp_step(state, X, gid, 0.3, 0.6, n_groups=3)
+    g, k = int(state.n_global), int(state.n_local)
+    assert state.centers.shape == (64, 2) and state.centers.dtype == X.dtype
+    for name in ("local_group", "local_to_global"):
+        assert getattr(state, name).shape == (64,) and getattr(state, name).dtype == jnp.int32
+    assert state.local_labels.shape == (21,) and state.local_labels.dtype == jnp.int32
+    for name in ("n_global", "n_local", "n_iter"):
+        assert getattr(state, name).shape == () and getattr(state, name).dtype == jnp.int32
+    for name in ("converged", "overflow"):
+        assert getattr(state, name).shape == () and getattr(state, name).dtype == jnp.bool_
+    assert state.need.shape == (2,) and state.need.dtype == jnp.int32
+    # Slots: inactive ones marked, active ones ordered by data set.
+    groups_of_slots = np.asarray(state.local_group)
+    assert (groups_of_slots[k:] == 3).all() and (np.asarray(state.local_to_global)[k:] == -1).all()
+    assert np.all(np.diff(groups_of_slots[:k]) >= 0)
+    z = np.asarray(state.local_labels)
+    np.testing.assert_array_equal(groups_of_slots[z], gid)  # a point's slot is in its data set
+    trace = np.asarray(state.objective_trace)
+    assert trace.shape == (8,) and np.isfinite(trace[:2]).all() and np.isnan(trace[2:]).all()
+    # The objective is the documented one.
+    labels = np.asarray(state.local_to_global)[z]
+    C = np.asarray(state.centers[:g])
+    sse = np.sum((np.asarray(X) - C[labels]) ** 2)
+    assert float(state.objective) == float(info.objective)
+    assert float(state.objective) == pytest.approx(sse + 0.3 * k + 0.6 * g, rel=1e-12)
+
+
+def test_hard_hdp_iteration_is_deprecated_and_equals_the_step():
+    rng = np.random.default_rng(24)
+    X = jnp.asarray(rng.normal(size=(12, 2)), jnp.float32)
+    gid = jnp.asarray([0] * 5 + [1] * 7, jnp.int32)
+    s = init_hard_hdp_state(X, gid, 0.5, 1.0, n_groups=2)
+    with pytest.warns(FutureWarning, match="hard_hdp_step"):
+        out = hard_hdp_iteration(X, gid, s.centers, s.n_global, s.local_group, s.local_to_global,
+                                 s.n_local, s.local_labels, jnp.float32(0.5), jnp.float32(1.0), 2)
+    new, _ = hard_hdp_step(s, X, gid, 0.5, 1.0, n_groups=2)
+    names = ("centers", "n_global", "local_group", "local_to_global", "n_local", "local_labels",
+             "objective", "overflow", "need")
+    assert int(new.n_global) > 1
+    for name, value in zip(names, out):
+        np.testing.assert_array_equal(value, getattr(new, name), err_msg=name)
 
 
 # --------------------------------------------------------------------------- #

@@ -26,12 +26,22 @@ from bayesclust import (
 )
 from bayesclust.graphs import knn_gaussian_affinity
 from bayesclust.inference.spectral import (
+    KernelDPMeansInfo,
+    KernelDPMeansState,
+    PenalizedNCutInfo,
+    PenalizedNCutState,
+    init_kernel_dp_means_state,
+    init_penalized_ncut_state,
     kernel_dp_means_objective,
+    kernel_dp_means_step,
     ncut_sigma_psd,
     normalized_cut,
+    penalized_ncut_step,
     thresholded_eigenvectors,
 )
 from bayesclust.metrics import nmi, set_partitions
+
+from ._reference import documented_attributes
 
 # --------------------------------------------------------------------------- #
 # References (slow loops, straight from the definitions)
@@ -343,6 +353,100 @@ def test_penalized_ncut_monotone_node_permutation_invariant():
     assert np.linalg.eigvalsh(K).min() > -1e-10
     K, _ = ncut_kernel(A, 0.95 * ncut_sigma_psd(A))
     assert np.linalg.eigvalsh(K).min() < 0
+
+
+# --------------------------------------------------------------------------- #
+# State / init / step
+# --------------------------------------------------------------------------- #
+
+
+def _step_by_hand(state, step, max_iter=100, **kw):
+    infos = []
+    while state.n_iter < max_iter and not state.converged:
+        before = state.labels
+        state, info = step(state, **kw)
+        assert info.objective == state.objective
+        assert info.changed == (not np.array_equal(before, state.labels))
+        infos.append(info)
+    return state, infos
+
+
+@pytest.mark.parametrize("case", ["rbf", "weighted", "indefinite", "max_iter"])
+def test_init_and_step_by_hand_reproduce_kernel_dp_means(case):
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 2)) + np.repeat(rng.normal(size=(4, 2)) * 3, 15, axis=0)
+    K = rbf(X, 0.5) - (0.4 * np.eye(60) if case == "indefinite" else 0.0)
+    w = rng.uniform(0.5, 2.0, 60) if case == "weighted" else None
+    init = np.arange(60) % 20 if case == "indefinite" else None
+    max_iter = 1 if case == "max_iter" else 100
+    res = kernel_dp_means(K, 0.6, sample_weight=w, init=init, max_iter=max_iter)
+    state = init_kernel_dp_means_state(K, 0.6, sample_weight=w, init=init)
+    state, infos = _step_by_hand(state, kernel_dp_means_step, max_iter)
+    assert (res.n_rejected > 0) == (case == "indefinite") == any(i.rejected for i in infos)
+    assert res.converged == (case != "max_iter")
+    for name in ("labels", "n_clusters", "objective", "objective_trace", "n_iter", "converged",
+                 "n_rejected"):
+        np.testing.assert_array_equal(getattr(state, name), getattr(res, name), err_msg=name)
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_init_and_step_by_hand_reproduce_penalized_ncut(merge):
+    rng = np.random.default_rng(4)
+    A, _ = sbm(rng, [20, 25, 30], 0.35, 0.05)
+    init = rng.integers(0, 10, 75)
+    res = penalized_ncut(A, -0.6, sigma=0.0, init=init, merge=merge)
+    state = init_penalized_ncut_state(A, -0.6, sigma=0.0, init=init)
+    assert isinstance(state, PenalizedNCutState)
+    np.testing.assert_array_equal(state.labels, res.init_labels)
+    state, infos = _step_by_hand(state, penalized_ncut_step, merge=merge)
+    assert any(i.merged for i in infos) == merge  # merges, and passes after them, are covered
+    assert any(i.rejected for i in infos)
+    for name in ("labels", "n_clusters", "objective", "objective_trace", "n_iter", "converged",
+                 "n_rejected"):
+        np.testing.assert_array_equal(getattr(state, name), getattr(res, name), err_msg=name)
+    assert (state.kernel.sigma, state.kernel.lam) == (res.sigma, res.lam)
+
+
+def test_steps_leave_their_input_state_unchanged():
+    rng = np.random.default_rng(4)
+    A, _ = sbm(rng, [20, 25, 30], 0.35, 0.05)
+    state = init_penalized_ncut_state(A, -0.6, sigma=0.0, init=rng.integers(0, 10, 75))
+    saved = state.labels.copy(), state.objective_trace.copy()
+    new, info = penalized_ncut_step(state)
+    assert info.changed and new.n_iter == 1 and state.n_iter == 0
+    np.testing.assert_array_equal(state.labels, saved[0])
+    np.testing.assert_array_equal(state.objective_trace, saved[1])
+    np.testing.assert_array_equal(penalized_ncut_step(state)[0].labels, new.labels)
+    K = rbf(rng.normal(size=(30, 2)), 0.5)
+    state = init_kernel_dp_means_state(K, 0.3)
+    saved = state.labels.copy()
+    new, info = kernel_dp_means_step(state)
+    assert info.changed
+    np.testing.assert_array_equal(state.labels, saved)
+
+
+def test_state_fields_are_the_documented_ones():
+    assert list(KernelDPMeansState._fields) == documented_attributes(KernelDPMeansState)
+    assert list(KernelDPMeansInfo._fields) == documented_attributes(KernelDPMeansInfo)
+    assert list(PenalizedNCutInfo._fields) == documented_attributes(PenalizedNCutInfo)
+    assert PenalizedNCutState._fields == KernelDPMeansState._fields
+    X = np.random.default_rng(5).normal(size=(20, 2))
+    state = init_kernel_dp_means_state(rbf(X, 0.5), 0.4, init=np.arange(20) % 3 * 7)
+    assert state.labels.dtype == np.int64 and state.labels.tolist() == (np.arange(20) % 3).tolist()
+    assert state.n_clusters == 3 and state.n_iter == 0 and state.n_rejected == 0
+    assert not state.converged
+    np.testing.assert_array_equal(state.objective_trace, [state.objective])
+    assert state.objective == pytest.approx(
+        kernel_dp_means_objective(rbf(X, 0.5), state.labels, 0.4), rel=1e-12)
+    state, _ = kernel_dp_means_step(state)
+    assert state.objective_trace.shape == (2,) and state.n_iter == 1
+    assert state.objective == pytest.approx(
+        kernel_dp_means_objective(rbf(X, 0.5), state.labels, 0.4), rel=1e-12)
+    A = _two_cliques()
+    ncut = init_penalized_ncut_state(A, -0.5, init="single")
+    ncut, _ = penalized_ncut_step(ncut)
+    assert type(ncut) is PenalizedNCutState
+    assert ncut.objective == pytest.approx(normalized_cut(A, ncut.labels) - 0.5 * ncut.n_clusters)
 
 
 # --------------------------------------------------------------------------- #

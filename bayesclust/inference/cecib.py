@@ -35,6 +35,7 @@ J. Tabor and P. Spurek, "Cross-entropy clustering", Pattern Recognition 47 (2014
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -47,6 +48,10 @@ from .kmeans import kmeans_init
 __all__ = [
     "CECIBResult",
     "cecib",
+    "CECIBState",
+    "CECIBInfo",
+    "init_cecib_state",
+    "cecib_step",
     "cecib_cost",
     "beta_0",
     "critical_beta",
@@ -337,22 +342,38 @@ def cecib_cost(
 # --------------------------------------------------------------------------- state
 
 
-class _State:
-    """Sufficient statistics of the K cluster slots (host, float64, mutated in place)."""
+class _ClusterStats:
+    """Sufficient statistics of the K cluster slots and the labels (host, float64).
 
-    def __init__(self, X, z, m, labels, K, beta, covariance_type):
+    A mutable cache: the rank-one updates of a Hartigan pass write into its
+    arrays in place (a move touches two slots' ``d x d`` blocks; rebuilding
+    the ``K x d x d`` arrays per move would cost more than the move).  It also
+    holds the run's constants (the data, the label categories, ``beta``, the
+    family, the deletion threshold ``n_min``).
+    """
+
+    def __init__(self, X, z, m, labels, K, beta, covariance_type, n_min=None):
         self.X = X
         self.z = z
         self.m = m
         self.K = K
         self.beta = beta
         self.cov_type = covariance_type
+        self.n_min = n_min
         self.n_total = X.shape[0]
         self.d = X.shape[1]
         self.c0 = 0.5 * self.d * _LN_2PIE
         self.labels = labels.copy()
         self._deleted = np.zeros(K, bool)  # slots removed for good
         self.recompute()
+
+    def copy(self) -> _ClusterStats:
+        """A copy whose arrays (the data and categories apart) are its own."""
+        new = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray) and name not in ("X", "z"):
+                setattr(new, name, value.copy())
+        return new
 
     # -- from scratch ------------------------------------------------------
     def recompute(self):
@@ -593,7 +614,7 @@ def _pick(aux, j):
 # --------------------------------------------------------------------------- Hartigan
 
 
-def _drop_small(state: _State, n_min: int) -> None:
+def _drop_small(state: _ClusterStats, n_min: int) -> None:
     """Remove slots below ``n_min`` points or with a singular covariance; reassign their points."""
     bad = state.active & ((state.n < n_min) | ~np.isfinite(state.logdet))
     if not bad.any():
@@ -616,64 +637,239 @@ def _drop_small(state: _State, n_min: int) -> None:
         state.assign_greedy(i)
 
 
+class CECIBState(NamedTuple):
+    """State of one CEC-IB run (one start) between two Hartigan passes.
+
+    Made by :func:`init_cecib_state`, advanced by :func:`cecib_step`;
+    :func:`cecib` loops over the step from every start.  Host NumPy, float64.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (n,)
+        Cluster slot of every point, ``0..n_clusters-1`` of the start; slots of
+        deleted clusters are never used again.
+    active : ndarray of bool, shape (K,)
+        Live cluster slots.
+    objective : float
+        :math:`E_\\beta` of this state (nats), summed from the per-slot costs.
+    objective_trace : ndarray, shape (n_iter + 1,)
+        The objective after the initialisation and after every pass.
+    n_iter : int
+        Passes done.
+    converged : bool
+        The last pass moved no point.
+    stats : object
+        The cluster statistics (counts, means, covariances with their
+        inverses and log-determinants, label histograms) and the run's
+        constants (data, categories, ``beta``, family, deletion threshold);
+        private, read-only for callers.  A pass updates statistics by rank-one
+        formulas in place, which is what keeps a move at :math:`O(kN^2)`, so
+        :func:`cecib_step` works on a copy (one per pass, ``O(K N^2 + n)``) and
+        never changes its input state.
+    """
+
+    labels: np.ndarray
+    active: np.ndarray
+    objective: float
+    objective_trace: np.ndarray
+    n_iter: int
+    converged: bool
+    stats: Any
+
+
+class CECIBInfo(NamedTuple):
+    """Diagnostics of one :func:`cecib_step`.
+
+    Attributes
+    ----------
+    objective : float
+        Objective of the returned state.
+    changed : bool
+        The pass moved at least one point.
+    """
+
+    objective: float
+    changed: bool
+
+
+def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState:
+    """:func:`init_cecib_state` on validated arguments."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min)
+        _drop_small(st, n_min)
+        st.recompute()
+        total = st.total()
+    return CECIBState(st.labels, st.active, total, np.asarray([total]), 0, False, st)
+
+
+def _pass(st: _ClusterStats, tol, on_move=None) -> bool:
+    """One Hartigan pass over the points, in place; True when a point moved."""
+    X, z, n_min = st.X, st.z, st.n_min
+    switched = False
+    for i in range(X.shape[0]):
+        a = int(st.labels[i])
+        x, zi = X[i], int(z[i])
+        Ea, ld_a, H_a, S_a, aux_a = st.remove_candidate(a, x, zi, i)
+        if not np.isfinite(Ea):
+            continue
+        E, ld, H, S, aux = st.add_candidates(x, zi)
+        gain = np.where(st.active, st.E + (st.E[a] - Ea) - E, -np.inf)
+        gain[a] = 0.0
+        j = int(gain.argmax())
+        if gain[j] <= tol:
+            continue
+        st.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
+        st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
+        st.labels[i] = j
+        if st.cov_type == "full" and aux_a[3]:
+            st.recompute_slot(a)
+        switched = True
+        if on_move is not None:
+            on_move("move", i, a, j, float(gain[j]), st)
+        if st.n[a] < n_min:
+            members = np.flatnonzero(st.labels == a)
+            st.delete(a)
+            st.labels[members] = -1
+            for p in members:
+                st.assign_greedy(p)
+            if on_move is not None:
+                on_move("delete", i, a, -1, 0.0, st)
+    st.recompute()  # from scratch: no drift of the rank-one updates across passes
+    if not np.all(np.isfinite(st.logdet[st.active])):
+        # round-off let a cluster become singular (duplicate/collinear points): remove it
+        _drop_small(st, n_min)
+        st.recompute()
+    return switched
+
+
+def _step(state: CECIBState, tol, on_move=None) -> tuple[CECIBState, CECIBInfo]:
+    st = state.stats.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        switched = _pass(st, tol, on_move)
+        total = st.total()
+    new = CECIBState(st.labels, st.active, total, np.append(state.objective_trace, total),
+                     state.n_iter + 1, not switched, st)
+    return new, CECIBInfo(total, switched)
+
+
+def cecib_step(state: CECIBState, *, tol: float = 1e-10) -> tuple[CECIBState, CECIBInfo]:
+    r"""One Hartigan pass of CEC-IB ([C] §3.4) on a state.
+
+    Visits every point in order and moves it to the cluster whose cost change
+    is the largest decrease (when that exceeds ``tol``), updating the two
+    clusters by rank-one formulas; a cluster that falls below ``n_min`` points
+    is deleted and its points reassigned one by one to the cluster of
+    smallest cost increase.  After the pass every statistic is recomputed
+    from scratch.  :func:`cecib` runs this step from
+    :func:`init_cecib_state` until a pass moves nothing (``converged``) or
+    ``max_iter`` passes; stepping by hand from the same start reproduces a
+    restart of it exactly.
+
+    Parameters
+    ----------
+    state : CECIBState
+        Not modified (the pass works on a copy of its statistics).
+    tol : float, default 1e-10
+        A point moves only if the cost drops by more than ``tol``.
+
+    Returns
+    -------
+    state : CECIBState
+    info : CECIBInfo
+        ``objective`` of the returned state and whether a point moved (``changed``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, (100, 2)), rng.normal(8, 1, (100, 2))])
+    >>> state = init_cecib_state(X, rng.integers(0, 3, 200))
+    >>> while not state.converged:
+    ...     state, info = cecib_step(state)
+    >>> int(state.active.sum()), state.n_iter
+    (2, 3)
+    """
+    tol = V.check_nonnegative(tol, "tol")
+    return _step(state, tol)
+
+
+def init_cecib_state(
+    X: Any,
+    labels: Any,
+    y_partial: Any = None,
+    *,
+    n_clusters: int | None = None,
+    beta: float = 1.0,
+    eps: float = 0.05,
+    covariance_type: str = "full",
+    n_categories: int | None = None,
+) -> CECIBState:
+    r"""The state of a CEC-IB run from a starting partition.
+
+    Builds the statistics of the ``n_clusters`` slots, then deletes the
+    slots below ``n_min = max(ceil(eps n), N + 2)`` points (or with a singular
+    covariance) and reassigns their points one by one (as :func:`cecib` does
+    before its first pass).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Data (float64).  :func:`cecib` works on ``X - X.mean(0)`` (the cost
+        is translation invariant; the centring only limits round-off).
+    labels : array_like of int, shape (n,)
+        Starting partition, ``0..n_clusters-1``.
+    y_partial : array_like of int, shape (n,), optional
+        Category of each labelled point, ``-1`` for unlabelled.
+    n_clusters : int, optional
+        Number of starting slots (default ``labels.max() + 1``).
+    beta, eps, covariance_type, n_categories
+        As in :func:`cecib`.
+
+    Returns
+    -------
+    CECIBState
+    """
+    X, z, m, beta, eps = _check_inputs(X, y_partial, beta, eps, covariance_type, n_categories)
+    n, d = X.shape
+    lab0 = V.check_labels(labels, "labels", n_samples=n)
+    K = int(lab0.max()) + 1 if n_clusters is None else V.check_int(n_clusters, "n_clusters",
+                                                                   minimum=1)
+    if lab0.min() < 0 or lab0.max() >= K:
+        raise ValueError(f"labels must lie in 0..{K - 1}")
+    n_min = _check_sizes(n, d, K, eps, covariance_type)
+    return _init_state(X, z, m, lab0, K, beta, n_min, covariance_type)
+
+
+def _check_sizes(n, d, K, eps, covariance_type) -> int:
+    """``n_min``, after checking that ``K`` clusters of that size fit in ``n`` points."""
+    n_min = _min_cluster_size(n, d, eps, covariance_type)
+    floor = _min_size_floor(d, covariance_type)
+    if n < floor:
+        raise ValueError(
+            f"X has {n} samples in d={d} dimensions: a {covariance_type}-covariance cluster "
+            f"needs at least {floor} points (d >= cluster size); reduce the dimension"
+        )
+    if K * n_min > n:
+        raise ValueError(
+            f"n_clusters={K} is too large for n={n}: every cluster needs at least "
+            f"n_min = max(ceil(eps n), {floor}) = {n_min} points, so n_clusters <= {n // n_min}"
+        )
+    return n_min
+
+
 def _hartigan(
     X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, tol,
     on_move: Callable | None = None,
-):
-    """One Hartigan run from ``labels0``; returns (state, cost_trace, n_iter, converged)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, tol, on_move)
+) -> CECIBState:
+    """One Hartigan run from ``labels0``: :func:`cecib_step` until converged or ``max_iter``.
 
-
-def _hartigan_loop(X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, tol, on_move):
-    state = _State(X, z, m, labels0, K, beta, covariance_type)
-    _drop_small(state, n_min)
-    state.recompute()
-    trace = [state.total()]
-    n = X.shape[0]
-    converged = False
-    it = 0
-    while it < max_iter:
-        it += 1
-        switched = False
-        for i in range(n):
-            a = int(state.labels[i])
-            x, zi = X[i], int(z[i])
-            Ea, ld_a, H_a, S_a, aux_a = state.remove_candidate(a, x, zi, i)
-            if not np.isfinite(Ea):
-                continue
-            E, ld, H, S, aux = state.add_candidates(x, zi)
-            gain = np.where(state.active, state.E + (state.E[a] - Ea) - E, -np.inf)
-            gain[a] = 0.0
-            j = int(gain.argmax())
-            if gain[j] <= tol:
-                continue
-            state.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
-            state.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
-            state.labels[i] = j
-            if covariance_type == "full" and aux_a[3]:
-                state.recompute_slot(a)
-            switched = True
-            if on_move is not None:
-                on_move("move", i, a, j, float(gain[j]), state)
-            if state.n[a] < n_min:
-                members = np.flatnonzero(state.labels == a)
-                state.delete(a)
-                state.labels[members] = -1
-                for p in members:
-                    state.assign_greedy(p)
-                if on_move is not None:
-                    on_move("delete", i, a, -1, 0.0, state)
-        state.recompute()  # from scratch: no drift of the rank-one updates across passes
-        if not np.all(np.isfinite(state.logdet[state.active])):
-            # round-off let a cluster become singular (duplicate/collinear points): remove it
-            _drop_small(state, n_min)
-            state.recompute()
-        trace.append(state.total())
-        if not switched:
-            converged = True
-            break
-    return state, np.asarray(trace), it, converged
+    ``on_move(kind, i, a, j, gain, stats)`` (optional) is called after every
+    move (``"move"``) and every deletion (``"delete"``).
+    """
+    state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
+    while state.n_iter < max_iter and not state.converged:
+        state, _ = _step(state, tol, on_move)
+    return state
 
 
 def _initial_labels(key, X, K, init):
@@ -798,18 +994,7 @@ def cecib(
     n_init = V.check_int(n_init, "n_init", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
-    n_min = _min_cluster_size(n, d, eps, covariance_type)
-    floor = _min_size_floor(d, covariance_type)
-    if n < floor:
-        raise ValueError(
-            f"X has {n} samples in d={d} dimensions: a {covariance_type}-covariance cluster "
-            f"needs at least {floor} points (d >= cluster size); reduce the dimension"
-        )
-    if K * n_min > n:
-        raise ValueError(
-            f"n_clusters={K} is too large for n={n}: every cluster needs at least "
-            f"n_min = max(ceil(eps n), {floor}) = {n_min} points, so n_clusters <= {n // n_min}"
-        )
+    n_min = _check_sizes(n, d, K, eps, covariance_type)
     if isinstance(init, str):
         if init not in ("random", "k-means++"):
             raise ValueError(f"init must be 'random', 'k-means++' or an array of labels, got {init!r}")
@@ -820,36 +1005,36 @@ def cecib(
         if lab0.min() < 0 or lab0.max() >= K:
             raise ValueError(f"init labels must lie in 0..{K - 1}")
         starts = [lab0]
-    Xc = X - X.mean(axis=0)  # harmless by affine invariance of every family's shift (B9.7)
+    Xc = X - X.mean(axis=0)  # harmless: Gaussian entropies, hence the cost, do not change under a shift of X
     best, costs = None, []
     for lab0 in starts:
-        state, trace, it, conv = _hartigan(Xc, z, m, lab0, K, beta, n_min, covariance_type, max_iter, tol)
-        cost = state.total()
-        costs.append(cost)
-        if best is None or cost < best[0].total():
-            best = (state, trace, it, conv)
-    state, trace, it, conv = best
-    return _result(state, X, trace, it, conv, np.asarray(costs))
+        state = _hartigan(Xc, z, m, lab0, K, beta, n_min, covariance_type, max_iter, tol)
+        costs.append(state.objective)
+        if best is None or state.objective < best.objective:
+            best = state
+    return _result(best, X, np.asarray(costs))
 
 
-def _result(state, X, trace, it, conv, costs):
+def _result(state: CECIBState, X, costs):
+    st = state.stats
     slots = np.flatnonzero(state.active)
-    remap = np.full(state.K, -1, np.int64)
+    remap = np.full(st.K, -1, np.int64)
     remap[slots] = np.arange(slots.size)
     labels = remap[state.labels]
     k = slots.size
     mu = np.stack([X[labels == j].mean(axis=0) for j in range(k)])
-    if state.cov_type == "full":
-        cov = state.cov[slots].copy()
-    elif state.cov_type == "diagonal":
-        cov = np.stack([np.diag(v) for v in state.var[slots]])
+    if st.cov_type == "full":
+        cov = st.cov[slots].copy()
+    elif st.cov_type == "diagonal":
+        cov = np.stack([np.diag(v) for v in st.var[slots]])
     else:
-        cov = np.stack([s * np.eye(state.d) for s in state.s2[slots]])
-    counts = state.counts[slots, : state.m].astype(np.int64)
+        cov = np.stack([s * np.eye(st.d) for s in st.s2[slots]])
+    counts = st.counts[slots, : st.m].astype(np.int64)
     return CECIBResult(
-        labels=labels, centers=mu, covariances=cov, weights=state.n[slots] / state.n_total,
-        n_clusters=int(k), objective=state.total(), objective_trace=trace, n_iter=int(it),
-        converged=bool(conv), label_counts=counts, restart_objectives=costs,
+        labels=labels, centers=mu, covariances=cov, weights=st.n[slots] / st.n_total,
+        n_clusters=int(k), objective=state.objective, objective_trace=state.objective_trace,
+        n_iter=int(state.n_iter), converged=bool(state.converged), label_counts=counts,
+        restart_objectives=costs,
     )
 
 

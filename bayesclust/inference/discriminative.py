@@ -16,10 +16,10 @@ flat prior):
 The exact objective is piecewise constant in the prototypes, so it is optimised
 
 * by conjugate gradients on the smoothed objective (eq. 10, normalised-Gaussian
-  memberships of width ``smooth_std``) -- :func:`dc_map` ("CG MAP", B3.2);
-* by simulated annealing on the exact objective -- :func:`dc_anneal` ("SA MAP", B3.3);
+  memberships of width ``smooth_std``) -- :func:`dc_map` ("CG MAP", Kaski et al. 2005 §3.1);
+* by simulated annealing on the exact objective -- :func:`dc_anneal` ("SA MAP", §3.1);
 * by the older stochastic on-line algorithm with explicit class distributions
-  -- :func:`sdc` ("sDC", B3.1, eqs. 5-6);
+  -- :func:`sdc` ("sDC", §2.1, eqs. 5-6);
 * or sampled: NUTS on the smoothed collapsed program -- :func:`dc_nuts`.
 
 Every fit returns a :class:`DCResult` whose ``log_posterior`` is the exact eq. 9 of
@@ -241,7 +241,7 @@ def _finish(problem: _Problem, m: np.ndarray, n0: float, **fields) -> DCResult:
 
 
 # --------------------------------------------------------------------------- #
-# CG MAP: nonlinear conjugate gradients on the smoothed objective (B3.2)
+# CG MAP: nonlinear conjugate gradients on the smoothed objective (Kaski et al. 2005 §3.1)
 # --------------------------------------------------------------------------- #
 
 
@@ -508,7 +508,7 @@ def dc_map(
 
 
 # --------------------------------------------------------------------------- #
-# SA MAP: simulated annealing on the exact objective (B3.3)
+# SA MAP: simulated annealing on the exact objective (Kaski et al. 2005 §3.1)
 # --------------------------------------------------------------------------- #
 
 
@@ -781,7 +781,7 @@ def dc_anneal(
 
 
 # --------------------------------------------------------------------------- #
-# sDC: the stochastic on-line algorithm (B3.1)
+# sDC: the stochastic on-line algorithm (Kaski et al. 2005 §2.1)
 # --------------------------------------------------------------------------- #
 
 

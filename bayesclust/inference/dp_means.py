@@ -31,6 +31,10 @@ from ..kernels import (
 __all__ = [
     "dp_means",
     "DPMeansResult",
+    "DPMeansState",
+    "DPMeansInfo",
+    "init_dp_means_state",
+    "dp_means_step",
     "farthest_first_lambda",
     "dp_means_pass",
     "dp_means_iteration",
@@ -84,19 +88,73 @@ class DPMeansResult(NamedTuple):
     lam: float
 
 
-class _State(NamedTuple):
-    """Loop state: clusters ``0..k-1`` of the ``centers`` buffer are active."""
+class DPMeansState(NamedTuple):
+    """State of a DP-means run between two iterations.
 
-    centers: jax.Array  # (K_cap, d)
-    k: jax.Array  # int32
-    labels: jax.Array  # (n,) int32
-    objective: jax.Array  # scalar
-    trace: jax.Array  # (power of two >= max_iter + 1,), NaN past the last iteration
-    it: jax.Array  # int32, iterations done
-    converged: jax.Array  # bool
-    overflow: jax.Array  # bool: the last pass needed a bigger buffer and was discarded
-    limit_hit: jax.Array  # bool: the last pass gave more than max_clusters; discarded
-    need: jax.Array  # int32: after an overflow, clusters the failed pass is known to need
+    Made by :func:`init_dp_means_state`, advanced by :func:`dp_means_step`;
+    :func:`dp_means` loops over the step.  Clusters live in a fixed-capacity
+    buffer: slots ``0..n_clusters-1`` of ``centers`` are active.  Sharded
+    (``axis_name``), ``labels`` holds the device's rows and every other field
+    is replicated.
+
+    Attributes
+    ----------
+    centers : array, shape (capacity, d)
+        Cluster means in slots ``0..n_clusters-1`` (weighted means with
+        weights); the other slots are scratch space.
+    n_clusters : int32 scalar
+        Active clusters.
+    labels : int32 array, shape (n,)
+        Cluster of every point, ``0..n_clusters-1`` in order of creation.
+    objective : scalar, dtype of ``X``
+        ``sum_i w_i |x_i - mu_{z_i}|^2 + lam * n_clusters`` of this state.
+    objective_trace : array, shape (T,), dtype of ``X``
+        The objective after initialisation and after iterations ``1..n_iter``
+        in entries ``0..n_iter``, NaN after them; ``T``, the smallest power of
+        two ``>= max_iter + 1`` (``max_iter`` given to the init), bounds what is
+        recorded (later iterations are not).
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration left the labels unchanged or did not lower the
+        objective (relative tolerance ``OBJECTIVE_TOL``).
+    overflow : bool scalar
+        The last step needed more than ``capacity`` slots and was discarded:
+        every other field is that of the step's input state (``need`` apart).
+    limit_hit : bool scalar
+        The last step gave more than ``max_clusters`` clusters and was
+        discarded (every other field is that of the step's input state).
+    need : int32 scalar
+        Clusters the last pass held before empty ones were deleted (the
+        initial state: 1).  After an overflow, a buffer of at least ``need``
+        slots is needed to redo the step.
+    """
+
+    centers: jax.Array
+    n_clusters: jax.Array
+    labels: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+    overflow: jax.Array
+    limit_hit: jax.Array
+    need: jax.Array
+
+
+class DPMeansInfo(NamedTuple):
+    """Diagnostics of one :func:`dp_means_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Objective of the returned state.
+    changed : bool scalar
+        The step changed the labels (False when it was discarded).
+    """
+
+    objective: jax.Array
+    changed: jax.Array
 
 
 # --------------------------------------------------------------------------- #
@@ -419,7 +477,96 @@ def dp_means_iteration(X, w, centers, k, lam, Xw=None, *, axis_name=None, n_rows
     )
 
 
-def _loop(X, w, lam, max_k, max_iter, state: _State, axis_name=None, n_rows=None):
+def _step(s: DPMeansState, X, w, lam, max_k, axis_name=None, n_rows=None):
+    """:func:`dp_means_step` on prepared arguments (``max_k`` None: no limit)."""
+    centers, labels, k, obj, k_total, overflow = dp_means_iteration(
+        X, w, s.centers, s.n_clusters, lam, axis_name=axis_name, n_rows=n_rows
+    )
+    if axis_name is None:
+        unchanged = jnp.all(labels == s.labels)
+    else:
+        changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
+        unchanged = lax.psum(changed, axis_name) == 0
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    it = s.n_iter + 1
+    new = DPMeansState(
+        centers, k, labels, obj, s.objective_trace.at[it].set(obj), it, unchanged | stalled,
+        jnp.asarray(False), jnp.asarray(False), k_total,
+    )
+    def applied():
+        if max_k is None:
+            return new
+        return lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new)
+
+    out = lax.cond(overflow, lambda: s._replace(overflow=jnp.asarray(True), need=k_total), applied)
+    return out, DPMeansInfo(out.objective, ~(unchanged | out.overflow | out.limit_hit))
+
+
+def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_clusters=None,
+                  axis_name=None, n_rows=None) -> tuple[DPMeansState, DPMeansInfo]:
+    """One DP-means iteration on a state: an assignment pass, the mean update, the stopping test.
+
+    The pass is :func:`dp_means_pass` (Algorithm 1's loop over the points,
+    means frozen, computed in bulk); then empty clusters are deleted, the
+    survivors relabelled in order and the means recomputed
+    (:func:`dp_means_iteration`).  :func:`dp_means` is this step in a
+    ``lax.while_loop`` from :func:`init_dp_means_state`, stopped by
+    ``converged``, ``overflow``, ``limit_hit`` or ``max_iter``; stepping by hand
+    on the same (centred) data reproduces it exactly.  Works eagerly and under
+    ``jax.jit``; no validation (:func:`dp_means` validates).
+
+    Parameters
+    ----------
+    state : DPMeansState
+    X : array, shape (n, d)
+        The data the state was made from.  :func:`dp_means` works on
+        ``X - mean`` (the weighted mean, subtracted in the input dtype).
+    lam : float scalar
+        Penalty per cluster (a squared distance).
+    sample_weight : array, shape (n,), optional
+        Positive weights (default 1).
+    max_clusters : int scalar, optional
+        A step that gives more clusters is discarded and sets ``limit_hit``.
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows sharded over this mesh axis
+        (see :func:`dp_means_pass`); rows of weight 0 are padding.
+    n_rows : int, optional
+        With ``axis_name``: the number of real rows in total.
+
+    Returns
+    -------
+    state : DPMeansState
+        The next state.  When the pass needed more than ``capacity`` slots, the
+        input state with ``overflow`` set and ``need`` the slots the pass asked
+        for: redo the step on the state with ``centers`` padded by zero rows to
+        at least ``need`` slots and ``overflow`` reset (what :func:`dp_means`
+        does, doubling at least; a new capacity is a new compilation).
+    info : DPMeansInfo
+        ``objective`` of the returned state and whether the labels ``changed``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]], np.float32)
+    >>> state = init_dp_means_state(X, 1.0)
+    >>> while not state.converged:
+    ...     state, info = dp_means_step(state, X, 1.0)
+    >>> int(state.n_clusters), state.labels.tolist(), int(state.n_iter)
+    (2, [0, 0, 1, 1], 2)
+    """
+    X = jnp.asarray(X)
+    w = _weights(sample_weight, X)
+    lam = jnp.asarray(lam, X.dtype)
+    return _step(state, X, w, lam, max_clusters, axis_name, n_rows)
+
+
+def _weights(sample_weight, X):
+    if sample_weight is None:
+        return jnp.ones(X.shape[0], X.dtype)
+    return jnp.asarray(sample_weight, X.dtype)
+
+
+def _loop(X, w, lam, max_k, max_iter, state: DPMeansState, axis_name=None, n_rows=None):
     """The iteration loop; with ``axis_name``, the per-device body of the sharded run.
 
     Sharded, rows of weight 0 are padding: they never open a cluster, add
@@ -428,29 +575,11 @@ def _loop(X, w, lam, max_k, max_iter, state: _State, axis_name=None, n_rows=None
     # No precomputed w * X: the native kernel weights the rows as it sums them,
     # and an (n, d) copy of X costs 512 MiB and 0.15 s per run at 1M x 128.
 
-    def cond(s: _State):
-        return (s.it < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
+    def cond(s: DPMeansState):
+        return (s.n_iter < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
 
-    def body(s: _State):
-        centers, labels, k, obj, k_total, overflow = dp_means_iteration(
-            X, w, s.centers, s.k, lam, axis_name=axis_name, n_rows=n_rows
-        )
-        if axis_name is None:
-            unchanged = jnp.all(labels == s.labels)
-        else:
-            changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
-            unchanged = lax.psum(changed, axis_name) == 0
-        stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
-        it = s.it + 1
-        new = _State(
-            centers, k, labels, obj, s.trace.at[it].set(obj), it, unchanged | stalled,
-            jnp.asarray(False), jnp.asarray(False), k_total,
-        )
-        return lax.cond(
-            overflow,
-            lambda: s._replace(overflow=jnp.asarray(True), need=k_total),
-            lambda: lax.cond(k > max_k, lambda: s._replace(limit_hit=jnp.asarray(True)), lambda: new),
-        )
+    def body(s: DPMeansState):
+        return _step(s, X, w, lam, max_k, axis_name, n_rows)[0]
 
     return lax.while_loop(cond, body, state)
 
@@ -472,7 +601,7 @@ def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
         objective = lax.psum(objective, axis_name)
     objective = objective + lam
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
-    return _State(
+    return DPMeansState(
         centers, jnp.asarray(1, jnp.int32), labels, objective, trace,
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False),
         jnp.asarray(1, jnp.int32),
@@ -481,6 +610,44 @@ def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
 
 # Compiled: run op by op, its (n, d) temporaries cost about 1 s at 1M x 128.
 _initial = jax.jit(_initial_state, static_argnums=(3, 4))
+
+
+def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=100,
+                        axis_name=None) -> DPMeansState:
+    """The state DP-means starts from (Algorithm 1): one cluster at the weighted global mean.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+        Data (see :func:`dp_means_step` for the centring :func:`dp_means` applies).
+    lam : float scalar
+        Penalty per cluster (it enters the initial objective).
+    sample_weight : array, shape (n,), optional
+        Positive weights (default 1).
+    capacity : int, optional
+        Slots of the centre buffer; default ``min(32, 2 ** ceil(log2(2 n)))``,
+        where :func:`dp_means` starts (sharded, ``n`` would be the device's
+        rows: pass it).  A pass may need up to twice the number of clusters
+        before empty ones are deleted.
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows of ``X`` and ``sample_weight``
+        sharded over this mesh axis.
+
+    Returns
+    -------
+    DPMeansState
+    """
+    X = jnp.asarray(X)
+    capacity = min(32, _pow2_at_least(2 * X.shape[0])) if capacity is None else V.check_int(
+        capacity, "capacity", minimum=1)
+    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    w = _weights(sample_weight, X)
+    lam = jnp.asarray(lam, X.dtype)
+    if axis_name is not None:
+        return _initial_state(X, w, lam, capacity, trace_len, axis_name=axis_name)
+    return _initial(X, w, lam, capacity, trace_len)
 
 
 # --------------------------------------------------------------------------- #
@@ -533,7 +700,7 @@ def _to_host(a):
 def _state_specs(axis):
     from jax.sharding import PartitionSpec as P
 
-    return _State(P(), P(), P(axis), P(), P(), P(), P(), P(), P(), P())
+    return DPMeansState(P(), P(), P(axis), P(), P(), P(), P(), P(), P(), P())
 
 
 @functools.cache
@@ -558,7 +725,7 @@ def _sharded_fns(mesh, axis, n_rows, K_cap, trace_len):
     return init, run
 
 
-def _grow(state: _State, K_cap: int) -> _State:
+def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     pad = K_cap - state.centers.shape[0]
     return state._replace(
         centers=jnp.pad(state.centers, ((0, pad), (0, 0))), overflow=jnp.asarray(False)
@@ -769,7 +936,7 @@ def dp_means(
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
-                f"stopped after {int(state.it)} iteration(s). Increase lam or max_clusters.",
+                f"stopped after {int(state.n_iter)} iteration(s). Increase lam or max_clusters.",
                 RuntimeWarning,
                 stacklevel=2,
             )
@@ -784,14 +951,14 @@ def dp_means(
         if mesh is not None:
             run = _sharded_fns(mesh, axis, n, K_cap, trace_len)[1]
 
-    k = int(state.k)
-    it = int(state.it)
+    k = int(state.n_clusters)
+    it = int(state.n_iter)
     return DPMeansResult(
         labels=_to_host(state.labels)[:n],
         centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
         n_clusters=k,
         objective=float(state.objective),
-        objective_trace=np.asarray(state.trace[: it + 1]),
+        objective_trace=np.asarray(state.objective_trace[: it + 1]),
         n_iter=it,
         converged=bool(state.converged),
         lam=lam,

@@ -7,6 +7,7 @@ wherever the algorithm allows it (see :func:`hard_hdp`).
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -39,6 +40,10 @@ from .dp_means import (
 __all__ = [
     "hard_hdp",
     "HardHDPResult",
+    "HardHDPState",
+    "HardHDPInfo",
+    "init_hard_hdp_state",
+    "hard_hdp_step",
     "hard_hdp_penalties",
     "hard_hdp_iteration",
 ]
@@ -112,25 +117,84 @@ class HardHDPResult(NamedTuple):
     group_order: np.ndarray
 
 
-class _State(NamedTuple):
-    """Loop state.  Points are stored group-major (data set 0 first).
+class HardHDPState(NamedTuple):
+    """State of a hard HDP run between two iterations.
 
-    Local clusters live in one flat buffer ordered by (data set, local index), so
-    slot order is Algorithm 2's processing order of step 5.
+    Made by :func:`init_hard_hdp_state`, advanced by :func:`hard_hdp_step`;
+    :func:`hard_hdp` loops over the step.  Points are stored group-major (data
+    set 0 first).  Global clusters live in slots ``0..n_global-1`` of
+    ``centers``; local clusters in slots ``0..n_local-1`` of one flat buffer
+    ordered by (data set, order of creation), so slot order is Algorithm 2's
+    processing order of step 5.  Sharded (``axis_name``), ``local_labels``
+    holds the device's rows and every other field is replicated.
+
+    Attributes
+    ----------
+    centers : array, shape (global_capacity, d)
+        Global means in slots ``0..n_global-1``; the other slots are scratch
+        space.
+    n_global : int32 scalar
+        Active global clusters ``g``.
+    local_group : int32 array, shape (local_capacity,)
+        Data set of every local slot (``n_groups`` for inactive slots).
+    local_to_global : int32 array, shape (local_capacity,)
+        ``v``: the global cluster of every local slot (-1 for inactive slots).
+    n_local : int32 scalar
+        Active local slots: the number of local clusters of all data sets
+        together (``HardHDPResult.n_local`` counts them per data set).
+    local_labels : int32 array, shape (n,)
+        Local slot of every point (an index into ``local_group`` and
+        ``local_to_global``, not the per-data-set numbering of
+        ``HardHDPResult.local_labels``).
+    objective : scalar, dtype of ``X``
+        ``sum |x - mu|^2 + lam_local * n_local + lam_global * n_global`` of this state.
+    objective_trace : array, shape (T,), dtype of ``X``
+        The objective after initialisation and after iterations ``1..n_iter``
+        in entries ``0..n_iter``, NaN after them; ``T``, the smallest power of
+        two ``>= max_iter + 1`` (``max_iter`` given to the init), bounds what is
+        recorded.
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration left ``(local_labels, local_to_global)`` unchanged
+        or did not lower the objective (relative tolerance ``OBJECTIVE_TOL``).
+    overflow : bool scalar
+        The last step needed bigger buffers and was discarded: every other
+        field is that of the step's input state (``need`` apart).
+    need : int32 array, shape (2,)
+        Global and local slots the last iteration asked for (after an
+        overflow an overestimate: clusters that did not fit could not attract
+        later points); zeros in the initial state.
     """
 
-    centers: jax.Array  # (G_cap, d); slots 0..g-1 are the global means
-    g: jax.Array  # int32
-    loc_group: jax.Array  # (L_cap,) int32: data set of each local slot (D when inactive)
-    loc_global: jax.Array  # (L_cap,) int32: v, the global of each local slot (-1 when inactive)
-    k: jax.Array  # int32: active local slots 0..k-1
-    z: jax.Array  # (n,) int32: local slot of every point
+    centers: jax.Array
+    n_global: jax.Array
+    local_group: jax.Array
+    local_to_global: jax.Array
+    n_local: jax.Array
+    local_labels: jax.Array
     objective: jax.Array
-    trace: jax.Array  # (power of two >= max_iter + 1,), NaN past the last iteration
-    it: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
     converged: jax.Array
-    overflow: jax.Array  # the last iteration needed bigger buffers and was discarded
-    need: jax.Array  # (2,) int32: global and local slots the discarded iteration asked for
+    overflow: jax.Array
+    need: jax.Array
+
+
+class HardHDPInfo(NamedTuple):
+    """Diagnostics of one :func:`hard_hdp_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Objective of the returned state.
+    changed : bool scalar
+        The step changed ``(local_labels, local_to_global)`` (False when it
+        was discarded).
+    """
+
+    objective: jax.Array
+    changed: jax.Array
 
 
 # --------------------------------------------------------------------------- #
@@ -329,8 +393,8 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
 # --------------------------------------------------------------------------- #
 
 
-def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
-                       *, axis_name=None, valid=None):
+def _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+               *, axis_name=None, valid=None):
     """One iteration of Algorithm 2 (steps 4, 5, 6) on group-major data.
 
     Parameters
@@ -413,29 +477,122 @@ def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, l
     return centers, g, loc_group, loc_global, k, z, objective, overflow4 | overflow5, need
 
 
-def _loop(X, gid, lam_l, lam_g, max_iter, state: _State, n_groups: int, axis_name=None,
-          valid=None):
-    def cond(s: _State):
-        return (s.it < max_iter) & ~s.converged & ~s.overflow
+def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+                       *, axis_name=None, valid=None):
+    """Deprecated: use :func:`hard_hdp_step` on a :class:`HardHDPState`.
 
-    def body(s: _State):
-        centers, g, loc_group, loc_global, k, z, obj, overflow, need = hard_hdp_iteration(
-            X, gid, s.centers, s.g, s.loc_group, s.loc_global, s.k, s.z, lam_l, lam_g, n_groups,
-            axis_name=axis_name, valid=valid,
-        )
-        if axis_name is None:
-            z_unchanged = jnp.all(z == s.z)
-        else:
-            changed = jnp.sum((z != s.z) & valid, dtype=jnp.int32)
-            z_unchanged = lax.psum(changed, axis_name) == 0
-        unchanged = z_unchanged & jnp.all(loc_global == s.loc_global)
-        stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
-        it = s.it + 1
-        new = _State(centers, g, loc_group, loc_global, k, z, obj, s.trace.at[it].set(obj), it,
-                     unchanged | stalled, jnp.asarray(False), need)
-        return lax.cond(
-            overflow, lambda: s._replace(overflow=jnp.asarray(True), need=need), lambda: new
-        )
+    One iteration of Algorithm 2 on the state's fields, returning
+    ``(centers, g, loc_group, loc_global, k, z, objective, overflow, need)``
+    (the outputs are invalid when ``overflow`` is set).
+    """
+    warnings.warn(
+        "hard_hdp_iteration is deprecated and will be removed: use hard_hdp_step(state, ...) "
+        "on a HardHDPState (init_hard_hdp_state)",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
+                      axis_name=axis_name, valid=valid)
+
+
+def _step(s: HardHDPState, X, gid, lam_l, lam_g, n_groups, axis_name=None, valid=None):
+    """:func:`hard_hdp_step` on prepared arguments."""
+    centers, g, loc_group, loc_global, k, z, obj, overflow, need = _iteration(
+        X, gid, s.centers, s.n_global, s.local_group, s.local_to_global, s.n_local,
+        s.local_labels, lam_l, lam_g, n_groups, axis_name=axis_name, valid=valid,
+    )
+    if axis_name is None:
+        z_unchanged = jnp.all(z == s.local_labels)
+    else:
+        changed = jnp.sum((z != s.local_labels) & valid, dtype=jnp.int32)
+        z_unchanged = lax.psum(changed, axis_name) == 0
+    unchanged = z_unchanged & jnp.all(loc_global == s.local_to_global)
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    it = s.n_iter + 1
+    new = HardHDPState(centers, g, loc_group, loc_global, k, z, obj,
+                       s.objective_trace.at[it].set(obj), it, unchanged | stalled,
+                       jnp.asarray(False), need)
+    out = lax.cond(
+        overflow, lambda: s._replace(overflow=jnp.asarray(True), need=need), lambda: new
+    )
+    return out, HardHDPInfo(out.objective, ~(unchanged | out.overflow))
+
+
+def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n_groups: int,
+                  axis_name=None, valid=None) -> tuple[HardHDPState, HardHDPInfo]:
+    """One iteration of Algorithm 2 on a state: steps 4, 5 and 6, and the stopping test.
+
+    Step 4 visits the points (:func:`hard_hdp` says how, in bulk), step 5 the
+    local clusters (a weighted DP-means pass over their means,
+    :func:`~bayesclust.inference.dp_means.dp_means_pass`), step 6 recomputes
+    the global means; empty local and global clusters are deleted and the
+    survivors renumbered in order.  :func:`hard_hdp` is this step in a
+    ``lax.while_loop`` from :func:`init_hard_hdp_state`, stopped by
+    ``converged``, ``overflow`` or ``max_iter``; stepping by hand on the same
+    (centred, group-major) data reproduces it exactly.  Works eagerly and under
+    ``jax.jit`` (``n_groups`` static); no validation (:func:`hard_hdp`
+    validates).
+
+    Parameters
+    ----------
+    state : HardHDPState
+    X : array, shape (n, d)
+        The data the state was made from, data set 0 first.  :func:`hard_hdp`
+        works on ``X - X.mean(0)`` (subtracted in the input dtype).
+    group_ids : int array, shape (n,)
+        Data set of every row, ``0..n_groups-1``, non-decreasing.
+    lam_local, lam_global : float scalars
+        Penalties per local and per global cluster (squared distances).
+    n_groups : int (static)
+        Number of data sets ``D``.
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows sharded over this mesh axis:
+        ``X``, ``group_ids``, ``valid`` and ``state.local_labels`` are the
+        device's rows; per-cluster statistics and the objective are combined
+        with ``psum``.
+    valid : bool array, shape (n,), optional
+        With ``axis_name``: the real rows (False for padding, ignored).
+
+    Returns
+    -------
+    state : HardHDPState
+        The next state.  When a buffer was too small, the input state with
+        ``overflow`` set and ``need`` the global and local slots asked for:
+        redo the step on the state with ``centers`` padded by zero rows,
+        ``local_group`` by ``n_groups`` and ``local_to_global`` by -1 to at
+        least ``need`` slots, and ``overflow`` reset (what :func:`hard_hdp`
+        does, doubling at least; new capacities are a new compilation).
+    info : HardHDPInfo
+        ``objective`` of the returned state and whether the partition ``changed``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0], [0.0, 0.1], [5.0, 5.1]],
+    ...              np.float32)
+    >>> gid = np.array([0, 0, 0, 0, 1, 1], np.int32)
+    >>> state = init_hard_hdp_state(X, gid, 1.0, 2.0, n_groups=2)
+    >>> while not state.converged:
+    ...     state, info = hard_hdp_step(state, X, gid, 1.0, 2.0, n_groups=2)
+    >>> int(state.n_global), int(state.n_local)
+    (2, 4)
+    >>> state.local_to_global[state.local_labels].tolist()
+    [0, 0, 1, 1, 0, 1]
+    """
+    X = jnp.asarray(X)
+    gid = jnp.asarray(group_ids, jnp.int32)
+    lam_l = jnp.asarray(lam_local, X.dtype)
+    lam_g = jnp.asarray(lam_global, X.dtype)
+    return _step(state, X, gid, lam_l, lam_g, n_groups, axis_name, valid)
+
+
+def _loop(X, gid, lam_l, lam_g, max_iter, state: HardHDPState, n_groups: int, axis_name=None,
+          valid=None):
+    def cond(s: HardHDPState):
+        return (s.n_iter < max_iter) & ~s.converged & ~s.overflow
+
+    def body(s: HardHDPState):
+        return _step(s, X, gid, lam_l, lam_g, n_groups, axis_name, valid)[0]
 
     return lax.while_loop(cond, body, state)
 
@@ -463,7 +620,7 @@ def _initial_state_impl(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len,
         sse = lax.psum(jnp.sum(jnp.where(valid, d2, 0.0)), axis_name)
     objective = sse + lam_l * n_groups + lam_g
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
-    return _State(
+    return HardHDPState(
         centers, jnp.asarray(1, jnp.int32), loc_group, loc_global,
         jnp.asarray(n_groups, jnp.int32), jnp.asarray(gid, jnp.int32), objective, trace,
         jnp.asarray(0, jnp.int32), jnp.asarray(False), jnp.asarray(False),
@@ -476,10 +633,73 @@ _initial_state = jax.jit(
 )
 
 
+def _start_capacities(n: int, n_groups: int) -> tuple[int, int, int, int]:
+    """``(G_cap, L_cap, G_bound, L_bound)``: the starting buffer sizes and their upper bounds."""
+    # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
+    L_bound = _pow2_at_least(2 * n + n_groups)
+    G_bound = _pow2_at_least(3 * n + 1)
+    L_cap = min(_pow2_at_least(max(8 * n_groups, 32)), L_bound)
+    G_cap = min(32, G_bound)
+    return G_cap, L_cap, G_bound, L_bound
+
+
+def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
+                        global_capacity=None, local_capacity=None, max_iter=100, axis_name=None,
+                        valid=None) -> HardHDPState:
+    """The state hard HDP starts from (Algorithm 2, steps 1-2).
+
+    One global cluster at the mean of all points and one local cluster per
+    data set, mapped to it; every point in its data set's local cluster.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+        Data, data set 0 first (see :func:`hard_hdp_step` for the centring
+        :func:`hard_hdp` applies).
+    group_ids : int array, shape (n,)
+        Data set of every row, ``0..n_groups-1``, non-decreasing.
+    lam_local, lam_global : float scalars
+        Penalties (they enter the initial objective).
+    n_groups : int
+        Number of data sets ``D`` (every one holds at least one row).
+    global_capacity, local_capacity : int, optional
+        Slots of the global and local cluster buffers; by default where
+        :func:`hard_hdp` starts (32 global slots, ``max(8 D, 32)`` local ones
+        rounded up to a power of two, each capped by its upper bound; sharded,
+        the bounds would come from the device's rows: pass both).
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
+    axis_name : str, optional
+        Inside ``jax.shard_map`` with the rows of ``X``, ``group_ids`` and
+        ``valid`` sharded over this mesh axis.
+    valid : bool array, shape (n,), optional
+        With ``axis_name``: the real rows (padding rows must be zero).
+
+    Returns
+    -------
+    HardHDPState
+    """
+    X = jnp.asarray(X)
+    n_groups = V.check_int(n_groups, "n_groups", minimum=1)
+    G_cap, L_cap, _, _ = _start_capacities(X.shape[0], n_groups)
+    if global_capacity is not None:
+        G_cap = V.check_int(global_capacity, "global_capacity", minimum=1)
+    if local_capacity is not None:
+        L_cap = V.check_int(local_capacity, "local_capacity", minimum=n_groups)
+    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    lam_l = jnp.asarray(lam_local, X.dtype)
+    lam_g = jnp.asarray(lam_global, X.dtype)
+    if axis_name is not None:
+        return _initial_state_impl(X, group_ids, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len,
+                                   axis_name=axis_name, valid=valid)
+    return _initial_state(X, jnp.asarray(group_ids, jnp.int32), n_groups=n_groups, G_cap=G_cap,
+                          L_cap=L_cap, lam_l=lam_l, lam_g=lam_g, trace_len=trace_len)
+
+
 def _state_specs(axis):
     from jax.sharding import PartitionSpec as P
 
-    return _State(P(), P(), P(), P(), P(), P(axis), P(), P(), P(), P(), P(), P())
+    return HardHDPState(P(), P(), P(), P(), P(), P(axis), P(), P(), P(), P(), P(), P())
 
 
 @functools.cache
@@ -509,13 +729,13 @@ def _sharded_run(mesh, axis, n_groups):
     ))
 
 
-def _grow(state: _State, G_cap: int, L_cap: int, n_groups: int) -> _State:
+def _grow(state: HardHDPState, G_cap: int, L_cap: int, n_groups: int) -> HardHDPState:
     dg = G_cap - state.centers.shape[0]
-    dl = L_cap - state.loc_group.shape[0]
+    dl = L_cap - state.local_group.shape[0]
     return state._replace(
         centers=jnp.pad(state.centers, ((0, dg), (0, 0))),
-        loc_group=jnp.pad(state.loc_group, (0, dl), constant_values=n_groups),
-        loc_global=jnp.pad(state.loc_global, (0, dl), constant_values=-1),
+        local_group=jnp.pad(state.local_group, (0, dl), constant_values=n_groups),
+        local_to_global=jnp.pad(state.local_to_global, (0, dl), constant_values=-1),
         overflow=jnp.asarray(False),
     )
 
@@ -704,11 +924,7 @@ def hard_hdp(
     else:  # host scalars: valid inputs on any mesh
         lam_l = np.asarray(lam_local, Xj.dtype)
         lam_g = np.asarray(lam_global, Xj.dtype)
-    # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
-    L_bound = _pow2_at_least(2 * n + D)
-    G_bound = _pow2_at_least(3 * n + 1)
-    L_cap = min(_pow2_at_least(max(8 * D, 32)), L_bound)
-    G_cap = min(32, G_bound)
+    G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
     trace_len = _pow2_at_least(max_iter + 1)
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
@@ -733,14 +949,14 @@ def hard_hdp(
         state = _grow(state, G_cap, L_cap, D)
 
     if mesh is not None:
-        state = state._replace(z=_to_host(state.z)[:n])
+        state = state._replace(local_labels=_to_host(state.local_labels)[:n])
     state = jax.device_get(state)  # one transfer, then host-side slicing
-    g = int(state.g)
-    k = int(state.k)
-    it = int(state.it)
-    z = np.asarray(state.z).astype(np.int64)
-    loc_group = np.asarray(state.loc_group[:k]).astype(np.int64)
-    loc_global = np.asarray(state.loc_global[:k]).astype(np.int64)
+    g = int(state.n_global)
+    k = int(state.n_local)
+    it = int(state.n_iter)
+    z = np.asarray(state.local_labels).astype(np.int64)
+    loc_group = np.asarray(state.local_group[:k]).astype(np.int64)
+    loc_global = np.asarray(state.local_to_global[:k]).astype(np.int64)
     n_local = np.bincount(loc_group, minlength=D)
     first_slot = np.concatenate([[0], np.cumsum(n_local)[:-1]])
     global_sorted = loc_global[z]
@@ -754,7 +970,7 @@ def hard_hdp(
         local_to_global=np.split(loc_global, np.cumsum(n_local)[:-1]),
         centers=(np.asarray(state.centers[:g]) + mean).astype(Xj.dtype),
         objective=float(state.objective),
-        objective_trace=np.asarray(state.trace[: it + 1]),
+        objective_trace=np.asarray(state.objective_trace[: it + 1]),
         n_local=n_local,
         n_global=g,
         n_iter=it,

@@ -29,6 +29,7 @@ eigensolvers); no JAX code runs here.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -42,12 +43,20 @@ from .kmeans import lloyd_host
 __all__ = [
     "KernelDPMeansResult",
     "kernel_dp_means",
+    "KernelDPMeansState",
+    "KernelDPMeansInfo",
+    "init_kernel_dp_means_state",
+    "kernel_dp_means_step",
     "kernel_dp_means_objective",
     "SpectralDPMeansResult",
     "spectral_dp_means",
     "thresholded_eigenvectors",
     "PenalizedNCutResult",
     "penalized_ncut",
+    "PenalizedNCutState",
+    "PenalizedNCutInfo",
+    "init_penalized_ncut_state",
+    "penalized_ncut_step",
     "normalized_cut",
     "ncut_sigma_psd",
 ]
@@ -75,7 +84,8 @@ class _DenseKernel:
     ``K_ii - 2 M_ic / s_c + Q_c / s_c^2`` is reduced (as dp_means centres X).
     """
 
-    def __init__(self, K, w):
+    def __init__(self, K, w, lam=None):
+        self.lam = lam  # the penalty of the run
         W = w.sum()
         m = K @ w / W
         c = w @ m / W
@@ -95,6 +105,10 @@ class _DenseKernel:
     def objective(self, labels, k, lam):
         _, Q, s = self.mq(labels, k)
         return float(self.w @ self.kd - np.sum(Q / s) + lam * k)
+
+    def run_objective(self, labels, k):
+        """The traced objective, ``J(K, W) + lam k``."""
+        return self.objective(labels, k, self.lam)
 
     def accept(self, cand, lam):
         """Serial new-cluster decisions among the candidates, in order.
@@ -130,7 +144,9 @@ class _Graph:
     ``M_ic = sigma [i in c] + L_ic / d_i`` and ``Q_c = sigma d(c) + links(c, c)``.
     """
 
-    def __init__(self, A, deg, sigma):
+    def __init__(self, A, deg, sigma, lam=None, lam_prime=None):
+        self.lam = lam  # the kernel-space penalty lam' + sigma + 1 of the run
+        self.lam_prime = lam_prime
         self.A = A  # CSR, symmetric, no explicit zeros
         coo = A.tocoo()
         self.row, self.col = coo.row.astype(np.int64), coo.col.astype(np.int64)
@@ -163,6 +179,10 @@ class _Graph:
         Lcc = np.bincount(labels[self.row[same]], weights=self.data[same], minlength=k)
         degc = np.bincount(labels, weights=self.deg, minlength=k)
         return float(np.sum((degc - Lcc) / degc) + lam_prime * k)
+
+    def run_objective(self, labels, k):
+        """The traced objective, ``Cut(A) + lam' k``."""
+        return self.objective(labels, k, self.lam_prime)
 
     def merge(self, labels, k, lam_prime):
         """Greedy merges of cluster pairs while one lowers ``Cut + lam' k`` (ours: docs/deviations.md#penalised-ncut-merges).
@@ -305,71 +325,132 @@ def _kernel_pass(be, labels, k, lam):
     return labels, k + len(seeds)
 
 
-class _Run(NamedTuple):
+class KernelDPMeansState(NamedTuple):
+    """State of a weighted kernel DP-means run between two passes.
+
+    Made by :func:`init_kernel_dp_means_state`, advanced by
+    :func:`kernel_dp_means_step`; :func:`kernel_dp_means` loops over the step.
+    Host NumPy, float64.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (n,)
+        Cluster of every point, ``0..n_clusters-1`` in order of creation.
+    n_clusters : int
+    objective : float
+        The traced objective of this state: :math:`J(K, W) + \\lambda k`
+        (for :func:`penalized_ncut`, :math:`\\mathrm{Cut}(A) + \\lambda' k`).
+    objective_trace : ndarray, shape (n_accepted + 1,)
+        The objective at the start and after every accepted pass (and merge).
+    n_iter : int
+        Passes run (a rejected pass counts).
+    converged : bool
+        The last pass left the labels unchanged, did not lower the objective
+        (relative tolerance ``OBJECTIVE_TOL``) or was rejected.
+    n_rejected : int
+        Passes rejected because they raised the objective.
+    kernel : object
+        The prepared kernel and the penalty (private, constant during the
+        run): the kernel centred at the weighted mean with the weights, or for
+        a graph the adjacency, the degrees and ``sigma``.
+    """
+
     labels: np.ndarray
     n_clusters: int
     objective: float
-    trace: np.ndarray
+    objective_trace: np.ndarray
     n_iter: int
     converged: bool
     n_rejected: int
+    kernel: object
 
 
-def _run(be, lam, labels, max_iter, objective, merge=None):
-    """Iterate passes until the labels repeat, the objective stalls or max_iter.
+class KernelDPMeansInfo(NamedTuple):
+    """Diagnostics of one :func:`kernel_dp_means_step`.
 
-    ``objective(labels, k)`` is the traced objective.  A pass that raises it
-    (only possible for a kernel that is not PSD) is rejected and the run stops
-    at the previous state, so the trace never increases.  ``merge(labels, k)``
-    (optional) is applied whenever the passes have converged; if it merged
-    clusters, its objective is traced and the passes resume.
+    Attributes
+    ----------
+    objective : float
+        Objective of the returned state.
+    changed : bool
+        The step changed the labels.
+    rejected : bool
+        The pass raised the objective and was rejected (the state is kept).
     """
+
+    objective: float
+    changed: bool
+    rejected: bool
+
+
+def _initial_state(be, labels, state_type=KernelDPMeansState):
     labels, k = _compact(labels)
-    J = objective(labels, k)
-    trace = [J]
-    converged = False
-    rejected = 0
-    it = 0
-    while True:
-        r = _passes(be, lam, labels, k, J, max_iter - it, objective, trace)
-        labels, k, J, n, converged, rej = r
-        it += n
-        rejected += rej
-        if merge is None or not converged:
-            break
-        merged, k_m = merge(labels, k)
-        if k_m == k:
-            break
-        J_m = objective(merged, k_m)
-        labels, k, J = merged, k_m, J_m
-        trace.append(J)
-        converged = False
-        if it >= max_iter:
-            break
-    return _Run(labels, k, J, np.asarray(trace), it, converged, rejected)
+    J = be.run_objective(labels, k)
+    return state_type(labels, k, J, np.asarray([J]), 0, False, 0, be)
 
 
-def _passes(be, lam, labels, k, J, max_iter, objective, trace):
-    converged = False
-    rejected = 0
-    it = 0
-    while it < max_iter:
-        new_labels, k_total = _kernel_pass(be, labels, k, lam)
-        new_labels, k_new = _compact(new_labels)
-        J_new = objective(new_labels, k_new)
-        it += 1
-        if J_new > J + _INCREASE_TOL * max(1.0, abs(J)):
-            rejected += 1
-            converged = True
-            break
-        unchanged = k_new == k and np.array_equal(new_labels, labels)
-        stalled = J_new >= J - OBJECTIVE_TOL * max(1.0, abs(J))
-        labels, k, J = new_labels, k_new, J_new
-        trace.append(J)
-        if unchanged or stalled:
-            converged = True
-            break
-    return labels, k, J, it, converged, rejected
+def _pass_step(state):
+    """One pass of kernel DP-means on a state: ``(state, changed, rejected)``."""
+    be, labels, k, J = state.kernel, state.labels, state.n_clusters, state.objective
+    new_labels, _ = _kernel_pass(be, labels, k, be.lam)
+    new_labels, k_new = _compact(new_labels)
+    J_new = be.run_objective(new_labels, k_new)
+    it = state.n_iter + 1
+    if J_new > J + _INCREASE_TOL * max(1.0, abs(J)):
+        rejected = state._replace(n_iter=it, converged=True, n_rejected=state.n_rejected + 1)
+        return rejected, False, True
+    unchanged = k_new == k and np.array_equal(new_labels, labels)
+    stalled = J_new >= J - OBJECTIVE_TOL * max(1.0, abs(J))
+    state = state._replace(
+        labels=new_labels, n_clusters=k_new, objective=J_new,
+        objective_trace=np.append(state.objective_trace, J_new), n_iter=it,
+        converged=unchanged or stalled,
+    )
+    return state, not unchanged, False
+
+
+def kernel_dp_means_step(state: KernelDPMeansState) -> tuple[KernelDPMeansState, KernelDPMeansInfo]:
+    """One pass of weighted kernel DP-means on a state, with its acceptance and stopping tests.
+
+    The pass (means frozen but for the clusters it opens, computed in bulk)
+    is followed by the deletion of empty clusters; a pass that raises the
+    objective (possible only for a kernel that is not positive semi-definite)
+    is rejected: the state is kept, with ``converged`` set and ``n_rejected``
+    counted.  :func:`kernel_dp_means` runs this step from
+    :func:`init_kernel_dp_means_state` until ``converged`` or ``max_iter``
+    passes; stepping by hand reproduces it exactly.
+
+    Parameters
+    ----------
+    state : KernelDPMeansState
+        Not modified.
+
+    Returns
+    -------
+    state : KernelDPMeansState
+    info : KernelDPMeansInfo
+        ``objective`` of the returned state, whether the labels ``changed``,
+        whether the pass was ``rejected``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> state = init_kernel_dp_means_state(X @ X.T, lam=1.0)
+    >>> while not state.converged:
+    ...     state, info = kernel_dp_means_step(state)
+    >>> state.n_clusters, state.labels.tolist(), state.n_iter
+    (2, [0, 0, 1, 1], 2)
+    """
+    state, changed, rejected = _pass_step(state)
+    return state, KernelDPMeansInfo(state.objective, changed, rejected)
+
+
+def _drive(state, max_iter, step):
+    """The drivers' loop: ``step`` until ``converged`` or ``max_iter`` passes."""
+    while state.n_iter < max_iter and not state.converged:
+        state, _ = step(state)
+    return state
 
 
 # --------------------------------------------------------------------------- #
@@ -514,15 +595,45 @@ def kernel_dp_means(
     K = _check_kernel(K)
     lam = V.check_positive(lam, "lam")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
+    state = _kernel_state(K, lam, sample_weight, init)
+    state = _drive(state, max_iter, kernel_dp_means_step)
+    return KernelDPMeansResult(state.labels, state.n_clusters, state.objective,
+                               state.objective_trace, state.n_iter, state.converged,
+                               state.n_rejected, lam)
+
+
+def _kernel_state(K, lam, sample_weight, init):
+    """:func:`init_kernel_dp_means_state` after the checks of ``K`` and ``lam``."""
     n = K.shape[0]
     w = V.check_sample_weight(sample_weight, n, dtype=np.float64)
     if np.any(w <= 0):
         raise ValueError("sample_weight must be strictly positive for kernel_dp_means")
     labels = np.zeros(n, np.int64) if init is None else _check_init_labels(init, n)
-    be = _DenseKernel(K, w)
-    r = _run(be, lam, labels, max_iter, lambda z, k: be.objective(z, k, lam))
-    return KernelDPMeansResult(r.labels, r.n_clusters, r.objective, r.trace, r.n_iter,
-                               r.converged, r.n_rejected, lam)
+    return _initial_state(_DenseKernel(K, w, lam), labels)
+
+
+def init_kernel_dp_means_state(K, lam, *, sample_weight=None, init=None) -> KernelDPMeansState:
+    """The state weighted kernel DP-means starts from (:func:`kernel_dp_means`).
+
+    Parameters
+    ----------
+    K : array_like, shape (n, n)
+        Symmetric kernel matrix (centred at the weighted mean in feature space
+        once, here).
+    lam : float
+        Penalty per cluster (> 0).
+    sample_weight : array_like, shape (n,), optional
+        Positive point weights (default 1).
+    init : array_like of int, shape (n,), optional
+        Initial labels (relabelled in order of their values); default one cluster.
+
+    Returns
+    -------
+    KernelDPMeansState
+    """
+    K = _check_kernel(K)
+    lam = V.check_positive(lam, "lam")
+    return _kernel_state(K, lam, sample_weight, init)
 
 
 def kernel_dp_means_objective(K, labels, lam, sample_weight=None) -> float:
@@ -906,6 +1017,128 @@ class PenalizedNCutResult(NamedTuple):
     lam_prime: float
 
 
+class PenalizedNCutState(KernelDPMeansState):
+    """State of a penalised normalised cut run between two steps.
+
+    Made by :func:`init_penalized_ncut_state`, advanced by
+    :func:`penalized_ncut_step`; :func:`penalized_ncut` loops over the step.
+    The fields of :class:`KernelDPMeansState` (the run is kernel DP-means on
+    the graph's kernel): ``objective`` is :math:`\\mathrm{Cut}(A) + \\lambda' k`,
+    ``objective_trace`` records it after every accepted pass and every
+    merge, and ``converged`` means that the last pass converged and (with
+    merges) no merge lowered the objective.
+    """
+
+    __slots__ = ()
+
+
+class PenalizedNCutInfo(NamedTuple):
+    """Diagnostics of one :func:`penalized_ncut_step`.
+
+    Attributes
+    ----------
+    objective : float
+        Objective of the returned state.
+    changed : bool
+        The step changed the labels (by the pass or by merges).
+    rejected : bool
+        The pass raised the objective and was rejected.
+    merged : bool
+        Clusters were merged after the pass converged.
+    """
+
+    objective: float
+    changed: bool
+    rejected: bool
+    merged: bool
+
+
+def penalized_ncut_step(state: PenalizedNCutState, *, merge: bool = True
+                        ) -> tuple[PenalizedNCutState, PenalizedNCutInfo]:
+    """One step of the penalised normalised cut: a kernel DP-means pass, then merges.
+
+    The pass is :func:`kernel_dp_means_step`'s on the graph's kernel.  When it
+    has converged (unchanged labels, a stalled objective or a rejected pass)
+    and ``merge`` is on, pairs of clusters are merged greedily while a merge
+    lowers :math:`\\mathrm{Cut}(A) + \\lambda' k`; if any was merged, the merged
+    partition's objective is traced and ``converged`` is reset, so the passes
+    resume.  :func:`penalized_ncut` runs this step from
+    :func:`init_penalized_ncut_state` until ``converged`` or ``max_iter``
+    passes; stepping by hand reproduces it exactly.
+
+    Parameters
+    ----------
+    state : PenalizedNCutState
+        Not modified.
+    merge : bool, default True
+        As in :func:`penalized_ncut`.
+
+    Returns
+    -------
+    state : PenalizedNCutState
+    info : PenalizedNCutInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.ones((4, 4)) - np.eye(4)          # two 4-cliques joined by one edge
+    >>> A = np.block([[B, np.zeros((4, 4))], [np.zeros((4, 4)), B]])
+    >>> A[3, 4] = A[4, 3] = 1.0
+    >>> state = init_penalized_ncut_state(A, lam_prime=-0.5, init="single")
+    >>> state, info = penalized_ncut_step(state)
+    >>> state.n_clusters, state.converged, info.merged
+    (1, True, False)
+    """
+    state, changed, rejected = _pass_step(state)
+    merged = False
+    if merge and state.converged:
+        be = state.kernel
+        labels, k = be.merge(state.labels, state.n_clusters, be.lam_prime)
+        if k != state.n_clusters:
+            J = be.run_objective(labels, k)
+            state = state._replace(
+                labels=labels, n_clusters=k, objective=J,
+                objective_trace=np.append(state.objective_trace, J), converged=False,
+            )
+            changed = merged = True
+    return state, PenalizedNCutInfo(state.objective, changed, rejected, merged)
+
+
+def init_penalized_ncut_state(
+    A,
+    lam_prime,
+    *,
+    sigma="psd",
+    init="spectral",
+    max_clusters: int | None = None,
+    eigen_solver: str = "auto",
+) -> PenalizedNCutState:
+    """The state the penalised normalised cut starts from (:func:`penalized_ncut`).
+
+    Checks the graph, picks the diagonal shift ``sigma`` and the initial
+    partition exactly as :func:`penalized_ncut` (whose parameters these are),
+    and prepares the graph's implicit kernel.  The shift and the kernel-space
+    penalty are ``state.kernel.sigma`` and ``state.kernel.lam``.
+
+    Returns
+    -------
+    PenalizedNCutState
+    """
+    A, deg = _check_adjacency(A)
+    lam_prime = _check_lam_prime(lam_prime)
+    if max_clusters is not None:
+        max_clusters = V.check_int(max_clusters, "max_clusters", minimum=1)
+    return _ncut_state(A, deg, lam_prime, sigma, init, max_clusters, eigen_solver)
+
+
+def _check_lam_prime(lam_prime):
+    lam_prime = V._check_real_scalar(lam_prime, "lam_prime")
+    if np.isinf(lam_prime):
+        raise ValueError("lam_prime must be finite")
+    return lam_prime
+
+
+
 @V.renamed_kwargs(solver="eigen_solver")
 def penalized_ncut(
     A,
@@ -1004,12 +1237,22 @@ def penalized_ncut(
     (2, [0, 0, 0, 0, 1, 1, 1, 1], 0.1538)
     """
     A, deg = _check_adjacency(A)
-    lam_prime = V._check_real_scalar(lam_prime, "lam_prime")
-    if np.isinf(lam_prime):
-        raise ValueError("lam_prime must be finite")
+    lam_prime = _check_lam_prime(lam_prime)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     if max_clusters is not None:
         max_clusters = V.check_int(max_clusters, "max_clusters", minimum=1)
+    state = _ncut_state(A, deg, lam_prime, sigma, init, max_clusters, eigen_solver)
+    init_labels = state.labels
+    state = _drive(state, max_iter, functools.partial(penalized_ncut_step, merge=merge))
+    be = state.kernel
+    cut = state.objective - lam_prime * state.n_clusters
+    return PenalizedNCutResult(state.labels, state.n_clusters, state.objective,
+                               state.objective_trace, cut, state.n_iter, state.converged,
+                               state.n_rejected, init_labels, be.sigma, be.lam, lam_prime)
+
+
+def _ncut_state(A, deg, lam_prime, sigma, init, max_clusters, eigen_solver):
+    """:func:`init_penalized_ncut_state` after checking ``A``, ``lam_prime``, ``max_clusters``."""
     n = A.shape[0]
     if isinstance(sigma, str):
         if sigma != "psd":
@@ -1040,9 +1283,4 @@ def penalized_ncut(
     else:
         labels = _check_init_labels(init, n)
     labels, _ = _compact(labels)
-    be = _Graph(A, deg, sigma)
-    merge_fn = (lambda z, k: be.merge(z, k, lam_prime)) if merge else None
-    r = _run(be, lam, labels, max_iter, lambda z, k: be.objective(z, k, lam_prime), merge_fn)
-    cut = r.objective - lam_prime * r.n_clusters
-    return PenalizedNCutResult(r.labels, r.n_clusters, r.objective, r.trace, cut, r.n_iter,
-                               r.converged, r.n_rejected, labels, sigma, lam, lam_prime)
+    return _initial_state(_Graph(A, deg, sigma, lam, lam_prime), labels, PenalizedNCutState)
