@@ -1,13 +1,6 @@
-"""Algorithms that fit the models in :mod:`bayesclust.models`, hard limits included."""
+"""Algorithms that fit the models in :mod:`bayesclust.models`, hard limits included.
 
-from .dp_means import DPMeansResult, dp_means, farthest_first_lambda
-from .hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
-
-__all__ = [
-    "DPMeansResult",
-    "dp_means",
-    "farthest_first_lambda",
-    "HardHDPResult",
-    "hard_hdp",
-    "hard_hdp_penalties",
-]
+One module per algorithm family; the public functions are re-exported by :mod:`bayesclust`.
+Nothing is re-exported here, so ``bayesclust.inference.dp_means`` is always the module (a
+function of the same name would shadow it).
+"""
