@@ -134,7 +134,8 @@ def check_array(
     Raises
     ------
     TypeError
-        If ``X`` is not numeric (strings, objects, complex).
+        If ``X`` is not numeric (complex, or strings / objects that are not numbers; numbers
+        held as strings or objects are converted to float64, as scikit-learn does).
     ValueError
         On the wrong number of dimensions, too few samples, zero features,
         NaN or infinite values.
@@ -145,7 +146,15 @@ def check_array(
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVcmM":
+    if arr.dtype == object or arr.dtype.kind in "US":
+        # Numbers held as objects or strings are converted, as scikit-learn's estimators do
+        # (``check_array`` with a float dtype); anything else is not a number.
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                            "with non-numeric entries") from None
+    if arr.dtype.kind in "VcmM":
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
     if ndim is None:
         min_samples = 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,12 +38,33 @@ class _UsageError(Exception):
     pass
 
 
+def _writable_dir(path: Path, option: str) -> Path:
+    """``path`` (created if missing), or a one-line error before any work is done."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise _UsageError(f"bayesclust: error: {option} {str(path)!r} is not a writable folder "
+                          f"({exc.strerror or exc})") from None
+    return path
+
+
+def labels_file(data: str) -> Path:
+    """Default labels file of ``bayesclust fit DATA``: the whole file name + ``.labels.csv``, so
+    ``data.csv`` and ``data.npy`` do not write the same file."""
+    p = Path(data)
+    return p.with_name(p.name + ".labels.csv")
+
+
 def _cmd_fit(args) -> int:
     from . import _validation as V
     from .inference.dp_means import dp_means, farthest_first_lambda
 
     X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
+    out = Path(args.out) if args.out else labels_file(args.data)
+    _writable_dir(out.parent, "--out")
     if (args.lam is None) == (args.n_clusters is None):
         raise _UsageError("bayesclust fit: error: give exactly one of --lam and --n-clusters")
     if args.n_clusters is not None:
@@ -55,7 +77,6 @@ def _cmd_fit(args) -> int:
     t0 = time.perf_counter()
     res = dp_means(X, lam, max_iter=args.max_iter)
     seconds = time.perf_counter() - t0
-    out = Path(args.out) if args.out else Path(args.data).with_suffix(".labels.csv")
     np.savetxt(out, res.labels, fmt="%d")
     summary = {
         "method": args.method,
@@ -85,6 +106,7 @@ def _cmd_fit(args) -> int:
 def _cmd_compare(args) -> int:
     from .jobs import run_compare
 
+    _writable_dir(Path(args.out_dir), "--out")
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, model=args.model, n_clusters=args.n_clusters, lam=args.lam,
         seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
@@ -119,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="desired number of clusters; lam from the farthest-first heuristic "
                           "(--k is an alias)")
     fit.add_argument("--max-iter", type=int, default=100, help="maximum iterations (default 100)")
-    fit.add_argument("--out", help="labels file (default: DATA with suffix .labels.csv)")
+    fit.add_argument("--out", help="labels file (default: DATA.labels.csv, e.g. data.csv.labels.csv)")
     fit.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     fit.set_defaults(func=_cmd_fit)
 
