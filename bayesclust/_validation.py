@@ -447,3 +447,24 @@ def check_labelings(labelings: Any, name: str = "ensemble", *, allow_missing: bo
     """Deprecated spelling of :func:`check_ensemble`."""
     warn_renamed("check_labelings", "check_ensemble")
     return check_ensemble(labelings, name, allow_missing=allow_missing)
+
+
+def check_squares_representable(X: np.ndarray, name: str = "X", dtype: Any = None) -> None:
+    """Raise a ValueError naming ``name`` when the sum of squares of ``X`` overflows ``dtype``.
+
+    The samplers' sufficient statistics hold sums of squared entries; past the largest float
+    of the working precision (float32 unless ``jax_enable_x64``) they become ``inf`` and the
+    log-likelihood ``NaN``.  Computed in float64.
+    """
+    if dtype is None:
+        import jax
+
+        dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
+    total = float(np.sum(np.square(np.asarray(X, np.float64))))
+    limit = float(np.finfo(dtype).max)
+    if not total < limit:
+        raise ValueError(
+            f"{name} is too large for {np.dtype(dtype).name}: its sum of squares ({total:.3g}) "
+            f"exceeds the largest {np.dtype(dtype).name} ({limit:.3g}); rescale {name} (e.g. "
+            "standardise its columns) or enable float64 (jax_enable_x64)"
+        )

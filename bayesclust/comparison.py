@@ -22,6 +22,7 @@ from . import _validation as V
 from . import metrics
 from .inference.dp_means import dp_means
 from .inference.gibbs import gibbs_dp_gmm
+from .inference.posterior import Posterior
 from .models.dp_gmm import log_alpha_from_lam
 
 __all__ = ["compare", "ComparisonTable", "small_variance_path", "SmallVariancePath", "score"]
@@ -96,9 +97,20 @@ def compare(posterior, hard_result, labels_true=None, *, X=None, loss="vi"):
     ComparisonTable
         Rows "posterior (point)", "posterior (draws, mean)" and "hard".
     """
+    if not isinstance(posterior, Posterior):
+        raise TypeError("posterior must be a Posterior (e.g. from gibbs_dp_gmm), got "
+                        f"{type(posterior).__name__}")
+    if not all(hasattr(hard_result, f) for f in ("labels", "n_clusters", "lam")):
+        raise TypeError("hard_result must be a DPMeansResult (from dp_means), got "
+                        f"{type(hard_result).__name__}")
     point = posterior.point_estimate(loss)
     hard = np.asarray(hard_result.labels)
     V.check_same_length(point, hard, "posterior labels", "hard_result.labels")
+    if X is not None:
+        X = V.check_array(X, "X")
+        if X.shape[0] != len(hard):
+            raise ValueError(f"X has {X.shape[0]} rows but posterior and hard_result label "
+                             f"{len(hard)} points")
     truth = None if labels_true is None else V.check_labels(labels_true, "labels_true", n_samples=len(hard))
     draws = np.asarray(posterior.labels).reshape(-1, len(hard))
     lam = hard_result.lam

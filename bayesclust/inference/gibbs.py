@@ -914,6 +914,7 @@ def gibbs_dp_gmm(
 
     key = V.as_rng_key(rng_key)
     X = V.check_array(X, "X")
+    V.check_squares_representable(X, "X")
     if log_alpha is None:
         log_alpha = float(np.log(V.check_positive(alpha, "alpha")))
     else:

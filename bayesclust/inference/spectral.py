@@ -30,6 +30,7 @@ eigensolvers); no JAX code runs here.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -1135,6 +1136,13 @@ def _check_lam_prime(lam_prime):
     lam_prime = V._check_real_scalar(lam_prime, "lam_prime")
     if np.isinf(lam_prime):
         raise ValueError("lam_prime must be finite")
+    if not -1.0 < lam_prime < 0.0:
+        # Well defined, but the optimum is known without a search (the Cut of k clusters
+        # lies in [0, k]): say so rather than return a trivial partition silently.
+        trivial = "the single cluster" if lam_prime >= 0 else "all singletons"
+        warnings.warn(f"lam_prime={lam_prime} is outside (-1, 0): {trivial} is the global "
+                      "optimum; more negative values in (-1, 0) give more clusters",
+                      UserWarning, stacklevel=3)
     return lam_prime
 
 
