@@ -7,6 +7,7 @@ rather than by a scalar loop over points (see :func:`dp_means`).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import NamedTuple
 
@@ -487,7 +488,8 @@ def _step(s: DPMeansState, X, w, lam, max_k, axis_name=None, n_rows=None):
     else:
         changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
         unchanged = lax.psum(changed, axis_name) == 0
-    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    # Relative, with no absolute floor: the test is the same at every scale of the data.
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
     it = s.n_iter + 1
     new = DPMeansState(
         centers, k, labels, obj, s.objective_trace.at[it].set(obj), it, unchanged | stalled,
@@ -732,6 +734,14 @@ def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     )
 
 
+def _from_unit(trace, e):
+    """An objective trace of the unit frame in the data's frame (float64 if the dtype would overflow)."""
+    trace = np.asarray(trace)
+    with np.errstate(over="ignore"):
+        out = np.ldexp(trace, 2 * e)
+    return out if np.all(np.isfinite(out)) else np.ldexp(trace.astype(np.float64), 2 * e)
+
+
 def _pow2_at_least(m: int) -> int:
     return 1 << max(0, int(m) - 1).bit_length()
 
@@ -907,27 +917,34 @@ def dp_means(
         labels = np.empty(n, np.int32)
         labels[positive] = res.labels
         zero = ~positive
-        labels[zero] = np.asarray(nearest_center(jnp.asarray(X[zero]), jnp.asarray(res.centers)).index)
+        # In the unit frame of the centres: the squared distances cannot overflow.
+        c_mean = V.centre(res.centers)
+        C, e = V.to_unit_frame(res.centers, c_mean, "X")
+        Xz = np.ldexp(X[zero] - c_mean, -e).astype(C.dtype)
+        labels[zero] = np.asarray(nearest_center(jnp.asarray(Xz), jnp.asarray(C)).index)
         return res._replace(labels=labels)
 
     limit = n if max_clusters is None else min(max_clusters, n)
-    mean = (w[:, None] * X).sum(0) / w.sum()
+    # The unit frame: centred and scaled by a power of two (exact), lam by its square.
+    mean = V.centre(X, w)
+    Xs, e = V.to_unit_frame(X, mean, "X")
+    lam_s = V.check_unit_penalty(lam, "lam", e, Xs.dtype, n_terms=n, nonconstant=bool(np.any(Xs)))
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
     K_bound = _pow2_at_least(limit + n)
     K_cap = min(K_bound, 32)
     # Trace length rounded up to a power of two so nearby max_iter share a compile.
     trace_len = _pow2_at_least(max_iter + 1)
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        Xj = jnp.asarray(Xs)
         wj = jnp.asarray(w)
-        lam_j = jnp.asarray(lam, Xj.dtype)
+        lam_j = jnp.asarray(lam_s, Xj.dtype)
         state = _initial(Xj, wj, lam_j, K_cap, trace_len)
         run = _run
     else:
         axis = _check_mesh(mesh)
-        (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
-        del X  # the host copy is not needed any more (1M x 128 runs)
-        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
+        (Xj, wj), _ = _shard_rows(mesh, axis, Xs, w)
+        del X, Xs  # the host copies are not needed any more (1M x 128 runs)
+        lam_j = np.asarray(lam_s, Xj.dtype)  # host scalars: valid inputs on any mesh
         init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
         state = init(Xj, wj, lam_j)
     int32 = jnp.int32 if mesh is None else np.int32
@@ -955,10 +972,10 @@ def dp_means(
     it = int(state.n_iter)
     return DPMeansResult(
         labels=_to_host(state.labels)[:n],
-        centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
+        centers=(np.ldexp(np.asarray(state.centers[:k]), e) + mean).astype(Xj.dtype),
         n_clusters=k,
-        objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+        objective=math.ldexp(float(state.objective), 2 * e),
+        objective_trace=_from_unit(state.objective_trace[: it + 1], e),
         n_iter=it,
         converged=bool(state.converged),
         lam=lam,
@@ -999,7 +1016,11 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     Returns
     -------
     float
-        A squared distance; 0.0 when ``X`` has fewer than ``k`` distinct rows.
+        A squared distance, positive and finite for any finite ``X`` with at
+        least ``k`` distinct rows (it is computed in the unit frame of ``X``,
+        centred and scaled by a power of two, and scaled back in float64, so
+        it may lie outside the float32 range); 0.0 when ``X`` has fewer than
+        ``k`` distinct rows.
 
     Notes
     -----
@@ -1026,6 +1047,8 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > X.shape[0]:
         raise ValueError(f"n_clusters must be <= the number of samples ({X.shape[0]}), got {k}")
-    Xj = jnp.asarray(X)
-    lam = float(_farthest_first(Xj - jnp.mean(Xj, axis=0), k))
-    return lam * (1.0 + _TIE_ULPS * float(jnp.finfo(Xj.dtype).eps))
+    # In the unit frame (centred, scaled by a power of two): the squared distances
+    # neither overflow nor flush to zero at any scale of X; scaled back in float64.
+    Xs, e = V.to_unit_frame(X, V.centre(X), "X")
+    lam = math.ldexp(float(_farthest_first(jnp.asarray(Xs), k)), 2 * e)
+    return lam * (1.0 + _TIE_ULPS * float(np.finfo(Xs.dtype).eps))

@@ -507,7 +507,8 @@ def _step(s: HardHDPState, X, gid, lam_l, lam_g, n_groups, axis_name=None, valid
         changed = jnp.sum((z != s.local_labels) & valid, dtype=jnp.int32)
         z_unchanged = lax.psum(changed, axis_name) == 0
     unchanged = z_unchanged & jnp.all(loc_global == s.local_to_global)
-    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    # Relative, with no absolute floor: the test is the same at every scale of the data.
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
     it = s.n_iter + 1
     new = HardHDPState(centers, g, loc_group, loc_global, k, z, obj,
                        s.objective_trace.at[it].set(obj), it, unchanged | stalled,
