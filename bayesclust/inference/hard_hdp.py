@@ -7,6 +7,7 @@ wherever the algorithm allows it (see :func:`hard_hdp`).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import NamedTuple
 
@@ -30,6 +31,7 @@ from ..kernels import (
 from .dp_means import (
     _CANDIDATE_BLOCK,
     _check_mesh,
+    _from_unit,
     _shard_rows,
     _take_rows,
     _to_host,
@@ -911,20 +913,25 @@ def hard_hdp(
     if mesh is not None:
         axis = _check_mesh(mesh)
 
-    mean = X.mean(0)
+    # The unit frame: centred and scaled by a power of two (exact), the penalties by its square.
+    mean = V.centre(X)
+    Xs, e = V.to_unit_frame(X, mean, "X")
+    nonconstant = bool(np.any(Xs))
+    lam_l_s = V.check_unit_penalty(lam_local, "lam_local", e, Xs.dtype, n_terms=2 * n,
+                                   nonconstant=nonconstant)
+    lam_g_s = V.check_unit_penalty(lam_global, "lam_global", e, Xs.dtype, n_terms=2 * n,
+                                   nonconstant=nonconstant)
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        Xj = jnp.asarray(Xs)
         gj = jnp.asarray(gid, jnp.int32)
     else:
-        (Xj, gj, valid), _ = _shard_rows(
-            mesh, axis, X - mean.astype(X.dtype), gid.astype(np.int32), np.ones(n, bool)
-        )
+        (Xj, gj, valid), _ = _shard_rows(mesh, axis, Xs, gid.astype(np.int32), np.ones(n, bool))
     if mesh is None:
-        lam_l = jnp.asarray(lam_local, Xj.dtype)
-        lam_g = jnp.asarray(lam_global, Xj.dtype)
+        lam_l = jnp.asarray(lam_l_s, Xj.dtype)
+        lam_g = jnp.asarray(lam_g_s, Xj.dtype)
     else:  # host scalars: valid inputs on any mesh
-        lam_l = np.asarray(lam_local, Xj.dtype)
-        lam_g = np.asarray(lam_global, Xj.dtype)
+        lam_l = np.asarray(lam_l_s, Xj.dtype)
+        lam_g = np.asarray(lam_g_s, Xj.dtype)
     G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
     trace_len = _pow2_at_least(max_iter + 1)
     if mesh is None:
@@ -969,9 +976,9 @@ def hard_hdp(
         labels=np.split(global_sorted, splits),
         local_labels=np.split(local_sorted, splits),
         local_to_global=np.split(loc_global, np.cumsum(n_local)[:-1]),
-        centers=(np.asarray(state.centers[:g]) + mean).astype(Xj.dtype),
-        objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+        centers=(np.ldexp(np.asarray(state.centers[:g]), e) + mean).astype(Xj.dtype),
+        objective=math.ldexp(float(state.objective), 2 * e),
+        objective_trace=_from_unit(state.objective_trace[: it + 1], e),
         n_local=n_local,
         n_global=g,
         n_iter=it,
