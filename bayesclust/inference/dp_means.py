@@ -808,8 +808,8 @@ def dp_means(
     the new-cluster test is strict, so a tie keeps the point in an existing
     cluster.  Empty clusters are deleted after each pass and the survivors
     relabelled in order.  The run stops when the (relabelled) assignment is
-    unchanged, when :math:`J` did not decrease (relative tolerance 1e-12), or
-    at ``max_iter``.
+    unchanged, when :math:`J` did not decrease by more than ``1e-12 |J|``
+    (relative, no absolute floor), or at ``max_iter``.
 
     **Bulk computation.**  A pass is not a scalar loop over points: the
     distances to the pass's starting centres are one blocked product; only the
@@ -825,8 +825,19 @@ def dp_means(
     therefore *not* the same as repeated rows, which open clusters at
     :math:`d > \lambda`.
 
-    The data are centred internally (the algorithm is translation invariant);
-    this protects the GEMM form of the distances against cancellation.
+    **Scale.**  The data are centred internally (the algorithm is translation
+    invariant; this protects the GEMM form of the distances against
+    cancellation) and multiplied by a power of two ``2**-e`` so that the
+    largest centred value lies in [0.5, 1), ``lam`` by ``4**-e``: exact, so
+    the results are those of the centred data bit for bit, and float32 data
+    of any magnitude neither overflow nor flush to zero.  The stopping test is
+    relative with no absolute floor: ``X * s`` with ``lam * s**2`` gives the
+    same partition in the same number of iterations.  Centres, objective and
+    trace are reported in the data's frame (the trace in float64 if the
+    data's dtype cannot hold it).  A ``ValueError`` names ``lam`` when
+    ``lam * 4**-e`` is above ``finfo.max / n`` or, for non-constant data,
+    below ``finfo.tiny`` of the working dtype, and ``X`` when it holds values
+    beyond that dtype's range (float64 data with ``jax_enable_x64`` off).
 
     **Memory.**  ``O(n d)`` for the data, ``O(n)`` per-point vectors, the
     ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 16

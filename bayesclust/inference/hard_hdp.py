@@ -836,8 +836,8 @@ def hard_hdp(
     association for the later points of its data set; ties go to the lowest
     index and the new-cluster tests are strict; clusters are numbered in order
     of creation and renumbered in order after deletions.  The run stops when
-    ``(z, v)`` is unchanged, when :math:`J` did not decrease (relative
-    tolerance 1e-12), or at ``max_iter``.
+    ``(z, v)`` is unchanged, when :math:`J` did not decrease by more than
+    ``1e-12 |J|`` (relative, no absolute floor), or at ``max_iter``.
 
     **Bulk computation.**  Step 4 is not a scalar loop over all points.  One
     bulk distance computation finds the points that could change the state
@@ -860,7 +860,16 @@ def hard_hdp(
     almost every point may open a cluster); later passes usually visit no
     point serially.
 
-    The data are centred internally (the algorithm is translation invariant).
+    **Scale.**  The data are centred internally (the algorithm is translation
+    invariant) and multiplied by a power of two ``2**-e`` so that the largest
+    centred value lies in [0.5, 1), both penalties by ``4**-e``: exact, so the
+    results are those of the centred data bit for bit, float32 data of any
+    magnitude neither overflow nor flush to zero, and ``groups * s`` with
+    penalties times ``s**2`` gives the same partition in the same number of
+    iterations (the stopping test is relative, with no absolute floor).  A
+    ``ValueError`` names ``lam_local`` or ``lam_global`` when its scaled value
+    is above ``finfo.max / (2 n)`` or, for non-constant data, below
+    ``finfo.tiny`` of the working dtype.
 
     **Sharded execution** (``mesh``).  Each device holds a
     contiguous block of the group-major rows and runs the same loop inside
