@@ -522,7 +522,10 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     state : DPMeansState
     X : array, shape (n, d)
         The data the state was made from.  :func:`dp_means` works on
-        ``X - mean`` (the weighted mean, subtracted in the input dtype).
+        ``(X - mean) * 2**-e`` (the weighted mean, subtracted in the input
+        dtype; ``e`` puts the largest value in [0.5, 1)) with ``lam * 4**-e``;
+        the power of two is exact, so stepping on ``X - mean`` with ``lam``
+        gives the same labels and iteration count.
     lam : float scalar
         Penalty per cluster (a squared distance).
     sample_weight : array, shape (n,), optional

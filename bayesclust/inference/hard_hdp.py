@@ -541,7 +541,10 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     state : HardHDPState
     X : array, shape (n, d)
         The data the state was made from, data set 0 first.  :func:`hard_hdp`
-        works on ``X - X.mean(0)`` (subtracted in the input dtype).
+        works on ``(X - X.mean(0)) * 2**-e`` (subtracted in the input dtype;
+        ``e`` puts the largest value in [0.5, 1)) with both penalties times
+        ``4**-e``; the power of two is exact, so stepping on ``X - X.mean(0)``
+        gives the same labels and iteration count.
     group_ids : int array, shape (n,)
         Data set of every row, ``0..n_groups-1``, non-decreasing.
     lam_local, lam_global : float scalars
