@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _validation as V
 from .._validation import warn_renamed
 from ..inference.dp_means import farthest_first_lambda
 from ..kernels import nearest_center
@@ -59,8 +60,18 @@ def _key_from_random_state(random_state) -> jax.Array:
 def _lam_from_n_clusters(X, n_clusters: int) -> float:
     """DP-means penalty by farthest-first for ``n_clusters`` clusters (capped at n)."""
     lam = farthest_first_lambda(X, min(n_clusters, X.shape[0]))
+    if lam > 0:
+        return lam
     # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
-    return lam if lam > 0 else float(np.finfo(np.float32).tiny)
+    # "Tiny" relative to the data's spread S (the largest squared distance to the mean):
+    # float32's smallest normal number unless that is not small against S, then the
+    # smallest penalty the working dtype can hold at that spread.
+    tiny = float(np.finfo(np.float32).tiny)
+    spread = farthest_first_lambda(X, 1)
+    fi = np.finfo(V.working_dtype(np.asarray(X).dtype))
+    if spread == 0 or tiny <= spread * float(fi.eps) ** 2:
+        return tiny
+    return 4.0 * spread * float(fi.tiny)
 
 
 def _nearest_labels(estimator, X) -> np.ndarray:

@@ -7,6 +7,7 @@ rather than by a scalar loop over points (see :func:`dp_means`).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import NamedTuple
 
@@ -487,7 +488,8 @@ def _step(s: DPMeansState, X, w, lam, max_k, axis_name=None, n_rows=None):
     else:
         changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
         unchanged = lax.psum(changed, axis_name) == 0
-    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    # Relative, with no absolute floor: the test is the same at every scale of the data.
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
     it = s.n_iter + 1
     new = DPMeansState(
         centers, k, labels, obj, s.objective_trace.at[it].set(obj), it, unchanged | stalled,
@@ -520,7 +522,10 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     state : DPMeansState
     X : array, shape (n, d)
         The data the state was made from.  :func:`dp_means` works on
-        ``X - mean`` (the weighted mean, subtracted in the input dtype).
+        ``(X - mean) * 2**-e`` (the weighted mean, subtracted in the input
+        dtype; ``e`` puts the largest value in [0.5, 1)) with ``lam * 4**-e``;
+        the power of two is exact, so stepping on ``X - mean`` with ``lam``
+        gives the same labels and iteration count.
     lam : float scalar
         Penalty per cluster (a squared distance).
     sample_weight : array, shape (n,), optional
@@ -732,6 +737,14 @@ def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     )
 
 
+def _from_unit(trace, e):
+    """An objective trace of the unit frame in the data's frame (float64 if the dtype would overflow)."""
+    trace = np.asarray(trace)
+    with np.errstate(over="ignore"):
+        out = np.ldexp(trace, 2 * e)
+    return out if np.all(np.isfinite(out)) else np.ldexp(trace.astype(np.float64), 2 * e)
+
+
 def _pow2_at_least(m: int) -> int:
     return 1 << max(0, int(m) - 1).bit_length()
 
@@ -798,8 +811,8 @@ def dp_means(
     the new-cluster test is strict, so a tie keeps the point in an existing
     cluster.  Empty clusters are deleted after each pass and the survivors
     relabelled in order.  The run stops when the (relabelled) assignment is
-    unchanged, when :math:`J` did not decrease (relative tolerance 1e-12), or
-    at ``max_iter``.
+    unchanged, when :math:`J` did not decrease by more than ``1e-12 |J|``
+    (relative, no absolute floor), or at ``max_iter``.
 
     **Bulk computation.**  A pass is not a scalar loop over points: the
     distances to the pass's starting centres are one blocked product; only the
@@ -815,8 +828,19 @@ def dp_means(
     therefore *not* the same as repeated rows, which open clusters at
     :math:`d > \lambda`.
 
-    The data are centred internally (the algorithm is translation invariant);
-    this protects the GEMM form of the distances against cancellation.
+    **Scale.**  The data are centred internally (the algorithm is translation
+    invariant; this protects the GEMM form of the distances against
+    cancellation) and multiplied by a power of two ``2**-e`` so that the
+    largest centred value lies in [0.5, 1), ``lam`` by ``4**-e``: exact, so
+    the results are those of the centred data bit for bit, and float32 data
+    of any magnitude neither overflow nor flush to zero.  The stopping test is
+    relative with no absolute floor: ``X * s`` with ``lam * s**2`` gives the
+    same partition in the same number of iterations.  Centres, objective and
+    trace are reported in the data's frame (the trace in float64 if the
+    data's dtype cannot hold it).  A ``ValueError`` names ``lam`` when
+    ``lam * 4**-e`` is above ``finfo.max / n`` or, for non-constant data,
+    below ``finfo.tiny`` of the working dtype, and ``X`` when it holds values
+    beyond that dtype's range (float64 data with ``jax_enable_x64`` off).
 
     **Memory.**  ``O(n d)`` for the data, ``O(n)`` per-point vectors, the
     ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 16
@@ -907,27 +931,34 @@ def dp_means(
         labels = np.empty(n, np.int32)
         labels[positive] = res.labels
         zero = ~positive
-        labels[zero] = np.asarray(nearest_center(jnp.asarray(X[zero]), jnp.asarray(res.centers)).index)
+        # In the unit frame of the centres: the squared distances cannot overflow.
+        c_mean = V.centre(res.centers)
+        C, e = V.to_unit_frame(res.centers, c_mean, "X")
+        Xz = np.ldexp(X[zero] - c_mean, -e).astype(C.dtype)
+        labels[zero] = np.asarray(nearest_center(jnp.asarray(Xz), jnp.asarray(C)).index)
         return res._replace(labels=labels)
 
     limit = n if max_clusters is None else min(max_clusters, n)
-    mean = (w[:, None] * X).sum(0) / w.sum()
+    # The unit frame: centred and scaled by a power of two (exact), lam by its square.
+    mean = V.centre(X, w)
+    Xs, e = V.to_unit_frame(X, mean, "X")
+    lam_s = V.check_unit_penalty(lam, "lam", e, Xs.dtype, n_terms=n, nonconstant=bool(np.any(Xs)))
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
     K_bound = _pow2_at_least(limit + n)
     K_cap = min(K_bound, 32)
     # Trace length rounded up to a power of two so nearby max_iter share a compile.
     trace_len = _pow2_at_least(max_iter + 1)
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        Xj = jnp.asarray(Xs)
         wj = jnp.asarray(w)
-        lam_j = jnp.asarray(lam, Xj.dtype)
+        lam_j = jnp.asarray(lam_s, Xj.dtype)
         state = _initial(Xj, wj, lam_j, K_cap, trace_len)
         run = _run
     else:
         axis = _check_mesh(mesh)
-        (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
-        del X  # the host copy is not needed any more (1M x 128 runs)
-        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
+        (Xj, wj), _ = _shard_rows(mesh, axis, Xs, w)
+        del X, Xs  # the host copies are not needed any more (1M x 128 runs)
+        lam_j = np.asarray(lam_s, Xj.dtype)  # host scalars: valid inputs on any mesh
         init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
         state = init(Xj, wj, lam_j)
     int32 = jnp.int32 if mesh is None else np.int32
@@ -955,10 +986,10 @@ def dp_means(
     it = int(state.n_iter)
     return DPMeansResult(
         labels=_to_host(state.labels)[:n],
-        centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
+        centers=(np.ldexp(np.asarray(state.centers[:k]), e) + mean).astype(Xj.dtype),
         n_clusters=k,
-        objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+        objective=math.ldexp(float(state.objective), 2 * e),
+        objective_trace=_from_unit(state.objective_trace[: it + 1], e),
         n_iter=it,
         converged=bool(state.converged),
         lam=lam,
@@ -999,7 +1030,11 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     Returns
     -------
     float
-        A squared distance; 0.0 when ``X`` has fewer than ``k`` distinct rows.
+        A squared distance, positive and finite for any finite ``X`` with at
+        least ``k`` distinct rows (it is computed in the unit frame of ``X``,
+        centred and scaled by a power of two, and scaled back in float64, so
+        it may lie outside the float32 range); 0.0 when ``X`` has fewer than
+        ``k`` distinct rows.
 
     Notes
     -----
@@ -1026,6 +1061,8 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > X.shape[0]:
         raise ValueError(f"n_clusters must be <= the number of samples ({X.shape[0]}), got {k}")
-    Xj = jnp.asarray(X)
-    lam = float(_farthest_first(Xj - jnp.mean(Xj, axis=0), k))
-    return lam * (1.0 + _TIE_ULPS * float(jnp.finfo(Xj.dtype).eps))
+    # In the unit frame (centred, scaled by a power of two): the squared distances
+    # neither overflow nor flush to zero at any scale of X; scaled back in float64.
+    Xs, e = V.to_unit_frame(X, V.centre(X), "X")
+    lam = math.ldexp(float(_farthest_first(jnp.asarray(Xs), k)), 2 * e)
+    return lam * (1.0 + _TIE_ULPS * float(np.finfo(Xs.dtype).eps))

@@ -397,11 +397,12 @@ def _pass_step(state):
     new_labels, k_new = _compact(new_labels)
     J_new = be.run_objective(new_labels, k_new)
     it = state.n_iter + 1
-    if J_new > J + _INCREASE_TOL * max(1.0, abs(J)):
+    # Both tests relative, with no absolute floor: J scales with the kernel (and lam).
+    if J_new > J + _INCREASE_TOL * abs(J):
         rejected = state._replace(n_iter=it, converged=True, n_rejected=state.n_rejected + 1)
         return rejected, False, True
     unchanged = k_new == k and np.array_equal(new_labels, labels)
-    stalled = J_new >= J - OBJECTIVE_TOL * max(1.0, abs(J))
+    stalled = J_new >= J - OBJECTIVE_TOL * abs(J)
     state = state._replace(
         labels=new_labels, n_clusters=k_new, objective=J_new,
         objective_trace=np.append(state.objective_trace, J_new), n_iter=it,
