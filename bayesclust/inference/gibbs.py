@@ -916,8 +916,8 @@ def gibbs_dp_gmm(
     2
     >>> blocked = gibbs_dp_gmm(0, X, sigma2=0.09, scheme="blocked", num_warmup=50,
     ...                        num_samples=50, progress_bar=False)
-    >>> blocked.params["weights"].shape
-    (1, 50, 20)
+    >>> blocked.params["weights"].shape  # (chains, draws, truncation)
+    (8, 50, 20)
     """
     from .posterior import Posterior
 

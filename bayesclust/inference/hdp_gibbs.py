@@ -498,7 +498,7 @@ def gibbs_hdp_gmm(
     >>> int(np.bincount(post.n_clusters.ravel()).argmax())
     2
     >>> [lab.shape for lab in post.labels_by_group()]
-    [(1, 50, 20), (1, 50, 10)]
+    [(8, 50, 20), (8, 50, 10)]
     """
     from .posterior import Posterior
 
