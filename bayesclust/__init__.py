@@ -14,6 +14,7 @@ from .comparison import compare, small_variance_path
 from .inference.aspect_em import aspect_em, select_n_aspects
 from .inference.cecib import CECIBResult, beta_0, cecib, cecib_cost, critical_beta
 from .inference.coassociation import coassociation
+from .inference.convergence import ConvergenceWarning
 from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
 from .inference.ensembles import kmeans_ensemble
 from .inference.gibbs import gibbs_dp_gmm
@@ -89,6 +90,7 @@ __all__ = [
     "run_nuts",
     "run_svi",
     "Posterior",
+    "ConvergenceWarning",
     # discriminative clustering
     "DiscriminativeClustering",
     # graphs and kernels: spectral DP-means, the penalised normalised cut

@@ -110,7 +110,7 @@ def _cmd_compare(args) -> int:
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, model=args.model, n_clusters=args.n_clusters, lam=args.lam,
         seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
-        num_chains=args.num_chains, plot=not args.no_plot, progress_bar=not args.no_progress,
+        num_chains=args.num_chains, thin=args.thin, plot=not args.no_plot, progress_bar=not args.no_progress,
     )
     print(summary["report"])
     return 0
@@ -118,6 +118,8 @@ def _cmd_compare(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .datasets import DATASETS
+    from .inference.convergence import DP_SAMPLER_DEFAULTS as _DP
+    from .inference.convergence import HDP_SAMPLER_DEFAULTS as _HDP
 
     parser = _Parser(
         prog="bayesclust",
@@ -175,9 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--lam", type=float, default=None,
                       help="DP-means penalty (overrides --n-clusters)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    cmp_.add_argument("--num-warmup", type=int, default=200, help="Gibbs warm-up sweeps (200)")
-    cmp_.add_argument("--num-samples", type=int, default=200, help="Gibbs draws per chain (200)")
-    cmp_.add_argument("--num-chains", type=int, default=2, help="Gibbs chains (2)")
+    cmp_.add_argument("--num-warmup", type=int, default=None,
+                      help=f"warm-up sweeps (dp: {_DP.num_warmup}, hdp: {_HDP.num_warmup}, dc: 200)")
+    cmp_.add_argument("--num-samples", type=int, default=None,
+                      help=f"draws kept per chain (dp: {_DP.num_samples}, hdp: {_HDP.num_samples}, "
+                           "dc: 200)")
+    cmp_.add_argument("--num-chains", type=int, default=None,
+                      help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2)")
+    cmp_.add_argument("--thin", type=int, default=None,
+                      help=f"Gibbs sweeps per kept draw (dp: {_DP.thin}, hdp: {_HDP.thin})")
     cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",
                       help="output folder (default: results)")
     cmp_.add_argument("--no-plot", action="store_true", help="skip the figure")

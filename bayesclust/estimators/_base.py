@@ -102,6 +102,7 @@ class _PointPartitionPredictive:
         "sigma2_prior": [dist.InverseGamma, tuple, None],
         "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
         "loss": [StrOptions({"binder", "vi"})],
         "progress_bar": ["boolean"],

@@ -66,6 +66,7 @@ from ..kernels import (
     weighted_means,
 )
 from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
+from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 
 __all__ = [
     "gibbs_dp_gmm",
@@ -794,17 +795,17 @@ def gibbs_dp_gmm(
     rho2: float = 100.0,
     alpha_prior=None,
     sigma2_prior=None,
-    collapsed: bool = False,
-    num_warmup: int = 500,
-    num_samples: int = 500,
-    thin: int = 1,
-    num_chains: int = 1,
+    collapsed: bool | None = None,
+    num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
+    thin: int = DP_SAMPLER_DEFAULTS.thin,
+    num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
     init_labels=None,
     center: bool = True,
     max_clusters: int | None = None,
     scheme: str = "sequential",
     truncation: int | None = None,
-    split_merge: int = 0,
+    split_merge: int | None = None,
     progress_bar: bool = True,
 ):
     r"""Gibbs sampling of the DP Gaussian mixture; returns a :class:`Posterior`.
@@ -836,11 +837,18 @@ def gibbs_dp_gmm(
         Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
         conjugate family).  For both, a pair ``(a, b)`` of the same parameters is a
         deprecated form.
-    collapsed : bool
+    collapsed : bool, optional
         Integrate the means out (Neal's Algorithm 3) instead of Kulis & Jordan's
-        Algorithm 2 (whose small-variance limit is DP-means).
+        Algorithm 2 (whose small-variance limit is DP-means).  Default: True for the
+        sequential scheme, False for the blocked one.
     num_warmup, num_samples, thin : int
-        Sweeps discarded, draws kept, and sweeps per kept draw.
+        Sweeps discarded, draws kept per chain, and sweeps per kept draw.  The defaults
+        of this and of ``num_chains``, ``collapsed`` and ``split_merge`` are
+        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`, shared with
+        :class:`bayesclust.DPGaussianMixture` and ``bayesclust compare``.  After
+        sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or bulk
+        ESS of ``k`` or of the log-likelihood fails
+        :func:`bayesclust.inference.convergence.convergence_problems`.
     num_chains : int
         Independent chains, moved together.  The sequential scheme on a CPU: the
         native kernel puts 8 chains (float32; 4 float64) on the lanes of an AVX
@@ -870,9 +878,10 @@ def gibbs_dp_gmm(
     truncation : int, optional
         Number of stick-breaking components ``T`` of the blocked scheme
         (default :data:`bayesclust.models.dp_gmm.DEFAULT_TRUNCATION`).
-    split_merge : int
+    split_merge : int, optional
         Sequentially-allocated split-merge moves (Dahl 2003; :func:`split_merge_move`)
-        per sweep of the sequential scheme, 0 for none.  Single-site moves open and
+        per sweep of the sequential scheme, 0 for none (default: 2 with the collapsed
+        sampler, else 0).  Single-site moves open and
         dissolve a cluster one point at a time; a split-merge move does it in one
         step, which is what mixes the number of clusters ``k``.  On a CPU a move
         costs about half a sweep (native kernel) and, at n = 300, one move per
@@ -907,8 +916,8 @@ def gibbs_dp_gmm(
     2
     >>> blocked = gibbs_dp_gmm(0, X, sigma2=0.09, scheme="blocked", num_warmup=50,
     ...                        num_samples=50, progress_bar=False)
-    >>> blocked.params["weights"].shape
-    (1, 50, 20)
+    >>> blocked.params["weights"].shape  # (chains, draws, truncation)
+    (8, 50, 20)
     """
     from .posterior import Posterior
 
@@ -932,9 +941,15 @@ def gibbs_dp_gmm(
     if scheme not in ("sequential", "blocked"):
         raise ValueError(f"scheme must be 'sequential' or 'blocked', got {scheme!r}")
     blocked = scheme == "blocked"
+    if collapsed is None:  # the default is for the sequential scheme only
+        collapsed = False if blocked else DP_SAMPLER_DEFAULTS.collapsed
     if blocked and collapsed:
         raise ValueError("collapsed=True needs scheme='sequential' (the blocked sampler "
                          "draws the means)")
+    if split_merge is None:
+        # Only with the collapsed sampler: Algorithm 2's single-site moves are the ones
+        # whose small-variance limit is DP-means (small_variance_path relies on that).
+        split_merge = DP_SAMPLER_DEFAULTS.split_merge if collapsed else 0
     split_merge = V.check_int(split_merge, "split_merge", minimum=0)
     if split_merge and blocked:
         raise ValueError("split_merge is an option of scheme='sequential'")
@@ -998,7 +1013,7 @@ def gibbs_dp_gmm(
     else:
         sampler = "gibbs-collapsed" if collapsed else "gibbs-kj-alg2"
         sampler += "+split-merge" if split_merge else ""
-    return Posterior(
+    post = Posterior(
         cat("labels"),
         log_likelihood=cat("log_likelihood"),
         params=params,
@@ -1009,6 +1024,8 @@ def gibbs_dp_gmm(
         seconds=seconds,
         copy=False,  # the records are this call's own arrays
     )
+    warn_if_not_converged(post)
+    return post
 
 
 _PRIOR_FAMILIES = {"gamma": "Gamma", "inverse_gamma": "InverseGamma"}

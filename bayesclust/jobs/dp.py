@@ -14,6 +14,7 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from ..comparison import compare, score, small_variance_path
+from ..inference.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.dp_means import dp_means, farthest_first_lambda
 from ..inference.gibbs import gibbs_dp_gmm
 from ._common import convergence, load_data, save_figure, timed, write_outputs
@@ -29,9 +30,10 @@ def run_compare_dp(
     n_clusters: int | None = None,
     lam: float | None = None,
     seed: int = 0,
-    num_warmup: int = 200,
-    num_samples: int = 200,
-    num_chains: int = 2,
+    num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
+    num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
+    thin: int = DP_SAMPLER_DEFAULTS.thin,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -58,8 +60,9 @@ def run_compare_dp(
         DP-means penalty (overrides ``n_clusters`` for DP-means).
     seed : int
         Seeds the synthetic data, the sampler and k-means.
-    num_warmup, num_samples, num_chains : int
-        Gibbs sampler settings.
+    num_warmup, num_samples, num_chains, thin : int
+        Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_dp_gmm`, the
+        collapsed sampler with its default split-merge moves).
     plot, progress_bar : bool
 
     Returns
@@ -90,7 +93,7 @@ def run_compare_dp(
     sigma2 = max(metrics.sse(X, dpm.labels, dpm.centers) / (n * d), 1e-8 * float(np.var(X)))
     post = gibbs_dp_gmm(seed, X, alpha=1.0, sigma2=sigma2, rho2=100.0, collapsed=True,
                         num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                        progress_bar=progress_bar)
+                        thin=thin, progress_bar=progress_bar)
     table = compare(post, dpm, y, X=X)
     grid = lam * np.array([1.0, 0.3, 0.1, 3e-2, 1e-2, 1e-3, 1e-4])
     path = small_variance_path(seed, X, lam, grid, num_warmup=30, num_samples=20)
@@ -117,7 +120,7 @@ def run_compare_dp(
             "sampler": post.sampler, "kernels": post.kernels, "sigma2": sigma2, "alpha": 1.0,
             "rho2": 100.0,
             "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
-            "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
+            "thin": thin, "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
             "point_estimate_loss": "vi",
             "point_estimate": truth_scores(post.point_estimate("vi")),
             "k_point": metrics.n_clusters(post.point_estimate("vi")),
