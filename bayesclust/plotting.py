@@ -223,7 +223,7 @@ def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
     ax.semilogx(ratio, path.p_k_hard, "s--", ms=4, label="P(k = k_DP-means)")
     ax.set_xlim(ratio[0] * 2, ratio[-1] / 2)  # decreasing to the right
     ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("sigma2 / lam (log scale), alpha = alpha_from_lam(lam, sigma2, rho2, d)")
+    ax.set_xlabel("sigma2 / lam (log scale; alpha = alpha_from_lam)")
     if path.stop == "lower_objective":
         caption = ("as sigma2/lam -> 0 the posterior collapses onto a partition with a lower\n"
                    "DP-means objective than DP-means' own (a local optimum of DP-means)")
