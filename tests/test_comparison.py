@@ -270,3 +270,20 @@ def test_small_variance_path_collapses_over_ten_seeds(data, tol):
         stops.append(path.stop)
     # DP-means' partition is the limit on most seeds; a lower objective is the exception.
     assert stops.count("dp_means") >= 3, stops
+
+
+def test_gibbs_takes_one_initial_partition_per_chain():
+    """The annealed path's building block: chain c starts from init_labels[c]."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(-5, 0.1, (10, 2)), rng.normal(5, 0.1, (10, 2))])
+    blobs = np.repeat([0, 1], 10)
+    # No cluster can open (log alpha = -1e4 against -2,500 for the farthest point in one cluster)
+    # and sigma2 is small: every chain keeps its partition.
+    post = gibbs_dp_gmm(0, X, log_alpha=-1e4, sigma2=1e-2, num_warmup=0, num_samples=2,
+                        num_chains=3, init_labels=np.stack([blobs, np.zeros(20, int), 7 * blobs]),
+                        progress_bar=False)
+    np.testing.assert_array_equal(post.n_clusters, [[2, 2], [1, 1], [2, 2]])
+    for draw in (post.labels[0, 0], post.labels[2, 1]):
+        assert normalized_mutual_info_score(blobs, draw) == 1.0
+    with pytest.raises(ValueError, match="one per chain"):
+        gibbs_dp_gmm(0, X, num_chains=2, init_labels=np.zeros((3, 20), int), progress_bar=False)
