@@ -225,8 +225,8 @@ def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("sigma2 / lam (log scale; alpha = alpha_from_lam)")
     if path.stop == "lower_objective":
-        caption = ("as sigma2/lam -> 0 the posterior collapses onto a partition with a lower\n"
-                   "DP-means objective than DP-means' own (a local optimum of DP-means)")
+        caption = ("as sigma2/lam -> 0 the posterior collapses onto a\n"
+                   "partition of lower objective than DP-means'")
     else:
         caption = ("as sigma2/lam -> 0 the sampled posterior collapses\n"
                    "onto the DP-means partition")
