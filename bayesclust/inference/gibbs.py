@@ -715,6 +715,15 @@ def init_state(X, labels, capacity, log_alpha, sigma2) -> GibbsState:
     )
 
 
+def _init_chains(init, X, labels0, size, log_alpha, sigma2):
+    """``init(X, labels, size, log_alpha, sigma2)`` of one labelling ``(n,)``, or of one per
+    chain ``(C, n)`` (then every field has a leading chain axis)."""
+    labels0 = jnp.asarray(labels0)
+    if labels0.ndim == 1:
+        return init(X, labels0, size, log_alpha, sigma2)
+    return jax.vmap(lambda lab: init(X, lab, size, log_alpha, sigma2))(labels0)
+
+
 def _grow(state: GibbsState, capacity: int) -> GibbsState:
     pad = capacity - state.counts.shape[-1]
     return state._replace(
@@ -855,8 +864,10 @@ def gibbs_dp_gmm(
         register and the registers on the cores, so up to 8 x cores chains cost about
         as much as one (elsewhere: one ``lax.scan`` with the chains on the vectorised
         axis); the blocked scheme: ``vmap``.
-    init_labels : array_like of int, shape (n,), optional
-        Initial partition; default all points in one cluster (Kulis & Jordan §6.2).
+    init_labels : array_like of int, shape (n,) or (num_chains, n), optional
+        Initial partition, shared by every chain or one row per chain (e.g. the
+        final states of another run, to continue or anneal them); default all
+        points in one cluster (Kulis & Jordan §6.2).
     center : bool
         Centre the data first (the prior on the means is centred at 0); the
         returned means are in the original frame.
@@ -960,8 +971,18 @@ def gibbs_dp_gmm(
                                  "truncation", minimum=2)
     n, d = X.shape
     limit = n if max_clusters is None else min(V.check_int(max_clusters, "max_clusters", minimum=1), n)
+    per_chain = init_labels is not None and np.ndim(init_labels) == 2
     if init_labels is None:
         labels0 = np.zeros(n, np.int32)
+    elif per_chain:
+        rows = np.asarray(init_labels)
+        if rows.shape[0] != num_chains:
+            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
+                             f"(num_chains={num_chains})")
+        labels0 = np.stack([
+            np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
+                      return_inverse=True)[1].astype(np.int32).reshape(n)
+            for c, r in enumerate(rows)])
     else:
         labels0 = V.check_labels(init_labels, "init_labels", n_samples=n)
         labels0 = np.unique(labels0, return_inverse=True)[1].astype(np.int32)
@@ -974,7 +995,7 @@ def gibbs_dp_gmm(
     if blocked:
         if k0 > truncation:
             raise ValueError(f"init_labels has {k0} clusters, more than truncation={truncation}")
-        state = init_blocked_state(Xj, jnp.asarray(labels0), truncation, log_alpha, sigma2)
+        state = _init_chains(init_blocked_state, Xj, labels0, truncation, log_alpha, sigma2)
         run = functools.partial(_run_blocked_segment, rho2=jnp.asarray(rho2, dtype),
                                 alpha_prior=priors[0], sigma2_prior=priors[1], thin=thin)
         desc = "gibbs (blocked)"
@@ -982,12 +1003,13 @@ def gibbs_dp_gmm(
         # A small buffer keeps every step cheap (its cost is linear in the capacity);
         # it doubles whenever a sweep needs more clusters.
         capacity = max(k0, min(max(8, 2 * k0), limit))
-        state = init_state(Xj, jnp.asarray(labels0), capacity, log_alpha, sigma2)
+        state = _init_chains(init_state, Xj, labels0, capacity, log_alpha, sigma2)
         run = functools.partial(_run_segment, rho2=jnp.asarray(rho2, dtype), alpha_prior=priors[0],
                                 sigma2_prior=priors[1], thin=thin, collapsed=bool(collapsed),
                                 split_merge=split_merge)
         desc = f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})"
-    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
+    if not per_chain:
+        state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
 
     def grow(s):
         nonlocal capacity
