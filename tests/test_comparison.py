@@ -277,9 +277,10 @@ def test_gibbs_takes_one_initial_partition_per_chain():
     rng = np.random.default_rng(0)
     X = np.concatenate([rng.normal(-5, 0.1, (10, 2)), rng.normal(5, 0.1, (10, 2))])
     blobs = np.repeat([0, 1], 10)
-    # No cluster can open (log alpha = -1e4 against -2,500 for the farthest point in one cluster)
-    # and sigma2 is small: every chain keeps its partition.
-    post = gibbs_dp_gmm(0, X, log_alpha=-1e4, sigma2=1e-2, num_warmup=0, num_samples=2,
+    # Single-site moves only (no split-merge, which would move whole blobs): no cluster can
+    # open (log alpha = -1e4 against about -2,500 for the farthest point in one cluster) and
+    # sigma2 is small, so every chain keeps its partition.
+    post = gibbs_dp_gmm(0, X, log_alpha=-1e4, split_merge=0, sigma2=1e-2, num_warmup=0, num_samples=2,
                         num_chains=3, init_labels=np.stack([blobs, np.zeros(20, int), 7 * blobs]),
                         progress_bar=False)
     np.testing.assert_array_equal(post.n_clusters, [[2, 2], [1, 1], [2, 2]])

@@ -64,14 +64,14 @@ def _lam_from_n_clusters(X, n_clusters: int) -> float:
         return lam
     # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
     # "Tiny" relative to the data's spread S (the largest squared distance to the mean):
-    # float32's smallest normal number unless that is not small against S, then the
-    # smallest penalty the working dtype can hold at that spread.
-    tiny = float(np.finfo(np.float32).tiny)
+    # the smallest penalty the working dtype still holds in the data's unit frame, so that
+    # it neither flushes to zero nor depends on the data's units (a factor 2**10 above the
+    # normal minimum covers a unit frame centred on a weighted mean).
     spread = farthest_first_lambda(X, 1)
     fi = np.finfo(V.working_dtype(np.asarray(X).dtype))
-    if spread == 0 or tiny <= spread * float(fi.eps) ** 2:
-        return tiny
-    return 4.0 * spread * float(fi.tiny)
+    if spread == 0:
+        return float(np.finfo(np.float32).tiny)
+    return 1024.0 * spread * float(fi.tiny)
 
 
 def _nearest_labels(estimator, X) -> np.ndarray:

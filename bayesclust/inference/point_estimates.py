@@ -487,6 +487,7 @@ def draws_point_estimate(
         k = int(c.max()) + 1
         joint = np.bincount((c.astype(np.int64)[None, :] * T + ev).ravel(), minlength=k * T)
         value = float(f[np.bincount(c, minlength=k)].sum()) + b_term - 2.0 * float(f[joint].sum()) / m
-        if value < best_loss - 1e-9 * max(1.0, abs(best_loss)):
+        # Ties (to rounding) keep the first candidate; the first one is always taken.
+        if j == 0 or value < best_loss - 1e-9 * max(1.0, abs(best_loss)):
             best, best_loss = j, value
     return cand[best].astype(np.int64)
