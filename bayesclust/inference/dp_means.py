@@ -22,6 +22,8 @@ from ..kernels import (
     compact_labels,
     nearest_center,
     nearest_center_stats,
+    padded_rows,
+    sum_rows,
     segment_stats,
     squared_distances,
     squared_norms,
@@ -52,6 +54,12 @@ _SUPER_BLOCKS = 16
 _NEW_TIERS = (32, 256)
 #: Relative inflation (in units of the dtype's eps) of farthest-first lambda.
 _TIE_ULPS = 16
+#: Entries of the driver's objective-trace buffer: a run of more iterations
+#: records its trace in pieces of ``_TRACE_LEN - 1`` (the buffer's length is a
+#: shape, so a ``max_iter``-sized buffer would compile once per ``max_iter``).
+_TRACE_LEN = 128
+#: Rows of the host-side sample :func:`_initial_capacity` scans.
+_CAPACITY_SAMPLE = 1024
 
 
 class DPMeansResult(NamedTuple):
@@ -263,9 +271,14 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
     """
     n = is_candidate.shape[0]
     d = X.shape[1]
-    B = min(_CANDIDATE_BLOCK, n if n_rows is None else n_rows)
-    S = min(B * _SUPER_BLOCKS, n if n_rows is None else n_rows)
-    S = -(-S // B) * B  # whole blocks
+    if n_rows is None:
+        # Fixed sizes whatever n: the blocks' products, hence their rounding, do
+        # not depend on how many (padding) rows follow the data.
+        B, S = _CANDIDATE_BLOCK, _CANDIDATE_BLOCK * _SUPER_BLOCKS
+    else:
+        B = min(_CANDIDATE_BLOCK, n_rows)
+        S = min(B * _SUPER_BLOCKS, n_rows)
+        S = -(-S // B) * B  # whole blocks
     n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
     # Padding by one super-block lets every slice stay in bounds.
     cand_rows = jnp.nonzero(is_candidate, size=n + S, fill_value=0)[0].astype(jnp.int32)
@@ -444,7 +457,7 @@ def _mean_step(w, labels, sq_dist, assigned_centers, k_total, lam, stats, axis_n
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
     means = weighted_means(stats)
     shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
-    total = jnp.sum(w * sq_dist)
+    total = sum_rows(w * sq_dist)
     if axis_name is not None:
         total = lax.psum(total, axis_name)
     sse = jnp.maximum(total - shift, 0.0)
@@ -483,7 +496,7 @@ def _step(s: DPMeansState, X, w, lam, max_k, axis_name=None, n_rows=None):
         X, w, s.centers, s.n_clusters, lam, axis_name=axis_name, n_rows=n_rows
     )
     if axis_name is None:
-        unchanged = jnp.all(labels == s.labels)
+        unchanged = jnp.all((labels == s.labels) | (w <= 0))  # weight 0: padding rows
     else:
         changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
         unchanged = lax.psum(changed, axis_name) == 0
@@ -590,13 +603,13 @@ _run = jax.jit(_loop)
 def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
     n, d = X.shape
     if axis_name is None:
-        mean = jnp.sum(w[:, None] * X, axis=0) / jnp.sum(w)
+        mean = sum_rows(w[:, None] * X) / sum_rows(w)
     else:
         wx, ws = lax.psum((jnp.sum(w[:, None] * X, axis=0), jnp.sum(w)), axis_name)
         mean = wx / ws
     centers = jnp.zeros((K_cap, d), X.dtype).at[0].set(mean)
     labels = jnp.zeros(n, jnp.int32)
-    objective = jnp.sum(w * assigned_squared_distances(X, centers, labels))
+    objective = sum_rows(w * assigned_squared_distances(X, centers, labels))
     if axis_name is not None:
         objective = lax.psum(objective, axis_name)
     objective = objective + lam
@@ -819,7 +832,7 @@ def dp_means(
     this protects the GEMM form of the distances against cancellation.
 
     **Memory.**  ``O(n d)`` for the data, ``O(n)`` per-point vectors, the
-    ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 16
+    ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 20
     partial ``K_cap x d`` sums (on the XLA path: row blocks of at most
     ``2**27`` point-centre scores): no ``n x n`` or ``n x K_cap`` array.
 
@@ -913,68 +926,115 @@ def dp_means(
     limit = n if max_clusters is None else min(max_clusters, n)
     mean = (w[:, None] * X).sum(0) / w.sum()
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
-    K_bound = _pow2_at_least(limit + n)
-    K_cap = min(K_bound, 32)
-    # Trace length rounded up to a power of two so nearby max_iter share a compile.
-    trace_len = _pow2_at_least(max_iter + 1)
+    K_bound = max(32, _pow2_at_least(limit + n))
+    Xc = X - mean.astype(X.dtype)
+    K_cap = min(K_bound, _initial_capacity(Xc, w, lam))
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
-        wj = jnp.asarray(w)
-        lam_j = jnp.asarray(lam, Xj.dtype)
-        state = _initial(Xj, wj, lam_j, K_cap, trace_len)
+        # Rows padded to a shape bucket with weight 0 (never a candidate, nothing
+        # in any statistic or in the stopping test): n rows and n + 7 rows run
+        # the same compiled program, with the same result as unpadded.
+        n_pad = padded_rows(n)
+        Xj = jnp.asarray(np.concatenate([Xc, np.zeros((n_pad - n, Xc.shape[1]), Xc.dtype)]))
+        wj = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]))
+        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: traced, never a new compile
+        state = _initial(Xj, wj, lam_j, K_cap, _TRACE_LEN)
         run = _run
     else:
         axis = _check_mesh(mesh)
-        (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
-        del X  # the host copy is not needed any more (1M x 128 runs)
+        (Xj, wj), _ = _shard_rows(mesh, axis, Xc, w)
+        del X, Xc  # the host copy is not needed any more (1M x 128 runs)
         lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
-        init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
+        init, run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)
         state = init(Xj, wj, lam_j)
-    int32 = jnp.int32 if mesh is None else np.int32
+    trace, done = [np.asarray(state.objective_trace)[:1]], 0
     while True:
-        state = run(Xj, wj, lam_j, int32(limit), int32(max_iter), state)
+        # At most _TRACE_LEN - 1 iterations per call: the trace buffer's length.
+        todo = min(max_iter - done, _TRACE_LEN - 1)
+        state = run(Xj, wj, lam_j, np.int32(limit), np.int32(todo), state)
+        if bool(state.overflow) and not bool(state.limit_hit):
+            # The failed pass stopped at the first candidate block that overfilled
+            # the buffer; every seed accepted up to there is genuine, so it needs at
+            # least ``need`` slots.  Double at least (each new size is a compile).
+            K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
+            state = _grow(state, K_cap)
+            if mesh is not None:
+                run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)[1]
+            continue
+        it = int(state.n_iter)
+        trace.append(np.asarray(state.objective_trace)[1 : it + 1])
+        done += it
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
-                f"stopped after {int(state.n_iter)} iteration(s). Increase lam or max_clusters.",
+                f"stopped after {done} iteration(s). Increase lam or max_clusters.",
                 RuntimeWarning,
                 stacklevel=2,
             )
             break
-        if not bool(state.overflow):
+        if bool(state.converged) or done >= max_iter:
             break
-        # The failed pass stopped at the first candidate block that overfilled
-        # the buffer; every seed accepted up to there is genuine, so it needs at
-        # least ``need`` slots.  Double at least (each new size is a compile).
-        K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
-        state = _grow(state, K_cap)
-        if mesh is not None:
-            run = _sharded_fns(mesh, axis, n, K_cap, trace_len)[1]
+        # The next piece of the trace starts at the current objective.
+        buf = np.full(_TRACE_LEN, np.nan, trace[-1].dtype)
+        buf[0] = trace[-1][-1]
+        state = state._replace(n_iter=np.int32(0), objective_trace=buf)
 
     k = int(state.n_clusters)
-    it = int(state.n_iter)
     return DPMeansResult(
         labels=_to_host(state.labels)[:n],
-        centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
+        centers=(np.asarray(state.centers)[:k] + mean).astype(Xj.dtype),
         n_clusters=k,
         objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
-        n_iter=it,
+        objective_trace=np.concatenate(trace),
+        n_iter=done,
         converged=bool(state.converged),
         lam=lam,
     )
 
 
-@functools.partial(jax.jit, static_argnames=("k",))
-def _farthest_first(X, k):
-    mean = jnp.mean(X, axis=0)
-    dmin = assigned_squared_distances(X, mean[None, :], jnp.zeros(X.shape[0], jnp.int32))
+def _initial_capacity(X, w, lam) -> int:
+    """A starting size of the centre buffer, from a cheap host-side scan (a power of two >= 32).
+
+    Algorithm 1's first pass, means frozen at the global mean, on an evenly
+    spaced sample of at most ``_CAPACITY_SAMPLE`` rows: the clusters it opens
+    estimate those the fit will hold.  A pass can hold up to twice its final
+    clusters before empty ones are deleted, and the sample sees fewer of them
+    than the data, so the buffer starts at four times the estimate.  Too small
+    costs a compile of a doubled buffer; too large, a wider product per pass;
+    the result does not depend on it.
+    """
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, _CAPACITY_SAMPLE)).astype(np.int64))
+    Xs = np.asarray(X[rows], np.float64)
+    ws = np.asarray(w[rows], np.float64)
+    seeds = np.zeros((min(len(rows), 256) + 1, X.shape[1]))  # the global mean (0) first
+    k = 1
+    for x, wi in zip(Xs, ws):
+        if wi * np.min(np.sum((seeds[:k] - x) ** 2, axis=1)) > lam:
+            seeds[k] = x
+            k += 1
+            if k == len(seeds):
+                break
+    return max(32, _pow2_at_least(4 * k))
+
+
+@jax.jit
+def _farthest_first(X, n, k):
+    """Farthest-first's ``lam_k`` on the first ``n`` rows of ``X`` (the others: padding).
+
+    ``n`` and ``k`` are traced: one compiled program per padded shape.
+    """
+    real = jnp.arange(X.shape[0]) < n
+    nf = n.astype(X.dtype)
+    Xc = jnp.where(real[:, None], X - jnp.sum(X, axis=0) / nf, 0)
+    mean = jnp.sum(Xc, axis=0) / nf
+    dmin = assigned_squared_distances(Xc, mean[None, :], jnp.zeros(X.shape[0], jnp.int32))
+    dmin = jnp.where(real, dmin, -jnp.inf)
 
     def step(_, carry):
         dmin, _ = carry
         far = jnp.argmax(dmin)
         lam = dmin[far]
-        diff = X - X[far]
+        diff = Xc - Xc[far]
         return jnp.minimum(dmin, jnp.sum(diff * diff, axis=1)), lam
 
     return lax.fori_loop(0, k, step, (dmin, jnp.asarray(0.0, X.dtype)))[1]
@@ -1026,6 +1086,7 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > X.shape[0]:
         raise ValueError(f"n_clusters must be <= the number of samples ({X.shape[0]}), got {k}")
-    Xj = jnp.asarray(X)
-    lam = float(_farthest_first(Xj - jnp.mean(Xj, axis=0), k))
+    n = X.shape[0]
+    Xj = jnp.asarray(np.concatenate([X, np.zeros((padded_rows(n) - n, X.shape[1]), X.dtype)]))
+    lam = float(_farthest_first(Xj, np.int32(n), np.int32(k)))
     return lam * (1.0 + _TIE_ULPS * float(jnp.finfo(Xj.dtype).eps))
