@@ -1025,8 +1025,8 @@ def _farthest_first(X, n, k):
     """
     real = jnp.arange(X.shape[0]) < n
     nf = n.astype(X.dtype)
-    Xc = jnp.where(real[:, None], X - jnp.sum(X, axis=0) / nf, 0)
-    mean = jnp.sum(Xc, axis=0) / nf
+    Xc = jnp.where(real[:, None], X - sum_rows(X) / nf, 0)
+    mean = sum_rows(Xc) / nf
     dmin = assigned_squared_distances(Xc, mean[None, :], jnp.zeros(X.shape[0], jnp.int32))
     dmin = jnp.where(real, dmin, -jnp.inf)
 
