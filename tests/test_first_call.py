@@ -196,3 +196,15 @@ def test_persistent_cache_off_and_user_dir_kept(tmp_path):
     _python(code, BAYESCLUST_CACHE="1", BAYESCLUST_CACHE_DIR=str(ours))
     assert not ours.exists() or not any(ours.iterdir())
     assert any(theirs.iterdir())
+
+
+def test_hard_hdp_scalars_do_not_recompile():
+    import bayesclust.inference.hard_hdp as hh
+
+    groups = [_blobs(80, 3, 3, seed=s) for s in range(3)]
+    hh.hard_hdp(groups, 4.0, 30.0)
+    runs, inits = hh._run._cache_size(), hh._initial_state._cache_size()
+    hh.hard_hdp(groups, 4.5, 33.0)
+    hh.hard_hdp(groups, 4.0, 30.0, max_iter=37)
+    hh.hard_hdp(groups, 4.0, 30.0, max_iter=127)
+    assert (hh._run._cache_size(), hh._initial_state._cache_size()) == (runs, inits)
