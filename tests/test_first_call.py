@@ -28,7 +28,7 @@ def _blobs(n, d, k, seed=0):
 
 
 def _unpadded(monkeypatch):
-    monkeypatch.setattr(dpm, "padded_rows", lambda n: n)
+    monkeypatch.setattr(dpm, "_pad_to", lambda n: n)
 
 
 # --- shape buckets ------------------------------------------------------------------------
