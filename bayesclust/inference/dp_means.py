@@ -23,10 +23,10 @@ from ..kernels import (
     nearest_center,
     nearest_center_stats,
     padded_rows,
-    sum_rows,
     segment_stats,
     squared_distances,
     squared_norms,
+    sum_rows,
     weighted_means,
 )
 
