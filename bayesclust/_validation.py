@@ -5,6 +5,8 @@ raises a :class:`ValueError` or :class:`TypeError` that names the argument and
 says what is wrong.  Nothing downstream is allowed to turn bad input into NaN.
 
 This module imports only numpy and jax (for PRNG keys), never scikit-learn.
+Every module that compiles anything imports it, so importing it also turns on
+JAX's persistent compilation cache (:mod:`bayesclust._cache`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import warnings
 from typing import Any
 
 import numpy as np
+
+from . import _cache
+
+_cache.setup()
 
 __all__ = [
     "check_array",

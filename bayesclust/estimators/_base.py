@@ -21,7 +21,7 @@ from sklearn.utils.validation import (
 from .. import _validation as V
 from .._validation import warn_renamed
 from ..inference.dp_means import farthest_first_lambda
-from ..kernels import nearest_center
+from ..kernels import nearest_center, padded_rows
 
 #: Default of a renamed parameter's old spelling (scikit-learn's convention); the
 #: constraint ``Hidden(StrOptions({DEPRECATED}))`` keeps it out of the error messages.
@@ -79,8 +79,21 @@ def _nearest_labels(estimator, X) -> np.ndarray:
     ``predict`` of the hard limits and of discriminative clustering."""
     check_is_fitted(estimator)
     X = validate_data(estimator, X, dtype=[np.float64, np.float32], reset=False)
-    centers = jnp.asarray(estimator.cluster_centers_)
-    return np.asarray(nearest_center(jnp.asarray(X), centers).index).astype(np.intp)
+    X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
+    centers = np.asarray(estimator.cluster_centers_, X.dtype)
+    # Padded (rows to a shape bucket, centres to a power of two, masked): one
+    # compiled program serves many sizes.
+    n, k = X.shape[0], centers.shape[0]
+    Xp = np.zeros((padded_rows(n), X.shape[1]), X.dtype)
+    Xp[:n] = X
+    Cp = np.zeros((max(8, 1 << (k - 1).bit_length()), X.shape[1]), X.dtype)
+    Cp[:k] = centers
+    return np.asarray(_nearest_index(Xp, Cp, np.int32(k)))[:n].astype(np.intp)
+
+
+@jax.jit
+def _nearest_index(X, C, k):
+    return nearest_center(X, C, jnp.arange(C.shape[0]) < k).index
 
 
 class _PointPartitionPredictive:

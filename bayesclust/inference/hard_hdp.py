@@ -945,7 +945,9 @@ def hard_hdp(
         lam_l = np.asarray(lam_l_s, Xj.dtype)
         lam_g = np.asarray(lam_g_s, Xj.dtype)
     G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
-    trace_len = _pow2_at_least(max_iter + 1)
+    # The trace buffer's length is a shape: at least 128, so that every max_iter up to
+    # 127 runs the same compiled program (max_iter itself is traced).
+    trace_len = _pow2_at_least(max(max_iter + 1, 128))
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
                                lam_g=lam_g, trace_len=trace_len)
