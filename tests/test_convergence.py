@@ -117,3 +117,13 @@ def test_default_sampler_is_collapsed_with_split_merge_and_blocked_keeps_working
         blocked = gibbs_dp_gmm(0, X, sigma2=0.09, scheme="blocked", num_warmup=4,
                                num_samples=4, progress_bar=False)
     assert blocked.sampler == "gibbs-blocked"
+
+
+def test_chains_stuck_at_different_values_fail_without_numpy_warnings():
+    # Each chain constant, the chains at k = 2, 3, 3: no within-chain variance, so R-hat is
+    # infinite (ArviZ divides by zero) -- the worst case, not one to pass silently.
+    k = np.repeat(np.array([2, 3, 3])[:, None], 40, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from the diagnostics
+        problems = convergence_problems(Posterior(_k_draws(k)))
+    assert any("every chain is stuck" in p and "number of clusters" in p for p in problems), problems

@@ -126,7 +126,8 @@ def convergence_problems(post) -> list[str]:
         For the number of clusters and the log-likelihood (when the posterior has one):
         ``R-hat > RHAT_MAX`` and ``bulk ESS < ESS_BULK_MIN``.  A quantity constant over
         all draws (e.g. every draw has the same ``k``) is not checked, and neither is any
-        statistic that is undefined (fewer than 4 draws per chain).
+        statistic that is undefined (fewer than 4 draws per chain); chains that are each
+        constant at different values (R-hat infinite) fail.
     """
     diag = post.diagnostics()
     problems = []
@@ -142,7 +143,11 @@ def convergence_problems(post) -> list[str]:
         if one_chain and x.shape[1] >= 8:
             rhat = _one_chain_split_rhat(x)
         label = "split R-hat (one chain)" if one_chain else "R-hat"
-        if np.isfinite(rhat) and rhat > RHAT_MAX:
+        stuck = not one_chain and np.all(np.ptp(x, axis=1) < np.finfo(float).resolution)
+        if stuck:  # every chain constant, not all at one value: R-hat is infinite
+            problems.append(f"every chain is stuck at one value of {_NAMES[name]}, "
+                            "and the chains disagree")
+        elif np.isfinite(rhat) and rhat > RHAT_MAX:
             problems.append(f"{label} of {_NAMES[name]} is {rhat:.3f} > {RHAT_MAX}")
         if np.isfinite(ess) and ess < ESS_BULK_MIN:
             problems.append(f"bulk ESS of {_NAMES[name]} is {ess:.0f} < {ESS_BULK_MIN:.0f}")

@@ -185,10 +185,13 @@ def _rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
         az = _import_arviz()
         out = {"rhat": np.nan, "ess_bulk": np.nan, "ess_tail": np.nan}
         if S >= 4:  # ArviZ's own minimum; below it ArviZ logs a warning and returns NaN
-            if C >= 2 and np.ptp(x) >= np.finfo(float).resolution:  # constant: NaN, as ArviZ
-                out["rhat"] = float(np.asarray(az.rhat(x, method="rank")))
-            out["ess_bulk"] = float(np.asarray(az.ess(x, method="bulk")))
-            out["ess_tail"] = float(np.asarray(az.ess(x, method="tail")))
+            # Chains that are each constant have no within-chain variance: ArviZ divides
+            # by zero there; its inf / NaN is the answer, without the RuntimeWarning.
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if C >= 2 and np.ptp(x) >= np.finfo(float).resolution:  # constant: NaN, as ArviZ
+                    out["rhat"] = float(np.asarray(az.rhat(x, method="rank")))
+                out["ess_bulk"] = float(np.asarray(az.ess(x, method="bulk")))
+                out["ess_tail"] = float(np.asarray(az.ess(x, method="tail")))
         return out, "arviz"
     except Exception:  # ArviZ missing, or an API it does not understand
         return _rank_diagnostics_numpy(x), "numpyro"
