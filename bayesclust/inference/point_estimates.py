@@ -428,8 +428,9 @@ def draws_point_estimate(
         Expected Binder loss (:func:`bayesclust.metrics.expected_binder_loss`) or
         expected variation of information (:func:`bayesclust.metrics.expected_vi_loss`).
     max_candidates : int, default 50
-        The distinct draws are the candidates; when there are more, this many, spread
-        evenly over the draws, are evaluated.
+        The distinct draws among ``4 * max_candidates`` draws spread evenly over all of
+        them are the candidates; when there are more, this many, spread evenly, are
+        evaluated.
     max_draws : int, default 500
         The expectation is taken over this many draws spread evenly over all of them
         (all when there are fewer).
@@ -471,8 +472,11 @@ def draws_point_estimate(
     max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
     max_draws = check_int(max_draws, "max_draws", minimum=1)
     S, n = draws.shape
-    _, first = np.unique(_row_hashes(draws), return_index=True)
-    distinct = np.sort(first)
+    # Candidates: the distinct draws among 4 * max_candidates spread evenly over all of
+    # them (canonicalising every one of S draws of n points would cost O(S n log n)).
+    pool = _evenly(S, 4 * max_candidates)
+    _, first = np.unique(_row_hashes(draws[pool]), return_index=True)
+    distinct = pool[np.sort(first)]
     cand = _canonical_chunks(draws, distinct[_evenly(distinct.shape[0], max_candidates)])
     ev = _canonical_chunks(draws, _evenly(S, max_draws)).astype(np.int64)
     m = ev.shape[0]
