@@ -3,6 +3,7 @@
 # make test-xla  run the kernel, DP-means, k-means, Gibbs and HDP tests on the pure-XLA path
 # make lint   ruff over the package, the tests and the benchmarks
 # make bench  refresh BENCHMARKS.md
+# make notebooks  re-execute the notebooks in full and store them with their outputs
 # Each target creates .venv and installs what it needs on first use.
 
 PYTHON ?= python3
@@ -11,7 +12,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PIP_QUIET := --quiet --disable-pip-version-check --no-input
 
-.PHONY: demo test test-xla test-fast lint bench clean
+.PHONY: demo test test-xla test-fast lint bench notebooks clean
 
 # The pure-XLA path, which every platform but the CPU runs: the tests of the modules that reach
 # it end to end (nearest centre, DP-means, k-means -- in test_dc_baselines.py --, hard HDP, the
@@ -47,6 +48,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+notebooks: $(STAMP)
+	$(PY) notebooks/execute.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache

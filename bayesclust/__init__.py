@@ -10,56 +10,61 @@ JIT-compiled JAX implementation of its small-variance (hard) limit
 This module only re-exports; see ``docs/architecture.md`` for the layout.
 """
 
-from .comparison import compare, small_variance_path
-from .inference.aspect_em import aspect_em, select_n_aspects
-from .inference.cecib import CECIBResult, beta_0, cecib, cecib_cost, critical_beta
-from .inference.coassociation import coassociation
-from .inference.dp_means import DPMeansResult, dp_means, farthest_first_lambda
-from .inference.ensembles import kmeans_ensemble
-from .inference.gibbs import gibbs_dp_gmm
-from .inference.hard_hdp import HardHDPResult, hard_hdp, hard_hdp_penalties
-from .inference.hdp_gibbs import gibbs_hdp_gmm
-from .inference.linkage import linkage_consensus
-from .inference.mcmc import run_nuts, run_svi
-from .inference.mixture_of_ensembles import mixture_of_ensembles
-from .inference.posterior import Posterior
-from .inference.smic import (
-    SMICResult,
-    SMICSelection,
-    lsmi,
-    smic,
-    smic_predict,
-    smic_select,
-)
-from .inference.spectral import kernel_dp_means, penalized_ncut, spectral_dp_means
-from .models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm, log_alpha_from_lam
-from .models.hdp_gmm import (
-    hdp_concentrations_from_lam,
-    hdp_gmm,
-    hdp_log_concentrations_from_lam,
-)
+import importlib
 
 __version__ = "0.1.0"
 
-# The estimators import scikit-learn: loaded on first use, so that the functional
-# core does not pay for it.
-_ESTIMATORS = (
-    "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture", "DiscriminativeClustering",
-    "SpectralDPMeans", "PenalizedNormalizedCut", "EvidenceAccumulation", "AspectConsensus",
-    "SMIC", "CECIB",
+# Every public name is loaded on first use (PEP 562): ``import bayesclust`` imports
+# neither JAX nor NumPyro, SciPy, scikit-learn or matplotlib, and each entry point
+# pays only for the modules it needs.
+_LAZY = {
+    ".comparison": ("compare", "small_variance_path"),
+    ".inference.aspect_em": ("aspect_em", "select_n_aspects"),
+    ".inference.cecib": ("CECIBResult", "beta_0", "cecib", "cecib_cost", "critical_beta"),
+    ".inference.coassociation": ("coassociation",),
+    ".inference.convergence": ("ConvergenceWarning",),
+    ".inference.dp_means": ("DPMeansResult", "dp_means", "farthest_first_lambda"),
+    ".inference.ensembles": ("kmeans_ensemble",),
+    ".inference.gibbs": ("gibbs_dp_gmm",),
+    ".inference.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
+    ".inference.hdp_gibbs": ("gibbs_hdp_gmm",),
+    ".inference.linkage": ("linkage_consensus",),
+    ".inference.mcmc": ("run_nuts", "run_svi"),
+    ".inference.mixture_of_ensembles": ("mixture_of_ensembles",),
+    ".inference.posterior": ("Posterior",),
+    ".inference.smic": ("SMICResult", "SMICSelection", "lsmi", "smic", "smic_predict",
+                        "smic_select"),
+    ".inference.spectral": ("kernel_dp_means", "penalized_ncut", "spectral_dp_means"),
+    ".models.dp_gmm": ("TruncationWarning", "alpha_from_lam", "dp_gmm", "log_alpha_from_lam"),
+    ".models.hdp_gmm": ("hdp_concentrations_from_lam", "hdp_gmm",
+                        "hdp_log_concentrations_from_lam"),
+    # the estimators import scikit-learn
+    ".estimators": (
+        "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture",
+        "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
+        "EvidenceAccumulation", "AspectConsensus", "SMIC", "CECIB",
+    ),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+_SUBMODULES = (
+    "comparison", "datasets", "estimators", "graphs", "inference", "jobs", "kernels", "metrics",
+    "models", "plotting", "cli",
 )
 
 
 def __getattr__(name):
-    if name in _ESTIMATORS:
-        from . import estimators
-
-        return getattr(estimators, name)
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'bayesclust' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_ESTIMATORS))
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     # the DP Gaussian mixture: sampled, hard, and side by side
@@ -89,6 +94,7 @@ __all__ = [
     "run_nuts",
     "run_svi",
     "Posterior",
+    "ConvergenceWarning",
     # discriminative clustering
     "DiscriminativeClustering",
     # graphs and kernels: spectral DP-means, the penalised normalised cut

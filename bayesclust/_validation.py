@@ -5,16 +5,23 @@ raises a :class:`ValueError` or :class:`TypeError` that names the argument and
 says what is wrong.  Nothing downstream is allowed to turn bad input into NaN.
 
 This module imports only numpy and jax (for PRNG keys), never scikit-learn.
+Every module that compiles anything imports it, so importing it also turns on
+JAX's persistent compilation cache (:mod:`bayesclust._cache`).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import warnings
 from typing import Any
 
 import numpy as np
+
+from . import _cache
+
+_cache.setup()
 
 __all__ = [
     "check_array",
@@ -30,6 +37,10 @@ __all__ = [
     "warn_renamed",
     "renamed_kwargs",
     "renamed_attribute",
+    "working_dtype",
+    "centre",
+    "to_unit_frame",
+    "check_unit_penalty",
 ]
 
 
@@ -134,7 +145,8 @@ def check_array(
     Raises
     ------
     TypeError
-        If ``X`` is not numeric (strings, objects, complex).
+        If ``X`` is not numeric (complex, or strings / objects that are not numbers; numbers
+        held as strings or objects are converted to float64, as scikit-learn does).
     ValueError
         On the wrong number of dimensions, too few samples, zero features,
         NaN or infinite values.
@@ -145,7 +157,15 @@ def check_array(
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVcmM":
+    if arr.dtype == object or arr.dtype.kind in "US":
+        # Numbers held as objects or strings are converted, as scikit-learn's estimators do
+        # (``check_array`` with a float dtype); anything else is not a number.
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                            "with non-numeric entries") from None
+    if arr.dtype.kind in "VcmM":
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
     if ndim is None:
         min_samples = 0
@@ -166,6 +186,110 @@ def check_array(
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise ValueError(f"{name} contains {bad} values")
     return arr
+
+
+# --- the float range of squared distances ------------------------------------------------
+
+
+def working_dtype(dtype: Any) -> np.dtype:
+    """The dtype JAX computes in for host data of ``dtype`` (float32 unless ``jax_enable_x64``)."""
+    import jax
+
+    return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
+
+
+def centre(X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """The (weighted) column mean of ``X``, shape (d,), in ``X``'s dtype.
+
+    Summed in ``X``'s dtype; when that sum overflows (float32 data near the top
+    of its range) the mean is summed again in float64 and rounded back.
+    """
+    if sample_weight is None:
+        mean = X.mean(0)
+        sample_weight = np.ones(X.shape[0])
+    else:
+        mean = (sample_weight[:, None] * X).sum(0) / sample_weight.sum()
+    if not np.all(np.isfinite(mean)):
+        w64 = np.asarray(sample_weight, np.float64)
+        mean = ((w64[:, None] * X.astype(np.float64)).sum(0) / w64.sum()).astype(X.dtype)
+    return mean
+
+
+def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X") -> tuple[np.ndarray, int]:
+    """``(X - mean) * 2**-e`` in the working dtype, and ``e``: the largest centred value in [0.5, 1).
+
+    Squared distances of the unit frame lie in ``[0, 4 d]``, so they can neither
+    overflow nor (for distinct points) underflow in float32, whatever the scale of
+    ``X``.  Multiplying by a power of two is exact in binary floating point:
+    distance-based algorithms (DP-means, hard HDP, k-means) whose arithmetic is
+    sums, products and comparisons give bit for bit the results they would give
+    on ``X - mean``, scaled by ``2**e`` (``4**e`` for squared distances), as long
+    as nothing over- or underflows there.  ``e = 0`` for constant data.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        Validated data (finite).
+    mean : ndarray, shape (d,)
+        The centre subtracted (in ``X``'s dtype, as :func:`centre` returns it).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    Xs : ndarray, shape (n, d), working dtype (:func:`working_dtype`)
+    e : int
+
+    Raises
+    ------
+    ValueError
+        When ``X`` holds values beyond the working dtype's range (float64 data
+        with ``jax_enable_x64`` off) or ``X - mean`` overflows.
+    """
+    wd = working_dtype(X.dtype)
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if big > float(np.finfo(wd).max):
+        raise ValueError(
+            f"{name} has values up to {big:.3g}, beyond the {wd.name} range (max "
+            f"{float(np.finfo(wd).max):.3g}); enable jax_enable_x64 or rescale {name}"
+        )
+    with np.errstate(over="ignore"):
+        Xc = X - mean.astype(X.dtype)
+    spread = float(np.max(np.abs(Xc))) if Xc.size else 0.0
+    if not np.isfinite(spread):
+        raise ValueError(
+            f"{name} - mean overflows {X.dtype.name} (values up to {big:.3g}); rescale {name}"
+        )
+    e = math.frexp(spread)[1] if spread > 0 else 0
+    return np.ldexp(Xc, -e).astype(wd, copy=False), e
+
+
+def check_unit_penalty(lam: float, name: str, e: int, dtype: Any, *, n_terms: int,
+                       nonconstant: bool = True) -> float:
+    """A squared-distance penalty in the unit frame of :func:`to_unit_frame`: ``lam * 4**-e``.
+
+    Raises a ``ValueError`` naming ``name`` when the scaled penalty is not a
+    normal number of ``dtype``: above ``finfo.max / n_terms`` (``n_terms`` bounds
+    the number of penalised clusters, so that the objective cannot overflow) or,
+    for non-constant data, below ``finfo.tiny`` (it would flush to zero).
+    """
+    fi = np.finfo(np.dtype(dtype))
+    scaled = math.ldexp(lam, -2 * e)
+    spread2 = math.ldexp(1.0, 2 * e)
+    if scaled > float(fi.max) / max(1, n_terms):
+        raise ValueError(
+            f"{name}={lam:g} is too large for {np.dtype(dtype).name} data of spread about "
+            f"{math.sqrt(spread2):.3g}: {name} / spread**2 = {scaled:.3g} exceeds "
+            f"{float(fi.max) / max(1, n_terms):.3g} (the objective would overflow); any {name} "
+            f">= the largest squared distance to the mean already gives one cluster"
+        )
+    if nonconstant and scaled < float(fi.tiny):
+        raise ValueError(
+            f"{name}={lam:g} is too small for {np.dtype(dtype).name} data of spread about "
+            f"{math.sqrt(spread2):.3g}: {name} / spread**2 = {scaled:.3g} is below "
+            f"{float(fi.tiny):.3g} (it would flush to zero)"
+        )
+    return scaled
 
 
 def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
@@ -438,3 +562,24 @@ def check_labelings(labelings: Any, name: str = "ensemble", *, allow_missing: bo
     """Deprecated spelling of :func:`check_ensemble`."""
     warn_renamed("check_labelings", "check_ensemble")
     return check_ensemble(labelings, name, allow_missing=allow_missing)
+
+
+def check_squares_representable(X: np.ndarray, name: str = "X", dtype: Any = None) -> None:
+    """Raise a ValueError naming ``name`` when the sum of squares of ``X`` overflows ``dtype``.
+
+    The samplers' sufficient statistics hold sums of squared entries; past the largest float
+    of the working precision (float32 unless ``jax_enable_x64``) they become ``inf`` and the
+    log-likelihood ``NaN``.  Computed in float64.
+    """
+    if dtype is None:
+        import jax
+
+        dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
+    total = float(np.sum(np.square(np.asarray(X, np.float64))))
+    limit = float(np.finfo(dtype).max)
+    if not total < limit:
+        raise ValueError(
+            f"{name} is too large for {np.dtype(dtype).name}: its sum of squares ({total:.3g}) "
+            f"exceeds the largest {np.dtype(dtype).name} ({limit:.3g}); rescale {name} (e.g. "
+            "standardise its columns) or enable float64 (jax_enable_x64)"
+        )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,12 +38,33 @@ class _UsageError(Exception):
     pass
 
 
+def _writable_dir(path: Path, option: str) -> Path:
+    """``path`` (created if missing), or a one-line error before any work is done."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise _UsageError(f"bayesclust: error: {option} {str(path)!r} is not a writable folder "
+                          f"({exc.strerror or exc})") from None
+    return path
+
+
+def labels_file(data: str) -> Path:
+    """Default labels file of ``bayesclust fit DATA``: the whole file name + ``.labels.csv``, so
+    ``data.csv`` and ``data.npy`` do not write the same file."""
+    p = Path(data)
+    return p.with_name(p.name + ".labels.csv")
+
+
 def _cmd_fit(args) -> int:
     from . import _validation as V
     from .inference.dp_means import dp_means, farthest_first_lambda
 
     X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
+    out = Path(args.out) if args.out else labels_file(args.data)
+    _writable_dir(out.parent, "--out")
     if (args.lam is None) == (args.n_clusters is None):
         raise _UsageError("bayesclust fit: error: give exactly one of --lam and --n-clusters")
     if args.n_clusters is not None:
@@ -55,7 +77,6 @@ def _cmd_fit(args) -> int:
     t0 = time.perf_counter()
     res = dp_means(X, lam, max_iter=args.max_iter)
     seconds = time.perf_counter() - t0
-    out = Path(args.out) if args.out else Path(args.data).with_suffix(".labels.csv")
     np.savetxt(out, res.labels, fmt="%d")
     summary = {
         "method": args.method,
@@ -85,10 +106,11 @@ def _cmd_fit(args) -> int:
 def _cmd_compare(args) -> int:
     from .jobs import run_compare
 
+    _writable_dir(Path(args.out_dir), "--out")
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, model=args.model, n_clusters=args.n_clusters, lam=args.lam,
         seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
-        num_chains=args.num_chains, plot=not args.no_plot, progress_bar=not args.no_progress,
+        num_chains=args.num_chains, thin=args.thin, plot=not args.no_plot, progress_bar=not args.no_progress,
     )
     print(summary["report"])
     return 0
@@ -96,6 +118,8 @@ def _cmd_compare(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .datasets import DATASETS
+    from .inference.convergence import DP_SAMPLER_DEFAULTS as _DP
+    from .inference.convergence import HDP_SAMPLER_DEFAULTS as _HDP
 
     parser = _Parser(
         prog="bayesclust",
@@ -119,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="desired number of clusters; lam from the farthest-first heuristic "
                           "(--k is an alias)")
     fit.add_argument("--max-iter", type=int, default=100, help="maximum iterations (default 100)")
-    fit.add_argument("--out", help="labels file (default: DATA with suffix .labels.csv)")
+    fit.add_argument("--out", help="labels file (default: DATA.labels.csv, e.g. data.csv.labels.csv)")
     fit.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     fit.set_defaults(func=_cmd_fit)
 
@@ -153,9 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--lam", type=float, default=None,
                       help="DP-means penalty (overrides --n-clusters)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    cmp_.add_argument("--num-warmup", type=int, default=200, help="Gibbs warm-up sweeps (200)")
-    cmp_.add_argument("--num-samples", type=int, default=200, help="Gibbs draws per chain (200)")
-    cmp_.add_argument("--num-chains", type=int, default=2, help="Gibbs chains (2)")
+    cmp_.add_argument("--num-warmup", type=int, default=None,
+                      help=f"warm-up sweeps (dp: {_DP.num_warmup}, hdp: {_HDP.num_warmup}, dc: 200)")
+    cmp_.add_argument("--num-samples", type=int, default=None,
+                      help=f"draws kept per chain (dp: {_DP.num_samples}, hdp: {_HDP.num_samples}, "
+                           "dc: 200)")
+    cmp_.add_argument("--num-chains", type=int, default=None,
+                      help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2)")
+    cmp_.add_argument("--thin", type=int, default=None,
+                      help=f"Gibbs sweeps per kept draw (dp: {_DP.thin}, hdp: {_HDP.thin})")
     cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",
                       help="output folder (default: results)")
     cmp_.add_argument("--no-plot", action="store_true", help="skip the figure")

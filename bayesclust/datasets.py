@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -419,7 +418,8 @@ def load(name: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
 def read_matrix(path: str) -> np.ndarray:
     """Read a user's data matrix from ``.npy`` or delimited text (CSV/TSV).
 
-    A first line that is not numeric is taken as a header and skipped.  Used by
+    A first line none of whose fields is a number is a header and is skipped; any other
+    line that is not all numbers is an error naming its line number (from 1).  Used by
     ``bayesclust fit`` and ``bayesclust compare --data FILE``.
 
     Parameters
@@ -431,13 +431,14 @@ def read_matrix(path: str) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n, d)
-        1-D files become one column.  Not yet checked for NaN: validate with
+        A text file with one value per line is one column; a ``.npy`` file must hold a 2-D
+        array (one row per point, as scikit-learn requires).  Not yet checked for NaN: validate with
         ``_validation.check_array`` at the entry point.
 
     Raises
     ------
     ValueError
-        Missing file, malformed or empty contents.
+        Missing file, malformed or empty contents, a 1-D ``.npy`` array.
     """
     p = Path(path)
     if not p.is_file():
@@ -448,25 +449,50 @@ def read_matrix(path: str) -> np.ndarray:
         except Exception as exc:
             raise ValueError(f"data file {path!r} is not a valid .npy file ({exc})") from None
     else:
-        delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            first = fh.readline()
-        try:
-            [float(v) for v in first.strip().split(delimiter)]
-            skip = 0
-        except ValueError:
-            skip = 1
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
-                X = np.loadtxt(p, delimiter=delimiter, skiprows=skip, ndmin=2, dtype=float)
-        except ValueError as exc:
-            raise ValueError(f"data file {path!r} is malformed: {exc}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
+        X = _read_text_matrix(p, path, "\t" if p.suffix in (".tsv", ".tab") else ",")
+    if X.ndim != 2:
+        raise ValueError(
+            f"data file {path!r} holds a {X.ndim}-D array of shape {X.shape}; save one row per "
+            "point (X.reshape(-1, 1) for one feature)"
+        )
     if X.size == 0:
         raise ValueError(f"data file {path!r} contains no data")
     return X
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_text_matrix(p: Path, path: str, delimiter: str) -> np.ndarray:
+    """Rows of numbers from a delimited text file, with an optional header line."""
+    with open(p, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    rows, width, first = [], None, True
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split(delimiter)]
+        numeric = [_is_number(f) for f in fields]
+        if first and not any(numeric):
+            first = False
+            continue  # a header: no field is a number
+        first = False
+        if not all(numeric):
+            bad = fields[numeric.index(False)]
+            raise ValueError(f"data file {path!r} is malformed: line {lineno} has a field "
+                             f"{bad!r} that is not a number")
+        if width is None:
+            width = len(fields)
+        elif len(fields) != width:
+            raise ValueError(f"data file {path!r} is malformed: line {lineno} has "
+                             f"{len(fields)} fields, the rows above have {width}")
+        rows.append([float(f) for f in fields])
+    return np.asarray(rows, dtype=float).reshape(len(rows), width or 0)
 
 
 # --------------------------------------------------------------------------- SMIC toys

@@ -40,6 +40,8 @@ __all__ = [
     "weighted_means",
     "compact_labels",
     "assignment_block_size",
+    "padded_rows",
+    "sum_rows",
     "map_row_blocks",
     "isotropic_gaussian_logpdf",
     "log_responsibilities",
@@ -142,6 +144,62 @@ _DIRECT_CHUNK = 32
 _FEW_ROWS = 12
 #: Above this many ``n x k`` entries the rows are processed in blocks.
 _MAX_TILE_ENTRIES = 1 << 27
+
+
+#: Fewest rows :func:`padded_rows` pads to.
+_MIN_PADDED_ROWS = 32
+
+
+def padded_rows(n: int) -> int:
+    """The row count a jitted fit pads ``n`` rows to (a static, shape-only choice).
+
+    The smallest number ``>= n`` of the form ``m * 2**e`` with ``m`` in
+    ``{4, 5, 6, 7}`` (at least 32): steps of at most 25%.  A program compiled
+    for one padded size serves every ``n`` that pads to it, so adding a few
+    rows, a cross-validation fold or a bootstrap sample reuses the compiled
+    executable; the extra rows get weight 0 (they change no statistic).
+
+    Examples
+    --------
+    >>> [padded_rows(n) for n in (1, 32, 33, 150, 157, 1000, 100_000)]
+    [32, 32, 40, 160, 160, 1024, 114688]
+    """
+    n = int(n)
+    if n <= _MIN_PADDED_ROWS:
+        return _MIN_PADDED_ROWS
+    e = max(0, (n - 1).bit_length() - 3)  # 4 * 2**e < n <= 8 * 2**e
+    return -(-n // (1 << e)) * (1 << e) if -(-n // (1 << e)) < 8 else 8 << e
+
+
+#: Rows per chunk of :func:`sum_rows`.
+_SUM_CHUNK = 128
+
+
+def sum_rows(a: jax.Array) -> jax.Array:
+    """``a.sum(axis=0)`` in an order that trailing zero rows cannot change.
+
+    A plain reduction's association depends on the length: the sum of ``n``
+    rows and of the same rows followed by zeros (the padding of
+    :func:`padded_rows`) differ in the last bits.  Here the rows are summed in
+    chunks of 128 consecutive rows, then the chunk sums in chunks of 128, and
+    so on: every partial sum covers a fixed range of row indices, so padding
+    adds exact zeros to the same partial sums.
+
+    Parameters
+    ----------
+    a : array, shape (n, ...)
+
+    Returns
+    -------
+    array, shape a.shape[1:]
+    """
+    if a.shape[0] == 0:
+        return jnp.zeros(a.shape[1:], a.dtype)
+    while a.shape[0] > 1:
+        pad = -a.shape[0] % _SUM_CHUNK
+        a = jnp.pad(a, ((0, pad),) + ((0, 0),) * (a.ndim - 1))
+        a = a.reshape((-1, _SUM_CHUNK) + a.shape[1:]).sum(axis=1)
+    return a[0]
 
 
 def assignment_block_size(n: int, k: int) -> int:
@@ -359,10 +417,25 @@ def nearest_center(
             # Without ``birth`` the XLA path skips the visibility masks.
             return _nearest_center_xla(X, C, valid, None if birth is None else birth_or_zero, offset)
 
-        return lax.platform_dependent(
+        return _platform_dependent(
             X, C, valid, birth_or_zero, jnp.asarray(row_offset, jnp.int32), cpu=native, default=xla
         )
     return _nearest_center_xla(X, C, valid, birth, row_offset, block_size)
+
+
+def _platform_dependent(*args, cpu, default):
+    """``lax.platform_dependent(*args, cpu=cpu, default=default)``, traced lazily.
+
+    ``lax.platform_dependent`` traces every branch, and the XLA path of the
+    nearest-centre step (its unrolled compare/select chains) was about half
+    of the tracing time of a DP-means loop, for a branch that XLA discards
+    when it lowers for the CPU.  When JAX's default backend is the CPU (no
+    accelerator, or ``JAX_PLATFORMS=cpu``), only the CPU branch is traced;
+    otherwise both, and the platform chooses.
+    """
+    if jax.default_backend() == "cpu":
+        return cpu(*args)
+    return lax.platform_dependent(*args, cpu=cpu, default=default)
 
 
 def _native_ok(X, C) -> bool:
@@ -496,7 +569,7 @@ def nearest_center_stats(
         dist, index, weight, total = _native.nearest_center_stats_ffi(X, C, valid, w)
         return NearestCenter(dist, index), SegmentStats(weight, total)
 
-    return lax.platform_dependent(X, C, valid, w.astype(X.dtype), cpu=native, default=xla)
+    return _platform_dependent(X, C, valid, w.astype(X.dtype), cpu=native, default=xla)
 
 
 def weighted_means(stats: SegmentStats) -> jax.Array:

@@ -10,7 +10,7 @@ import numpy as np
 
 __all__ = [
     "plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_method_scores",
-    "plot_n_clusters_trace", "plot_dc_prototypes", "project_2d",
+    "plot_n_clusters_trace", "plot_small_variance_path", "plot_dc_prototypes", "project_2d",
 ]
 
 
@@ -190,10 +190,50 @@ def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, a
         ax.plot(ks, lw=0.8, label=f"chain {c}")
     if reference is not None:
         ax.axhline(reference, color="k", ls="--", lw=1, label=reference_label)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # k is a count
     ax.set_xlabel("draw")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
+    return ax
+
+
+def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
+    """A :class:`~bayesclust.comparison.SmallVariancePath` against ``sigma2 / lam`` (log scale).
+
+    NMI of the posterior point partition to DP-means' partition and ``P(k = k_DP-means)``,
+    ``sigma2 / lam`` decreasing to the right, with a caption saying what converges to what.
+
+    Parameters
+    ----------
+    path : SmallVariancePath
+        From :func:`bayesclust.small_variance_path`.
+    ax : matplotlib Axes, optional
+    title : str
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax)
+    ratio = np.asarray(path.sigma2_over_lam)
+    ax.semilogx(ratio, path.nmi_point, "o-", ms=4, label="NMI(point, DP-means)")
+    ax.semilogx(ratio, path.p_k_hard, "s--", ms=4, label="P(k = k_DP-means)")
+    ax.set_xlim(ratio[0] * 2, ratio[-1] / 2)  # decreasing to the right
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("sigma2 / lam (log scale; alpha = alpha_from_lam)")
+    if path.stop == "lower_objective":
+        caption = ("as sigma2/lam -> 0 the posterior collapses onto a\n"
+                   "partition of lower objective than DP-means'")
+    else:
+        caption = ("as sigma2/lam -> 0 the sampled posterior collapses\n"
+                   "onto the DP-means partition")
+        if path.stop == "floor":
+            caption += " (not reached before the floor)"
+    ax.set_title(f"{title}\n{caption}", fontsize=9)
+    ax.legend(fontsize=8, loc="center left")
     return ax
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "scale.py"]
+SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "scale.py",
+           "small_variance_path.py", "first_call.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -475,6 +476,8 @@ _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nu
               "hdp_", "dc_table1", "dp_means_many_clusters_opening")
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
 GENERIC_TITLES: dict[str, str] = {
+    "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
+    "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
     "cecib_noisy": "CEC-IB with wrong labels (§5.4): NMI as the fraction of wrong labels grows, beta = 1 vs beta_0",

@@ -18,7 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "bayesclust"
 #: name under bayesclust: "inference" for bayesclust.inference.gibbs.
 ALLOWED = {
     "_native": set(),
-    "_validation": set(),
+    "_cache": set(),
+    "_validation": {"_cache"},
     "kernels": {"_native", "_validation"},
     "graphs": {"_validation"},
     "metrics": {"_validation", "kernels"},

@@ -50,7 +50,34 @@ def test_fit_npy_with_lam(tmp_path, capsys):
     np.save(path, X)
     assert main(["fit", str(path), "--lam", "1.0"]) == 0
     assert "2 clusters" in capsys.readouterr().out
-    assert np.loadtxt(tmp_path / "x.labels.csv", dtype=int).tolist() == [0, 0, 1, 1]
+    assert np.loadtxt(tmp_path / "x.npy.labels.csv", dtype=int).tolist() == [0, 0, 1, 1]
+
+
+def test_fit_of_data_csv_and_data_npy_write_different_labels_files(tmp_path, capsys):
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    np.save(tmp_path / "data.npy", X)
+    np.savetxt(tmp_path / "data.csv", X[::-1], delimiter=",")
+    assert main(["fit", str(tmp_path / "data.npy"), "--lam", "1.0"]) == 0
+    assert main(["fit", str(tmp_path / "data.csv"), "--lam", "1.0"]) == 0
+    from_npy = np.loadtxt(tmp_path / "data.npy.labels.csv", dtype=int).tolist()
+    from_csv = np.loadtxt(tmp_path / "data.csv.labels.csv", dtype=int).tolist()
+    for labels in (from_npy, from_csv):  # each file holds its own run's 4 labels
+        assert len(labels) == 4 and labels[0] == labels[1] != labels[2] == labels[3]
+    assert (tmp_path / "data.npy.labels.csv").stat().st_mtime_ns <= (
+        tmp_path / "data.csv.labels.csv").stat().st_mtime_ns
+
+
+@pytest.mark.parametrize("content, n_rows", [
+    ("a,b\n1,2\n3,4\n", 2),       # a header: no field is a number
+    ("x, y\n1,2\n", 1),
+    ("1,2\n3,4\n", 2),             # no header
+    ("1\n2\n3\n", 3),             # one value per line: one column
+])
+def test_fit_reads_a_header_only_when_no_field_is_a_number(tmp_path, capsys, content, n_rows):
+    path = tmp_path / "d.csv"
+    path.write_text(content)
+    assert main(["fit", str(path), "--lam", "1.0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_samples"] == n_rows
 
 
 @pytest.mark.parametrize(
@@ -64,6 +91,10 @@ def test_fit_npy_with_lam(tmp_path, capsys):
         ("1,2\n3,4\n", [], "exactly one of --lam and --n-clusters"),
         ("1,2\n3,4\n", ["--lam", "abc"], "invalid float value"),
         ("", ["--n-clusters", "1"], "no data"),
+        # a typo in the first row is an error, not a header
+        ("1,2a\n3,4\n5,6\n", ["--n-clusters", "1"], "line 1 has a field '2a' that is not a number"),
+        ("x,y\n1,2\n3,oops\n", ["--n-clusters", "1"], "line 3 has a field 'oops'"),
+        ("1,2\n\n3,4,5\n", ["--n-clusters", "1"], "line 3 has 3 fields, the rows above have 2"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, match):
@@ -74,6 +105,31 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, match
     err = capsys.readouterr().err
     assert match in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_one_dimensional_npy_is_refused(tmp_path, capsys):
+    """As the README says: a 1-D array is not a matrix of rows (scikit-learn refuses it too)."""
+    path = tmp_path / "x.npy"
+    np.save(path, np.arange(5.0))
+    assert main(["fit", str(path), "--n-clusters", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "1-D array of shape (5,)" in err and "reshape(-1, 1)" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [["fit", "DATA", "--lam", "1.0", "--out", "BLOCKED/labels.csv"],
+                                     ["compare", "--out", "BLOCKED/results"]])
+def test_an_unwritable_out_is_reported_before_any_work(tmp_path, capsys, monkeypatch, command):
+    data = tmp_path / "d.csv"
+    data.write_text("1,2\n3,4\n")
+    blocked = tmp_path / "a_file"
+    blocked.write_text("")  # a file where a folder is needed
+    import bayesclust.jobs as jobs
+
+    monkeypatch.setattr(jobs, "run_compare", lambda **kw: pytest.fail("the job ran"))
+    argv = [a.replace("DATA", str(data)).replace("BLOCKED", str(blocked)) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is not a writable folder" in err and err.count("\n") == 1
 
 
 def test_malformed_npy(tmp_path, capsys):

@@ -343,7 +343,7 @@ _c = np.array([0, 1] * 5)
     (dict(classes=_c[:9]), ValueError, "classes has length 9"),
     (dict(classes=_c + 0.5), ValueError, "classes must contain integer"),
     (dict(classes=np.array(["a", "b"] * 5)), TypeError, "classes"),
-    (dict(classes=_c * 2), ValueError, r"classes \[1\] .* no samples"),
+    (dict(classes=_c * 2, n_classes=3), ValueError, r"classes \[1\] .* no samples"),
     (dict(classes=_c, n_classes=3), ValueError, r"classes \[2\] .* no samples"),
     (dict(classes=_c, n_classes=1), ValueError, "n_classes=1"),
     (dict(classes=_c - 1), ValueError, "non-negative"),

@@ -173,7 +173,7 @@ def test_point_sweep_reproduces_hard_hdp_step_4(x64):
 def test_group_ids_form_is_the_list_form_permuted():
     rng = np.random.default_rng(0)
     groups = [rng.normal(0, 1, (7, 2)), rng.normal(3, 1, (5, 2)), rng.normal(-3, 1, (6, 2))]
-    kw = dict(sigma2=0.5, num_warmup=5, num_samples=10, progress_bar=False)
+    kw = dict(sigma2=0.5, num_warmup=5, num_samples=10, num_chains=1, progress_bar=False)
     a = gibbs_hdp_gmm(0, groups, **kw)
     X = np.concatenate(groups)
     ids = np.repeat([10, 20, 30], [7, 5, 6])

@@ -168,7 +168,8 @@ def test_penalized_ncut_toy_by_hand():
     assert res.labels.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     assert res.objective == pytest.approx(2 / 13 - 1.0)
     # lam' >= 0: the single cluster is optimal (docs/deviations.md#penalised-ncut-lambda-range)
-    assert penalized_ncut(A, lam_prime=0.1).n_clusters == 1
+    with pytest.warns(UserWarning, match="outside \\(-1, 0\\): the single cluster"):
+        assert penalized_ncut(A, lam_prime=0.1).n_clusters == 1
     # Algorithm 1's one-cluster start is a fixed point for lam' > -1 (docs/deviations.md#penalised-ncut-start)
     assert penalized_ncut(A, lam_prime=-0.5, init="single", merge=False).n_clusters == 1
 
@@ -241,6 +242,7 @@ def test_theorem_5_3_identity():
         assert kernel_dp_means_objective(K, labels, 0.0, deg) == pytest.approx(J, rel=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore:lam_prime=.*outside:UserWarning")  # below -1 on purpose
 def test_sparse_ncut_pass_equals_dense_weighted_kernel_dp_means():
     """The O(|E|) graph distances give the passes of kernel DP-means on the explicit K, W = D."""
     rng = np.random.default_rng(5)

@@ -352,8 +352,9 @@ struct Problem {
   }
 };
 
-// Most parts of the rows a call with statistics splits into (each holds a
-// kv x d partial sum; a function of n only, never of the thread count).
+// Parts of the rows a call with statistics splits into, up to trailing
+// zero-weight rows (each holds a kv x d partial sum; a function of the rows
+// and weights only, never of the thread count).
 constexpr int64_t kMaxParts = 16;
 
 template <typename T>
@@ -382,7 +383,14 @@ ffi::Error Run(ffi::ThreadPool& pool, ffi::AnyBuffer& X, ffi::AnyBuffer& C,
   int64_t n_parts = n_blocks;
   if (w != nullptr) {
     pr.w = w;
-    pr.blocks_per_part = std::max<int64_t>(1, (n_blocks + kMaxParts - 1) / kMaxParts);
+    // The parts are sized from the rows up to the last one of nonzero weight:
+    // trailing zero-weight rows (a fit padded to a shape bucket) then only add
+    // exact zeros, in extra parts or at the end of the last one, and the sums
+    // equal those of the unpadded rows bit for bit.
+    int64_t n_weighted = pr.n;
+    while (n_weighted > 0 && w[n_weighted - 1] == T(0)) --n_weighted;
+    const int64_t weighted_blocks = std::max<int64_t>(1, (n_weighted + kBlockRows - 1) / kBlockRows);
+    pr.blocks_per_part = std::max<int64_t>(1, (weighted_blocks + kMaxParts - 1) / kMaxParts);
     n_parts = (n_blocks + pr.blocks_per_part - 1) / pr.blocks_per_part;
     pr.part_weight.assign(n_parts * kv, T(0));
     pr.part_sums.assign(n_parts * kv * pr.d, T(0));

@@ -18,9 +18,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _validation as V
 from .._validation import warn_renamed
 from ..inference.dp_means import farthest_first_lambda
-from ..kernels import nearest_center
+from ..kernels import nearest_center, padded_rows
 
 #: Default of a renamed parameter's old spelling (scikit-learn's convention); the
 #: constraint ``Hidden(StrOptions({DEPRECATED}))`` keeps it out of the error messages.
@@ -59,8 +60,18 @@ def _key_from_random_state(random_state) -> jax.Array:
 def _lam_from_n_clusters(X, n_clusters: int) -> float:
     """DP-means penalty by farthest-first for ``n_clusters`` clusters (capped at n)."""
     lam = farthest_first_lambda(X, min(n_clusters, X.shape[0]))
+    if lam > 0:
+        return lam
     # Fewer distinct points than the hint: a tiny penalty separates every distinct point.
-    return lam if lam > 0 else float(np.finfo(np.float32).tiny)
+    # "Tiny" relative to the data's spread S (the largest squared distance to the mean):
+    # the smallest penalty the working dtype still holds in the data's unit frame, so that
+    # it neither flushes to zero nor depends on the data's units (a factor 2**10 above the
+    # normal minimum covers a unit frame centred on a weighted mean).
+    spread = farthest_first_lambda(X, 1)
+    fi = np.finfo(V.working_dtype(np.asarray(X).dtype))
+    if spread == 0:
+        return float(np.finfo(np.float32).tiny)
+    return 1024.0 * spread * float(fi.tiny)
 
 
 def _nearest_labels(estimator, X) -> np.ndarray:
@@ -68,8 +79,21 @@ def _nearest_labels(estimator, X) -> np.ndarray:
     ``predict`` of the hard limits and of discriminative clustering."""
     check_is_fitted(estimator)
     X = validate_data(estimator, X, dtype=[np.float64, np.float32], reset=False)
-    centers = jnp.asarray(estimator.cluster_centers_)
-    return np.asarray(nearest_center(jnp.asarray(X), centers).index).astype(np.intp)
+    X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
+    centers = np.asarray(estimator.cluster_centers_, X.dtype)
+    # Padded (rows to a shape bucket, centres to a power of two, masked): one
+    # compiled program serves many sizes.
+    n, k = X.shape[0], centers.shape[0]
+    Xp = np.zeros((padded_rows(n), X.shape[1]), X.dtype)
+    Xp[:n] = X
+    Cp = np.zeros((max(8, 1 << (k - 1).bit_length()), X.shape[1]), X.dtype)
+    Cp[:k] = centers
+    return np.asarray(_nearest_index(Xp, Cp, np.int32(k)))[:n].astype(np.intp)
+
+
+@jax.jit
+def _nearest_index(X, C, k):
+    return nearest_center(X, C, jnp.arange(C.shape[0]) < k).index
 
 
 class _PointPartitionPredictive:
@@ -91,6 +115,7 @@ class _PointPartitionPredictive:
         "sigma2_prior": [dist.InverseGamma, tuple, None],
         "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "num_chains": [Interval(numbers.Integral, 1, None, closed="left")],
         "loss": [StrOptions({"binder", "vi"})],
         "progress_bar": ["boolean"],

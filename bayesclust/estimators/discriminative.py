@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
@@ -117,6 +118,10 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        if type_of_target(y) in ("continuous", "continuous-multioutput"):
+            bad = next(v for v in np.ravel(y) if float(v) != int(v))
+            raise ValueError("y must hold discrete auxiliary classes (integers or strings), got "
+                             f"non-integer values such as {bad}")
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={X.shape[0]}")

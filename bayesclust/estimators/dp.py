@@ -15,6 +15,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ..inference.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.dp_means import dp_means
 from ..inference.gibbs import gibbs_dp_gmm, prior_distribution
 from ._base import (
@@ -221,7 +222,14 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     sampler : {"collapsed", "kj"}, default "collapsed"
         Means integrated out (Neal's Algorithm 3), or Kulis & Jordan's
         Algorithm 2 (explicit means; its limit is DP-means).
-    num_warmup, num_samples, num_chains : int
+    num_warmup, num_samples, thin, num_chains : int, default 500, 1000, 4, 8
+        Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
+        defaults of :func:`bayesclust.gibbs_dp_gmm`
+        (:data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`).  ``fit``
+        issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
+    split_merge : int or None, default None
+        Split-merge moves per sweep; None: 2 with ``sampler="collapsed"``, 0 with
+        ``"kj"``.
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
@@ -260,6 +268,7 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         **_PointPartitionPredictive._sampler_constraints,
         "sampler": [StrOptions({"collapsed", "kj"})],
+        "split_merge": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -271,9 +280,11 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         alpha_prior=None,
         sigma2_prior=None,
         sampler="collapsed",
-        num_warmup=200,
-        num_samples=200,
-        num_chains=1,
+        num_warmup=_DEFAULTS.num_warmup,
+        num_samples=_DEFAULTS.num_samples,
+        thin=_DEFAULTS.thin,
+        num_chains=_DEFAULTS.num_chains,
+        split_merge=None,
         loss="vi",
         progress_bar=False,
         random_state=None,
@@ -286,7 +297,9 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         self.sampler = sampler
         self.num_warmup = num_warmup
         self.num_samples = num_samples
+        self.thin = thin
         self.num_chains = num_chains
+        self.split_merge = split_merge
         self.loss = loss
         self.progress_bar = progress_bar
         self.random_state = random_state
@@ -311,8 +324,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
             alpha_prior=prior_distribution(self.alpha_prior, "alpha_prior", "gamma"),
             sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
             collapsed=self.sampler == "collapsed", num_warmup=self.num_warmup,
-            num_samples=self.num_samples, num_chains=self.num_chains,
-            progress_bar=self.progress_bar,
+            num_samples=self.num_samples, thin=self.thin, num_chains=self.num_chains,
+            split_merge=self.split_merge, progress_bar=self.progress_bar,
         )
         self._set_posterior(X, post)
         return self

@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 )
 
 from .._validation import renamed_attribute
+from ..inference.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.gibbs import prior_distribution
 from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.hdp_gibbs import gibbs_hdp_gmm
@@ -235,7 +236,11 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
         The sampler needs these conjugate families; a pair ``(a, b)`` (the
         parameters in the same order) is a deprecated form.
-    num_warmup, num_samples, num_chains : int
+    num_warmup, num_samples, thin, num_chains : int, default 500, 500, 1, 8
+        Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
+        defaults of :func:`bayesclust.gibbs_hdp_gmm`
+        (:data:`bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`).  ``fit``
+        issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
     loss : {"vi", "binder"}, default "vi"
     progress_bar : bool, default False
     random_state : int, RandomState instance or None
@@ -298,9 +303,10 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         alpha_prior=None,
         gamma_prior=None,
         sigma2_prior=None,
-        num_warmup=200,
-        num_samples=200,
-        num_chains=1,
+        num_warmup=_DEFAULTS.num_warmup,
+        num_samples=_DEFAULTS.num_samples,
+        thin=_DEFAULTS.thin,
+        num_chains=_DEFAULTS.num_chains,
         loss="vi",
         progress_bar=False,
         random_state=None,
@@ -314,6 +320,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self.sigma2_prior = sigma2_prior
         self.num_warmup = num_warmup
         self.num_samples = num_samples
+        self.thin = thin
         self.num_chains = num_chains
         self.loss = loss
         self.progress_bar = progress_bar
@@ -347,7 +354,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
             gamma_prior=prior_distribution(self.gamma_prior, "gamma_prior", "gamma"),
             sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
             num_warmup=self.num_warmup,
-            num_samples=self.num_samples, num_chains=self.num_chains,
+            num_samples=self.num_samples, thin=self.thin, num_chains=self.num_chains,
             progress_bar=self.progress_bar,
         )
         self._set_posterior(X, post)

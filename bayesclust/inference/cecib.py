@@ -226,7 +226,12 @@ def _check_inputs(X, y_partial, beta, eps, covariance_type, n_categories):
                 f"y_partial must hold -1 (unlabelled) or a category >= 0, got {int(z.min())}"
             )
     if n_categories is None:
-        m = int(z.max()) + 1 if np.any(z >= 0) else 0
+        # Categories are nominal: number those present 0..m-1 in increasing order, so any
+        # integer ids (1e12 included) cost O(n), as the estimator's class encoding does.
+        present, codes = np.unique(z[z >= 0], return_inverse=True)
+        z = z.copy()
+        z[z >= 0] = codes
+        m = present.size
     else:
         m = V.check_int(n_categories, "n_categories", minimum=0)
         if np.any(z >= m):
@@ -310,7 +315,10 @@ def cecib_cost(
     Returns
     -------
     float
-        ``-inf`` if some cluster's covariance is singular.
+        ``-inf`` if some cluster's covariance is singular (too few or collinear members):
+        its differential entropy is ``-inf``, so the cost is unbounded below.  :func:`cecib`
+        never produces such a cluster (its minimum cluster size keeps covariances regular);
+        a partition given here is scored as it is.
 
     Examples
     --------
@@ -944,7 +952,9 @@ def cecib(
     tol : float, default 1e-10
         A point moves only if the cost drops by more than ``tol``.
     n_categories : int, optional
-        Number of known categories; labels ``>= n_categories`` are an error.
+        Number of known categories; labels ``>= n_categories`` are an error.  Default: the
+        distinct labels present, numbered in increasing order (any integer ids; the columns
+        of ``label_counts`` follow that order).
 
     Returns
     -------

@@ -142,6 +142,9 @@ def _check_problem(X, classes, n_clusters, n_classes) -> _Problem:
     if classes.min() < 0:
         raise ValueError(f"classes must be non-negative integers, got min {classes.min()}")
     if n_classes is None:
+        # Classes are nominal: number those present 0..C-1 in increasing order (as
+        # DiscriminativeClustering does), so ids with gaps or near 1e12 are fine.
+        classes = np.unique(classes, return_inverse=True)[1].reshape(-1)
         C = int(classes.max()) + 1
     else:
         C = V.check_int(n_classes, "n_classes", minimum=1)
@@ -392,7 +395,9 @@ def dc_map(
         (the paper's recommended start, §7.3); ``"random"``: ``K`` distinct random
         data points (the paper's Table 1 protocol); or the prototypes themselves.
     n_classes : int, optional
-        ``C`` (default ``max(classes) + 1``); every class must have samples.
+        ``C``; then ``classes`` must lie in ``0..C-1`` and every class must have samples.
+        Default: the distinct values of ``classes``, numbered in increasing order (any
+        integer ids).
     n0 : float, default 1
         Dirichlet prior count per class (the paper: 1).
     lam_eq, lam_mog, lam_vq : float, default 0

@@ -7,6 +7,7 @@ rather than by a scalar loop over points (see :func:`dp_means`).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import NamedTuple
 
@@ -22,9 +23,11 @@ from ..kernels import (
     compact_labels,
     nearest_center,
     nearest_center_stats,
+    padded_rows,
     segment_stats,
     squared_distances,
     squared_norms,
+    sum_rows,
     weighted_means,
 )
 
@@ -52,6 +55,12 @@ _SUPER_BLOCKS = 16
 _NEW_TIERS = (32, 256)
 #: Relative inflation (in units of the dtype's eps) of farthest-first lambda.
 _TIE_ULPS = 16
+#: Entries of the driver's objective-trace buffer: a run of more iterations
+#: records its trace in pieces of ``_TRACE_LEN - 1`` (the buffer's length is a
+#: shape, so a ``max_iter``-sized buffer would compile once per ``max_iter``).
+_TRACE_LEN = 128
+#: Rows of the host-side sample :func:`_initial_capacity` scans.
+_CAPACITY_SAMPLE = 1024
 
 
 class DPMeansResult(NamedTuple):
@@ -263,9 +272,16 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
     """
     n = is_candidate.shape[0]
     d = X.shape[1]
-    B = min(_CANDIDATE_BLOCK, n if n_rows is None else n_rows)
-    S = min(B * _SUPER_BLOCKS, n if n_rows is None else n_rows)
-    S = -(-S // B) * B  # whole blocks
+    if n_rows is None:
+        # Sizes from the shape bucket of n, not n: a padded run and the unpadded
+        # one use the same blocks, hence the same rounding in their products.
+        n_bucket = padded_rows(n)
+        B = min(_CANDIDATE_BLOCK, n_bucket)
+        S = min(B * _SUPER_BLOCKS, -(-n_bucket // B) * B)
+    else:
+        B = min(_CANDIDATE_BLOCK, n_rows)
+        S = min(B * _SUPER_BLOCKS, n_rows)
+        S = -(-S // B) * B  # whole blocks
     n_cand = jnp.sum(is_candidate, dtype=jnp.int32)
     # Padding by one super-block lets every slice stay in bounds.
     cand_rows = jnp.nonzero(is_candidate, size=n + S, fill_value=0)[0].astype(jnp.int32)
@@ -444,7 +460,7 @@ def _mean_step(w, labels, sq_dist, assigned_centers, k_total, lam, stats, axis_n
     nonempty = (stats.weight > 0) & (jnp.arange(K_cap) < k_total)
     means = weighted_means(stats)
     shift = jnp.sum(stats.weight * jnp.sum((means - assigned_centers) ** 2, axis=1))
-    total = jnp.sum(w * sq_dist)
+    total = sum_rows(w * sq_dist)
     if axis_name is not None:
         total = lax.psum(total, axis_name)
     sse = jnp.maximum(total - shift, 0.0)
@@ -483,11 +499,12 @@ def _step(s: DPMeansState, X, w, lam, max_k, axis_name=None, n_rows=None):
         X, w, s.centers, s.n_clusters, lam, axis_name=axis_name, n_rows=n_rows
     )
     if axis_name is None:
-        unchanged = jnp.all(labels == s.labels)
+        unchanged = jnp.all((labels == s.labels) | (w <= 0))  # weight 0: padding rows
     else:
         changed = jnp.sum((labels != s.labels) & (w > 0), dtype=jnp.int32)
         unchanged = lax.psum(changed, axis_name) == 0
-    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    # Relative, with no absolute floor: the test is the same at every scale of the data.
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
     it = s.n_iter + 1
     new = DPMeansState(
         centers, k, labels, obj, s.objective_trace.at[it].set(obj), it, unchanged | stalled,
@@ -520,7 +537,10 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     state : DPMeansState
     X : array, shape (n, d)
         The data the state was made from.  :func:`dp_means` works on
-        ``X - mean`` (the weighted mean, subtracted in the input dtype).
+        ``(X - mean) * 2**-e`` (the weighted mean, subtracted in the input
+        dtype; ``e`` puts the largest value in [0.5, 1)) with ``lam * 4**-e``;
+        the power of two is exact, so stepping on ``X - mean`` with ``lam``
+        gives the same labels and iteration count.
     lam : float scalar
         Penalty per cluster (a squared distance).
     sample_weight : array, shape (n,), optional
@@ -590,13 +610,13 @@ _run = jax.jit(_loop)
 def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
     n, d = X.shape
     if axis_name is None:
-        mean = jnp.sum(w[:, None] * X, axis=0) / jnp.sum(w)
+        mean = sum_rows(w[:, None] * X) / sum_rows(w)
     else:
         wx, ws = lax.psum((jnp.sum(w[:, None] * X, axis=0), jnp.sum(w)), axis_name)
         mean = wx / ws
     centers = jnp.zeros((K_cap, d), X.dtype).at[0].set(mean)
     labels = jnp.zeros(n, jnp.int32)
-    objective = jnp.sum(w * assigned_squared_distances(X, centers, labels))
+    objective = sum_rows(w * assigned_squared_distances(X, centers, labels))
     if axis_name is not None:
         objective = lax.psum(objective, axis_name)
     objective = objective + lam
@@ -732,6 +752,14 @@ def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     )
 
 
+def _from_unit(trace, e):
+    """An objective trace of the unit frame in the data's frame (float64 if the dtype would overflow)."""
+    trace = np.asarray(trace)
+    with np.errstate(over="ignore"):
+        out = np.ldexp(trace, 2 * e)
+    return out if np.all(np.isfinite(out)) else np.ldexp(trace.astype(np.float64), 2 * e)
+
+
 def _pow2_at_least(m: int) -> int:
     return 1 << max(0, int(m) - 1).bit_length()
 
@@ -798,8 +826,8 @@ def dp_means(
     the new-cluster test is strict, so a tie keeps the point in an existing
     cluster.  Empty clusters are deleted after each pass and the survivors
     relabelled in order.  The run stops when the (relabelled) assignment is
-    unchanged, when :math:`J` did not decrease (relative tolerance 1e-12), or
-    at ``max_iter``.
+    unchanged, when :math:`J` did not decrease by more than ``1e-12 |J|``
+    (relative, no absolute floor), or at ``max_iter``.
 
     **Bulk computation.**  A pass is not a scalar loop over points: the
     distances to the pass's starting centres are one blocked product; only the
@@ -815,11 +843,22 @@ def dp_means(
     therefore *not* the same as repeated rows, which open clusters at
     :math:`d > \lambda`.
 
-    The data are centred internally (the algorithm is translation invariant);
-    this protects the GEMM form of the distances against cancellation.
+    **Scale.**  The data are centred internally (the algorithm is translation
+    invariant; this protects the GEMM form of the distances against
+    cancellation) and multiplied by a power of two ``2**-e`` so that the
+    largest centred value lies in [0.5, 1), ``lam`` by ``4**-e``: exact, so
+    the results are those of the centred data bit for bit, and float32 data
+    of any magnitude neither overflow nor flush to zero.  The stopping test is
+    relative with no absolute floor: ``X * s`` with ``lam * s**2`` gives the
+    same partition in the same number of iterations.  Centres, objective and
+    trace are reported in the data's frame (the trace in float64 if the
+    data's dtype cannot hold it).  A ``ValueError`` names ``lam`` when
+    ``lam * 4**-e`` is above ``finfo.max / n`` or, for non-constant data,
+    below ``finfo.tiny`` of the working dtype, and ``X`` when it holds values
+    beyond that dtype's range (float64 data with ``jax_enable_x64`` off).
 
     **Memory.**  ``O(n d)`` for the data, ``O(n)`` per-point vectors, the
-    ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 16
+    ``K_cap x d`` centre buffer and, on the native CPU kernel, at most 20
     partial ``K_cap x d`` sums (on the XLA path: row blocks of at most
     ``2**27`` point-centre scores): no ``n x n`` or ``n x K_cap`` array.
 
@@ -907,74 +946,131 @@ def dp_means(
         labels = np.empty(n, np.int32)
         labels[positive] = res.labels
         zero = ~positive
-        labels[zero] = np.asarray(nearest_center(jnp.asarray(X[zero]), jnp.asarray(res.centers)).index)
+        # In the unit frame of the centres: the squared distances cannot overflow.
+        c_mean = V.centre(res.centers)
+        C, e = V.to_unit_frame(res.centers, c_mean, "X")
+        Xz = np.ldexp(X[zero] - c_mean, -e).astype(C.dtype)
+        labels[zero] = np.asarray(nearest_center(jnp.asarray(Xz), jnp.asarray(C)).index)
         return res._replace(labels=labels)
 
     limit = n if max_clusters is None else min(max_clusters, n)
-    mean = (w[:, None] * X).sum(0) / w.sum()
+    # The unit frame: centred and scaled by a power of two (exact), lam by its square.
+    mean = V.centre(X, w)
+    Xs, e = V.to_unit_frame(X, mean, "X")
+    lam_s = V.check_unit_penalty(lam, "lam", e, Xs.dtype, n_terms=n, nonconstant=bool(np.any(Xs)))
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
-    K_bound = _pow2_at_least(limit + n)
-    K_cap = min(K_bound, 32)
-    # Trace length rounded up to a power of two so nearby max_iter share a compile.
-    trace_len = _pow2_at_least(max_iter + 1)
+    K_bound = max(32, _pow2_at_least(limit + n))
+    K_cap = min(K_bound, _initial_capacity(Xs, w, lam_s))
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
-        wj = jnp.asarray(w)
-        lam_j = jnp.asarray(lam, Xj.dtype)
-        state = _initial(Xj, wj, lam_j, K_cap, trace_len)
+        # Rows padded to a shape bucket with weight 0 (never a candidate, nothing
+        # in any statistic or in the stopping test): n rows and n + 7 rows run
+        # the same compiled program, with the same result as unpadded.
+        n_pad = _pad_to(n)
+        Xj = jnp.asarray(np.concatenate([Xs, np.zeros((n_pad - n, Xs.shape[1]), Xs.dtype)]))
+        wj = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]))
+        lam_j = np.asarray(lam_s, Xj.dtype)  # host scalars: traced, never a new compile
+        state = _initial(Xj, wj, lam_j, K_cap, _TRACE_LEN)
         run = _run
     else:
         axis = _check_mesh(mesh)
-        (Xj, wj), _ = _shard_rows(mesh, axis, X - mean.astype(X.dtype), w)
-        del X  # the host copy is not needed any more (1M x 128 runs)
-        lam_j = np.asarray(lam, Xj.dtype)  # host scalars: valid inputs on any mesh
-        init, run = _sharded_fns(mesh, axis, n, K_cap, trace_len)
+        (Xj, wj), _ = _shard_rows(mesh, axis, Xs, w)
+        del X, Xs  # the host copies are not needed any more (1M x 128 runs)
+        lam_j = np.asarray(lam_s, Xj.dtype)  # host scalars: valid inputs on any mesh
+        init, run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)
         state = init(Xj, wj, lam_j)
-    int32 = jnp.int32 if mesh is None else np.int32
+    trace, done = [np.asarray(state.objective_trace)[:1]], 0
     while True:
-        state = run(Xj, wj, lam_j, int32(limit), int32(max_iter), state)
+        # At most _TRACE_LEN - 1 iterations per call: the trace buffer's length.
+        todo = min(max_iter - done, _TRACE_LEN - 1)
+        state = run(Xj, wj, lam_j, np.int32(limit), np.int32(todo), state)
+        if bool(state.overflow) and not bool(state.limit_hit):
+            # The failed pass stopped at the first candidate block that overfilled
+            # the buffer; every seed accepted up to there is genuine, so it needs at
+            # least ``need`` slots.  Double at least (each new size is a compile).
+            K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
+            state = _grow(state, K_cap)
+            if mesh is not None:
+                run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)[1]
+            continue
+        it = int(state.n_iter)
+        trace.append(np.asarray(state.objective_trace)[1 : it + 1])
+        done += it
         if bool(state.limit_hit):
             warnings.warn(
                 f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
-                f"stopped after {int(state.n_iter)} iteration(s). Increase lam or max_clusters.",
+                f"stopped after {done} iteration(s). Increase lam or max_clusters.",
                 RuntimeWarning,
                 stacklevel=2,
             )
             break
-        if not bool(state.overflow):
+        if bool(state.converged) or done >= max_iter:
             break
-        # The failed pass stopped at the first candidate block that overfilled
-        # the buffer; every seed accepted up to there is genuine, so it needs at
-        # least ``need`` slots.  Double at least (each new size is a compile).
-        K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
-        state = _grow(state, K_cap)
-        if mesh is not None:
-            run = _sharded_fns(mesh, axis, n, K_cap, trace_len)[1]
+        # The next piece of the trace starts at the current objective.
+        buf = np.full(_TRACE_LEN, np.nan, trace[-1].dtype)
+        buf[0] = trace[-1][-1]
+        state = state._replace(n_iter=np.int32(0), objective_trace=buf)
 
     k = int(state.n_clusters)
-    it = int(state.n_iter)
     return DPMeansResult(
         labels=_to_host(state.labels)[:n],
-        centers=(np.asarray(state.centers[:k]) + mean).astype(Xj.dtype),
+        centers=(np.ldexp(np.asarray(state.centers)[:k], e) + mean).astype(Xj.dtype),
         n_clusters=k,
-        objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
-        n_iter=it,
+        objective=math.ldexp(float(state.objective), 2 * e),
+        objective_trace=_from_unit(np.concatenate(trace), e),
+        n_iter=done,
         converged=bool(state.converged),
         lam=lam,
     )
 
 
-@functools.partial(jax.jit, static_argnames=("k",))
-def _farthest_first(X, k):
-    mean = jnp.mean(X, axis=0)
-    dmin = assigned_squared_distances(X, mean[None, :], jnp.zeros(X.shape[0], jnp.int32))
+#: The driver's row padding (a name of its own: the tests switch it off).
+_pad_to = padded_rows
+
+
+def _initial_capacity(X, w, lam) -> int:
+    """A starting size of the centre buffer, from a cheap host-side scan (a power of two >= 32).
+
+    Algorithm 1's first pass, means frozen at the global mean, on an evenly
+    spaced sample of at most ``_CAPACITY_SAMPLE`` rows: the clusters it opens
+    estimate those the fit will hold.  A pass can hold up to twice its final
+    clusters before empty ones are deleted, and the sample sees fewer of them
+    than the data, so the buffer starts at four times the estimate.  Too small
+    costs a compile of a doubled buffer; too large, a wider product per pass;
+    the result does not depend on it.
+    """
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, _CAPACITY_SAMPLE)).astype(np.int64))
+    Xs = np.asarray(X[rows], np.float64)
+    ws = np.asarray(w[rows], np.float64)
+    seeds = np.zeros((min(len(rows), 256) + 1, X.shape[1]))  # the global mean (0) first
+    k = 1
+    for x, wi in zip(Xs, ws):
+        if wi * np.min(np.sum((seeds[:k] - x) ** 2, axis=1)) > lam:
+            seeds[k] = x
+            k += 1
+            if k == len(seeds):
+                break
+    return max(32, _pow2_at_least(4 * k))
+
+
+@jax.jit
+def _farthest_first(X, n, k):
+    """Farthest-first's ``lam_k`` on the first ``n`` rows of ``X`` (the others: padding).
+
+    ``n`` and ``k`` are traced: one compiled program per padded shape.
+    """
+    real = jnp.arange(X.shape[0]) < n
+    nf = n.astype(X.dtype)
+    Xc = jnp.where(real[:, None], X - sum_rows(X) / nf, 0)
+    mean = sum_rows(Xc) / nf
+    dmin = assigned_squared_distances(Xc, mean[None, :], jnp.zeros(X.shape[0], jnp.int32))
+    dmin = jnp.where(real, dmin, -jnp.inf)
 
     def step(_, carry):
         dmin, _ = carry
         far = jnp.argmax(dmin)
         lam = dmin[far]
-        diff = X - X[far]
+        diff = Xc - Xc[far]
         return jnp.minimum(dmin, jnp.sum(diff * diff, axis=1)), lam
 
     return lax.fori_loop(0, k, step, (dmin, jnp.asarray(0.0, X.dtype)))[1]
@@ -999,7 +1095,11 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     Returns
     -------
     float
-        A squared distance; 0.0 when ``X`` has fewer than ``k`` distinct rows.
+        A squared distance, positive and finite for any finite ``X`` with at
+        least ``k`` distinct rows (it is computed in the unit frame of ``X``,
+        centred and scaled by a power of two, and scaled back in float64, so
+        it may lie outside the float32 range); 0.0 when ``X`` has fewer than
+        ``k`` distinct rows.
 
     Notes
     -----
@@ -1026,6 +1126,11 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > X.shape[0]:
         raise ValueError(f"n_clusters must be <= the number of samples ({X.shape[0]}), got {k}")
-    Xj = jnp.asarray(X)
-    lam = float(_farthest_first(Xj - jnp.mean(Xj, axis=0), k))
-    return lam * (1.0 + _TIE_ULPS * float(jnp.finfo(Xj.dtype).eps))
+    # In the unit frame (centred, scaled by a power of two): the squared distances
+    # neither overflow nor flush to zero at any scale of X; scaled back in float64.
+    # Rows padded to a shape bucket (the sums are padding-invariant): no compile per n.
+    Xs, e = V.to_unit_frame(X, V.centre(X), "X")
+    n = Xs.shape[0]
+    Xj = jnp.asarray(np.concatenate([Xs, np.zeros((_pad_to(n) - n, Xs.shape[1]), Xs.dtype)]))
+    lam = math.ldexp(float(_farthest_first(Xj, np.int32(n), np.int32(k))), 2 * e)
+    return lam * (1.0 + _TIE_ULPS * float(np.finfo(Xs.dtype).eps))

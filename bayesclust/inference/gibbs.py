@@ -66,6 +66,7 @@ from ..kernels import (
     weighted_means,
 )
 from ..models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
+from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 
 __all__ = [
     "gibbs_dp_gmm",
@@ -714,6 +715,15 @@ def init_state(X, labels, capacity, log_alpha, sigma2) -> GibbsState:
     )
 
 
+def _init_chains(init, X, labels0, size, log_alpha, sigma2):
+    """``init(X, labels, size, log_alpha, sigma2)`` of one labelling ``(n,)``, or of one per
+    chain ``(C, n)`` (then every field has a leading chain axis)."""
+    labels0 = jnp.asarray(labels0)
+    if labels0.ndim == 1:
+        return init(X, labels0, size, log_alpha, sigma2)
+    return jax.vmap(lambda lab: init(X, lab, size, log_alpha, sigma2))(labels0)
+
+
 def _grow(state: GibbsState, capacity: int) -> GibbsState:
     pad = capacity - state.counts.shape[-1]
     return state._replace(
@@ -794,17 +804,17 @@ def gibbs_dp_gmm(
     rho2: float = 100.0,
     alpha_prior=None,
     sigma2_prior=None,
-    collapsed: bool = False,
-    num_warmup: int = 500,
-    num_samples: int = 500,
-    thin: int = 1,
-    num_chains: int = 1,
+    collapsed: bool | None = None,
+    num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
+    thin: int = DP_SAMPLER_DEFAULTS.thin,
+    num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
     init_labels=None,
     center: bool = True,
     max_clusters: int | None = None,
     scheme: str = "sequential",
     truncation: int | None = None,
-    split_merge: int = 0,
+    split_merge: int | None = None,
     progress_bar: bool = True,
 ):
     r"""Gibbs sampling of the DP Gaussian mixture; returns a :class:`Posterior`.
@@ -836,19 +846,28 @@ def gibbs_dp_gmm(
         Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
         conjugate family).  For both, a pair ``(a, b)`` of the same parameters is a
         deprecated form.
-    collapsed : bool
+    collapsed : bool, optional
         Integrate the means out (Neal's Algorithm 3) instead of Kulis & Jordan's
-        Algorithm 2 (whose small-variance limit is DP-means).
+        Algorithm 2 (whose small-variance limit is DP-means).  Default: True for the
+        sequential scheme, False for the blocked one.
     num_warmup, num_samples, thin : int
-        Sweeps discarded, draws kept, and sweeps per kept draw.
+        Sweeps discarded, draws kept per chain, and sweeps per kept draw.  The defaults
+        of this and of ``num_chains``, ``collapsed`` and ``split_merge`` are
+        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`, shared with
+        :class:`bayesclust.DPGaussianMixture` and ``bayesclust compare``.  After
+        sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or bulk
+        ESS of ``k`` or of the log-likelihood fails
+        :func:`bayesclust.inference.convergence.convergence_problems`.
     num_chains : int
         Independent chains, moved together.  The sequential scheme on a CPU: the
         native kernel puts 8 chains (float32; 4 float64) on the lanes of an AVX
         register and the registers on the cores, so up to 8 x cores chains cost about
         as much as one (elsewhere: one ``lax.scan`` with the chains on the vectorised
         axis); the blocked scheme: ``vmap``.
-    init_labels : array_like of int, shape (n,), optional
-        Initial partition; default all points in one cluster (Kulis & Jordan §6.2).
+    init_labels : array_like of int, shape (n,) or (num_chains, n), optional
+        Initial partition, shared by every chain or one row per chain (e.g. the
+        final states of another run, to continue or anneal them); default all
+        points in one cluster (Kulis & Jordan §6.2).
     center : bool
         Centre the data first (the prior on the means is centred at 0); the
         returned means are in the original frame.
@@ -870,9 +889,10 @@ def gibbs_dp_gmm(
     truncation : int, optional
         Number of stick-breaking components ``T`` of the blocked scheme
         (default :data:`bayesclust.models.dp_gmm.DEFAULT_TRUNCATION`).
-    split_merge : int
+    split_merge : int, optional
         Sequentially-allocated split-merge moves (Dahl 2003; :func:`split_merge_move`)
-        per sweep of the sequential scheme, 0 for none.  Single-site moves open and
+        per sweep of the sequential scheme, 0 for none (default: 2 with the collapsed
+        sampler, else 0).  Single-site moves open and
         dissolve a cluster one point at a time; a split-merge move does it in one
         step, which is what mixes the number of clusters ``k``.  On a CPU a move
         costs about half a sweep (native kernel) and, at n = 300, one move per
@@ -907,13 +927,14 @@ def gibbs_dp_gmm(
     2
     >>> blocked = gibbs_dp_gmm(0, X, sigma2=0.09, scheme="blocked", num_warmup=50,
     ...                        num_samples=50, progress_bar=False)
-    >>> blocked.params["weights"].shape
-    (1, 50, 20)
+    >>> blocked.params["weights"].shape  # (chains, draws, truncation)
+    (8, 50, 20)
     """
     from .posterior import Posterior
 
     key = V.as_rng_key(rng_key)
     X = V.check_array(X, "X")
+    V.check_squares_representable(X, "X")
     if log_alpha is None:
         log_alpha = float(np.log(V.check_positive(alpha, "alpha")))
     else:
@@ -931,9 +952,15 @@ def gibbs_dp_gmm(
     if scheme not in ("sequential", "blocked"):
         raise ValueError(f"scheme must be 'sequential' or 'blocked', got {scheme!r}")
     blocked = scheme == "blocked"
+    if collapsed is None:  # the default is for the sequential scheme only
+        collapsed = False if blocked else DP_SAMPLER_DEFAULTS.collapsed
     if blocked and collapsed:
         raise ValueError("collapsed=True needs scheme='sequential' (the blocked sampler "
                          "draws the means)")
+    if split_merge is None:
+        # Only with the collapsed sampler: Algorithm 2's single-site moves are the ones
+        # whose small-variance limit is DP-means (small_variance_path relies on that).
+        split_merge = DP_SAMPLER_DEFAULTS.split_merge if collapsed else 0
     split_merge = V.check_int(split_merge, "split_merge", minimum=0)
     if split_merge and blocked:
         raise ValueError("split_merge is an option of scheme='sequential'")
@@ -944,8 +971,18 @@ def gibbs_dp_gmm(
                                  "truncation", minimum=2)
     n, d = X.shape
     limit = n if max_clusters is None else min(V.check_int(max_clusters, "max_clusters", minimum=1), n)
+    per_chain = init_labels is not None and np.ndim(init_labels) == 2
     if init_labels is None:
         labels0 = np.zeros(n, np.int32)
+    elif per_chain:
+        rows = np.asarray(init_labels)
+        if rows.shape[0] != num_chains:
+            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
+                             f"(num_chains={num_chains})")
+        labels0 = np.stack([
+            np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
+                      return_inverse=True)[1].astype(np.int32).reshape(n)
+            for c, r in enumerate(rows)])
     else:
         labels0 = V.check_labels(init_labels, "init_labels", n_samples=n)
         labels0 = np.unique(labels0, return_inverse=True)[1].astype(np.int32)
@@ -958,7 +995,7 @@ def gibbs_dp_gmm(
     if blocked:
         if k0 > truncation:
             raise ValueError(f"init_labels has {k0} clusters, more than truncation={truncation}")
-        state = init_blocked_state(Xj, jnp.asarray(labels0), truncation, log_alpha, sigma2)
+        state = _init_chains(init_blocked_state, Xj, labels0, truncation, log_alpha, sigma2)
         run = functools.partial(_run_blocked_segment, rho2=jnp.asarray(rho2, dtype),
                                 alpha_prior=priors[0], sigma2_prior=priors[1], thin=thin)
         desc = "gibbs (blocked)"
@@ -966,12 +1003,13 @@ def gibbs_dp_gmm(
         # A small buffer keeps every step cheap (its cost is linear in the capacity);
         # it doubles whenever a sweep needs more clusters.
         capacity = max(k0, min(max(8, 2 * k0), limit))
-        state = init_state(Xj, jnp.asarray(labels0), capacity, log_alpha, sigma2)
+        state = _init_chains(init_state, Xj, labels0, capacity, log_alpha, sigma2)
         run = functools.partial(_run_segment, rho2=jnp.asarray(rho2, dtype), alpha_prior=priors[0],
                                 sigma2_prior=priors[1], thin=thin, collapsed=bool(collapsed),
                                 split_merge=split_merge)
         desc = f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})"
-    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
+    if not per_chain:
+        state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
 
     def grow(s):
         nonlocal capacity
@@ -997,7 +1035,7 @@ def gibbs_dp_gmm(
     else:
         sampler = "gibbs-collapsed" if collapsed else "gibbs-kj-alg2"
         sampler += "+split-merge" if split_merge else ""
-    return Posterior(
+    post = Posterior(
         cat("labels"),
         log_likelihood=cat("log_likelihood"),
         params=params,
@@ -1008,6 +1046,8 @@ def gibbs_dp_gmm(
         seconds=seconds,
         copy=False,  # the records are this call's own arrays
     )
+    warn_if_not_converged(post)
+    return post
 
 
 _PRIOR_FAMILIES = {"gamma": "Gamma", "inverse_gamma": "InverseGamma"}

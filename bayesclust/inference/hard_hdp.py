@@ -7,6 +7,7 @@ wherever the algorithm allows it (see :func:`hard_hdp`).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import NamedTuple
 
@@ -30,6 +31,7 @@ from ..kernels import (
 from .dp_means import (
     _CANDIDATE_BLOCK,
     _check_mesh,
+    _from_unit,
     _shard_rows,
     _take_rows,
     _to_host,
@@ -507,7 +509,8 @@ def _step(s: HardHDPState, X, gid, lam_l, lam_g, n_groups, axis_name=None, valid
         changed = jnp.sum((z != s.local_labels) & valid, dtype=jnp.int32)
         z_unchanged = lax.psum(changed, axis_name) == 0
     unchanged = z_unchanged & jnp.all(loc_global == s.local_to_global)
-    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.maximum(1.0, jnp.abs(s.objective))
+    # Relative, with no absolute floor: the test is the same at every scale of the data.
+    stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
     it = s.n_iter + 1
     new = HardHDPState(centers, g, loc_group, loc_global, k, z, obj,
                        s.objective_trace.at[it].set(obj), it, unchanged | stalled,
@@ -538,7 +541,10 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     state : HardHDPState
     X : array, shape (n, d)
         The data the state was made from, data set 0 first.  :func:`hard_hdp`
-        works on ``X - X.mean(0)`` (subtracted in the input dtype).
+        works on ``(X - X.mean(0)) * 2**-e`` (subtracted in the input dtype;
+        ``e`` puts the largest value in [0.5, 1)) with both penalties times
+        ``4**-e``; the power of two is exact, so stepping on ``X - X.mean(0)``
+        gives the same labels and iteration count.
     group_ids : int array, shape (n,)
         Data set of every row, ``0..n_groups-1``, non-decreasing.
     lam_local, lam_global : float scalars
@@ -833,8 +839,8 @@ def hard_hdp(
     association for the later points of its data set; ties go to the lowest
     index and the new-cluster tests are strict; clusters are numbered in order
     of creation and renumbered in order after deletions.  The run stops when
-    ``(z, v)`` is unchanged, when :math:`J` did not decrease (relative
-    tolerance 1e-12), or at ``max_iter``.
+    ``(z, v)`` is unchanged, when :math:`J` did not decrease by more than
+    ``1e-12 |J|`` (relative, no absolute floor), or at ``max_iter``.
 
     **Bulk computation.**  Step 4 is not a scalar loop over all points.  One
     bulk distance computation finds the points that could change the state
@@ -857,7 +863,16 @@ def hard_hdp(
     almost every point may open a cluster); later passes usually visit no
     point serially.
 
-    The data are centred internally (the algorithm is translation invariant).
+    **Scale.**  The data are centred internally (the algorithm is translation
+    invariant) and multiplied by a power of two ``2**-e`` so that the largest
+    centred value lies in [0.5, 1), both penalties by ``4**-e``: exact, so the
+    results are those of the centred data bit for bit, float32 data of any
+    magnitude neither overflow nor flush to zero, and ``groups * s`` with
+    penalties times ``s**2`` gives the same partition in the same number of
+    iterations (the stopping test is relative, with no absolute floor).  A
+    ``ValueError`` names ``lam_local`` or ``lam_global`` when its scaled value
+    is above ``finfo.max / (2 n)`` or, for non-constant data, below
+    ``finfo.tiny`` of the working dtype.
 
     **Sharded execution** (``mesh``).  Each device holds a
     contiguous block of the group-major rows and runs the same loop inside
@@ -910,22 +925,29 @@ def hard_hdp(
     if mesh is not None:
         axis = _check_mesh(mesh)
 
-    mean = X.mean(0)
+    # The unit frame: centred and scaled by a power of two (exact), the penalties by its square.
+    mean = V.centre(X)
+    Xs, e = V.to_unit_frame(X, mean, "X")
+    nonconstant = bool(np.any(Xs))
+    lam_l_s = V.check_unit_penalty(lam_local, "lam_local", e, Xs.dtype, n_terms=2 * n,
+                                   nonconstant=nonconstant)
+    lam_g_s = V.check_unit_penalty(lam_global, "lam_global", e, Xs.dtype, n_terms=2 * n,
+                                   nonconstant=nonconstant)
     if mesh is None:
-        Xj = jnp.asarray(X - mean.astype(X.dtype))
+        Xj = jnp.asarray(Xs)
         gj = jnp.asarray(gid, jnp.int32)
     else:
-        (Xj, gj, valid), _ = _shard_rows(
-            mesh, axis, X - mean.astype(X.dtype), gid.astype(np.int32), np.ones(n, bool)
-        )
+        (Xj, gj, valid), _ = _shard_rows(mesh, axis, Xs, gid.astype(np.int32), np.ones(n, bool))
     if mesh is None:
-        lam_l = jnp.asarray(lam_local, Xj.dtype)
-        lam_g = jnp.asarray(lam_global, Xj.dtype)
+        lam_l = jnp.asarray(lam_l_s, Xj.dtype)
+        lam_g = jnp.asarray(lam_g_s, Xj.dtype)
     else:  # host scalars: valid inputs on any mesh
-        lam_l = np.asarray(lam_local, Xj.dtype)
-        lam_g = np.asarray(lam_global, Xj.dtype)
+        lam_l = np.asarray(lam_l_s, Xj.dtype)
+        lam_g = np.asarray(lam_g_s, Xj.dtype)
     G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
-    trace_len = _pow2_at_least(max_iter + 1)
+    # The trace buffer's length is a shape: at least 128, so that every max_iter up to
+    # 127 runs the same compiled program (max_iter itself is traced).
+    trace_len = _pow2_at_least(max(max_iter + 1, 128))
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
                                lam_g=lam_g, trace_len=trace_len)
@@ -968,9 +990,9 @@ def hard_hdp(
         labels=np.split(global_sorted, splits),
         local_labels=np.split(local_sorted, splits),
         local_to_global=np.split(loc_global, np.cumsum(n_local)[:-1]),
-        centers=(np.asarray(state.centers[:g]) + mean).astype(Xj.dtype),
-        objective=float(state.objective),
-        objective_trace=np.asarray(state.objective_trace[: it + 1]),
+        centers=(np.ldexp(np.asarray(state.centers[:g]), e) + mean).astype(Xj.dtype),
+        objective=math.ldexp(float(state.objective), 2 * e),
+        objective_trace=_from_unit(state.objective_trace[: it + 1], e),
         n_local=n_local,
         n_global=g,
         n_iter=it,

@@ -70,6 +70,7 @@ from ..kernels import (
     segment_stats,
     squared_norms,
 )
+from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import (
     _draw_means,
     _draw_sigma2,
@@ -422,10 +423,10 @@ def gibbs_hdp_gmm(
     alpha_prior=None,
     gamma_prior=None,
     sigma2_prior=None,
-    num_warmup: int = 500,
-    num_samples: int = 500,
-    thin: int = 1,
-    num_chains: int = 1,
+    num_warmup: int = HDP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
+    thin: int = HDP_SAMPLER_DEFAULTS.thin,
+    num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
     center: bool = True,
     progress_bar: bool = True,
 ):
@@ -465,6 +466,12 @@ def gibbs_hdp_gmm(
         conjugate family).  For all three, a pair ``(a, b)`` of the same
         parameters is a deprecated form.
     num_warmup, num_samples, thin, num_chains : int
+        Sweeps discarded, draws kept per chain, sweeps per kept draw, and chains
+        (moved together, on the vectorised axis).  Defaults:
+        :data:`bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`.  After
+        sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or
+        bulk ESS of the number of global clusters or of the log-likelihood fails
+        :func:`bayesclust.inference.convergence.convergence_problems`.
     center : bool
         Centre the pooled data first (the prior on the means is centred at 0).
     progress_bar : bool
@@ -491,12 +498,13 @@ def gibbs_hdp_gmm(
     >>> int(np.bincount(post.n_clusters.ravel()).argmax())
     2
     >>> [lab.shape for lab in post.labels_by_group()]
-    [(1, 50, 20), (1, 50, 10)]
+    [(8, 50, 20), (8, 50, 10)]
     """
     from .posterior import Posterior
 
     key = V.as_rng_key(rng_key)
     X, gid, order, group_order = V.check_groups(groups, group_ids)
+    V.check_squares_representable(X, "X" if group_ids is not None else "groups")
     log_alpha = _log_concentration(alpha, log_alpha, "alpha")
     log_gamma = _log_concentration(gamma, log_gamma, "gamma")
     sigma2 = V.check_positive(sigma2, "sigma2")
@@ -546,7 +554,7 @@ def gibbs_hdp_gmm(
     def labels_of(name):
         return records[name][..., back]
 
-    return Posterior(
+    post = Posterior(
         labels_of("labels"),
         log_likelihood=records["log_likelihood"],
         params={"means": records["means"] + offset, "local_labels": labels_of("local_labels"),
@@ -560,3 +568,5 @@ def gibbs_hdp_gmm(
         group_ids=gid[back],
         group_order=group_order,
     )
+    warn_if_not_converged(post)
+    return post

@@ -10,6 +10,7 @@ assignment and mean steps.
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax
@@ -298,7 +299,10 @@ def kmeans(
     relocates an empty cluster to a far point, so the two differ only when a
     cluster empties.  The data are centred internally (the algorithm is
     translation invariant; it protects the GEMM distances against
-    cancellation).  Ties go to the lowest centre index.  One jit-compiled
+    cancellation) and scaled by a power of two (exact) so that the largest
+    centred value lies in [0.5, 1): float32 squared distances neither
+    overflow nor flush to zero at any scale of ``X``, and scaling ``X`` by a
+    power of two changes nothing but the scale of the outputs.  Ties go to the lowest centre index.  One jit-compiled
     ``lax.while_loop``; recompiles only per shape.
 
     References
@@ -319,21 +323,34 @@ def kmeans(
     tol = V.check_nonnegative(tol, "tol")
     n = X.shape[0]
     w = V.check_sample_weight(sample_weight, n, dtype=X.dtype)
-    mean = ((w[:, None] * X).sum(0) / w.sum()).astype(X.dtype)
-    Xc = X - mean
+    mean = V.centre(X, w).astype(X.dtype)
+    # The unit frame: centred and scaled by a power of two (exact), so that the squared
+    # distances neither overflow nor flush to zero at any scale of X.
+    Xc, e = V.to_unit_frame(X, mean, "X")
     if not isinstance(init, str):
-        init = np.asarray(_initial(None, X, w, n_clusters, init)) - mean  # validated, then centred
+        C0 = np.asarray(_initial(None, X, w, n_clusters, init))  # validated
+        with np.errstate(over="ignore"):
+            init = np.ldexp(C0 - mean, -e).astype(Xc.dtype)
+        if not np.all(np.isfinite(init)):
+            raise ValueError("init - mean of X overflows; rescale init and X")
     centers0 = _initial(rng_key, Xc, w, n_clusters, init)
-    tol_abs = tol * float(np.mean(np.var(X, axis=0)))
+    # scikit-learn's relative rule in the unit frame: the same number, scaled by 4**-e
+    # (exact); from the unit frame itself when X's own variance over- or underflows.
+    with np.errstate(over="ignore", under="ignore"):
+        var = float(np.mean(np.var(X, axis=0)))
+    if np.isfinite(var) and var >= float(np.finfo(X.dtype).tiny / np.finfo(X.dtype).eps):
+        tol_abs = math.ldexp(tol * var, -2 * e)
+    else:
+        tol_abs = tol * float(np.mean(np.var(Xc.astype(np.float64), axis=0)))
     Xj = jnp.asarray(Xc)  # float32 unless jax_enable_x64
     C, labels, inertia, it, conv = _lloyd(
         Xj, jnp.asarray(w, Xj.dtype), centers0.astype(Xj.dtype), jnp.int32(max_iter),
         jnp.asarray(tol_abs, Xj.dtype),
     )
     return KMeansResult(
-        centers=(np.asarray(C) + mean).astype(X.dtype),
+        centers=(np.ldexp(np.asarray(C), e) + mean).astype(X.dtype),
         labels=np.asarray(labels),
-        inertia=float(inertia),
+        inertia=math.ldexp(float(inertia), 2 * e),
         n_iter=int(it),
         converged=bool(conv),
     )

@@ -24,7 +24,13 @@ from scipy.optimize import linear_sum_assignment
 
 from .._validation import check_array
 from ..metrics import co_clustering_matrix
-from .point_estimates import partition_point_estimate
+from .point_estimates import (
+    GREEDY_MAX_DRAWS,
+    GREEDY_MAX_N,
+    _evenly,
+    draws_point_estimate,
+    partition_point_estimate,
+)
 
 __all__ = ["Posterior", "Relabelled"]
 
@@ -179,10 +185,13 @@ def _rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
         az = _import_arviz()
         out = {"rhat": np.nan, "ess_bulk": np.nan, "ess_tail": np.nan}
         if S >= 4:  # ArviZ's own minimum; below it ArviZ logs a warning and returns NaN
-            if C >= 2 and np.ptp(x) >= np.finfo(float).resolution:  # constant: NaN, as ArviZ
-                out["rhat"] = float(np.asarray(az.rhat(x, method="rank")))
-            out["ess_bulk"] = float(np.asarray(az.ess(x, method="bulk")))
-            out["ess_tail"] = float(np.asarray(az.ess(x, method="tail")))
+            # Chains that are each constant have no within-chain variance: ArviZ divides
+            # by zero there; its inf / NaN is the answer, without the RuntimeWarning.
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if C >= 2 and np.ptp(x) >= np.finfo(float).resolution:  # constant: NaN, as ArviZ
+                    out["rhat"] = float(np.asarray(az.rhat(x, method="rank")))
+                out["ess_bulk"] = float(np.asarray(az.ess(x, method="bulk")))
+                out["ess_tail"] = float(np.asarray(az.ess(x, method="tail")))
         return out, "arviz"
     except Exception:  # ArviZ missing, or an API it does not understand
         return _rank_diagnostics_numpy(x), "numpyro"
@@ -386,7 +395,7 @@ class Posterior:
         self._set_groups(group_ids, group_order, n)
 
         self._psm: np.ndarray | None = None
-        self._point: dict[str, np.ndarray] = {}
+        self._point: dict[tuple[str, str], np.ndarray] = {}
         self._n_clusters: np.ndarray | None = None
 
     def _set_groups(self, group_ids, group_order, n: int) -> None:
@@ -519,15 +528,25 @@ class Posterior:
             self._psm = _readonly(co_clustering_matrix(self.pooled_labels))
         return self._psm.copy()
 
-    def point_estimate(self, loss: str = "binder") -> np.ndarray:
-        """Bayes point estimate of the partition (cached per loss).
+    def point_estimate(self, loss: str = "binder", method: str = "auto") -> np.ndarray:
+        """Bayes point estimate of the partition (cached per loss and method).
 
         Parameters
         ----------
         loss : {"binder", "vi"}, default "binder"
-            Posterior expected Binder loss (from :meth:`co_clustering`) or expected
-            variation of information (on the pooled draws); see
-            :func:`bayesclust.inference.point_estimates.partition_point_estimate`, called with its defaults.
+            Posterior expected Binder loss or expected variation of information.
+        method : {"auto", "greedy", "draws"}, default "auto"
+            ``"greedy"``: the draws, the cuts of the average-linkage tree of
+            :meth:`co_clustering` and a local search
+            (:func:`bayesclust.inference.point_estimates.partition_point_estimate`, called
+            with its defaults), which builds the ``n x n`` co-clustering matrix (of
+            :data:`~bayesclust.inference.point_estimates.GREEDY_MAX_DRAWS` draws spread
+            evenly over the chains when there are more).
+            ``"draws"``: the best draw, its expected loss from contingency tables
+            (:func:`bayesclust.inference.point_estimates.draws_point_estimate`), linear in
+            ``n``.  ``"auto"``: ``"greedy"`` up to
+            :data:`~bayesclust.inference.point_estimates.GREEDY_MAX_N` points, else
+            ``"draws"``.
 
         Returns
         -------
@@ -536,12 +555,24 @@ class Posterior:
         """
         if loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
-        if loss not in self._point:
-            if self._psm is None:
-                self.co_clustering()
-            est = partition_point_estimate(self.pooled_labels, loss=loss, psm=self._psm)
-            self._point[loss] = _readonly(est)
-        return self._point[loss].copy()
+        if method not in ("auto", "greedy", "draws"):
+            raise ValueError(f"method must be 'auto', 'greedy' or 'draws', got {method!r}")
+        if method == "auto":
+            method = "greedy" if self.n_points <= GREEDY_MAX_N else "draws"
+        if (loss, method) not in self._point:
+            if method == "draws":
+                est = draws_point_estimate(self.pooled_labels, loss=loss)
+            elif self.n_samples > GREEDY_MAX_DRAWS:
+                # The local search costs O(n S k) per sweep: draws spread evenly over
+                # the chains stand in for all of them.
+                draws = self.pooled_labels[_evenly(self.n_samples, GREEDY_MAX_DRAWS)]
+                est = partition_point_estimate(draws, loss=loss)
+            else:
+                if self._psm is None:
+                    self.co_clustering()
+                est = partition_point_estimate(self.pooled_labels, loss=loss, psm=self._psm)
+            self._point[loss, method] = _readonly(est)
+        return self._point[loss, method].copy()
 
     # ----------------------------------------------------------------- relabelling
 

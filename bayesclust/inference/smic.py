@@ -328,7 +328,12 @@ def _argmax_with_fallback(scores: np.ndarray, unclipped: np.ndarray) -> tuple[np
     return labels.astype(np.int64), unassigned
 
 
-def _smic_new_scores(result: SMICResult, X_train: np.ndarray, X_new: Any) -> tuple[np.ndarray, np.ndarray]:
+def _smic_new_scores(result: SMICResult, X_train: Any, X_new: Any) -> tuple[np.ndarray, np.ndarray]:
+    X_train = check_array(X_train, "X_train").astype(np.float64)
+    n_fit = result.eigenvectors.shape[0]
+    if X_train.shape[0] != n_fit:
+        raise ValueError(f"X_train has {X_train.shape[0]} rows but result was fitted on {n_fit}: "
+                         "pass the data smic was fitted on")
     X_new = check_array(X_new, "X").astype(np.float64)
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X has {X_new.shape[1]} features, expected {X_train.shape[1]}")
@@ -366,7 +371,6 @@ def smic_predict(result: SMICResult, X_train: Any, X_new: Any) -> np.ndarray:
     -------
     ndarray of int64, shape (m,)
     """
-    X_train = np.asarray(X_train, dtype=np.float64)
     scores, unclipped = _smic_new_scores(result, X_train, X_new)
     return _argmax_with_fallback(scores, unclipped)[0]
 
@@ -377,7 +381,6 @@ def smic_predict_proba(result: SMICResult, X_train: Any, X_new: Any) -> np.ndarr
     The paper plots "class-posterior probabilities" without defining their normalisation;
     this is our resolution (docs/deviations.md#smic-predict-proba).  Shape (m, c).
     """
-    X_train = np.asarray(X_train, dtype=np.float64)
     scores, _ = _smic_new_scores(result, X_train, X_new)
     tot = scores.sum(axis=1, keepdims=True)
     return np.where(tot > 0, scores / np.where(tot > 0, tot, 1.0), result.class_prior)

@@ -30,6 +30,7 @@ eigensolvers); no JAX code runs here.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -396,11 +397,12 @@ def _pass_step(state):
     new_labels, k_new = _compact(new_labels)
     J_new = be.run_objective(new_labels, k_new)
     it = state.n_iter + 1
-    if J_new > J + _INCREASE_TOL * max(1.0, abs(J)):
+    # Both tests relative, with no absolute floor: J scales with the kernel (and lam).
+    if J_new > J + _INCREASE_TOL * abs(J):
         rejected = state._replace(n_iter=it, converged=True, n_rejected=state.n_rejected + 1)
         return rejected, False, True
     unchanged = k_new == k and np.array_equal(new_labels, labels)
-    stalled = J_new >= J - OBJECTIVE_TOL * max(1.0, abs(J))
+    stalled = J_new >= J - OBJECTIVE_TOL * abs(J)
     state = state._replace(
         labels=new_labels, n_clusters=k_new, objective=J_new,
         objective_trace=np.append(state.objective_trace, J_new), n_iter=it,
@@ -1135,6 +1137,13 @@ def _check_lam_prime(lam_prime):
     lam_prime = V._check_real_scalar(lam_prime, "lam_prime")
     if np.isinf(lam_prime):
         raise ValueError("lam_prime must be finite")
+    if not -1.0 < lam_prime < 0.0:
+        # Well defined, but the optimum is known without a search (the Cut of k clusters
+        # lies in [0, k]): say so rather than return a trivial partition silently.
+        trivial = "the single cluster" if lam_prime >= 0 else "all singletons"
+        warnings.warn(f"lam_prime={lam_prime} is outside (-1, 0): {trivial} is the global "
+                      "optimum; more negative values in (-1, 0) give more clusters",
+                      UserWarning, stacklevel=3)
     return lam_prime
 
 

@@ -32,9 +32,10 @@ def run_compare(
     n_clusters: int | None = None,
     lam: float | None = None,
     seed: int = 0,
-    num_warmup: int = 200,
-    num_samples: int = 200,
-    num_chains: int = 2,
+    num_warmup: int | None = None,
+    num_samples: int | None = None,
+    num_chains: int | None = None,
+    thin: int | None = None,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -57,8 +58,11 @@ def run_compare(
         k-means peer; ``dc``: prototypes; ``k=`` is a deprecated spelling).
         ``lam``: the DP-means penalty (``dp`` only).
     seed : int
-    num_warmup, num_samples, num_chains : int
-        Sampler settings (not used by ``consensus``).
+    num_warmup, num_samples, num_chains, thin : int, optional
+        Sampler settings (not used by ``consensus``; ``thin`` only by ``dp`` and ``hdp``);
+        None: the job's own default, for ``dp`` and ``hdp`` the sampler's
+        (:data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`,
+        :data:`~bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`).
     plot, progress_bar : bool
 
     Returns
@@ -78,7 +82,11 @@ def run_compare(
     module, name, default = MODELS[model]
     job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     data = default if data is None else data
-    sampler = {"num_warmup": num_warmup, "num_samples": num_samples, "num_chains": num_chains}
+    sampler = {name: value for name, value in (("num_warmup", num_warmup),
+               ("num_samples", num_samples), ("num_chains", num_chains), ("thin", thin))
+               if value is not None}
+    if "thin" in sampler and model not in ("dp", "hdp"):
+        raise ValueError(f"--thin is an option of --model dp and hdp, not of --model {model}")
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
         return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)

@@ -7,6 +7,7 @@ scikit-learn is used only as the external k-means peer.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from ..comparison import compare, score, small_variance_path
+from ..inference.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.dp_means import dp_means, farthest_first_lambda
 from ..inference.gibbs import gibbs_dp_gmm
 from ._common import convergence, load_data, save_figure, timed, write_outputs
@@ -29,9 +31,10 @@ def run_compare_dp(
     n_clusters: int | None = None,
     lam: float | None = None,
     seed: int = 0,
-    num_warmup: int = 200,
-    num_samples: int = 200,
-    num_chains: int = 2,
+    num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
+    num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
+    thin: int = DP_SAMPLER_DEFAULTS.thin,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -58,8 +61,9 @@ def run_compare_dp(
         DP-means penalty (overrides ``n_clusters`` for DP-means).
     seed : int
         Seeds the synthetic data, the sampler and k-means.
-    num_warmup, num_samples, num_chains : int
-        Gibbs sampler settings.
+    num_warmup, num_samples, num_chains, thin : int
+        Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_dp_gmm`, the
+        collapsed sampler with its default split-merge moves).
     plot, progress_bar : bool
 
     Returns
@@ -90,10 +94,12 @@ def run_compare_dp(
     sigma2 = max(metrics.sse(X, dpm.labels, dpm.centers) / (n * d), 1e-8 * float(np.var(X)))
     post = gibbs_dp_gmm(seed, X, alpha=1.0, sigma2=sigma2, rho2=100.0, collapsed=True,
                         num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                        progress_bar=progress_bar)
+                        thin=thin, progress_bar=progress_bar)
     table = compare(post, dpm, y, X=X)
-    grid = lam * np.array([1.0, 0.3, 0.1, 3e-2, 1e-2, 1e-3, 1e-4])
-    path = small_variance_path(seed, X, lam, grid, num_warmup=30, num_samples=20)
+    with warnings.catch_warnings():
+        # The floor is recorded in the JSON and the report instead.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        path = small_variance_path(seed, X, lam)
     conv = convergence(post)
 
     def truth_scores(labels):
@@ -117,7 +123,7 @@ def run_compare_dp(
             "sampler": post.sampler, "kernels": post.kernels, "sigma2": sigma2, "alpha": 1.0,
             "rho2": 100.0,
             "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
-            "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
+            "thin": thin, "k_distribution": {str(kk): v for kk, v in post.k_distribution().items()},
             "point_estimate_loss": "vi",
             "point_estimate": truth_scores(post.point_estimate("vi")),
             "k_point": metrics.n_clusters(post.point_estimate("vi")),
@@ -128,10 +134,7 @@ def run_compare_dp(
         "kmeans": {"peer": "sklearn.cluster.KMeans(n_init=10), Lloyd", "k": k_peer,
                    **truth_scores(km.labels_), "seconds": km_seconds},
         "comparison": table.rows,
-        "small_variance_path": {
-            "sigma2": path.sigma2.tolist(), "nmi_point_to_dp_means": path.nmi_point.tolist(),
-            "p_k_dp_means": path.p_k_hard.tolist(), "k_mean": path.k_mean.tolist(),
-        },
+        "small_variance_path": _path_summary(path, X),
     }
     figure = (lambda f: _figure(X, y, dpm, post, path, f, str(data))) if plot else None
     wrote = write_outputs(summary, out_dir, "compare", figure)
@@ -141,12 +144,59 @@ def run_compare_dp(
             str(table),
             f"k-means peer (k={k_peer}): " + ("" if y is None else f"NMI {summary['kmeans']['nmi']:.3f}, ")
             + f"{km_seconds * 1e3:.1f} ms",
-            "small-variance path (sigma2 / lam -> NMI of posterior point to DP-means): "
-            + ", ".join(f"{s_ / lam:.0e}: {v:.2f}" for s_, v in zip(path.sigma2, path.nmi_point)),
+            _path_report(path),
             wrote,
         ]
     )
     return summary
+
+
+_STOPS = {
+    "dp_means": "collapsed onto the DP-means partition",
+    "lower_objective": "collapsed onto a partition with a LOWER DP-means objective than DP-means' "
+                       "own (DP-means stopped in a local optimum)",
+    "floor": "reached its floor sigma2 before collapsing",
+    "grid": "ended with its grid",
+}
+
+
+def _path_summary(path, X) -> dict:
+    best = path.best_labels
+    return {
+        "sampler": "Kulis & Jordan Algorithm 2, annealed population (resampled between levels)",
+        "sigma2": path.sigma2.tolist(),
+        "sigma2_over_lam": path.sigma2_over_lam.tolist(),
+        "log_alpha": path.log_alpha.tolist(),
+        "nmi_point_to_dp_means": path.nmi_point.tolist(),
+        "nmi_draws_to_dp_means": path.nmi_draws.tolist(),
+        "p_k_dp_means": path.p_k_hard.tolist(),
+        "k_mean": path.k_mean.tolist(),
+        "dp_means_objective_point": path.objective_point.tolist(),
+        "dp_means_objective_best_draw": path.objective_best.tolist(),
+        "dp_means_objective_dp_means": path.hard_objective,
+        "stop": path.stop,
+        "lower_objective_found": path.lower_objective,
+        "best_draw": {"dp_means_objective": float(np.min(path.objective_best)),
+                      "k": metrics.n_clusters(best),
+                      "nmi_to_dp_means": metrics.nmi(path.hard.labels, best)},
+    }
+
+
+def _path_report(path) -> str:
+    rows = ["small-variance path (annealed; sigma2 / lam -> P(k = k_DP-means), NMI(point, DP-means), "
+            "DP-means objective of the point vs DP-means'):"]
+    for r, p_k, nmi_, obj in zip(path.sigma2_over_lam, path.p_k_hard, path.nmi_point,
+                                 path.objective_point):
+        rows.append(f"  {r:8.1e}  P(k) {p_k:4.2f}  NMI {nmi_:.3f}  objective {obj:.5g} vs "
+                    f"{path.hard_objective:.5g}")
+    rows.append(f"  the path {_STOPS[path.stop]} at sigma2 / lam = {path.sigma2_over_lam[-1]:.1e}")
+    if path.lower_objective:
+        best = path.best_labels
+        rows.append(f"  finding: the sampler found a partition with DP-means objective "
+                    f"{np.min(path.objective_best):.5g} < DP-means' {path.hard_objective:.5g} "
+                    f"(k = {metrics.n_clusters(best)}, NMI to DP-means "
+                    f"{metrics.nmi(path.hard.labels, best):.3f})")
+    return "\n".join(rows)
 
 
 def _figure(X, y, dpm, post, path, filename, name):
@@ -155,6 +205,7 @@ def _figure(X, y, dpm, post, path, filename, name):
         plot_co_clustering,
         plot_n_clusters_trace,
         plot_partition,
+        plot_small_variance_path,
     )
 
     plt = _pyplot()
@@ -173,11 +224,5 @@ def _figure(X, y, dpm, post, path, filename, name):
     plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
     plot_n_clusters_trace(post.n_clusters, reference=dpm.n_clusters, reference_label="DP-means k",
                           ax=ax[4])
-    ax[5].semilogx(path.sigma2, path.nmi_point, "o-", label="NMI(point, DP-means)")
-    ax[5].semilogx(path.sigma2, path.p_k_hard, "s--", label="P(k = k_DP-means)")
-    ax[5].invert_xaxis()
-    ax[5].set_ylim(-0.05, 1.05)
-    ax[5].set_xlabel("sigma2 (decreasing ->), alpha = alpha_from_lam")
-    ax[5].set_title("small-variance path", fontsize=10)
-    ax[5].legend(fontsize=8)
+    plot_small_variance_path(path, ax=ax[5])
     save_figure(fig, filename)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
+from ..inference.convergence import HDP_SAMPLER_DEFAULTS
 from ..inference.dp_means import dp_means, farthest_first_lambda
 from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.hdp_gibbs import gibbs_hdp_gmm
@@ -78,9 +79,10 @@ def run_compare_hdp(
     seed: int = 0,
     n_local: int | None = None,
     n_global: int | None = None,
-    num_warmup: int = 200,
-    num_samples: int = 200,
-    num_chains: int = 2,
+    num_warmup: int = HDP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
+    num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
+    thin: int = HDP_SAMPLER_DEFAULTS.thin,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -102,7 +104,8 @@ def run_compare_hdp(
     n_local, n_global : int, optional
         Default: the mean number of true classes per data set, and of true classes.
     seed : int
-    num_warmup, num_samples, num_chains : int
+    num_warmup, num_samples, num_chains, thin : int
+        Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_hdp_gmm`).
     plot, progress_bar : bool
 
     Returns
@@ -129,7 +132,7 @@ def run_compare_hdp(
     sigma2 = max(sse / (n * d), 1e-8 * float(np.var(X)))
     rho2 = float(np.var(X, axis=0).mean())
     post = gibbs_hdp_gmm(seed, groups, sigma2=sigma2, rho2=rho2, num_warmup=num_warmup,
-                         num_samples=num_samples, num_chains=num_chains,
+                         num_samples=num_samples, num_chains=num_chains, thin=thin,
                          progress_bar=progress_bar)
     point = post.point_estimate("vi")
     point_groups = post.labels_by_group(point)
@@ -159,7 +162,7 @@ def run_compare_hdp(
         "gibbs": {"sampler": post.sampler, "kernels": post.kernels, "sigma2": sigma2,
                   "rho2": rho2, "alpha": 1.0, "gamma": 1.0, "num_chains": num_chains,
                   "num_warmup": num_warmup,
-                  "num_samples": num_samples,
+                  "num_samples": num_samples, "thin": thin,
                   "k_distribution": {str(k): v for k, v in post.k_distribution().items()},
                   "rhat_k": conv["rhat"], "ess_bulk_k": conv["ess_bulk"],
                   "nmi_point_to_hard_hdp": metrics.nmi(np.concatenate(hard.labels), point),

@@ -1,0 +1,186 @@
+"""Bad input at every public entry point: a ValueError / TypeError naming the argument.
+
+A hypothesis-driven sweep feeds broken data (NaN or infinity somewhere, the wrong number of
+dimensions, no rows, words, ``None``) to every public function and estimator that takes a data
+matrix; then the cases that once slipped through, one by one.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bayesclust as bc
+from bayesclust import datasets
+from bayesclust.inference.discriminative import dc_map
+
+X3, Y3 = datasets.three_gaussians(rng_key=0)
+SMALL = X3[::10]  # 30 x 2
+
+
+def _gram(X):
+    return X @ X.T
+
+
+# name -> (call taking the data matrix, the argument name its errors must mention)
+ENTRY_POINTS = {
+    "dp_means": (lambda X: bc.dp_means(X, 1.0), "X"),
+    "farthest_first_lambda": (lambda X: bc.farthest_first_lambda(X, 2), "X"),
+    "hard_hdp": (lambda X: bc.hard_hdp(X, 1.0, 2.0, group_ids=np.zeros(len(X), int)), "groups"),
+    "kernel_dp_means": (lambda X: bc.kernel_dp_means(X, 1.0), "K"),
+    "spectral_dp_means": (lambda X: bc.spectral_dp_means(X, 1.0), "K"),
+    "penalized_ncut": (lambda X: bc.penalized_ncut(X, -0.5), "A"),
+    "kmeans_ensemble": (lambda X: bc.kmeans_ensemble(0, X, 4), "X"),
+    "smic": (lambda X: bc.smic(X, 3, 2), "X"),
+    "cecib": (lambda X: bc.cecib(0, X, 2, n_init=1), "X"),
+    "cecib_cost": (lambda X: bc.cecib_cost(X, np.zeros(len(X), int)), "X"),
+    "dc_map": (lambda X: dc_map(0, X, np.arange(len(X)) % 2, 2, 1.0), "X"),
+    "gibbs_dp_gmm": (lambda X: bc.gibbs_dp_gmm(0, X, num_warmup=1, num_samples=1,
+                                               progress_bar=False), "X"),
+    "gibbs_hdp_gmm": (lambda X: bc.gibbs_hdp_gmm(0, X, group_ids=np.zeros(len(X), int),
+                                                 num_warmup=1, num_samples=1,
+                                                 progress_bar=False), "groups"),
+    "DPMeans": (lambda X: bc.DPMeans(n_clusters=2).fit(X), "X"),
+    "DPGaussianMixture": (lambda X: bc.DPGaussianMixture(num_warmup=1, num_samples=1).fit(X), "X"),
+    "HardHDP": (lambda X: bc.HardHDP().fit(X), "X"),
+    "SpectralDPMeans": (lambda X: bc.SpectralDPMeans(1.0).fit(X), "X"),
+    "PenalizedNormalizedCut": (lambda X: bc.PenalizedNormalizedCut().fit(X), "X"),
+    "EvidenceAccumulation": (lambda X: bc.EvidenceAccumulation(n_partitions=4).fit(X), "X"),
+    "AspectConsensus": (lambda X: bc.AspectConsensus(n_partitions=4).fit(X), "X"),
+    "SMIC": (lambda X: bc.SMIC(n_clusters=2, t=3).fit(X), "X"),
+    "CECIB": (lambda X: bc.CECIB(n_clusters=2, n_init=1).fit(X), "X"),
+    "DiscriminativeClustering": (
+        lambda X: bc.DiscriminativeClustering(n_clusters=2).fit(X, np.arange(len(X)) % 2), "X"),
+}
+SQUARE = {"kernel_dp_means", "spectral_dp_means", "penalized_ncut"}
+
+
+@st.composite
+def broken_matrices(draw, square: bool):
+    """A data matrix with one thing wrong, and a word for what is wrong."""
+    n = draw(st.integers(6, 12))
+    d = n if square else draw(st.integers(1, 3))
+    X = draw(st.integers(0, 2**31 - 1).map(lambda s: np.random.default_rng(s).normal(size=(n, d))))
+    if square:
+        X = _gram(X) + n * np.eye(n)
+        X = np.abs(X)  # a valid non-negative affinity before it is broken
+    kind = draw(st.sampled_from(["nan", "inf", "1-D", "3-D", "empty", "words", "none"]))
+    if kind in ("nan", "inf"):
+        i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, d - 1))
+        X[i, j] = np.nan if kind == "nan" else draw(st.sampled_from([np.inf, -np.inf]))
+        if square:
+            X[j, i] = X[i, j]
+    elif kind == "1-D":
+        X = X[:, 0]
+    elif kind == "3-D":
+        X = X[None]
+    elif kind == "empty":
+        X = X[:0]
+    elif kind == "words":
+        X = np.full(X.shape, "a", dtype=object)
+    else:
+        X = None
+    return kind, X
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_broken_data_is_a_clear_error_naming_the_argument(name):
+    call, arg = ENTRY_POINTS[name]
+    good = np.abs(_gram(SMALL)) + 30 * np.eye(30) if name in SQUARE else SMALL
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        call(good)  # the call itself is right: only the data will be broken
+
+    @settings(max_examples=14, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(broken_matrices(name in SQUARE))
+    def check(case):
+        kind, X = case
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises((ValueError, TypeError)) as info:
+                call(X)
+        message = str(info.value)
+        # scikit-learn names the data "X" or "Input"; ours name the argument
+        assert arg in message or "Input" in message or "array" in message.lower(), (kind, message)
+        assert "nan" not in message.lower() or kind == "nan" or "infinity" in message.lower() \
+            or kind == "inf", (kind, message)
+
+    check()
+
+
+# --------------------------------------------------------------------------- one by one
+
+
+def test_compare_needs_a_posterior_and_a_hard_result():
+    hard = bc.dp_means(X3, 4.0)
+    post = bc.gibbs_dp_gmm(0, X3, num_warmup=2, num_samples=4, progress_bar=False)
+    with pytest.raises(TypeError, match="posterior must be a Posterior"):
+        bc.compare(None, hard)
+    with pytest.raises(TypeError, match="hard_result must be a DPMeansResult"):
+        bc.compare(post, np.asarray(hard.labels))
+    with pytest.raises(ValueError, match="X has 299 rows but posterior and hard_result label 300"):
+        bc.compare(post, hard, X=X3[:-1])
+
+
+def test_class_and_category_ids_near_1e12_are_relabelled_not_allocated():
+    X, y = X3[:60], Y3[:60]
+    big = y.astype(np.int64) * 10**12 + 7  # same partition of the rows, huge ids
+    a = dc_map(0, X, y, 3, 1.0)
+    b = dc_map(0, X, big, 3, 1.0)
+    np.testing.assert_allclose(np.asarray(a.prototypes), np.asarray(b.prototypes))
+    yp = np.where(np.arange(60) % 3 == 0, y, -1)
+    bigp = np.where(yp >= 0, yp * 10**12, -1)
+    ra, rb = bc.cecib(0, X, 3, yp, n_init=2), bc.cecib(0, X, 3, bigp, n_init=2)
+    np.testing.assert_array_equal(ra.labels, rb.labels)
+    assert bc.cecib_cost(X, ra.labels, bigp) == pytest.approx(bc.cecib_cost(X, ra.labels, yp))
+
+
+def test_dc_map_and_the_estimator_agree_on_classes_with_gaps():
+    X, y = X3[:60], Y3[:60]
+    gapped = np.array([0, 5, 9])[y]  # classes 0, 5, 9: three classes, not ten
+    est = bc.DiscriminativeClustering(n_clusters=3, smooth_std=1.0, random_state=0).fit(X, gapped)
+    fn = dc_map(0, X, gapped, 3, 1.0)
+    assert est.classes_.tolist() == [0, 5, 9]
+    np.testing.assert_allclose(np.asarray(dc_map(0, X, y, 3, 1.0).prototypes), fn.prototypes)
+
+
+def test_samplers_name_x_when_its_squares_overflow_float32():
+    for scale in (1e18, 1e30):
+        with pytest.raises(ValueError, match="X is too large for float32"):
+            bc.gibbs_dp_gmm(0, X3 * scale, num_warmup=1, num_samples=1, progress_bar=False)
+        with pytest.raises(ValueError, match="too large for float32"):
+            bc.gibbs_hdp_gmm(0, X3 * scale, group_ids=np.zeros(300, int), num_warmup=1,
+                             num_samples=1, progress_bar=False)
+
+
+def test_smic_predict_needs_the_training_data():
+    res = bc.smic(SMALL, 3, 3)
+    with pytest.raises(ValueError, match="X_train has 29 rows but result was fitted on 30"):
+        bc.smic_predict(res, SMALL[:-1], SMALL[:5])
+
+
+def test_numbers_held_as_strings_are_read_as_numbers_everywhere():
+    """One behaviour, scikit-learn's: its estimators convert numeric strings; so do we."""
+    as_text = SMALL.astype(str)
+    a, b = bc.dp_means(SMALL, 4.0), bc.dp_means(as_text, 4.0)
+    np.testing.assert_array_equal(np.asarray(a.labels), np.asarray(b.labels))
+    est = bc.DPMeans(lam=4.0).fit(as_text)
+    np.testing.assert_array_equal(est.labels_, np.asarray(a.labels))
+    with pytest.raises(TypeError, match="X must be a real numeric array"):
+        bc.dp_means(np.array([["1", "x"]] * 3), 4.0)
+
+
+def test_penalised_cut_outside_its_useful_range_warns():
+    A = np.abs(_gram(SMALL)) + np.eye(30)
+    with pytest.warns(UserWarning, match=r"outside \(-1, 0\): the single cluster"):
+        bc.PenalizedNormalizedCut(lam_prime=0.5, affinity="precomputed").fit(A)
+    with pytest.warns(UserWarning, match="all singletons"):
+        bc.penalized_ncut(A, -1.5, sigma=1.0)
+
+
+def test_discriminative_clustering_refuses_continuous_y():
+    with pytest.raises(ValueError, match="y must hold discrete auxiliary classes.*0.5"):
+        bc.DiscriminativeClustering(n_clusters=2).fit(SMALL, np.r_[0.5, np.arange(29.0)])

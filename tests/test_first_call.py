@@ -1,0 +1,210 @@
+"""The cost of a first call: what compiles, what is cached on disk, what ``import`` loads.
+
+No timings here: compiles are counted (the jitted functions' own caches), the
+persistent cache is checked by its files and JAX's cache-hit log, and the
+imports by ``sys.modules`` of a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bayesclust.inference.dp_means as dpm
+from bayesclust.kernels import padded_rows, sum_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _blobs(n, d, k, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=8.0, size=(k, d))
+    return (centres[rng.integers(k, size=n)] + rng.normal(size=(n, d))).astype(np.float32)
+
+
+def _unpadded(monkeypatch):
+    monkeypatch.setattr(dpm, "_pad_to", lambda n: n)
+
+
+# --- shape buckets ------------------------------------------------------------------------
+
+
+def test_padded_rows_grid():
+    assert [padded_rows(n) for n in (1, 32, 33, 40, 41, 150, 1000)] == [32, 32, 40, 40, 48, 160, 1024]
+    for n in range(1, 5000):
+        m = padded_rows(n)
+        assert n <= m <= max(32, 1.25 * n)
+
+
+def test_sum_rows_ignores_trailing_zero_rows():
+    rng = np.random.default_rng(1)
+    for n in (3, 150, 1000, 4097, 20_001):
+        v = (rng.normal(size=(n, 3)) * rng.exponential(size=(n, 1))).astype(np.float32)
+        padded = np.concatenate([v, np.zeros((padded_rows(n) - n, 3), np.float32)])
+        np.testing.assert_array_equal(np.asarray(sum_rows(padded)), np.asarray(sum_rows(v)))
+        np.testing.assert_allclose(np.asarray(sum_rows(v)), v.astype(np.float64).sum(0), rtol=1e-4,
+                                   atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "n, d, n_clusters",
+    [
+        (150, 4, 50),  # iris-sized: a padded tail inside one candidate block
+        (3_000, 16, 20),
+        # > 16 native blocks of 384 rows: the padded run would split the partial sums
+        # differently if the parts were sized from all rows
+        (16_500, 3, 10),
+    ],
+)
+def test_padded_fit_equals_unpadded(monkeypatch, n, d, n_clusters):
+    X = _blobs(n, d, 8, seed=n)
+    assert padded_rows(n) > n
+    lam = dpm.farthest_first_lambda(X, n_clusters)
+    padded = dpm.dp_means(X, lam)
+    _unpadded(monkeypatch)
+    assert dpm.farthest_first_lambda(X, n_clusters) == lam
+    plain = dpm.dp_means(X, lam)
+    np.testing.assert_array_equal(padded.labels, plain.labels)
+    np.testing.assert_array_equal(padded.centers, plain.centers)
+    assert padded.objective == plain.objective
+    np.testing.assert_array_equal(padded.objective_trace, plain.objective_trace)
+    assert (padded.n_iter, padded.converged) == (plain.n_iter, plain.converged)
+
+
+def test_trace_in_pieces_equals_one_buffer(monkeypatch):
+    """More iterations than the trace buffer holds: the driver's pieces make one trace."""
+    X = _blobs(2_000, 2, 30, seed=3)
+    lam = dpm.farthest_first_lambda(X, 40)
+    whole = dpm.dp_means(X, lam, max_iter=12)
+    monkeypatch.setattr(dpm, "_TRACE_LEN", 4)  # pieces of 3 iterations
+    pieces = dpm.dp_means(X, lam, max_iter=12)
+    assert whole.n_iter > 3
+    assert pieces.n_iter == whole.n_iter
+    np.testing.assert_array_equal(pieces.objective_trace, whole.objective_trace)
+    np.testing.assert_array_equal(pieces.labels, whole.labels)
+    assert pieces.converged == whole.converged
+
+
+# --- no compile for a new scalar or a few more rows ----------------------------------------
+
+
+def test_dp_means_scalars_and_nearby_n_do_not_recompile():
+    X = _blobs(300, 5, 4, seed=7)
+    lam = dpm.farthest_first_lambda(X, 4)
+    dpm.dp_means(X, lam)
+    runs, farthest = dpm._run._cache_size(), dpm._farthest_first._cache_size()
+    inits = dpm._initial._cache_size()
+    lam2 = lam * 1.1
+    assert dpm._initial_capacity(X, np.ones(300, np.float32), lam2) == dpm._initial_capacity(
+        X, np.ones(300, np.float32), lam)
+    dpm.dp_means(X, lam2)  # another penalty
+    dpm.dp_means(X, lam, max_iter=7)  # another iteration cap
+    dpm.dp_means(X, lam, max_iter=1000)
+    dpm.dp_means(X, lam, max_clusters=50)
+    dpm.dp_means(np.vstack([X, X[:7] + 0.5]), lam)  # seven more rows, same bucket
+    dpm.dp_means(X[:-13], lam)  # a fold
+    dpm.farthest_first_lambda(X, 9)  # another number of clusters
+    dpm.farthest_first_lambda(X[:-13], 4)
+    assert dpm._run._cache_size() == runs
+    assert dpm._initial._cache_size() == inits
+    assert dpm._farthest_first._cache_size() == farthest
+
+
+def test_initial_capacity_avoids_a_regrow():
+    """Fifty well-separated clusters: the buffer starts big enough, one loop compile."""
+    X = _blobs(5_000, 8, 50, seed=11)
+    lam = dpm.farthest_first_lambda(X, 50)
+    before = dpm._run._cache_size()
+    res = dpm.dp_means(X, lam)
+    assert res.n_clusters >= 40
+    assert dpm._run._cache_size() - before <= 1
+
+
+def test_estimator_refit_and_predict_do_not_recompile():
+    from bayesclust import DPMeans
+
+    X = _blobs(200, 3, 3, seed=5)
+    est = DPMeans(n_clusters=3).fit(X)
+    est.predict(X)
+    sizes = (dpm._run._cache_size(), dpm._farthest_first._cache_size())
+    from bayesclust.estimators import _base
+
+    predicts = _base._nearest_index._cache_size()
+    DPMeans(n_clusters=3, max_iter=50).fit(np.vstack([X, X[:7]])).predict(X[:-5])
+    assert (dpm._run._cache_size(), dpm._farthest_first._cache_size()) == sizes
+    assert _base._nearest_index._cache_size() == predicts
+
+
+# --- import and the persistent cache, in fresh interpreters -------------------------------
+
+
+def _python(code, **env):
+    full = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR",)}
+    full.update(env)
+    full["PYTHONPATH"] = str(ROOT) + os.pathsep + full.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
+                          cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_import_loads_no_heavy_dependency():
+    out = _python(
+        "import sys, bayesclust\n"
+        "print(sorted(m for m in ('jax', 'numpyro', 'sklearn', 'matplotlib', 'scipy')"
+        " if m in sys.modules))\n"
+        "bayesclust.dp_means\n"
+        "print(sorted(m for m in ('sklearn', 'matplotlib', 'numpyro') if m in sys.modules))\n"
+    ).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "[]"  # the functional core of DP-means needs neither
+
+
+_FIT = (
+    "import logging, numpy as np\n"
+    "logging.basicConfig(level=logging.DEBUG)\n"
+    "from bayesclust import dp_means\n"
+    "X = np.random.default_rng(0).normal(size=(60, 2)).astype(np.float32)\n"
+    "print(dp_means(X, 1.0).n_clusters)\n"
+)
+
+
+def test_persistent_cache_is_hit_by_a_second_process(tmp_path):
+    cache = tmp_path / "jax"
+    env = {"BAYESCLUST_CACHE": "1", "BAYESCLUST_CACHE_DIR": str(cache)}
+    first = _python(_FIT, **env)
+    files = sorted(p.name for p in cache.iterdir())
+    assert any("_loop" in f for f in files)
+    second = _python(_FIT, **env)
+    assert second.stdout == first.stdout
+    assert "Persistent compilation cache hit for 'jit__loop'" in second.stderr
+    assert sorted(p.name for p in cache.iterdir()) == files  # nothing new to write
+
+
+def test_persistent_cache_off_and_user_dir_kept(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    _python(_FIT, BAYESCLUST_CACHE="0", BAYESCLUST_CACHE_DIR=str(ours))
+    assert not ours.exists() or not any(ours.iterdir())
+    code = ("import jax\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(theirs)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n") + _FIT
+    _python(code, BAYESCLUST_CACHE="1", BAYESCLUST_CACHE_DIR=str(ours))
+    assert not ours.exists() or not any(ours.iterdir())
+    assert any(theirs.iterdir())
+
+
+def test_hard_hdp_scalars_do_not_recompile():
+    import bayesclust.inference.hard_hdp as hh
+
+    groups = [_blobs(80, 3, 3, seed=s) for s in range(3)]
+    hh.hard_hdp(groups, 4.0, 30.0)
+    runs, inits = hh._run._cache_size(), hh._initial_state._cache_size()
+    hh.hard_hdp(groups, 4.5, 33.0)
+    hh.hard_hdp(groups, 4.0, 30.0, max_iter=37)
+    hh.hard_hdp(groups, 4.0, 30.0, max_iter=127)
+    assert (hh._run._cache_size(), hh._initial_state._cache_size()) == (runs, inits)
