@@ -7,7 +7,7 @@ import pytest
 # Tests must never pick up a user's GPU/TPU or preallocate memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 # bayesclust's own persistent compilation cache (on by default for users) stays off in
-# the tests: results never depend on it, and tests/test_cache.py turns it on in
+# the tests: results never depend on it, and tests/test_first_call.py turns it on in
 # subprocesses of its own.  Set before anything imports bayesclust._validation.
 os.environ["BAYESCLUST_CACHE"] = "0"
 
