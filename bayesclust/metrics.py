@@ -469,8 +469,8 @@ def purity(labels_true: Any, labels_pred: Any) -> float:
     Notes
     -----
     The :math:`CI^*` reported beside the consistency index CI of Fred & Jain (2005) in the
-    dissimilarity-increments papers (Aidos & Fred, 2011), read as purity; it is never lower
-    than :func:`consistency_index`.
+    dissimilarity-increments papers (Aidos & Fred, 2011), read as purity
+    (docs/deviations.md#purity-ci-star); it is never lower than :func:`consistency_index`.
 
     References
     ----------

@@ -184,7 +184,7 @@ def test_exported():
 def test_acc_weighting_of_nested_partitions(seed):
     """Every cluster of every partition lies inside one of the three half-ring clusters
     (150/150/200): ACC = 1 - sum_k (n_k / n)^2 = 0.66 with the weight (the ACC paper reports
-    0.6595 for such a partition) and 1 without (Duarte et al. 2009, §4, Table 1)."""
+    0.6595 for such a partition, Duarte et al. 2009, half-rings table) and 1 without."""
     rng = np.random.default_rng(seed)
     c = np.repeat([0, 1, 2], [150, 150, 200])
     E = []
@@ -273,3 +273,21 @@ def test_bad_input_purity_and_weighted():
         purity([0, 1, 1], [0, 0.5, 1])
     with pytest.raises(TypeError, match="weighted"):
         acc([0, 1, 1], [[0, 1, 1], [1, 1, 0]], weighted="yes")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_check_ensemble_numbers_clusters_in_order_of_sorted_label(seed):
+    """The counting renumbering of check_ensemble equals np.unique's, -1 kept for missing."""
+    from bayesclust._validation import check_ensemble
+
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(1, 50))
+    scale = [1, 3, 10**9][seed % 3]  # the last: labels too spread to count, sorted instead
+    E = rng.integers(0, int(rng.integers(1, 9)), (4, n)) * scale + int(rng.integers(0, 5))
+    E[rng.random((4, n)) < 0.3] = -1
+    E[0, np.all(E < 0, axis=0)] = 2
+    expected = np.full(E.shape, -1)
+    for l, row in enumerate(E):
+        obs = row >= 0
+        expected[l, obs] = np.unique(row[obs], return_inverse=True)[1]
+    np.testing.assert_array_equal(check_ensemble(E, allow_missing=True), expected)
