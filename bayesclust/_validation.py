@@ -537,7 +537,7 @@ def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool
                 raise ValueError(f"{name} must contain integer labels, got non-integer values")
         elif arr.dtype.kind not in "iub":
             raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64, copy=False)
     N, n = arr.shape
     if N < 2:
         raise ValueError(f"{name} must contain at least two partitions, got a single labeling")
@@ -549,12 +549,31 @@ def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool
         raise ValueError(f"{name} must contain non-negative labels, got minimum {int(arr.min())}{extra}")
     if allow_missing and np.any(np.all(arr < 0, axis=0)):
         raise ValueError(f"{name}: some objects are missing (-1) from every partition")
-    # Renumber each partition's clusters 0..K_l-1 (missing stays -1).
-    out = np.full_like(arr, -1)
+    # Renumber each partition's clusters 0..K_l-1 (missing stays -1).  Labels within a range
+    # of a few times n are renumbered through a lookup table built by counting, linear in n
+    # and without masking out the missing objects; a row that already uses exactly 0..K_l-1
+    # is copied as it is.  Wider ranges are sorted.
+    out = np.empty_like(arr)
     for l in range(N):
-        obs = arr[l] >= 0
-        _, codes = np.unique(arr[l, obs], return_inverse=True)
-        out[l, obs] = codes.reshape(-1)
+        row = arr[l]
+        base = int(row.min())
+        span = int(row.max()) - base + 1
+        if span <= 4 * n + 1024:
+            shifted = row - base if base else row
+            present = np.bincount(shifted, minlength=span) > 0
+            if base == -1:  # slot 0 holds the missing objects
+                present[0] = False
+            elif present.all():
+                out[l] = shifted
+                continue
+            lookup = np.cumsum(present) - 1
+            if base == -1:
+                lookup[0] = -1
+            out[l] = lookup[shifted]
+        else:
+            obs = row >= 0
+            out[l] = -1
+            out[l, obs] = np.unique(row[obs], return_inverse=True)[1].reshape(-1)
     return out
 
 

@@ -1,5 +1,7 @@
 """Evaluation of clusterings: contingency tables, information and pair-counting scores,
-Hungarian-matched accuracy, co-clustering matrices and hard-clustering objectives.
+Hungarian-matched accuracy, purity, consensus validity indices (ANMI, ACC, diversity of a
+consensus partition against an ensemble, where ``-1`` marks an object missing from a
+partition), co-clustering matrices and hard-clustering objectives.
 
 Everything here is host-side NumPy/SciPy in float64 (no JAX, no scikit-learn), so it can be
 used as an independent check of the JAX algorithms.  Labels may be any integers (negative,
@@ -18,13 +20,14 @@ Unlike scikit-learn, empty labellings and non-integer labels are rejected.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from bayesclust._validation import (
     check_array,
+    check_ensemble,
     check_groups,
     check_int,
     check_labels,
@@ -44,6 +47,11 @@ __all__ = [
     "ari",
     "accuracy",
     "consistency_index",
+    "purity",
+    "anmi",
+    "acc",
+    "Diversity",
+    "diversity",
     "match_labels",
     "co_clustering_matrix",
     "n_clusters",
@@ -76,9 +84,31 @@ def _contingency(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Contingency table of two validated label vectors (rows: sorted values of ``a``)."""
     _, ia = np.unique(a, return_inverse=True)
     _, ib = np.unique(b, return_inverse=True)
-    table = np.zeros((ia.max() + 1, ib.max() + 1), dtype=np.int64)
-    np.add.at(table, (ia, ib), 1)
-    return table
+    ka, kb = int(ia.max()) + 1, int(ib.max()) + 1
+    return np.bincount(ia.reshape(-1) * kb + ib.reshape(-1), minlength=ka * kb).reshape(ka, kb)
+
+
+def _cells(a: np.ndarray, b: np.ndarray, ka: int, kb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Non-zero cells of the contingency table of codes ``a`` in ``[0, ka)``, ``b`` in ``[0, kb)``.
+
+    Returns the rows, columns and counts of the cells in row-major order (the order of
+    ``np.nonzero`` on the dense table), so sums over them round exactly as on the table.
+    """
+    flat = a * kb + b
+    if ka * kb <= 4 * flat.shape[0] + 1024:
+        # One bincount, linear in n: the fast path of the ensemble indices.
+        counts = np.bincount(flat, minlength=ka * kb)
+        idx = np.flatnonzero(counts)
+        nij = counts[idx]
+    else:  # a table much larger than the data (e.g. singletons on both sides)
+        idx, nij = np.unique(flat, return_counts=True)
+    i, j = np.divmod(idx, kb)
+    return i, j, nij.astype(np.int64)
+
+
+def _table_cells(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    i, j = np.nonzero(table)
+    return i, j, table[i, j]
 
 
 def _entropy_of_counts(counts: np.ndarray) -> float:
@@ -87,17 +117,58 @@ def _entropy_of_counts(counts: np.ndarray) -> float:
     return h if h > 0.0 else 0.0
 
 
-def _mutual_info_of_table(table: np.ndarray) -> float:
-    n = table.sum()
-    rows = table.sum(axis=1)
-    cols = table.sum(axis=0)
-    i, j = np.nonzero(table)
-    nij = table[i, j].astype(np.float64)
+def _mutual_info_of_cells(i: np.ndarray, j: np.ndarray, nij: np.ndarray) -> float:
+    n = nij.sum()
+    rows = np.bincount(i, weights=nij)  # exact integers in float64 (n < 2**53)
+    cols = np.bincount(j, weights=nij)
     # The products are exact integers in float64 (n**2 < 2**53), so independent cells give
     # log(1.0) == 0 exactly.
-    ratio = (n * nij) / (rows[i].astype(np.float64) * cols[j].astype(np.float64))
+    ratio = (n * nij) / (rows[i] * cols[j])
     mi = float(np.sum(nij / n * np.log(ratio)))
     return mi if mi > 0.0 else 0.0
+
+
+def _mutual_info_of_table(table: np.ndarray) -> float:
+    return _mutual_info_of_cells(*_table_cells(table))
+
+
+def _nmi_of_cells(i: np.ndarray, j: np.ndarray, nij: np.ndarray, average_method: str) -> float:
+    """NMI from the non-zero cells of a contingency table, with scikit-learn's conventions."""
+    if nij.shape[0] == 1:  # one cell: both labellings constant
+        return 1.0
+    mi = _mutual_info_of_cells(i, j, nij)
+    if mi == 0.0:
+        return 0.0
+    h_true = _entropy_of_counts(np.bincount(i, weights=nij))
+    h_pred = _entropy_of_counts(np.bincount(j, weights=nij))
+    if average_method == "arithmetic":
+        norm = 0.5 * (h_true + h_pred)
+    elif average_method == "geometric":
+        norm = np.sqrt(h_true * h_pred)
+    elif average_method == "min":
+        norm = min(h_true, h_pred)
+    else:
+        norm = max(h_true, h_pred)
+    return float(min(mi / norm, 1.0))
+
+
+def _ari_of_cells(i: np.ndarray, j: np.ndarray, nij: np.ndarray) -> float:
+    """ARI from the non-zero cells of a contingency table (exact pair counts)."""
+    n = int(nij.sum())
+    rows = np.bincount(i, weights=nij).astype(np.int64)
+    cols = np.bincount(j, weights=nij).astype(np.int64)
+    # Sums of squares are at most n**2: exact in int64 below n = 2**31, Python ints beyond.
+    dtype = np.int64 if n < 2**31 else object
+    sum_sq = int(np.sum(nij.astype(dtype) ** 2))
+    rows_sq = int(np.sum(rows.astype(dtype) ** 2))
+    cols_sq = int(np.sum(cols.astype(dtype) ** 2))
+    tp = sum_sq - n
+    fp = cols_sq - sum_sq  # same cluster, different class
+    fn = rows_sq - sum_sq  # same class, different cluster
+    tn = n * n - fp - fn - sum_sq
+    if fp == 0 and fn == 0:
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
 def contingency_matrix(labels_true: Any, labels_pred: Any) -> np.ndarray:
@@ -207,23 +278,7 @@ def nmi(labels_true: Any, labels_pred: Any, average_method: str = "arithmetic") 
             f"average_method must be one of {_AVERAGE_METHODS}, got {average_method!r}"
         )
     a, b = _check_pair(labels_true, labels_pred)
-    table = _contingency(a, b)
-    if table.shape == (1, 1):
-        return 1.0
-    mi = _mutual_info_of_table(table)
-    if mi == 0.0:
-        return 0.0
-    h_true = _entropy_of_counts(table.sum(axis=1))
-    h_pred = _entropy_of_counts(table.sum(axis=0))
-    if average_method == "arithmetic":
-        norm = 0.5 * (h_true + h_pred)
-    elif average_method == "geometric":
-        norm = np.sqrt(h_true * h_pred)
-    elif average_method == "min":
-        norm = min(h_true, h_pred)
-    else:
-        norm = max(h_true, h_pred)
-    return float(min(mi / norm, 1.0))
+    return _nmi_of_cells(*_table_cells(_contingency(a, b)), average_method)
 
 
 def mean_group_nmi(labels_true: Any, labels_pred: Any, average_method: str = "arithmetic") -> float:
@@ -281,19 +336,7 @@ def ari(labels_true: Any, labels_pred: Any) -> float:
     1.0
     """
     a, b = _check_pair(labels_true, labels_pred)
-    table = _contingency(a, b)
-    n = int(a.shape[0])
-    # Python ints: no overflow for any n.
-    sum_sq = int(np.sum(table.astype(object) ** 2))
-    rows_sq = int(np.sum(table.sum(axis=1).astype(object) ** 2))
-    cols_sq = int(np.sum(table.sum(axis=0).astype(object) ** 2))
-    tp = sum_sq - n
-    fp = cols_sq - sum_sq  # same cluster, different class
-    fn = rows_sq - sum_sq  # same class, different cluster
-    tn = n * n - fp - fn - sum_sq
-    if fp == 0 and fn == 0:
-        return 1.0
-    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+    return _ari_of_cells(*_table_cells(_contingency(a, b)))
 
 
 def _matching(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -403,6 +446,266 @@ def match_labels(labels_ref: Any, labels: Any) -> np.ndarray:
     unmatched = np.setdiff1d(np.arange(clusters.shape[0]), c)  # sorted
     new_ids[unmatched] = int(classes.max()) + 1 + np.arange(unmatched.shape[0])
     return new_ids[inverse]
+
+
+def purity(labels_true: Any, labels_pred: Any) -> float:
+    """Purity: each cluster counted by the class it overlaps most (many-to-one matching).
+
+    Parameters
+    ----------
+    labels_true : array_like of int, shape (n,)
+        Ground truth :math:`P^0` with classes :math:`C^0_c`.
+    labels_pred : array_like of int, shape (n,)
+        Partition with clusters :math:`C_m`.
+
+    Returns
+    -------
+    float in (0, 1]
+        :math:`CI^* = \\frac1n \\sum_m \\max_c |C_m \\cap C^0_c|`: the fraction of points
+        correctly clustered when every class is the union of the clusters assigned to it and
+        every cluster serves one class.  Unlike :func:`consistency_index` (one-to-one),
+        it tends to 1 as clusters are split: it is 1 for an all-singleton partition.
+
+    Notes
+    -----
+    The :math:`CI^*` reported beside the consistency index CI of Fred & Jain (2005) in the
+    dissimilarity-increments papers (Aidos & Fred, 2011), read as purity
+    (docs/deviations.md#purity-ci-star); it is never lower than :func:`consistency_index`.
+
+    References
+    ----------
+    A. Fred and A. K. Jain, "Combining multiple clusterings using evidence accumulation",
+    IEEE TPAMI 27(6) (2005) 835-850.
+    H. Aidos and A. Fred, "Hierarchical clustering with high order dissimilarities",
+    MLDM 2011.
+
+    Examples
+    --------
+    >>> purity([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
+    0.8333333333333334
+    """
+    a, b = _check_pair(labels_true, labels_pred)
+    table = _contingency(a, b)
+    return float(table.max(axis=0).sum() / a.shape[0])
+
+
+# ------------------------------------------------------------------ consensus validity indices
+
+
+def _consensus_cells(consensus_labels: Any, ensemble: Any) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per partition of ``ensemble``, the non-zero cells ``(i, j, n_ij)`` of its contingency
+    table with the consensus restricted to the partition's objects (rows: consensus clusters)."""
+    c = check_labels(consensus_labels, "consensus_labels")
+    E = check_ensemble(ensemble, "ensemble", allow_missing=True)
+    if c.shape[0] != E.shape[1]:
+        raise ValueError(
+            f"consensus_labels has length {c.shape[0]} but the partitions of ensemble label "
+            f"{E.shape[1]} objects"
+        )
+    _, c = np.unique(c, return_inverse=True)
+    c = c.reshape(-1)
+    kc = int(c.max()) + 1
+    out = []
+    for l, row in enumerate(E):
+        # check_ensemble numbered the clusters 0..K_l-1 and kept -1 for a missing object:
+        # shifted by one, the missing objects fill column 0, dropped from the cells, so the
+        # table of the objects present costs one bincount and no mask.
+        i, j, nij = _cells(c, row + 1, kc, int(row.max()) + 2)
+        keep = j > 0
+        if not keep.any():
+            raise ValueError(f"ensemble[{l}] labels no object (every label is -1)")
+        if not keep.all():
+            i, j, nij = i[keep], j[keep], nij[keep]
+        out.append((i, j - 1, nij))
+    return out
+
+
+def anmi(consensus_labels: Any, ensemble: Any) -> float:
+    """Average normalised mutual information between a consensus partition and an ensemble.
+
+    Parameters
+    ----------
+    consensus_labels : array_like of int, shape (n,)
+        The consensus partition :math:`P^*` (any integer ids; ``-1`` is an ordinary id here).
+    ensemble : array_like of int, shape (N, n), list of N label vectors, ``Ensemble`` or Posterior
+        The partitions :math:`P^1, \\dots, P^N` (:math:`N \\ge 2`), validated by
+        :func:`bayesclust._validation.check_ensemble`; ``-1`` marks an object missing from a
+        (sub-sampled) partition.  A :class:`~bayesclust.inference.posterior.Posterior`
+        contributes its pooled label draws.
+
+    Returns
+    -------
+    float in [0, 1]
+        :math:`ANMI(P^*, \\mathbb P) = \\frac1N \\sum_{l=1}^N NMI(P^*_{|O_l}, P^l)`, with
+        :math:`NMI = I / \\sqrt{H(P^*) H(P^l)}` (the geometric average, as
+        :func:`nmi` with ``average_method="geometric"`` and
+        ``sklearn.metrics.normalized_mutual_info_score(average_method="geometric")``),
+        each term computed on the objects :math:`O_l` present in :math:`P^l`.  A term is 1
+        when both partitions have one cluster on :math:`O_l` and 0 when exactly one has.
+
+    Notes
+    -----
+    One contingency table (a single ``bincount``) per partition, linear in ``n``.
+
+    References
+    ----------
+    A. Strehl and J. Ghosh, "Cluster ensembles -- a knowledge reuse framework for combining
+    multiple partitions", JMLR 3 (2002) 583-617, §2 (ANMI, eq. 3-4).
+
+    Examples
+    --------
+    >>> anmi([0, 0, 1, 1], [[0, 0, 1, 1], [0, 0, 0, 0]])
+    0.5
+    """
+    return float(np.mean([_nmi_of_cells(*cells, "geometric")
+                          for cells in _consensus_cells(consensus_labels, ensemble)]))
+
+
+def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True) -> float:
+    """Average cluster consistency (ACC) of a consensus partition with an ensemble.
+
+    Parameters
+    ----------
+    consensus_labels : array_like of int, shape (n,)
+        The consensus partition :math:`P^*` with clusters :math:`C^*_k`.
+    ensemble : array_like of int, shape (N, n), list of N label vectors, ``Ensemble`` or Posterior
+        The partitions :math:`P^l` with clusters :math:`C^l_m`; ``-1`` marks an object
+        missing from a partition (see :func:`anmi`).
+    weighted : bool, default True
+        Multiply each overlap by :math:`1 - |C^*_k| / n_l`; False drops the weight.
+
+    Returns
+    -------
+    float in [0, 1)
+        :math:`ACC(P^*, \\mathbb P) = \\frac1N \\sum_l sim(P^*, P^l)` with
+
+        .. math::
+
+            sim(P^*, P^l) = \\frac1{n_l} \\sum_{m=1}^{K^l} \\max_{1 \\le k \\le K^*}
+            \\Big[ |C^*_k \\cap C^l_m| \\Big(1 - \\frac{|C^*_k|}{n_l}\\Big) \\Big],
+
+        where :math:`P^*` is restricted to the :math:`n_l` objects of :math:`P^l` (cluster
+        sizes :math:`|C^*_k|` counted on them).  :math:`sim` is large when every cluster of
+        :math:`P^l` lies inside one consensus cluster; the weight penalises consensus
+        partitions with a giant cluster (for :math:`P^l` nested in :math:`P^*` it gives
+        :math:`1 - \\sum_k (|C^*_k| / n_l)^2`).  Without the weight the range is (0, 1].
+
+    Notes
+    -----
+    The papers state :math:`sim` for :math:`K^l \\ge K^*`.  A partition with fewer clusters
+    is scored by the same formula, neither skipped nor warned about: its clusters cannot all
+    lie inside consensus clusters, so it scores lower, and the value stays finite.  A
+    one-cluster consensus scores 0 with the weight (every weight is 0) and 1 without; an
+    all-singleton consensus scores :math:`K^l (1 - 1/n_l) / n_l` (weighted) or
+    :math:`K^l / n_l` per partition.
+
+    The weight sits inside the maximum, as in eq. (9) of Duarte et al. (2010); the ACC paper's
+    eq. (3) prints it outside, with ``k`` unbound (docs/deviations.md#acc-weight).
+
+    References
+    ----------
+    F. J. Duarte, J. M. M. Duarte, A. Fred and M. F. Rodrigues, "Average cluster consistency
+    for cluster ensemble selection", IC3K / KDIR 2009, eq. (3).
+    F. J. Duarte, A. Fred, A. Lourenço and J. M. M. Duarte, "On consensus clustering
+    validation", SSPR 2010, eq. (9).
+
+    Examples
+    --------
+    >>> acc([0, 0, 1, 1], [[0, 1, 2, 3], [0, 0, 1, 1]])
+    0.5
+    >>> acc([0, 0, 1, 1], [[0, 1, 2, 3], [0, 0, 1, 1]], weighted=False)
+    1.0
+    """
+    if not isinstance(weighted, (bool, np.bool_)):
+        raise TypeError(f"weighted must be a bool, got {type(weighted).__name__}")
+    sims = []
+    for i, j, nij in _consensus_cells(consensus_labels, ensemble):
+        n_l = nij.sum()
+        value = nij.astype(np.float64)
+        if weighted:
+            value *= 1.0 - np.bincount(i, weights=nij)[i] / n_l
+        # Every column of the table has a non-zero cell and the values are >= 0, so the
+        # maximum over the cells present is the maximum over all consensus clusters.
+        best = np.zeros(int(j.max()) + 1)
+        np.maximum.at(best, j, value)
+        sims.append(best.sum() / n_l)
+    return float(np.mean(sims))
+
+
+class Diversity(NamedTuple):
+    """The four diversity indices of a consensus partition and an ensemble (see :func:`diversity`).
+
+    Attributes
+    ----------
+    div1 : float
+        Mean disagreement :math:`\\frac1N \\sum_l (1 - R_l)`, in [0, 1].
+    div2 : float
+        Standard deviation of the disagreements (denominator :math:`N - 1`), in [0, 1].
+    div3 : float
+        :math:`(1 - Div_1 + Div_2) / 2`, in [0, 1].
+    div4 : float
+        Coefficient of variation :math:`Div_2 / Div_1`; 0 when :math:`Div_1 = 0`.
+    """
+
+    div1: float
+    div2: float
+    div3: float
+    div4: float
+
+
+def diversity(consensus_labels: Any, ensemble: Any) -> Diversity:
+    """Diversity indices Div1..Div4 of an ensemble with respect to a consensus partition.
+
+    Parameters
+    ----------
+    consensus_labels : array_like of int, shape (n,)
+        The consensus partition :math:`P^*`.
+    ensemble : array_like of int, shape (N, n), list of N label vectors, ``Ensemble`` or Posterior
+        The partitions :math:`P^l`, :math:`N \\ge 2`; ``-1`` marks an object missing from a
+        partition (see :func:`anmi`).
+
+    Returns
+    -------
+    Diversity
+        With :math:`R_l = \\max(0, ARI(P^l, P^*))` (:func:`ari` on the objects of
+        :math:`P^l`) and :math:`d_l = 1 - R_l`:
+
+        .. math::
+
+            Div_1 = \\frac1N \\sum_l d_l, \\quad
+            Div_2 = \\sqrt{\\frac1{N-1} \\sum_l (d_l - Div_1)^2}, \\quad
+            Div_3 = \\frac12 (1 - Div_1 + Div_2), \\quad
+            Div_4 = \\frac{Div_2}{Div_1}.
+
+        When :math:`Div_1 = 0` (every partition equals the consensus on its objects) every
+        :math:`d_l` is 0, so :math:`Div_2 = 0` and :math:`Div_4` is defined as 0.  A single
+        partition is rejected (``ValueError``), so the :math:`N - 1` of :math:`Div_2` is
+        never 0.
+
+    Notes
+    -----
+    The papers write the Rand index "in [0, 1]" but use the adjusted Rand index, which can be
+    negative; it is clipped at 0 so that every :math:`d_l` lies in [0, 1]
+    (docs/deviations.md#diversity-ari-clip).
+
+    References
+    ----------
+    S. T. Hadjitodorov, L. I. Kuncheva and L. P. Todorova, "Moderate diversity for better
+    cluster ensembles", Information Fusion 7(3) (2006) 264-275.
+    F. J. Duarte, J. M. M. Duarte, A. Fred and M. F. Rodrigues, "Average cluster consistency
+    for cluster ensemble selection", IC3K / KDIR 2009.
+
+    Examples
+    --------
+    >>> diversity([0, 0, 1, 1], [[0, 0, 1, 1], [0, 0, 1, 1]])
+    Diversity(div1=0.0, div2=0.0, div3=0.5, div4=0.0)
+    """
+    d = np.array([1.0 - max(0.0, _ari_of_cells(*cells))
+                  for cells in _consensus_cells(consensus_labels, ensemble)])
+    div1 = float(np.mean(d))
+    div2 = float(np.sqrt(np.sum((d - div1) ** 2) / (d.shape[0] - 1)))
+    div4 = div2 / div1 if div1 > 0.0 else 0.0
+    return Diversity(div1, div2, 0.5 * (1.0 - div1 + div2), div4)
 
 
 def co_clustering_matrix(label_draws: Any, batch_size: int = 64) -> np.ndarray:
