@@ -19,7 +19,7 @@ from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.ensembles import kmeans_ensemble
-from ..inference.linkage import linkage_consensus
+from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -78,14 +78,18 @@ class EvidenceAccumulation(_ConsensusBase):
     Builds an ensemble (k-means with K drawn from the split-and-merge rule, or any
     partitions — including a :class:`~bayesclust.inference.posterior.Posterior`'s label
     draws), accumulates the sparse co-association :math:`C_{ij} = n_{ij}/N`, and cuts a
-    single- or average-link dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest
-    lifetime (Fred & Jain 2005).  See :mod:`bayesclust.consensus`.
+    linkage dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest lifetime
+    (Fred & Jain 2005).  See :mod:`bayesclust.consensus`.
 
     Parameters
     ----------
     n_clusters : int or None, default None
         Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion.
-    method : {"average", "single"}, default "average"
+    method : {"average", "single", "complete", "weighted", "ward", "centroid", "median"}, default "average"
+        The linkage of :func:`~bayesclust.inference.linkage.linkage_consensus`.  Ward,
+        centroid and median read :math:`1 - C` as if it were Euclidean; centroid and
+        median trees can be non-monotone (their negative lifetimes count as 0); every
+        method but single and average link forms the dense :math:`1 - C`.
     n_partitions : int, default 150
         Ensemble size when ``fit`` builds the ensemble.
     n_clusters_range : (int, int) or None
@@ -119,7 +123,7 @@ class EvidenceAccumulation(_ConsensusBase):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "method": [StrOptions({"average", "single"})],
+        "method": [StrOptions(set(LINKAGE_METHODS))],
         "allow_k1": ["boolean"],
         **_ConsensusBase._ensemble_constraints,
     }
