@@ -25,7 +25,7 @@ _LAZY = {
     ".inference.consensus_selection": ("consensus_candidates", "select_consensus", "validity_index"),
     ".inference.convergence": ("ConvergenceWarning",),
     ".inference.dp_means": ("DPMeansResult", "dp_means", "farthest_first_lambda"),
-    ".inference.ensembles": ("kmeans_ensemble",),
+    ".inference.ensembles": ("clustering_ensemble", "kmeans_ensemble"),
     ".inference.gibbs": ("gibbs_dp_gmm",),
     ".inference.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
     ".inference.hdp_gibbs": ("gibbs_hdp_gmm",),
@@ -106,6 +106,7 @@ __all__ = [
     "PenalizedNormalizedCut",
     # consensus clustering
     "kmeans_ensemble",
+    "clustering_ensemble",
     "coassociation",
     "linkage_consensus",
     "consensus_candidates",

@@ -20,7 +20,7 @@ from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
-from ..inference.linkage import LINKAGES, linkage_consensus
+from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -89,8 +89,12 @@ class EvidenceAccumulation(_ConsensusBase):
         Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion, or with
         ``select`` every K of ``k_range``.
     method : str or list of str, default "average"
-        A linkage of :func:`~bayesclust.inference.linkage.linkage_consensus`; with
-        ``select``, also a list of linkages to choose among.
+        A linkage of :func:`~bayesclust.inference.linkage.linkage_consensus`: "average",
+        "single", "complete", "weighted", "ward", "centroid" or "median"; with ``select``,
+        also a list of linkages to choose among.  Ward, centroid and median read
+        :math:`1 - C` as if it were Euclidean; centroid and median trees can be non-monotone
+        (their negative lifetimes count as 0); every method but single and average link
+        forms the dense :math:`1 - C`.
     select : str or None, default None
         A criterion of :func:`~bayesclust.inference.consensus_selection.select_consensus`:
         ``"acc"``, ``"anmi"``, ``"div1"``, ``"div3"`` (against the ensemble),
@@ -105,7 +109,7 @@ class EvidenceAccumulation(_ConsensusBase):
     n_clusters_range : (int, int) or None
         ``(K_min, K_max)`` of the ensemble; default from ``k_rule``.
     k_rule : {"penca", "sqrt", "linear"}, default "penca"
-        See :func:`bayesclust.consensus.k_bounds`.
+        See :func:`bayesclust.inference.ensembles.k_bounds`.
     subsample : float in (0, 1] or None
         Fraction of objects per partition.
     allow_k1 : bool, default False
@@ -118,7 +122,7 @@ class EvidenceAccumulation(_ConsensusBase):
     n_clusters_ : int
     ensemble_ : ndarray of shape (N, n_samples)
         The partitions (renumbered; -1 = not sampled).
-    coassociation_ : bayesclust.consensus.CoAssociation
+    coassociation_ : bayesclust.inference.coassociation.CoAssociation
     linkage_ : ndarray of shape (n_samples - 1, 4)
         The dendrogram of the chosen linkage.
     lifetimes_ : ndarray of shape (n_samples + 1,)
@@ -143,7 +147,7 @@ class EvidenceAccumulation(_ConsensusBase):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "method": [StrOptions(set(LINKAGES)), list, tuple],
+        "method": [StrOptions(set(LINKAGE_METHODS)), list, tuple],
         "select": [StrOptions(set(CRITERIA)), None],
         "select_space": [StrOptions({"similarity", "data"})],
         "k_range": [list, tuple, range, None],

@@ -41,7 +41,7 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from .coassociation import CoAssociation, as_coassociation
-from .linkage import LINKAGES, cut_tree_at, linkage_consensus
+from .linkage import LINKAGE_METHODS, cut_tree_at, linkage_consensus
 
 __all__ = [
     "CRITERIA",
@@ -177,8 +177,8 @@ def _check_methods(methods: Any) -> tuple[str, ...]:
     if not methods:
         raise ValueError("methods must name at least one linkage")
     for m in methods:
-        if m not in LINKAGES:
-            raise ValueError(f"methods must be linkages among {LINKAGES}, got {m!r}")
+        if m not in LINKAGE_METHODS:
+            raise ValueError(f"methods must be linkages among {LINKAGE_METHODS}, got {m!r}")
     return methods
 
 
