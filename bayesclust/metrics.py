@@ -1126,7 +1126,10 @@ def davies_bouldin(X_or_S: Any, labels: Any, *, space: str = "data") -> float:
         if k == 1:
             return np.inf
         own, _ = _own_sums(sim, c, k)
-        order = np.lexsort((np.arange(n), -own, c))
+        # Co-associations tie a lot; sums that differ only by the order of a floating-point
+        # summation (dense rows vs stored pairs) must tie too, so the centre is the smallest
+        # index among the sums equal to 1e-8.
+        order = np.lexsort((np.arange(n), -np.round(own, 8), c))
         first = np.concatenate([[True], c[order][1:] != c[order][:-1]])
         centres = order[first]  # one per cluster, in cluster order
         pairs = sizes * (sizes - 1) / 2.0

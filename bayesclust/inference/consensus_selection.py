@@ -316,7 +316,7 @@ def select_consensus(
     elif rule == "min":
         best = int(np.argmin(scores))
     else:
-        order = np.argsort(scores, kind="stable")
-        best = int(order[(len(order) - 1) // 2])
+        median = np.sort(scores)[(len(scores) - 1) // 2]
+        best = int(np.flatnonzero(scores == median)[0])
     return ConsensusSelection(candidates.labels[best], best, candidates.methods[best],
                               int(candidates.n_clusters[best]), criterion, space, scores)
