@@ -717,7 +717,8 @@ def diversity(consensus_labels: Any, ensemble: Any) -> Diversity:
 # ------------------------------------------- internal validity indices: data and similarity space
 
 _SPACES = ("data", "similarity")
-_BLOCK = 1 << 22  # entries of an (rows x n) block of distances or similarities
+_TIE_RTOL = 1e-9  # within-cluster sums this close are tied (the DB_s centre)
+_BLOCK = 1 << 21  # entries of an (rows x n) block of distances or similarities (16 MB)
 
 
 def _row_blocks(n: int, width: int):
@@ -802,18 +803,18 @@ def _check_similarity(S: Any, name: str = "S") -> _Similarity:
     A = check_array(S, name, ndim=2, dtype=None)
     if A.dtype.kind not in "iubf":
         raise TypeError(f"{name} must be a real array, got dtype {A.dtype}")
-    A = A.astype(np.float64)
+    A = A.astype(np.float64, copy=False)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
     n = A.shape[0]
     for blk in _row_blocks(n, n):
-        part = A[blk]
-        off = np.ones(part.shape, bool)
-        off[np.arange(part.shape[0]), np.arange(blk.start, blk.stop)] = False
-        if part[off].size and (part[off].min() < -tol or part[off].max() > 1 + tol):
-            raise ValueError(f"{name} must hold similarities in [0, 1], got values in "
-                             f"[{part[off].min()}, {part[off].max()}]")
-        if np.max(np.abs(part - A[:, blk].T), initial=0.0) > tol:
+        part = _dense_block(A, blk, 0.5)  # the diagonal is not checked
+        lo, hi = float(part.min()), float(part.max())
+        if lo < -tol or hi > 1 + tol:
+            raise ValueError(f"{name} must hold similarities in [0, 1], got values in [{lo}, {hi}]")
+        part -= A[:, blk].T
+        part[np.arange(part.shape[0]), np.arange(blk.start, blk.stop)] = 0.0
+        if np.max(np.abs(part), initial=0.0) > tol:
             raise ValueError(f"{name} must be symmetric")
     return _Similarity(n, A, None, None, None, n_partitions)
 
@@ -1083,8 +1084,8 @@ def davies_bouldin(X_or_S: Any, labels: Any, *, space: str = "data") -> float:
 
         equal to ``sklearn.metrics.davies_bouldin_score``.  Similarity space (Lourenço &
         Fred 2010), with the centre :math:`\\nu_k = \\arg\\max_{i \\in C_k} \\sum_{j \\in
-        C_k, j \\ne i} s_{ij}` (ties: the smallest index) and :math:`\\Delta_s(C_k)` the mean
-        similarity over the pairs :math:`i < j` of :math:`C_k` (1 for a singleton):
+        C_k, j \\ne i} s_{ij}` (ties, equal up to a relative :math:`10^{-9}`: the
+        smallest index) and :math:`\\Delta_s(C_k)` the mean similarity over the pairs :math:`i < j` of :math:`C_k` (1 for a singleton):
 
         .. math::
 
@@ -1126,12 +1127,13 @@ def davies_bouldin(X_or_S: Any, labels: Any, *, space: str = "data") -> float:
         if k == 1:
             return np.inf
         own, _ = _own_sums(sim, c, k)
-        # Co-associations tie a lot; sums that differ only by the order of a floating-point
-        # summation (dense rows vs stored pairs) must tie too, so the centre is the smallest
-        # index among the sums equal to 1e-8.
-        order = np.lexsort((np.arange(n), -np.round(own, 8), c))
-        first = np.concatenate([[True], c[order][1:] != c[order][:-1]])
-        centres = order[first]  # one per cluster, in cluster order
+        # Centre: the largest within-cluster sum, ties (equal up to round-off, which differs
+        # between the sparse and dense summation orders) to the smallest index.
+        best = np.full(k, -np.inf)
+        np.maximum.at(best, c, own)
+        top = own >= best[c] - _TIE_RTOL * np.maximum(1.0, np.abs(best[c]))
+        centres = np.full(k, n)
+        np.minimum.at(centres, c[top], np.flatnonzero(top))
         pairs = sizes * (sizes - 1) / 2.0
         delta = np.divide(np.bincount(c, own, k) / 2.0, pairs, out=np.ones(k), where=pairs > 0)
         worst = np.zeros(k)

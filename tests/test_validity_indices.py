@@ -98,12 +98,10 @@ def loop_db_sim(S, labels):
         return math.inf
     centre, delta = [], []
     for Ck in C:
-        best, arg = -1.0, None
-        for i in sorted(Ck):
-            tot = sum(S[i][j] for j in Ck if j != i)
-            if tot > best:
-                best, arg = tot, i
-        centre.append(arg)
+        tot = {i: sum(S[i][j] for j in Ck if j != i) for i in Ck}
+        best = max(tot.values())
+        # ties up to round-off (1e-9 relative): the smallest index
+        centre.append(min(i for i in Ck if tot[i] >= best - 1e-9 * max(1.0, abs(best))))
         pairs = [S[i][j] for i in Ck for j in Ck if i < j]
         delta.append(sum(pairs) / len(pairs) if pairs else 1.0)
     total = 0.0
