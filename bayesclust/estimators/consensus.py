@@ -18,8 +18,8 @@ from sklearn.utils.validation import (
 from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
-from ..inference.ensembles import kmeans_ensemble
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
+from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ._base import (
     DEPRECATED,
