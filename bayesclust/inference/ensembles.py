@@ -165,6 +165,16 @@ def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int
     return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree")
 
 
+def _subsample_size(subsample: float | None, n: int) -> int:
+    """Objects clustered by each partition: ``round(subsample * n)`` (half up, at least 1), or ``n``."""
+    if subsample is None:
+        return n
+    rate = V.check_positive(subsample, "subsample")
+    if rate > 1:
+        raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
+    return max(1, int(math.floor(rate * n + 0.5)))
+
+
 @V.renamed_kwargs(rule="k_rule")
 def kmeans_ensemble(
     rng_key: Any,
@@ -234,12 +244,7 @@ def kmeans_ensemble(
     n = X.shape[0]
     N = V.check_int(n_partitions, "n_partitions", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    m = n
-    if subsample is not None:
-        rate = V.check_positive(subsample, "subsample")
-        if rate > 1:
-            raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
-        m = max(1, int(math.floor(rate * n + 0.5)))
+    m = _subsample_size(subsample, n)
     if n_clusters_range is None:
         kmin, kmax = k_bounds(n, k_rule, rounding=rounding)
     else:
@@ -471,12 +476,7 @@ def clustering_ensemble(
     reps = V.check_int(n_per_setting, "n_per_setting", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     gamma = 1.0 if spectral_gamma is None else V.check_positive(spectral_gamma, "spectral_gamma")
-    m = n
-    if subsample is not None:
-        rate = V.check_positive(subsample, "subsample")
-        if rate > 1:
-            raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
-        m = max(1, int(math.floor(rate * n + 0.5)))
+    m = _subsample_size(subsample, n)
     X64 = np.asarray(X, np.float64)
     all_distinct = np.unique(X64, axis=0).shape[0] == n
     master = V.as_numpy_rng(V.as_rng_key(rng_key))
