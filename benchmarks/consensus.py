@@ -16,12 +16,30 @@ and ensemble rule it prints one JSON line with
   time, and the ratios dense / sparse.
 
 A final line fits log(nnz) and log(time) against log(n) per rule (slope 1 = linear).
+
+Two further rows time the validity indices of ``bayesclust.metrics`` (Lourenço & Fred 2010,
+consensus clustering validation):
+
+* ``validity`` (:func:`run_validity`, n = 10,000, linear rule): the similarity-space
+  silhouette S_s, Dunn D_s, Davies-Bouldin DB_s and likelihood index L_s of the single-link
+  consensus, from the sparse co-association (stored pairs only) and from the dense n x n
+  matrix (row-blocked NumPy path of the same functions): values, time and peak traced
+  allocation of each (the dense matrix itself is counted apart, ``dense_matrix_bytes``); and
+  the data-space silhouette and Davies-Bouldin against scikit-learn's ``silhouette_score`` /
+  ``davies_bouldin_score`` (values, time ratio).
+* ``anmi`` (:func:`run_anmi`, n = 100,000, 150 partitions): ``metrics.anmi`` against a loop
+  of ``sklearn.metrics.normalized_mutual_info_score(average_method="geometric")`` over the
+  partitions (values equal; ratio of the least of 3 calls, target >= 10x, and of the first
+  calls, which also pay the page faults of the validated (N, n) int64 copy).  Its ensemble is k-means with the
+  sqrt rule and 5 Lloyd iterations (only the label vectors matter for the timing), the
+  consensus the mixture components.
 Quick mode (< 60 s): n in {1000, 2000, 4000}, 20 partitions, 10 Lloyd iterations.  Full
 mode: n from 1000 to 200,000 (the paper went to 50,000), N = 150 partitions; the k-means
 ensemble dominates the time at large n (KD-tree Lloyd with up to 10,000 centres); expect
 tens of minutes for the largest n.  Numbers on a shared machine are noisy.
 
 Usage: python benchmarks/consensus.py [--quick] [--n 1000 5000 ...] [--n-partitions 150]
+       python benchmarks/consensus.py --validity-only [--quick]   (just the two index rows)
 """
 
 from __future__ import annotations
@@ -69,6 +87,83 @@ def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int,
     return row
 
 
+def _traced(fn):
+    """``(fn(), seconds, peak traced bytes)`` of one call."""
+    tracemalloc.start()
+    out, sec = bench.timed(fn)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return out, sec, int(peak)
+
+
+def run_validity(n: int = 10_000, rule: str = "linear", n_partitions: int = 50, max_iter: int = 20,
+                 seed: int = 0) -> dict:
+    """Similarity-space indices, sparse vs dense, and data-space S / DB vs scikit-learn."""
+    from sklearn.metrics import davies_bouldin_score, silhouette_score
+
+    X, _ = ten_gaussians(seed, n)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, k_rule=rule, max_iter=max_iter)
+    C = coassoc.coassociation(ens)
+    labels = linkages.linkage_consensus(C, "single", 10).labels
+    row = {"bench": "consensus", "kind": "validity", "n": n, "rule": rule, "n_partitions": n_partitions,
+           "k_consensus": int(np.unique(labels).shape[0]), "nnz_upper": C.nnz, "sparse_bytes": C.nbytes}
+    D, row["dense_build_seconds"] = bench.timed(C.toarray)
+    row["dense_matrix_bytes"] = int(D.nbytes)
+    indices = {"S_s": lambda S: metrics.silhouette(S, labels, space="similarity"),
+               "D_s": lambda S: metrics.dunn(S, labels, space="similarity"),
+               "DB_s": lambda S: metrics.davies_bouldin(S, labels, space="similarity"),
+               "L_s": lambda S: metrics.likelihood_index(labels, S=S)}
+    for name, index in indices.items():
+        vs, ts, ps = _traced(lambda f=index: f(C))
+        vd, td, pd = _traced(lambda f=index, M=D: f(M))
+        assert np.isclose(vs, vd, rtol=1e-9, atol=1e-12), (name, vs, vd)
+        row.update({name: vs, f"{name}_dense": vd, f"{name}_sparse_seconds": ts, f"{name}_dense_seconds": td,
+                    f"{name}_sparse_peak_bytes": ps, f"{name}_dense_peak_bytes": pd,
+                    f"{name}_dense_over_sparse_seconds": td / ts})
+    # A partition of the ensemble has non-trivial values (the consensus of these well
+    # separated Gaussians has S_s = 1): sparse and dense must agree on them too.
+    part = ens.labels[0]
+    for name, index in (("S_s", metrics.silhouette), ("D_s", metrics.dunn), ("DB_s", metrics.davies_bouldin)):
+        vs, vd = index(C, part, space="similarity"), index(D, part, space="similarity")
+        assert np.isclose(vs, vd, rtol=1e-9, atol=1e-12), (name, vs, vd)
+        row[f"{name}_partition0"] = vs
+    vs, vd = metrics.likelihood_index(part, S=C), metrics.likelihood_index(part, S=D)
+    assert np.isclose(vs, vd, rtol=1e-9), ("L_s", vs, vd)
+    row["L_s_partition0"] = vs
+    D = None  # free the n x n matrix before the data-space timings
+    for name, ours, theirs in (("S", metrics.silhouette, silhouette_score),
+                               ("DB", metrics.davies_bouldin, davies_bouldin_score)):
+        vo, to = bench.timed(lambda: ours(X, labels))
+        vt, tt = bench.timed(lambda: theirs(X, labels))
+        assert np.isclose(vo, vt, rtol=1e-9), (name, vo, vt)
+        row.update({name: vo, f"{name}_sklearn": float(vt), f"{name}_seconds": to,
+                    f"{name}_sklearn_seconds": tt, f"{name}_over_sklearn_seconds": to / tt})
+    return row
+
+
+def run_anmi(n: int = 100_000, n_partitions: int = 150, max_iter: int = 5, reps: int = 3, seed: int = 0) -> dict:
+    """``metrics.anmi`` vs a loop of scikit-learn's NMI over the partitions: the first call of
+    each, then the least of ``reps`` calls (``speedup`` compares the latter)."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    X, y = ten_gaussians(seed, n)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, k_rule="sqrt", max_iter=max_iter)
+    def loop():
+        return float(np.mean([normalized_mutual_info_score(y, p, average_method="geometric")
+                              for p in ens.labels]))
+
+    ours, first_s = bench.timed(lambda: metrics.anmi(y, ens.labels))
+    theirs, theirs_first_s = bench.timed(loop)
+    assert np.isclose(ours, theirs, rtol=1e-9), (ours, theirs)
+    ours_s = bench.least_seconds(lambda: metrics.anmi(y, ens.labels), reps)
+    theirs_s = bench.least_seconds(loop, reps)
+    return {"bench": "consensus", "kind": "anmi", "n": n, "n_partitions": n_partitions,
+            "k_min": ens.k_min, "k_max": ens.k_max, "anmi": ours, "anmi_sklearn_loop": theirs,
+            "anmi_first_call_seconds": first_s, "sklearn_loop_first_call_seconds": theirs_first_s,
+            "anmi_seconds": ours_s, "sklearn_loop_seconds": theirs_s,
+            "speedup_first_call": theirs_first_s / first_s, "speedup": theirs_s / ours_s}
+
+
 def fit_slopes(rows: list[dict]) -> dict:
     out = {"bench": "consensus", "kind": "slopes"}
     for rule in sorted({r["rule"] for r in rows}):
@@ -89,18 +184,24 @@ def main():
     parser.add_argument("--rules", nargs="+", default=["linear", "sqrt"], choices=["linear", "sqrt", "penca"])
     parser.add_argument("--dense-max", type=int, default=None,
                         help="largest n for the dense peer (default 10,000; quick 4000)")
+    parser.add_argument("--validity-only", action="store_true",
+                        help="only the validity-index rows (n = 10,000 and 100,000; quick 2000 and 20,000)")
     args = parser.parse_args()
     sizes = args.n or (QUICK_N if args.quick else FULL_N)
     N = args.n_partitions or (20 if args.quick else 150)
     it = args.max_iter or (10 if args.quick else 20)
     dense_max = args.dense_max if args.dense_max is not None else (4000 if args.quick else 10_000)
-    bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax")))
-    rows = []
-    for rule in args.rules:
-        for n in sizes:
-            rows.append(run_one(n, rule, N, it, dense_max))
-            bench.emit(rows[-1])
-    bench.emit(fit_slopes(rows))
+    bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "sklearn")))
+    if not args.validity_only:
+        rows = []
+        for rule in args.rules:
+            for n in sizes:
+                rows.append(run_one(n, rule, N, it, dense_max))
+                bench.emit(rows[-1])
+        bench.emit(fit_slopes(rows))
+    bench.emit(run_validity(2000 if args.quick else 10_000, n_partitions=20 if args.quick else 50,
+                            max_iter=it))
+    bench.emit(run_anmi(20_000 if args.quick else 100_000, n_partitions=150))
 
 
 if __name__ == "__main__":

@@ -495,6 +495,8 @@ GENERIC_TITLES: dict[str, str] = {
     "scale-summary": "DP-means at scale: sharded vs single device",
     "consensus_point": "Sparse co-association vs n (Lourenco, Fred & Jain 2010): memory and time with the K_min rule, dense peer where it fits",
     "consensus_slopes": "Sparse co-association: log-log slopes against n (1 = linear)",
+    "consensus_validity": "Validity indices (Lourenço & Fred 2010) at n = 10,000: similarity space from the sparse vs the dense co-association, data space vs scikit-learn",
+    "consensus_anmi": "ANMI of a consensus against 150 partitions at n = 100,000: bayesclust.metrics.anmi vs a loop of scikit-learn's NMI",
 }
 
 
@@ -705,14 +707,33 @@ def _named(row: dict) -> dict:
 
 
 def main():
-    """``run_all.py [--only SCRIPT | --ingest SCRIPT FILE ...] [args passed to every script]``.
+    """``run_all.py [--only SCRIPT | --ingest SCRIPT FILE ... | --merge SCRIPT FILE] [args]``.
 
     With ``--only``, runs just those scripts and keeps every other script's stored rows;
     ``--ingest`` takes a script's rows from the JSON lines of a saved run of it.
+    ``--merge`` takes rows from a saved partial run of a script (e.g.
+    ``consensus.py --validity-only``): they replace only the stored rows of that script
+    with the same benchmark names; everything else is kept and nothing is run.
     """
     argv = sys.argv[1:]
     if argv[:1] in (["-h"], ["--help"]):
         print(main.__doc__)
+        return
+    if argv[:1] == ["--merge"]:
+        script = argv[1] if argv[1].endswith(".py") else argv[1] + ".py"
+        if script not in SCRIPTS:
+            raise SystemExit(f"--merge: unknown script {script}; known: {SCRIPTS}")
+        new = [dict(_named(json.loads(line)), script=script)
+               for line in Path(argv[2]).read_text().splitlines() if line.startswith("{")]
+        new = [r for r in new if r["benchmark"] != "environment"]
+        names = {r["benchmark"] for r in new}
+        rows = [r for r in stored_rows()
+                if not (r["script"] == script and _named(r).get("benchmark") in names)]
+        last = max((i for i, r in enumerate(rows) if r["script"] == script), default=len(rows) - 1)
+        rows = rows[: last + 1] + new + rows[last + 1 :]
+        (HERE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (ROOT / "BENCHMARKS.md").write_text(render([_named(r) for r in rows]))
+        print(f"merged {len(new)} rows of {script}; wrote {ROOT / 'BENCHMARKS.md'}")
         return
     only, ingest = [], {}
     while argv and argv[0] in ("--only", "--ingest"):

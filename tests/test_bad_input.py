@@ -33,6 +33,7 @@ ENTRY_POINTS = {
     "spectral_dp_means": (lambda X: bc.spectral_dp_means(X, 1.0), "K"),
     "penalized_ncut": (lambda X: bc.penalized_ncut(X, -0.5), "A"),
     "kmeans_ensemble": (lambda X: bc.kmeans_ensemble(0, X, 4), "X"),
+    "clustering_ensemble": (lambda X: bc.clustering_ensemble(0, X, "kmeans", 2, 2), "X"),
     "smic": (lambda X: bc.smic(X, 3, 2), "X"),
     "cecib": (lambda X: bc.cecib(0, X, 2, n_init=1), "X"),
     "cecib_cost": (lambda X: bc.cecib_cost(X, np.zeros(len(X), int)), "X"),

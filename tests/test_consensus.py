@@ -251,7 +251,7 @@ def test_bad_ensemble():
     with pytest.raises(ValueError, match="n_clusters"):
         linkages.linkage_consensus([[0, 1], [0, 0]], "average", 3)
     with pytest.raises(ValueError, match="method"):
-        linkages.linkage_consensus([[0, 1], [0, 0]], "ward")
+        linkages.linkage_consensus([[0, 1], [0, 0]], "ward2")
     with pytest.raises(ValueError, match="k_rule"):
         ensembles.k_bounds(10, "cube")
     with pytest.raises(ValueError, match="subsample"):

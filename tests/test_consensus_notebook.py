@@ -15,7 +15,9 @@ def test_04_consensus_runs(monkeypatch):
     lifetime_k_post=int(eac_post.n_clusters),
     scale_ratio=[float(s[1] / s[3]) for s in scale],
     bytes_per_n=[float(s[2] / s[0]) for s in scale],
-""", monkeypatch, min_images=5)
+    chosen={f"{k[0]}|{k[1]}": float(v) for k, v in chosen.items()},
+    post_scores=post_scores,
+""", monkeypatch, min_images=6)
     t = res["table"]
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
     assert t["PEnCA (EM)"] >= 0.920 - 0.07
@@ -33,3 +35,13 @@ def test_04_consensus_runs(monkeypatch):
     assert all(0.5 <= r <= 1.5 for r in res["scale_ratio"]), res["scale_ratio"]
     b = res["bytes_per_n"]
     assert max(b) / min(b) < 1.3, b
+    # Which consensus to trust (Duarte et al. 2010, Table 1, Iris, method A): at the true K,
+    # L, S, ANMI and ACC choose the partition of NMI .81 (paper), Dunn .71.
+    ch = res["chosen"]
+    for name in ("ACC", "ANMI", "S_s", "L_s", "S_o", "L_o"):
+        assert ch[f"{name}|k = 3"] == pytest.approx(0.81, abs=0.03), (name, ch)
+    assert ch["D_o|k = 3"] == pytest.approx(0.71, abs=0.03)
+    # the point estimate is at least as consistent with the draws as EAC's consensus of them
+    ps = res["post_scores"]
+    assert ps["VI point estimate"]["ANMI"] >= ps["EAC on the draws (lifetime)"]["ANMI"] - 0.02
+

@@ -18,8 +18,9 @@ from sklearn.utils.validation import (
 from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
+from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
 from ..inference.ensembles import kmeans_ensemble
-from ..inference.linkage import linkage_consensus
+from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -78,20 +79,37 @@ class EvidenceAccumulation(_ConsensusBase):
     Builds an ensemble (k-means with K drawn from the split-and-merge rule, or any
     partitions — including a :class:`~bayesclust.inference.posterior.Posterior`'s label
     draws), accumulates the sparse co-association :math:`C_{ij} = n_{ij}/N`, and cuts a
-    single- or average-link dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest
-    lifetime (Fred & Jain 2005).  See :mod:`bayesclust.consensus`.
+    linkage dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest lifetime (Fred &
+    Jain 2005).  With ``select``, a validity index chooses the consensus among the linkages
+    ``method`` cut at every number of clusters of ``k_range`` (Duarte et al. 2010).
 
     Parameters
     ----------
     n_clusters : int or None, default None
-        Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion.
-    method : {"average", "single"}, default "average"
+        Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion, or with
+        ``select`` every K of ``k_range``.
+    method : str or list of str, default "average"
+        A linkage of :func:`~bayesclust.inference.linkage.linkage_consensus`: "average",
+        "single", "complete", "weighted", "ward", "centroid" or "median"; with ``select``,
+        also a list of linkages to choose among.  Ward, centroid and median read
+        :math:`1 - C` as if it were Euclidean; centroid and median trees can be non-monotone
+        (their negative lifetimes count as 0); every method but single and average link
+        forms the dense :math:`1 - C`.
+    select : str or None, default None
+        A criterion of :func:`~bayesclust.inference.consensus_selection.select_consensus`:
+        ``"acc"``, ``"anmi"``, ``"div1"``, ``"div3"`` (against the ensemble),
+        ``"silhouette"``, ``"dunn"``, ``"davies_bouldin"``, ``"likelihood"`` (on the
+        co-association or, with ``select_space="data"``, on ``X``).
+    select_space : {"similarity", "data"}, default "similarity"
+    k_range : sequence of int or None
+        The numbers of clusters ``select`` chooses among (ignored when ``n_clusters`` is
+        set); default :math:`2, \dots, \lceil\sqrt n\,\rceil`.
     n_partitions : int, default 150
         Ensemble size when ``fit`` builds the ensemble.
     n_clusters_range : (int, int) or None
         ``(K_min, K_max)`` of the ensemble; default from ``k_rule``.
     k_rule : {"penca", "sqrt", "linear"}, default "penca"
-        See :func:`bayesclust.consensus.k_bounds`.
+        See :func:`bayesclust.inference.ensembles.k_bounds`.
     subsample : float in (0, 1] or None
         Fraction of objects per partition.
     allow_k1 : bool, default False
@@ -104,9 +122,16 @@ class EvidenceAccumulation(_ConsensusBase):
     n_clusters_ : int
     ensemble_ : ndarray of shape (N, n_samples)
         The partitions (renumbered; -1 = not sampled).
-    coassociation_ : bayesclust.consensus.CoAssociation
+    coassociation_ : bayesclust.inference.coassociation.CoAssociation
     linkage_ : ndarray of shape (n_samples - 1, 4)
+        The dendrogram of the chosen linkage.
     lifetimes_ : ndarray of shape (n_samples + 1,)
+    method_ : str
+        The linkage of ``labels_`` (the chosen one with ``select``).
+    candidates_ : ConsensusCandidates
+        With ``select``: every candidate partition.
+    selection_scores_ : ndarray of shape (n_candidates,)
+        With ``select``: the index of every candidate.
 
     Examples
     --------
@@ -115,19 +140,29 @@ class EvidenceAccumulation(_ConsensusBase):
     >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
     >>> EvidenceAccumulation(n_clusters=2).fit(ensemble=parts).labels_.tolist()
     [0, 0, 0, 1, 1, 1]
+    >>> ea = EvidenceAccumulation(method=["single", "average"], select="anmi", k_range=[2, 3])
+    >>> ea.fit(ensemble=parts).n_clusters_
+    2
     """
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "method": [StrOptions({"average", "single"})],
+        "method": [StrOptions(set(LINKAGE_METHODS)), list, tuple],
+        "select": [StrOptions(set(CRITERIA)), None],
+        "select_space": [StrOptions({"similarity", "data"})],
+        "k_range": [list, tuple, range, None],
         "allow_k1": ["boolean"],
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=None, *, method="average", n_partitions=150, n_clusters_range=None,
-                 k_rule="penca", subsample=None, allow_k1=False, random_state=None):
+    def __init__(self, n_clusters=None, *, method="average", select=None, select_space="similarity",
+                 k_range=None, n_partitions=150, n_clusters_range=None, k_rule="penca", subsample=None,
+                 allow_k1=False, random_state=None):
         self.n_clusters = n_clusters
         self.method = method
+        self.select = select
+        self.select_space = select_space
+        self.k_range = k_range
         self.n_partitions = n_partitions
         self.n_clusters_range = n_clusters_range
         self.k_rule = k_rule
@@ -151,8 +186,24 @@ class EvidenceAccumulation(_ConsensusBase):
         """
         ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
-        _, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
-        res = linkage_consensus(C, self.method, self.n_clusters, allow_k1=self.allow_k1)
+        if self.select is None and not isinstance(self.method, str):
+            raise ValueError("method must be one linkage unless select chooses among several")
+        if self.select is not None and self.select_space == "data" and X is None \
+                and self.select in ("silhouette", "dunn", "davies_bouldin", "likelihood"):
+            raise ValueError(f"select={self.select!r} with select_space='data' needs X")
+        codes, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
+        if self.select is None:
+            res = linkage_consensus(C, self.method, self.n_clusters, allow_k1=self.allow_k1)
+            self.method_ = self.method
+        else:
+            ks = [self.n_clusters] if self.n_clusters is not None else self.k_range
+            cands = consensus_candidates(C, self.method, ks)
+            Xd = None if X is None else validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+            sel = select_consensus(cands, codes, self.select, space=self.select_space, X=Xd)
+            self.candidates_ = cands
+            self.selection_scores_ = sel.scores
+            self.method_ = sel.method
+            res = linkage_consensus(C, sel.method, sel.n_clusters, allow_k1=self.allow_k1)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
         self.linkage_ = res.linkage

@@ -1,5 +1,11 @@
-r"""Clustering ensembles for evidence accumulation: the split-and-merge k-means ensemble
-and the rules for its number of clusters.
+r"""Clustering ensembles for evidence accumulation: the split-and-merge k-means ensemble,
+the rules for its number of clusters, and grid ensembles of several base clusterers.
+
+:func:`kmeans_ensemble` draws K at random for every k-means run (Fred & Jain 2005;
+Lourenco, Fred & Jain 2010); :func:`clustering_ensemble` runs every base clusterer
+(k-means, single / average / complete / Ward linkage, NJW spectral clustering or a
+callable) a fixed number of times for every K of a grid, optionally on random
+sub-samples (Rota Bulò, Lourenço, Fred & Pelillo 2010; Medina & Fred).
 
 An ensemble is an ``(N, n)`` array of labelings (``-1`` marks an object left out of a
 partition's sub-sample); everything downstream (:mod:`~bayesclust.inference.coassociation`,
@@ -13,12 +19,17 @@ A. Fred and A. K. Jain, "Combining multiple clusterings using evidence accumulat
 IEEE TPAMI 27(6) (2005) 835-850.
 A. Lourenco, A. Fred and A. K. Jain, "On the scalability of evidence accumulation
 clustering", ICPR 2010.
+S. Rota Bulò, A. Lourenço, A. Fred and M. Pelillo, "Pairwise probabilistic clustering
+using evidence accumulation", SSPR 2010.
+A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering: analysis and an
+algorithm", NIPS 2001.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import numbers
 from typing import Any, NamedTuple
 
 import jax
@@ -28,7 +39,7 @@ import numpy as np
 from .. import _validation as V
 from .kmeans import lloyd_host, masked_lloyd
 
-__all__ = ["k_bounds", "Ensemble", "kmeans_ensemble"]
+__all__ = ["k_bounds", "Ensemble", "kmeans_ensemble", "clustering_ensemble", "BASE_CLUSTERERS"]
 
 
 # ---------------------------------------------------------------------------
@@ -104,7 +115,7 @@ def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float 
 
 
 class Ensemble(NamedTuple):
-    """A clustering ensemble (result of :func:`kmeans_ensemble`).
+    """A clustering ensemble (result of :func:`kmeans_ensemble` or :func:`clustering_ensemble`).
 
     Attributes
     ----------
@@ -112,16 +123,20 @@ class Ensemble(NamedTuple):
         Partition ``l`` of object ``i``; ``-1`` marks an object left out of partition
         ``l``'s sub-sample.
     n_clusters : ndarray of int, shape (N,)
-        The K drawn for every partition (a k-means cluster may end empty, so a partition
-        can have fewer distinct labels).
+        The K of every partition (drawn, or from the grid; a k-means cluster may end
+        empty, so a partition can have fewer distinct labels).
     k_min, k_max : int
-        The range K was drawn from.
+        The range K was drawn from (the smallest and largest K of a grid).
+    base : tuple of str of length N, or None
+        The base clusterer of every partition (:func:`clustering_ensemble`); ``None``
+        for :func:`kmeans_ensemble`.
     """
 
     labels: np.ndarray
     n_clusters: np.ndarray
     k_min: int
     k_max: int
+    base: tuple | None = None
 
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
@@ -148,6 +163,16 @@ def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int
     """
     n = X.shape[0]
     return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree")
+
+
+def _subsample_size(subsample: float | None, n: int) -> int:
+    """Objects clustered by each partition: ``round(subsample * n)`` (half up, at least 1), or ``n``."""
+    if subsample is None:
+        return n
+    rate = V.check_positive(subsample, "subsample")
+    if rate > 1:
+        raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
+    return max(1, int(math.floor(rate * n + 0.5)))
 
 
 @V.renamed_kwargs(rule="k_rule")
@@ -219,12 +244,7 @@ def kmeans_ensemble(
     n = X.shape[0]
     N = V.check_int(n_partitions, "n_partitions", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    m = n
-    if subsample is not None:
-        rate = V.check_positive(subsample, "subsample")
-        if rate > 1:
-            raise ValueError(f"subsample must be in (0, 1], got {subsample!r}")
-        m = max(1, int(math.floor(rate * n + 0.5)))
+    m = _subsample_size(subsample, n)
     if n_clusters_range is None:
         kmin, kmax = k_bounds(n, k_rule, rounding=rounding)
     else:
@@ -263,3 +283,233 @@ def kmeans_ensemble(
         lab = _masked_kmeans(kl, Xl, jnp.int32(ks[l]), kmax, jnp.int32(max_iter))
         labels[l, idx] = np.asarray(lab)
     return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
+
+
+# ---------------------------------------------------------------------------
+# Grid ensembles of several base clusterers
+# ---------------------------------------------------------------------------
+
+#: The base clusterers :func:`clustering_ensemble` knows by name.
+BASE_CLUSTERERS = ("kmeans", "single", "average", "complete", "ward", "spectral")
+
+
+def _linkage_partition(X: np.ndarray, k: int, method: str) -> np.ndarray:
+    """Agglomerative partition of the rows of ``X`` (Euclidean) cut to exactly ``k`` clusters."""
+    from scipy.cluster.hierarchy import linkage
+
+    from .linkage import cut_tree_at
+
+    if X.shape[0] == 1:
+        return np.zeros(1, np.int64)
+    return cut_tree_at(linkage(X, method=method, metric="euclidean"), k)
+
+
+def _kmeanspp_rows(rng: np.random.Generator, Y: np.ndarray, k: int) -> np.ndarray:
+    """``k`` distinct row indices of ``Y`` by k-means++ (D^2) sampling."""
+    m = Y.shape[0]
+    chosen = [int(rng.integers(m))]
+    d = np.sum((Y - Y[chosen[0]]) ** 2, axis=1)
+    for _ in range(1, k):
+        d[chosen] = 0.0
+        total = d.sum()
+        if total > 0:
+            j = int(rng.choice(m, p=d / total))
+        else:  # every remaining row coincides with a chosen one
+            j = int(rng.choice(np.setdiff1d(np.arange(m), chosen)))
+        chosen.append(j)
+        d = np.minimum(d, np.sum((Y - Y[j]) ** 2, axis=1))
+    return np.asarray(chosen)
+
+
+def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float, max_iter: int) -> np.ndarray:
+    r"""NJW spectral clustering (Ng, Jordan & Weiss 2001) of the rows of ``X`` into ``k`` clusters.
+
+    :math:`A_{ij} = \exp(-\gamma \|x_i - x_j\|^2)`, :math:`A_{ii} = 0`;
+    :math:`M = D^{-1/2} A D^{-1/2}`; the ``k`` leading eigenvectors of ``M``, rows scaled to
+    unit length, clustered by Lloyd's k-means from a k-means++ start drawn from ``rng``.
+    """
+    import scipy.linalg
+    from scipy.spatial.distance import pdist, squareform
+
+    m = X.shape[0]
+    if k == 1:
+        return np.zeros(m, np.int64)
+    if k >= m:
+        return np.arange(m, dtype=np.int64)
+    A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
+    np.fill_diagonal(A, 0.0)
+    s = 1.0 / np.sqrt(np.maximum(A.sum(axis=1), np.finfo(np.float64).tiny))
+    M = A * s[:, None] * s[None, :]
+    _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    Y = vecs / np.where(norms > 0, norms, 1.0)
+    return lloyd_host(Y, Y[_kmeanspp_rows(rng, Y, k)], max_iter, assignment="dense")
+
+
+def _as_k_grid(n_clusters: Any, n: int) -> list[int]:
+    if n_clusters is None:
+        kmin, kmax = k_bounds(n)
+        return list(range(kmin, kmax + 1))
+    if isinstance(n_clusters, (numbers.Integral, np.integer)) and not isinstance(n_clusters, bool):
+        values = [n_clusters]
+    elif isinstance(n_clusters, (range, list, tuple, np.ndarray)):
+        values = list(np.asarray(n_clusters).reshape(-1).tolist()) if isinstance(
+            n_clusters, np.ndarray) else list(n_clusters)
+    else:
+        raise ValueError(f"n_clusters must be an int, a sequence of ints or a range, got {n_clusters!r}")
+    if not values:
+        raise ValueError("n_clusters must hold at least one K")
+    return [V.check_int(k, "n_clusters", minimum=1) for k in values]
+
+
+def _as_bases(base: Any) -> list:
+    items = [base] if isinstance(base, str) or callable(base) else base
+    try:
+        items = list(items)
+    except TypeError:
+        raise ValueError(f"base must be a name, a callable or a tuple of them, got {base!r}") from None
+    if not items:
+        raise ValueError("base must name at least one base clusterer")
+    for b in items:
+        if not (callable(b) or (isinstance(b, str) and b in BASE_CLUSTERERS)):
+            raise ValueError(f"base must be among {BASE_CLUSTERERS} or a callable, got {b!r}")
+    return items
+
+
+def clustering_ensemble(
+    rng_key: Any,
+    X: Any,
+    base: Any = ("kmeans",),
+    n_clusters: Any = None,
+    n_per_setting: int = 10,
+    *,
+    subsample: float | None = None,
+    spectral_gamma: float | None = None,
+    max_iter: int = 100,
+) -> Ensemble:
+    r"""Grid clustering ensemble: ``n_per_setting`` partitions per (base clusterer, K).
+
+    For every base clusterer ``b`` in ``base`` and every ``K`` in ``n_clusters`` (in that
+    order, the repeats innermost), ``n_per_setting`` partitions are built, each on all
+    ``n`` objects or on a random sub-sample of ``round(subsample * n)`` objects drawn
+    without replacement (the others get label ``-1``, as in :func:`kmeans_ensemble`).
+    The ensemble has :math:`m = |\text{base}| \cdot |\text{n\_clusters}| \cdot
+    \text{n\_per\_setting}` partitions; its co-association feeds evidence accumulation
+    (Fred & Jain 2005).
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int
+    X : array_like, shape (n, d)
+    base : str, callable or tuple of them, default ("kmeans",)
+        The base clusterers:
+
+        * ``"kmeans"``: one Lloyd run from K distinct random (sub-sampled) points, at most
+          ``max_iter`` iterations (as every partition of :func:`kmeans_ensemble`);
+        * ``"single"``, ``"average"``, ``"complete"``, ``"ward"``: scipy's agglomerative
+          linkage of the Euclidean distances, cut into exactly K clusters by merge order
+          (:func:`~bayesclust.inference.linkage.cut_tree_at`, robust to tied heights);
+        * ``"spectral"``: NJW spectral clustering (Ng, Jordan & Weiss 2001) with the
+          Gaussian affinity :math:`\exp(-\gamma\|x_i - x_j\|^2)`: the K leading
+          eigenvectors of :math:`D^{-1/2} A D^{-1/2}`, rows scaled to unit length, then
+          k-means from a random k-means++ start (docs/deviations.md#ensemble-spectral);
+        * a callable ``f(X_sub, k, rng) -> labels`` (``rng`` a
+          :class:`numpy.random.Generator`; labels non-negative integers of length
+          ``X_sub.shape[0]``), recorded under its ``__name__``.
+    n_clusters : int, sequence of int or range, optional
+        The grid of K (each at least 1).  Default: every K of
+        :func:`k_bounds` ``(n)`` (the PEnCA rule).  K is capped at the number of distinct
+        (sub-sampled) points.
+    n_per_setting : int, default 10
+        Partitions per (base clusterer, K) (100 in Rota Bulò et al. 2010).
+    subsample : float in (0, 1], optional
+        Fraction of objects clustered by each partition (0.9 in Rota Bulò et al. 2010).
+    spectral_gamma : float, optional
+        :math:`\gamma` of the spectral base clusterer; default 1.0 (scikit-learn's
+        ``SpectralClustering`` default).
+    max_iter : int, default 100
+        Lloyd iterations of k-means (also k-means in the spectral embedding).
+
+    Returns
+    -------
+    Ensemble
+        ``labels`` (m, n) int32 with ``-1`` for objects left out; ``n_clusters`` (m,) the
+        (capped) K of every partition; ``k_min``/``k_max`` the smallest and largest of
+        them; ``base`` the name of every partition's base clusterer.
+
+    Notes
+    -----
+    Linkage algorithms are deterministic: without ``subsample`` the ``n_per_setting``
+    repeats of a linkage setting are identical partitions (they weigh that setting
+    ``n_per_setting`` times in the co-association); with ``subsample`` they differ
+    (docs/deviations.md#ensemble-deterministic-repeats).  Grids of several algorithms and
+    K with 90 % sub-samples are the ensembles of the pairwise probabilistic clustering
+    experiments (Rota Bulò, Lourenço, Fred & Pelillo 2010); grids of spectral (NJW)
+    partitions over K are used by Medina & Fred for evidence accumulation of temporal
+    data.
+
+    References
+    ----------
+    A. Fred and A. K. Jain, "Combining multiple clusterings using evidence accumulation",
+    IEEE TPAMI 27(6) (2005) 835-850.
+    S. Rota Bulò, A. Lourenço, A. Fred and M. Pelillo, "Pairwise probabilistic clustering
+    using evidence accumulation", SSPR 2010.
+    Medina and A. Fred: evidence accumulation of temporal data over grids of NJW spectral
+    partitions.
+    A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering: analysis and an
+    algorithm", NIPS 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.r_[np.zeros((5, 2)), np.ones((5, 2))] + np.arange(10)[:, None] * 1e-3
+    >>> ens = clustering_ensemble(0, X, ("kmeans", "average"), [2, 3], 2, subsample=0.8)
+    >>> ens.labels.shape, ens.n_clusters.tolist(), ens.base[:3]
+    ((8, 10), [2, 2, 3, 3, 2, 2, 3, 3], ('kmeans', 'kmeans', 'kmeans'))
+    >>> (ens.labels == -1).sum(axis=1).tolist()
+    [2, 2, 2, 2, 2, 2, 2, 2]
+    """
+    X = V.check_array(X, "X")
+    n = X.shape[0]
+    bases = _as_bases(base)
+    ks = _as_k_grid(n_clusters, n)
+    reps = V.check_int(n_per_setting, "n_per_setting", minimum=1)
+    max_iter = V.check_int(max_iter, "max_iter", minimum=1)
+    gamma = 1.0 if spectral_gamma is None else V.check_positive(spectral_gamma, "spectral_gamma")
+    m = _subsample_size(subsample, n)
+    X64 = np.asarray(X, np.float64)
+    all_distinct = np.unique(X64, axis=0).shape[0] == n
+    master = V.as_numpy_rng(V.as_rng_key(rng_key))
+    total = len(bases) * len(ks) * reps
+    seeds = master.integers(0, np.iinfo(np.int64).max, size=total)
+    labels = np.full((total, n), -1, np.int32)
+    n_eff = np.empty(total, np.int64)
+    names: list[str] = []
+    l = 0
+    for b in bases:
+        name = b if isinstance(b, str) else getattr(b, "__name__", type(b).__name__)
+        for k in ks:
+            for _ in range(reps):
+                rng = np.random.default_rng(int(seeds[l]))
+                idx = np.sort(rng.choice(n, size=m, replace=False)) if m < n else np.arange(n)
+                Xs = X64[idx]
+                cap = m if all_distinct else np.unique(Xs, axis=0).shape[0]
+                kl = min(k, cap)
+                if b == "kmeans":
+                    lab = _kmeans_numpy(rng, Xs, kl, max_iter)
+                elif b == "spectral":
+                    lab = _njw_spectral(rng, Xs, kl, gamma, max_iter)
+                elif isinstance(b, str):
+                    lab = _linkage_partition(Xs, kl, b)
+                else:
+                    lab = np.asarray(b(Xs, kl, rng))
+                    if lab.shape != (m,) or not np.issubdtype(lab.dtype, np.integer) or (lab < 0).any():
+                        raise ValueError(
+                            f"base callable {name!r} must return {m} non-negative integer labels, "
+                            f"got shape {lab.shape} and dtype {lab.dtype}"
+                        )
+                labels[l, idx] = lab
+                n_eff[l] = kl
+                names.append(name)
+                l += 1
+    return Ensemble(labels, n_eff, int(n_eff.min()), int(n_eff.max()), tuple(names))

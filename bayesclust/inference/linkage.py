@@ -5,12 +5,19 @@ The co-association :math:`C_{ij}` (the fraction of partitions in which objects
 read as a similarity, ``1 - C`` as a distance; a linkage algorithm builds the
 dendrogram and the consensus is its cut into a fixed number of clusters, or at
 the largest lifetime (the widest range of heights over which a number of
-clusters survives; Fred & Jain 2005).  Single and average link also run on the
-sparse co-association without forming ``1 - C`` densely.
+clusters survives; Fred & Jain 2005).  Seven linkages are available: single,
+average, complete, weighted (WPGMA), Ward, centroid and median.  Single and
+average link also run on the sparse co-association without forming ``1 - C``
+densely; the others run scipy on the dense condensed ``1 - C``.  Ward, centroid
+and median link read ``1 - C`` as if it were a Euclidean distance (their
+Lance-Williams updates assume one), as the evidence-accumulation papers do;
+centroid and median trees can be non-monotone (a merge lower than the previous
+one), so their lifetimes are clipped at 0.
 
 Pipeline::
 
     ens = kmeans_ensemble(0, X)                 # (N, n) labels, K ~ U{K_min..K_max}
+    # or a grid: clustering_ensemble(0, X, ("kmeans", "average"), range(2, 11), 10, subsample=0.9)
     C = coassociation(ens)                      # sparse upper triangle of counts
     res = linkage_consensus(C, "average", n_clusters=3)   # or the lifetime criterion
 
@@ -32,7 +39,12 @@ import scipy.sparse as sp
 from .. import _validation as V
 from .coassociation import as_coassociation
 
-__all__ = ["LinkageResult", "linkage_consensus", "cut_tree_at", "lifetimes"]
+__all__ = ["LinkageResult", "linkage_consensus", "cut_tree_at", "lifetimes", "LINKAGE_METHODS"]
+
+#: The linkages :func:`linkage_consensus` accepts (scipy's names).
+LINKAGE_METHODS = ("single", "average", "complete", "weighted", "ward", "centroid", "median")
+_SPARSE_METHODS = ("single", "average")
+_DENSE_MAX_N = 4000
 
 
 class LinkageResult(NamedTuple):
@@ -130,7 +142,9 @@ def lifetimes(heights: Any, *, allow_k1: bool = False) -> np.ndarray:
     -------
     ndarray, shape (n + 1,)
         ``out[k]`` for ``k = 0..n``; ``out[0] = 0``; ``out[n] = h_1``; negative values
-        (non-monotone linkages) are clipped to 0.
+        (a merge below the previous one: centroid and median link are non-monotone) are
+        clipped to 0, so such a k never wins the lifetime criterion
+        (docs/deviations.md#eac-lifetime-nonmonotone).
 
     Examples
     --------
@@ -267,11 +281,17 @@ def linkage_consensus(
     ----------
     coassoc : CoAssociation or labelings
         A :class:`CoAssociation`, or anything :func:`coassociation` accepts.
-    method : {"average", "single"}
+    method : {"average", "single", "complete", "weighted", "ward", "centroid", "median"}
         Single link (SL) uses the minimum spanning tree of the stored pairs (sparse,
-        ``O(nnz log n)``); average link (AL) uses scipy on the dense condensed distance
-        when ``dense`` (default for ``n <= 4000``) and otherwise an exact sparse
-        algorithm over the connected cluster pairs only.
+        ``O(nnz log n)``) unless ``dense=True``; average link (AL) uses scipy on the
+        dense condensed distance when ``dense`` (default for ``n <= 4000``) and
+        otherwise an exact sparse algorithm over the connected cluster pairs only.
+        The other five always run ``scipy.cluster.hierarchy.linkage`` on the dense
+        condensed ``1 - C`` (``n (n - 1) / 2`` doubles: 8 GB at ``n = 45000``, whatever
+        ``n``).  ``"ward"``, ``"centroid"`` and ``"median"`` treat ``1 - C`` as if it
+        were Euclidean (Lance-Williams updates on a non-Euclidean dissimilarity,
+        docs/deviations.md#eac-euclidean-linkages); centroid and median trees can be
+        non-monotone.
     n_clusters : int, optional
         Fixed K: apply the first ``n - K`` merges (:func:`cut_tree_at`, robust to ties,
         docs/deviations.md#eac-fixed-k-cut).  Default: the **lifetime criterion**, the k with the largest lifetime
@@ -279,7 +299,8 @@ def linkage_consensus(
     allow_k1 : bool, default False
         See :func:`lifetimes`.
     dense : bool, optional
-        Force the dense (scipy) or sparse average-link path.
+        Force the dense (scipy) or the sparse path of single / average link.  The other
+        linkages have only the dense path: ``dense=False`` with them is a ValueError.
 
     Returns
     -------
@@ -289,7 +310,12 @@ def linkage_consensus(
     -----
     Co-associations take values in :math:`\{0, 1/N, \dots, 1\}`, so merge heights tie a
     lot; tied merges follow scipy's order (dense) or (height, i, j) order (sparse), and a
-    fixed-K cut inside a block of ties depends on that order.
+    fixed-K cut inside a block of ties depends on that order.  Complete link is the
+    extreme case: any two clusters holding one pair never co-clustered are at distance
+    exactly 1, so the top merges of a CL tree typically all tie at height 1 and a
+    fixed-K CL cut depends on the tie order.  The cut is by merge order
+    (:func:`cut_tree_at`), never by height, so it also holds for the non-monotone
+    centroid and median trees.
 
     References
     ----------
@@ -311,23 +337,30 @@ def linkage_consensus(
     n = C.n_samples
     if n < 2:
         raise ValueError(f"linkage_consensus needs at least 2 objects, got {n}")
-    if method not in ("single", "average"):
-        raise ValueError(f"method must be 'single' or 'average', got {method!r}")
+    if method not in LINKAGE_METHODS:
+        raise ValueError(f"method must be one of {LINKAGE_METHODS}, got {method!r}")
+    if dense is False and method not in _SPARSE_METHODS:
+        raise ValueError(
+            f"dense=False (the sparse path) exists only for method 'single' or 'average', got {method!r}"
+        )
     if n_clusters is not None:
         n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
         if n_clusters > n:
             raise ValueError(f"n_clusters must be at most the number of objects {n}, got {n_clusters}")
-    U = C.normalized()
     if method == "single":
-        Z = _single_linkage_sparse(U)
+        use_dense = bool(dense)
+    elif method == "average":
+        use_dense = (n <= _DENSE_MAX_N) if dense is None else bool(dense)
     else:
-        use_dense = (n <= 4000) if dense is None else bool(dense)
-        if use_dense:
-            D = 1.0 - C.toarray()
-            np.fill_diagonal(D, 0.0)
-            Z = linkage(squareform(np.clip(D, 0.0, 1.0), checks=False), method="average")
-        else:
-            Z = _average_linkage_sparse(U)
+        use_dense = True
+    if use_dense:
+        D = 1.0 - C.toarray()
+        np.fill_diagonal(D, 0.0)
+        Z = linkage(squareform(np.clip(D, 0.0, 1.0), checks=False), method=method)
+    elif method == "single":
+        Z = _single_linkage_sparse(C.normalized())
+    else:
+        Z = _average_linkage_sparse(C.normalized())
     life = lifetimes(Z[:, 2], allow_k1=allow_k1)
     if n_clusters is None:
         first = 1 if allow_k1 else 2

@@ -3,7 +3,10 @@
 * :func:`run_compare_consensus` -- the job behind ``bayesclust compare --model consensus``:
   ensemble -> sparse co-association -> PEnCA (EM and its hard limit), EAC linkage
   (average/single link, fixed K and lifetime), Topchy et al.'s MM (EM and hard), scored by
-  the consistency index (CI) and NMI against the true classes.
+  the consistency index (CI) and NMI against the true classes -- and by the validity indices
+  that need no classes (ACC, ANMI, Div1, Div3 against the ensemble; S, D, DB, L on the
+  co-association and S, DB on the data); then the candidate partition each index selects
+  among five linkages cut at 2..2K clusters, with its CI and NMI.
 
 Like every job, this module sits at the top of the import graph.
 """
@@ -18,13 +21,23 @@ from .. import _validation as V
 from .. import datasets, metrics
 from ..inference.aspect_em import aspect_em
 from ..inference.coassociation import coassociation
+from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus, validity_index
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import linkage_consensus
 from ..inference.mixture_of_ensembles import mixture_of_ensembles
 from ..plotting import project_2d
 from ._common import save_figure, timed, write_outputs
 
-__all__ = ["run_compare_consensus", "CONSENSUS_DATA", "PENCA_TABLE1"]
+__all__ = ["run_compare_consensus", "CONSENSUS_DATA", "PENCA_TABLE1", "validity_indices"]
+
+#: The indices of the index table: (column, criterion, space); ``space=None`` for the indices
+#: read against the ensemble, "s" on the co-association, "o" on the data.
+INDEX_COLUMNS = (
+    ("ACC", "acc", None), ("ANMI", "anmi", None), ("Div1", "div1", None), ("Div3", "div3", None),
+    ("S_s", "silhouette", "similarity"), ("D_s", "dunn", "similarity"),
+    ("DB_s", "davies_bouldin", "similarity"), ("L_s", "likelihood", "similarity"),
+    ("S_o", "silhouette", "data"), ("DB_o", "davies_bouldin", "data"), ("L_o", "likelihood", "data"),
+)
 
 #: Lourenco, Fred & Figueiredo (2011), Table 1: (PEnCA CI, MM CI) for the rows available offline.
 PENCA_TABLE1 = {
@@ -36,6 +49,16 @@ PENCA_TABLE1 = {
     "bars": (0.985, 0.812),
     "half-rings": (1.000, 0.797),
 }
+
+
+def validity_indices(labels, ensemble, C, X) -> dict:
+    """Every column of :data:`INDEX_COLUMNS` for one partition (a dict column -> value)."""
+    return {col: validity_index(labels, crit, ensemble, coassoc=C, X=X, space=space or "similarity")
+            for col, crit, space in INDEX_COLUMNS}
+
+
+#: The linkages of the validation paper's candidate consensus partitions.
+SELECTION_LINKAGES = ("single", "average", "complete", "centroid", "ward")
 
 
 def _wine_norm():
@@ -139,6 +162,22 @@ def run_compare_consensus(
         rows.append({"method": name, "k": metrics.n_clusters(lab), "ci": metrics.consistency_index(y, lab),
                      "nmi": metrics.nmi(y, lab), "seconds": secs})
         say(f"  {name}: CI {rows[-1]['ci']:.3f} ({secs:.2f} s)")
+    for r, (res, _) in zip(rows, runs.values()):
+        r["indices"] = validity_indices(res.labels, ens, C, X)
+    # Which consensus to trust without the classes: each index chooses among the linkages of
+    # the validation paper (Duarte et al. 2010) cut at the true K -- the paper's question -- and
+    # at every k in 2..2K, a harder one.
+    selections, best_nmi = [], {}
+    for scope, ks in (("K", [K]), ("2..2K", range(2, min(n, 2 * K) + 1))):
+        cands = consensus_candidates(C, SELECTION_LINKAGES, ks)
+        best_nmi[scope] = max(metrics.nmi(y, lab) for lab in cands.labels)
+        for col, crit, space in INDEX_COLUMNS:
+            sel = select_consensus(cands, ens, crit, space=space or "similarity", X=X)
+            selections.append({"index": col, "candidates": scope, "rule": CRITERIA[crit][0],
+                               "method": sel.method, "k": sel.n_clusters,
+                               "ci": metrics.consistency_index(y, sel.labels), "nmi": metrics.nmi(y, sel.labels)})
+    say(f"  validity indices of {len(rows)} consensus partitions and of "
+        f"{len(SELECTION_LINKAGES) * (1 + len(range(2, min(n, 2 * K) + 1)))} candidates")
     penca = runs["PEnCA (EM)"][0]
     paper = PENCA_TABLE1.get(data)
     summary = {
@@ -154,6 +193,8 @@ def run_compare_consensus(
                   "compile_seconds": compile_s,
                   "objective_trace": penca.objective_trace},
         "rows": rows,
+        "selection": {"linkages": list(SELECTION_LINKAGES), "k_range": [2, min(n, 2 * K)],
+                      "best_nmi": best_nmi, "chosen": selections},
         "paper": None if paper is None else {"PEnCA": paper[0], "MM": paper[1],
                                              "look_alike": data in _GENERATED},
     }
@@ -168,6 +209,28 @@ def run_compare_consensus(
              f"{'method':<30}{'k':>4}{'CI':>8}{'NMI':>8}{'seconds':>10}"]
     for r in rows:
         lines.append(f"{r['method']:<30}{r['k']:>4}{r['ci']:>8.3f}{r['nmi']:>8.3f}{r['seconds']:>10.3f}")
+    cols = [c for c, _, _ in INDEX_COLUMNS]
+    lines.append("")
+    lines.append("validity indices (no classes used; ACC, ANMI, S, D, L: higher is better; DB lower; "
+                 "Div: the median is chosen)")
+    width = {c: 9 if c.startswith("L_") else 7 for c in cols}  # log L is in the hundreds
+
+    def cell(c, v):
+        return f"{v:>{width[c]}.1f}" if c.startswith("L_") else f"{v:>{width[c]}.3f}"
+
+    lines.append(f"{'method':<30}" + "".join(f"{c:>{width[c]}}" for c in cols))
+    for r in rows:
+        lines.append(f"{r['method']:<30}" + "".join(cell(c, r['indices'][c]) for c in cols))
+    lines.append("")
+    lines.append(f"which consensus each index selects among {', '.join(SELECTION_LINKAGES)} link, "
+                 f"at k = K = {K} (best NMI available {best_nmi['K']:.3f}) and at k = 2..{min(n, 2 * K)} "
+                 f"(best {best_nmi['2..2K']:.3f})")
+    chosen = {(r["index"], r["candidates"]): r for r in selections}
+    lines.append(f"{'index':<8}{'rule':>8}{'linkage':>10}{'CI':>7}{'NMI':>7}   {'linkage':>9}{'k':>3}{'CI':>7}{'NMI':>7}")
+    for col, _, _ in INDEX_COLUMNS:
+        a, b = chosen[(col, "K")], chosen[(col, "2..2K")]
+        lines.append(f"{col:<8}{a['rule']:>8}{a['method']:>10}{a['ci']:>7.3f}{a['nmi']:>7.3f}   "
+                     f"{b['method']:>9}{b['k']:>3}{b['ci']:>7.3f}{b['nmi']:>7.3f}")
     lines.append(wrote)
     summary["report"] = "\n".join(lines)
     return summary
