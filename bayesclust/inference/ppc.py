@@ -263,7 +263,11 @@ def ppc(
     sublinear: ``y_ki`` approaches 0 roughly like ``1/t``, and ``max_iter`` is often reached
     before ``tol``: on iris with ``K = 3`` the relative decrease per iteration is still about
     ``4e-7`` after 1000 iterations, and the CI of the labels was 0.59 / 0.91 / 0.97 after
-    50 / 200 / 1000 iterations.
+    50 / 200 / 1000 iterations.  The step shrinks with ``n`` (the factor is
+    :math:`(n + G_{ki}) / (n + \sum_{k'} y_{k'i}G_{k'i})` while a sparse :math:`C` keeps
+    :math:`G` small): measured on ten Gaussians with ``n = 10 000`` (50 k-means partitions, linear
+    K rule, ``K = 10``), one start took 22 s for 1000 iterations and reached CI 0.12 (0.20 after
+    5000).
     The iteration count, starts, tolerance and the diagonal are our choices
     (docs/deviations.md#ppc-defaults).  float64 throughout (``jax.enable_x64`` inside).
 
