@@ -25,6 +25,7 @@ _LAZY = {
     ".inference.consensus_selection": ("consensus_candidates", "select_consensus", "validity_index"),
     ".inference.convergence": ("ConvergenceWarning",),
     ".inference.dp_means": ("DPMeansResult", "dp_means", "farthest_first_lambda"),
+    ".inference.embedding": ("EmbeddingResult", "embed_coassociation", "embedded_consensus"),
     ".inference.ensembles": ("clustering_ensemble", "kmeans_ensemble"),
     ".inference.gibbs": ("gibbs_dp_gmm",),
     ".inference.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
@@ -45,6 +46,7 @@ _LAZY = {
         "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture",
         "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
         "EvidenceAccumulation", "AspectConsensus", "SMIC", "CECIB",
+        "EmbeddedConsensus",
     ),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -120,6 +122,10 @@ __all__ = [
     "mixture_of_ensembles",
     "EvidenceAccumulation",
     "AspectConsensus",
+    "embed_coassociation",
+    "embedded_consensus",
+    "EmbeddingResult",
+    "EmbeddedConsensus",
     # information-maximisation clustering
     "smic",
     "smic_predict",

@@ -259,3 +259,8 @@ def test_discriminative_clustering_bad_input():
         DiscriminativeClustering(n_clusters=11).fit(X, np.arange(10) % 2)
     with pytest.raises(ValueError):
         DiscriminativeClustering().fit(X, np.arange(9) % 2)
+
+
+@parametrize_with_checks([__import__("bayesclust").EmbeddedConsensus(3, n_partitions=10, random_state=0)])
+def test_embedded_consensus_sklearn_contract(estimator, check):
+    check(estimator)

@@ -19,6 +19,7 @@ from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
+from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ._base import (
@@ -28,7 +29,7 @@ from ._base import (
     _renamed_param,
 )
 
-__all__ = ["EvidenceAccumulation", "AspectConsensus"]
+__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -331,4 +332,114 @@ class AspectConsensus(_ConsensusBase):
         self.B_ = res.B
         self.log_likelihood_ = float(res.log_likelihood)
         self.n_iter_ = int(res.n_iter)
+        return self
+
+
+class EmbeddedConsensus(_ConsensusBase):
+    r"""DR-EAC: embed the co-association matrix, then cluster the embedding.
+
+    Builds an ensemble (or takes partitions or a Posterior), accumulates the co-association
+    :math:`C`, embeds it by classical MDS, Isomap or Laplacian eigenmaps
+    (:func:`~bayesclust.inference.embedding.embed_coassociation`, reading :math:`C` as
+    similarities or as features) and extracts ``n_clusters`` clusters by k-means or a linkage
+    (:func:`~bayesclust.inference.embedding.embedded_consensus`) (Lourenço, Fred et al.
+    2010, SIMBAD deliverable D2.3).
+
+    Parameters
+    ----------
+    n_clusters : int
+        K of the consensus partition.
+    method : {"isomap", "laplacian", "mds"}, default "isomap"
+    extractor : {"kmeans", "single", "complete", "average", "ward", "centroid", "median", "weighted"}, default "average"
+    n_components : int or None
+        Embedding dimension; ``None``: the largest eigengap.
+    interpretation : {"similarity", "features"}, default "similarity"
+    n_neighbors : int or None
+        k-NN size (Isomap: ``None`` chooses it by residual variance).
+    n_partitions : int, default 200
+        Ensemble size when ``fit`` builds the ensemble (the paper's N).
+    n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation` (``k_rule="penca"`` is the DR-EAC rule).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    embedding_ : ndarray of shape (n_samples, n_components_)
+    n_components_ : int
+    eigenvalues_ : ndarray
+        The leading eigenvalues of the embedding.
+    n_neighbors_ : int or None
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import EmbeddedConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> EmbeddedConsensus(2, method="mds").fit(ensemble=parts).labels_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(EMBEDDING_METHODS))],
+        "extractor": [StrOptions(set(EXTRACTORS))],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "interpretation": [StrOptions({"similarity", "features"})],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters, *, method="isomap", extractor="average", n_components=None,
+                 interpretation="similarity", n_neighbors=None, n_partitions=200, n_clusters_range=None,
+                 k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.method = method
+        self.extractor = extractor
+        self.n_components = n_components
+        self.interpretation = interpretation
+        self.n_neighbors = n_neighbors
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """Embed the co-association of an ensemble built on ``X`` (or given) and cluster it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_ext = jax.random.split(key)
+        _, C = self._ensemble(X, ensemble, k_ens)
+        n = C.n_samples
+        if self.n_clusters > n:
+            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}")
+        n_components = self.n_components
+        if n_components is not None and n_components >= n:
+            raise ValueError(f"n_components={n_components} must be < n_samples={n}")
+        n_neighbors = self.n_neighbors
+        if n_neighbors is not None and n_neighbors >= n:
+            raise ValueError(f"n_neighbors={n_neighbors} must be < n_samples={n}")
+        res = embed_coassociation(C, self.method, n_components, interpretation=self.interpretation,
+                                  n_neighbors=n_neighbors)
+        labels = embedded_consensus(res.embedding, self.n_clusters, self.extractor, k_ext)
+        _, labels = np.unique(labels, return_inverse=True)
+        self.labels_ = labels.astype(np.intp)
+        self.n_clusters_ = int(labels.max()) + 1
+        self.embedding_ = res.embedding
+        self.n_components_ = res.n_components
+        self.eigenvalues_ = res.eigenvalues
+        self.n_neighbors_ = res.n_neighbors
         return self
