@@ -352,7 +352,10 @@ class EmbeddedConsensus(_ConsensusBase):
     method : {"isomap", "laplacian", "mds"}, default "isomap"
     extractor : {"kmeans", "single", "complete", "average", "ward", "centroid", "median", "weighted"}, default "average"
     n_components : int or None
-        Embedding dimension; ``None``: the largest eigengap.
+        Embedding dimension; ``None``: ``n_clusters - 1`` for Laplacian eigenmaps (the
+        non-trivial eigenvectors spectral clustering keeps for K clusters; the largest
+        eigengap of a Laplacian of C picks 6-8 on Iris, docs/deviations.md#dreac-dimension),
+        the largest eigengap for MDS and Isomap.
     interpretation : {"similarity", "features"}, default "similarity"
     n_neighbors : int or None
         k-NN size (Isomap: ``None`` chooses it by residual variance).
@@ -427,6 +430,8 @@ class EmbeddedConsensus(_ConsensusBase):
         if self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}")
         n_components = self.n_components
+        if n_components is None and self.method == "laplacian":
+            n_components = max(1, self.n_clusters - 1)
         if n_components is not None and n_components >= n:
             raise ValueError(f"n_components={n_components} must be < n_samples={n}")
         n_neighbors = self.n_neighbors
