@@ -44,7 +44,7 @@ _LAZY = {
     ".estimators": (
         "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture",
         "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
-        "EvidenceAccumulation", "AspectConsensus", "SMIC", "CECIB",
+        "EvidenceAccumulation", "AspectConsensus", "PairwiseConsensus", "SMIC", "CECIB",
     ),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -120,6 +120,7 @@ __all__ = [
     "mixture_of_ensembles",
     "EvidenceAccumulation",
     "AspectConsensus",
+    "PairwiseConsensus",
     # information-maximisation clustering
     "smic",
     "smic_predict",
