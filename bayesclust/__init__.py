@@ -45,8 +45,8 @@ _LAZY = {
     ".estimators": (
         "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture",
         "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
-        "EvidenceAccumulation", "AspectConsensus", "SMIC", "CECIB",
         "EmbeddedConsensus",
+        "EvidenceAccumulation", "AspectConsensus", "PairwiseConsensus", "SMIC", "CECIB",
     ),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -126,6 +126,7 @@ __all__ = [
     "embedded_consensus",
     "EmbeddingResult",
     "EmbeddedConsensus",
+    "PairwiseConsensus",
     # information-maximisation clustering
     "smic",
     "smic_predict",

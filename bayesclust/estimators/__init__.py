@@ -8,7 +8,7 @@ with a trailing underscore, ``validate_data``).
 """
 
 from .cecib import CECIB
-from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation
+from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
 from .hdp import HardHDP, HDPGaussianMixture
@@ -28,4 +28,5 @@ __all__ = [
     "EvidenceAccumulation",
     "AspectConsensus",
     "EmbeddedConsensus",
+    "PairwiseConsensus",
 ]

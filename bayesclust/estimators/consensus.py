@@ -1,6 +1,6 @@
 """Consensus-clustering estimators: evidence accumulation (linkage on the
-co-association) and PEnCA (the dyadic aspect model), fed by data, partitions or a
-posterior.
+co-association), PEnCA (the dyadic aspect model), PPC (pairwise probabilistic clustering)
+and DR-EAC (embeddings of the co-association), fed by data, partitions or a posterior.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..inference.consensus_selection import CRITERIA, consensus_candidates, sele
 from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
+from ..inference.ppc import ppc
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -29,7 +30,7 @@ from ._base import (
     _renamed_param,
 )
 
-__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus"]
+__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -448,3 +449,112 @@ class EmbeddedConsensus(_ConsensusBase):
         self.eigenvalues_ = res.eigenvalues
         self.n_neighbors_ = res.n_neighbors
         return self
+
+
+class PairwiseConsensus(_ConsensusBase):
+    r"""PPC: soft consensus by pairwise probabilistic clustering of the co-association.
+
+    Every object gets memberships :math:`\mathbf y_i` on the simplex, fitted so that
+    :math:`\mathbf y_i^\top\mathbf y_j` approximates the co-association :math:`c_{ij}` in least
+    squares, :math:`\min_Y \|C - Y^\top Y\|_F^2`, by the Baum-Eagon growth transform on the
+    sparse pairs (Rota Bulò, Lourenço, Fred & Pelillo 2010).  See
+    :func:`bayesclust.inference.ppc.ppc`.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Number of clusters K (at most the number of objects).
+    n_init : int, default 5
+        Random Dirichlet starts; the smallest final objective is kept.
+    tol : float, default 1e-9
+        Stop a start when the relative decrease of the objective in one iteration is at most
+        ``tol``.
+    max_iter : int, default 1000
+        At most 10 000 iterations per start.
+    n_partitions, n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        :math:`\arg\max_k y_{ki}`.
+    memberships_ : ndarray of shape (n_samples, n_clusters)
+        The memberships :math:`\mathbf y_i^\top` (rows sum to 1).
+    probabilities_ : ndarray of shape (n_samples, n_clusters)
+        The same array, under :class:`AspectConsensus`'s name.
+    n_clusters_ : int
+    entropy_ : ndarray of shape (n_samples,)
+        Normalised entropy of every object's memberships, in [0, 1].
+    isolated_ : ndarray of bool, shape (n_samples,)
+        Objects never co-clustered with any other: uniform memberships.
+    objective_ : float
+        :math:`\|C - Y^\top Y\|_F^2` of the returned memberships.
+    n_iter_ : int
+    converged_ : bool
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import PairwiseConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> est = PairwiseConsensus(2, random_state=0).fit(ensemble=parts)
+    >>> est.memberships_.shape, est.labels_[:3].tolist() != est.labels_[3:].tolist()
+    ((6, 2), True)
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=2, *, n_init=5, tol=1e-9, max_iter=1000, n_partitions=150,
+                 n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """Fit PPC to the co-association of an ensemble built on ``X`` or of ``ensemble``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+            The partitions.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_ppc = jax.random.split(key)
+        _, C = self._ensemble(X, ensemble, k_ens)
+        if self.n_clusters > C.n_samples:
+            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")
+        res = ppc(k_ppc, C, self.n_clusters, n_init=self.n_init, tol=self.tol, max_iter=self.max_iter)
+        self.labels_ = res.labels.astype(np.intp)
+        self.memberships_ = res.memberships
+        self.probabilities_ = res.memberships
+        self.n_clusters_ = int(self.n_clusters)
+        self.entropy_ = res.entropy
+        self.isolated_ = res.isolated
+        self.objective_ = float(res.objective)
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
+        return self
+
+    def fit_predict(self, X=None, y=None, ensemble=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, ensemble=ensemble).labels_
