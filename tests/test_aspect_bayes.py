@@ -254,3 +254,30 @@ def test_aspect_consensus_svi_exposes_the_posterior():
     np.testing.assert_allclose(svi.probabilities_, svi.posterior_.params["memberships"][0, 0])
     with pytest.raises(ValueError, match="hard"):
         AspectConsensus(n_clusters=2, hard=True, inference="svi").fit(ensemble=parts)
+
+
+@pytest.mark.slow
+def test_binomial_memberships_posterior_from_an_ensemble():
+    """The paper's model (binomial counts) by NUTS on a noisy two-block ensemble."""
+    from numpyro.diagnostics import split_gelman_rubin
+
+    rng = np.random.default_rng(0)
+    blocks = np.repeat([0, 1], 6)
+    parts = [np.where(rng.random(12) < 0.1, rng.integers(0, 3, 12), blocks) for _ in range(20)]
+    post = memberships_posterior(0, parts, 2, likelihood="binomial", inference="nuts", num_warmup=60,
+                                 num_samples=60)
+    assert post.model == "pairwise_memberships" and post.labels.shape == (2, 60, 12)
+    pe = post.point_estimate()
+    assert len({(a, b) for a, b in zip(pe, blocks)}) == 2
+    assert split_gelman_rubin(post.log_likelihood) < 1.1  # 60 draws per chain
+    Y = post.params["memberships"]
+    np.testing.assert_allclose(Y.sum(axis=3), 1.0, rtol=1e-10)
+    assert Y.std(axis=(0, 1)).max() > 1e-3  # a posterior, not a point
+
+
+def test_public_names():
+    import bayesclust as bc
+
+    assert bc.aspect_posterior is aspect_posterior and bc.memberships_posterior is memberships_posterior
+    assert bc.pairwise_memberships is pm.pairwise_memberships
+    assert {"aspect_posterior", "memberships_posterior", "pairwise_memberships"} <= set(bc.__all__)

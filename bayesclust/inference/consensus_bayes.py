@@ -91,20 +91,22 @@ def _pad_pairs(rows, cols, values, extra=()):
 # --------------------------------------------------------------------------- SVI
 
 
-@functools.lru_cache(maxsize=16)
-def _svi_kit(model_name: str, guide: str, num_steps: int, learning_rate: float, n: int, K: int, static_kw: tuple):
-    """(svi, guide, run) for one model, guide, schedule and shape; ``run(state, arrays,
-    traced_kw)`` is jitted once and runs ``num_steps`` Adam steps in one ``lax.scan``."""
+@functools.partial(jax.jit, static_argnames=("model_name", "guide", "num_steps", "learning_rate", "n", "K",
+                                             "static_kw", "num_samples"))
+def _svi_fit_jit(key, init_params, arrays, traced, *, model_name, guide, num_steps, learning_rate, n, K, static_kw,
+                 num_samples):
+    """SVI from ``init_params``, jitted whole: NumPyro's guide set-up, ``num_steps`` Adam steps
+    in one ``lax.scan`` and the draws.  The guide is built inside the trace (run eagerly, its
+    set-up compiled some 200 small programs, most of a fit's time)."""
     from numpyro import optim
     from numpyro.infer import SVI, Trace_ELBO, init_to_uniform
     from numpyro.infer.autoguide import AutoDelta, AutoNormal
 
     base = _MODELS[model_name]
 
-    def model(*arrays, **traced):
-        return base(*arrays, n, K, **dict(static_kw), **traced)
+    def model(*arrs, **kw):
+        return base(*arrs, n, K, **dict(static_kw), **kw)
 
-    model.__name__ = model_name
     if guide == "delta":
         g = AutoDelta(model, init_loc_fn=init_to_uniform)
     else:
@@ -114,12 +116,17 @@ def _svi_kit(model_name: str, guide: str, num_steps: int, learning_rate: float, 
         return learning_rate * _FINAL_LR_FACTOR ** (i / num_steps)
 
     svi = SVI(model, g, optim.Adam(schedule), Trace_ELBO())
-
-    @jax.jit
-    def run(state, arrays, traced):
-        return lax.scan(lambda s, _: svi.stable_update(s, *arrays, **traced), state, None, length=num_steps)
-
-    return svi, g, run
+    k_init, k_draw = jax.random.split(key)
+    state = svi.init(k_init, *arrays, init_params=init_params, **traced)
+    state, losses = lax.scan(lambda s, _: svi.stable_update(s, *arrays, **traced), state, None, length=num_steps)
+    params = svi.get_params(state)
+    names = [k[: -len("_auto_loc")] for k in init_params if k.endswith("_auto_loc")]
+    if guide == "delta":
+        draws = {name: params[f"{name}_auto_loc"][None, None] for name in names}
+    else:
+        s = g.sample_posterior(k_draw, params, sample_shape=(num_samples,))
+        draws = {name: s[name][None] for name in names}
+    return draws, losses
 
 
 def _init_params(values: dict, guide: str) -> dict:
@@ -145,25 +152,18 @@ def _random_values(rng, shapes: dict) -> dict:
     from numpyro.distributions import biject_to
 
     t = biject_to(dist.constraints.simplex)
-    return {name: np.asarray(t(jnp.asarray(rng.uniform(-2.0, 2.0, shape[:-1] + (shape[-1] - 1,)))))
-            for name, shape in shapes.items()}
+    with jax.enable_x64(True):
+        return {name: np.asarray(t(jnp.asarray(rng.uniform(-2.0, 2.0, shape[:-1] + (shape[-1] - 1,)))),
+                                 np.float64) for name, shape in shapes.items()}
 
 
 def _fit_svi(key, model_name, arrays, traced, static_kw, n, K, init_values, guide, num_steps, learning_rate,
              num_samples):
-    """Run SVI; return draws ``{site: (1, S, ...)}`` (S = 1 for AutoDelta) and the final loss."""
-    svi, g, run = _svi_kit(model_name, guide, num_steps, float(learning_rate), n, K, static_kw)
-    k_init, k_draw = jax.random.split(key)
-    state = svi.init(k_init, *arrays, init_params=_init_params(init_values, guide), **traced)
-    state, losses = run(state, arrays, traced)
-    params = svi.get_params(state)
-    if guide == "delta":
-        draws = {name: jnp.asarray(params[f"{name}_auto_loc"])[None, None] for name in init_values}
-    else:
-        s = g.sample_posterior(k_draw, params, sample_shape=(num_samples,))
-        draws = {name: jnp.asarray(s[name])[None] for name in init_values}
-    losses = np.asarray(losses)
-    return draws, losses
+    """Run SVI; return draws ``{site: (1, S, ...)}`` (S = 1 for AutoDelta) and the losses."""
+    draws, losses = _svi_fit_jit(key, _init_params(init_values, guide), arrays, traced, model_name=model_name,
+                                 guide=guide, num_steps=num_steps, learning_rate=float(learning_rate), n=n, K=K,
+                                 static_kw=static_kw, num_samples=num_samples if guide == "normal" else 1)
+    return draws, np.asarray(losses)
 
 
 def _fit_nuts(key, model_name, arrays, traced, static_kw, n, K, init_values, num_warmup, num_samples,
