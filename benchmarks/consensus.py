@@ -46,6 +46,13 @@ ensemble (50 partitions, linear rule, K = 10 consensus clusters):
   ``ppc`` (the difference of a 25- and a 5-iteration run, compilation excluded) next to the
   stored pairs; ``seconds_per_iteration_per_pair`` stays flat if the cost grows with nnz, and
   ``..._per_n2`` falls if it does not grow with n^2.
+* ``aspect_bayes`` (:func:`run_aspect_bayes`, iris and MASS biopsy, 50 k-means partitions):
+  the PEnCA log-posterior (flat Dirichlet priors) maximised by ``aspect_em`` (one random start,
+  and the default 10) and by SVI with ``AutoDelta`` (``aspect_posterior``, 2000 Adam steps),
+  from the 10-start EM solution and from a random start: steady wall time of one EM start and
+  of SVI (least of 3 calls), compile time (first call minus steady), their ratio, and the
+  log-posteriors reached (NumPyro's ``log_density`` on the program; ``log_post_em`` is the
+  10-start EM's).  ``--aspect-bayes-only`` runs just these rows.
 Quick mode (< 60 s): n in {1000, 2000, 4000}, 20 partitions, 10 Lloyd iterations.  Full
 mode: n from 1000 to 200,000 (the paper went to 50,000), N = 150 partitions; the k-means
 ensemble dominates the time at large n (KD-tree Lloyd with up to 10,000 centres); expect
@@ -255,6 +262,48 @@ def run_ppc_scaling(n: int, n_partitions: int = 50, K: int = 10, max_iter: int =
             "seconds_per_iteration": per_it, "seconds_per_iteration_per_pair": per_it / C.nnz,
             "seconds_per_iteration_per_n2": per_it / n**2, "run_seconds_25_iterations": t_long,
             "ci_after_25_iterations": metrics.consistency_index(y, res.labels)}
+def run_aspect_bayes(name: str, n_aspects: int, n_partitions: int = 50, num_steps: int = 2000,
+                     reps: int = 3, seed: int = 0) -> dict:
+    """SVI-MAP (``AutoDelta``) vs ``aspect_em`` on one data set: times and log-posteriors."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+
+    from bayesclust import datasets
+    from bayesclust.inference.aspect_em import aspect_em
+    from bayesclust.inference.coassociation import coassociation_pairs
+    from bayesclust.inference.consensus_bayes import aspect_posterior
+    from bayesclust.models.dyadic_aspect import dyadic_aspect
+
+    X, _ = datasets.load(name)
+    C = coassoc.coassociation(ensembles.kmeans_ensemble(seed, X, n_partitions))
+    rows, cols, counts, n = coassociation_pairs(C)
+
+    def log_post(p, B):
+        p, B = np.maximum(p, 1e-300), np.maximum(B, 1e-300)  # Dirichlet(1) density: 0 log 0 = 0
+        with jax.enable_x64(True):
+            lp, _ = log_density(dyadic_aspect, (rows, cols, counts, n, n_aspects), {},
+                                {"p": jnp.asarray(p / p.sum()), "B": jnp.asarray(B / B.sum(1, keepdims=True))})
+        return float(lp)
+
+    em1, em_first = bench.timed(lambda: aspect_em(seed, C, n_aspects, n_init=1))
+    em_s = bench.least_seconds(lambda: aspect_em(seed, C, n_aspects, n_init=1), reps)
+    em, em10_s = bench.timed(lambda: aspect_em(seed, C, n_aspects))  # the default 10 starts, compiled
+    kw = dict(reference=em, num_steps=num_steps, learning_rate=0.05)
+    post, svi_first = bench.timed(lambda: aspect_posterior(seed, C, n_aspects, **kw))
+    svi_s = bench.least_seconds(lambda: aspect_posterior(seed, C, n_aspects, **kw), reps)
+    rand = aspect_posterior(seed, C, n_aspects, init="random", **kw)
+    lp_em = log_post(em.weights, em.B)
+    lp_svi = log_post(post.params["weights"][0, 0], post.params["B"][0, 0])
+    lp_rand = log_post(rand.params["weights"][0, 0], rand.params["B"][0, 0])
+    return {"bench": "consensus", "kind": "aspect_bayes", "data": name, "n": n, "n_aspects": n_aspects,
+            "n_partitions": n_partitions, "nnz_upper": int(rows.size), "em_iterations": em.n_iter,
+            "em_seconds": em_s, "em_compile_seconds": max(0.0, em_first - em_s), "em_10_starts_seconds": em10_s,
+            "log_post_em_1_start": log_post(em1.weights, em1.B),
+            "svi_steps": num_steps, "svi_seconds": svi_s, "svi_compile_seconds": max(0.0, svi_first - svi_s),
+            "ratio_svi_over_em": svi_s / em_s, "log_post_em": lp_em, "log_post_svi_from_em": lp_svi,
+            "log_post_svi_random": lp_rand, "rel_gain_svi_from_em": (lp_svi - lp_em) / abs(lp_em),
+            "rel_gain_svi_random": (lp_rand - lp_em) / abs(lp_em)}
 
 
 def fit_slopes(rows: list[dict]) -> dict:
@@ -281,7 +330,14 @@ def main():
                         help="only the validity-index rows (n = 10,000 and 100,000; quick 2000 and 20,000)")
     parser.add_argument("--ppc-only", action="store_true",
                         help="only the PPC rows (n = 5,000 dense; 5,000 / 20,000 / 50,000; quick 2000 and 2000 / 4000)")
+    parser.add_argument("--aspect-bayes-only", action="store_true",
+                        help="only the SVI-MAP vs aspect_em rows (iris, biopsy)")
     args = parser.parse_args()
+    if args.aspect_bayes_only:
+        bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "numpyro", "sklearn")))
+        for name, k in (("iris", 3), ("biopsy", 2)):
+            bench.emit(run_aspect_bayes(name, k))
+        return
     sizes = args.n or (QUICK_N if args.quick else FULL_N)
     N = args.n_partitions or (20 if args.quick else 150)
     it = args.max_iter or (10 if args.quick else 20)
@@ -306,6 +362,8 @@ def main():
         bench.emit(run_ppc_dense(2000 if args.quick else 5000, max_iter=it))
         for n in ([2000, 4000] if args.quick else [5000, 20_000, 50_000]):
             bench.emit(run_ppc_scaling(n, max_iter=it))
+    for name, k in (("iris", 3), ("biopsy", 2)):
+        bench.emit(run_aspect_bayes(name, k))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
+from ..inference.consensus_bayes import aspect_posterior
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
 from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
@@ -240,16 +241,34 @@ class AspectConsensus(_ConsensusBase):
     tol : float, default 1e-7
     n_partitions, n_clusters_range, k_rule, subsample, random_state
         As in :class:`EvidenceAccumulation`.
+    inference : {"em", "svi", "nuts"}, default "em"
+        ``"em"``: the EM fit alone.  ``"svi"`` / ``"nuts"``: after EM, the posterior of the
+        aspect model by :func:`~bayesclust.inference.consensus_bayes.aspect_posterior`
+        (started at and aligned to the EM fit; SVI's default guide is ``AutoDelta``, the MAP);
+        not with ``hard=True``.
+    inference_kwargs : dict or None, default None
+        Passed to :func:`~bayesclust.inference.consensus_bayes.aspect_posterior` (``guide``,
+        ``num_steps``, ``learning_rate``, ``num_samples``, ``num_warmup``, ``num_chains``,
+        ``alpha_p``, ``alpha_B``; the last two also reach EM).
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
+        :math:`\arg\max_r` of ``probabilities_``: with ``inference="em"`` the EM fit's labels,
+        otherwise each object's most probable aspect under the posterior mean of the aligned
+        memberships (with SVI's ``AutoDelta`` guide, the MAP's labels).
     probabilities_ : ndarray of shape (n_samples, n_clusters_)
-        Soft memberships :math:`V`.
+        Soft memberships :math:`V` (the posterior mean of the aligned draws with ``"svi"`` /
+        ``"nuts"``).
     n_clusters_ : int
     weights_ : ndarray of shape (n_clusters_,)
     B_ : ndarray of shape (n_clusters_, n_samples)
+        EM's, or the posterior means of the aligned draws.
     log_likelihood_ : float
+        EM's, or the posterior mean of the draws' log-likelihoods.
+    posterior_ : Posterior
+        With ``inference="svi"`` / ``"nuts"``: the aligned draws (labels, ``"weights"``,
+        ``"B"``, ``"memberships"``).
     ensemble_, coassociation_
         As in :class:`EvidenceAccumulation`.
 
@@ -271,12 +290,15 @@ class AspectConsensus(_ConsensusBase):
         "init": [StrOptions({"random", "seeds", "eac"}), None],
         "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "inference": [StrOptions({"em", "svi", "nuts"})],
+        "inference_kwargs": [dict, None],
         **_ConsensusBase._ensemble_constraints,
     }
 
     def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_init=10, init=None,
                  max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
-                 subsample=None, random_state=None, n_restarts=DEPRECATED):
+                 subsample=None, random_state=None, n_restarts=DEPRECATED, inference="em",
+                 inference_kwargs=None):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.hard = hard
@@ -290,6 +312,8 @@ class AspectConsensus(_ConsensusBase):
         self.k_rule = k_rule
         self.subsample = subsample
         self.random_state = random_state
+        self.inference = inference
+        self.inference_kwargs = inference_kwargs
 
     def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
         """Fit the aspect model to an ensemble built on ``X`` or to the given ``ensemble``.
@@ -312,6 +336,11 @@ class AspectConsensus(_ConsensusBase):
         k_ens, k_em = jax.random.split(key)
         _, C = self._ensemble(X, ensemble, k_ens)
         kw = dict(hard=self.hard, n_init=n_init, max_iter=self.max_iter, tol=self.tol)
+        bayes_kw = dict(self.inference_kwargs or {})
+        if self.inference != "em":
+            if self.hard:
+                raise ValueError(f"inference={self.inference!r} needs hard=False (the hard limit has no posterior)")
+            kw.update({a: bayes_kw[a] for a in ("alpha_p", "alpha_B") if a in bayes_kw})
         if self.n_clusters is None:
             if self.init == "eac":
                 raise ValueError("init='eac' needs n_clusters (model selection uses random starts)")
@@ -333,6 +362,15 @@ class AspectConsensus(_ConsensusBase):
         self.B_ = res.B
         self.log_likelihood_ = float(res.log_likelihood)
         self.n_iter_ = int(res.n_iter)
+        if self.inference != "em":
+            post = aspect_posterior(jax.random.fold_in(k_em, 1), C, self.n_clusters_, inference=self.inference,
+                                    reference=res, **bayes_kw)
+            self.posterior_ = post
+            self.probabilities_ = post.params["memberships"].mean(axis=(0, 1))
+            self.labels_ = np.argmax(self.probabilities_, axis=1).astype(np.intp)
+            self.weights_ = post.params["weights"].mean(axis=(0, 1))
+            self.B_ = post.params["B"].mean(axis=(0, 1))
+            self.log_likelihood_ = float(post.log_likelihood.mean())
         return self
 
 
