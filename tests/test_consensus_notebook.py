@@ -21,6 +21,7 @@ def test_04_consensus_runs(monkeypatch):
     hard_ci={k: float(metrics.consistency_index(yb, v)) for k, v in hard.items()},
     entropy_by_class=entropy_by_class,
     dr_ci={k: float(np.mean(list(v.values()))) for k, v in dr_ci.items()},
+    ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
 """, monkeypatch, min_images=8)
     t = res["table"]
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
@@ -55,4 +56,7 @@ def test_04_consensus_runs(monkeypatch):
     assert h[1] > h[0], h
     # DR-EAC Table 2 (Iris): EA-Isomap 91.17, EA-LE 90.67 -- within 5 points
     assert res["dr_ci"]["isomap"] >= 0.9117 - 0.06 and res["dr_ci"]["laplacian"] >= 0.9067 - 0.06, res["dr_ci"]
+    # PEnCA's MAP by SVI is the EM answer (log-likelihood within 1e-4 relative)
+    assert abs(res["ll_map"] - res["ll_em"]) <= 1e-4 * abs(res["ll_em"])
+    assert res["agree_min"] >= 0.9
 
