@@ -33,6 +33,26 @@ consensus clustering validation):
   calls, which also pay the page faults of the validated (N, n) int64 copy).  Its ensemble is k-means with the
   sqrt rule and 5 Lloyd iterations (only the label vectors matter for the timing), the
   consensus the mixture components.
+Two rows time PPC, pairwise probabilistic clustering by the Baum-Eagon growth transform
+(Rota Bulò, Lourenço, Fred & Pelillo 2010, eq. 5), on the sparse co-association of a k-means
+ensemble (50 partitions, linear rule, K = 10 consensus clusters):
+
+* ``ppc_dense`` (:func:`run_ppc_dense`, n = 5,000): ``ppc`` on the stored pairs against a
+  dense NumPy loop of eq. 5 on the n x n matrix, both from the same Dirichlet start for a fixed
+  number of iterations: the largest difference of the iterates (must be < 1e-10), the time and
+  the peak resident memory of each (``VmHWM`` after resetting it, minus the resident size before;
+  the dense side includes building the n x n matrix).
+* ``ppc_scaling`` (:func:`run_ppc_scaling`, n = 5,000, 20,000, 50,000): time per iteration of
+  ``ppc`` (the difference of a 25- and a 5-iteration run, compilation excluded) next to the
+  stored pairs; ``seconds_per_iteration_per_pair`` stays flat if the cost grows with nnz, and
+  ``..._per_n2`` falls if it does not grow with n^2.
+* ``aspect_bayes`` (:func:`run_aspect_bayes`, iris and MASS biopsy, 50 k-means partitions):
+  the PEnCA log-posterior (flat Dirichlet priors) maximised by ``aspect_em`` (one random start,
+  and the default 10) and by SVI with ``AutoDelta`` (``aspect_posterior``, 2000 Adam steps),
+  from the 10-start EM solution and from a random start: steady wall time of one EM start and
+  of SVI (least of 3 calls), compile time (first call minus steady), their ratio, and the
+  log-posteriors reached (NumPyro's ``log_density`` on the program; ``log_post_em`` is the
+  10-start EM's).  ``--aspect-bayes-only`` runs just these rows.
 Quick mode (< 60 s): n in {1000, 2000, 4000}, 20 partitions, 10 Lloyd iterations.  Full
 mode: n from 1000 to 200,000 (the paper went to 50,000), N = 150 partitions; the k-means
 ensemble dominates the time at large n (KD-tree Lloyd with up to 10,000 centres); expect
@@ -40,6 +60,7 @@ tens of minutes for the largest n.  Numbers on a shared machine are noisy.
 
 Usage: python benchmarks/consensus.py [--quick] [--n 1000 5000 ...] [--n-partitions 150]
        python benchmarks/consensus.py --validity-only [--quick]   (just the two index rows)
+       python benchmarks/consensus.py --ppc-only [--quick]        (just the two PPC rows)
 """
 
 from __future__ import annotations
@@ -164,6 +185,127 @@ def run_anmi(n: int = 100_000, n_partitions: int = 150, max_iter: int = 5, reps:
             "speedup_first_call": theirs_first_s / first_s, "speedup": theirs_s / ours_s}
 
 
+def _rss() -> tuple[int, int]:
+    """(resident, peak resident) bytes of this process (Linux ``/proc/self/status``)."""
+    fields = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+
+
+def _peak_rss(fn):
+    """``(fn(), seconds, peak resident bytes above the resident size before the call)``."""
+    import gc
+
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:  # reset VmHWM to the current resident size
+        f.write("5")
+    rss0, _ = _rss()
+    out, sec = bench.timed(fn)
+    _, hwm = _rss()
+    return out, sec, int(hwm - rss0)
+
+
+def _ppc_setup(n: int, n_partitions: int, max_iter: int, K: int, seed: int):
+    X, y = ten_gaussians(seed, n)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions, k_rule="linear", max_iter=max_iter)
+    C = coassoc.coassociation(ens)
+    Y0 = np.random.default_rng(seed).dirichlet(np.ones(K), size=n)  # (n, K)
+    return y, ens, C, Y0
+
+
+def run_ppc_dense(n: int = 5000, n_partitions: int = 50, iters: int = 50, K: int = 10,
+                  max_iter: int = 20, seed: int = 0) -> dict:
+    """Sparse ``ppc`` vs a dense NumPy loop of eq. 5 from the same start, ``iters`` iterations."""
+    from bayesclust.inference.ppc import ppc
+
+    _, ens, C, Y0 = _ppc_setup(n, n_partitions, max_iter, K, seed)
+
+    def dense():
+        D = C.toarray()  # c_ii = 1: every object is in every partition
+        Y = Y0.T.copy()  # (K, n)
+        for _ in range(iters):
+            G = Y @ (D - Y.T @ Y)
+            num = Y * (n + G)
+            Y = num / num.sum(axis=0, keepdims=True)
+        return Y.T
+
+    def sparse():
+        return ppc(seed, C, K, init_memberships=Y0, max_iter=iters, tol=1e-300).memberships
+
+    Yd, dense_s, dense_peak = _peak_rss(dense)
+    sparse()  # compile
+    Ys, sparse_s, sparse_peak = _peak_rss(sparse)
+    diff = float(np.abs(Yd - Ys).max())
+    assert diff < 1e-10, diff
+    return {"bench": "consensus", "kind": "ppc_dense", "n": n, "rule": "linear", "n_partitions": n_partitions,
+            "K": K, "iterations": iters, "k_min": ens.k_min, "k_max": ens.k_max, "nnz_upper": C.nnz,
+            "max_abs_diff": diff, "sparse_seconds": sparse_s, "dense_seconds": dense_s,
+            "dense_over_sparse_seconds": dense_s / sparse_s, "sparse_peak_rss_bytes": sparse_peak,
+            "dense_peak_rss_bytes": dense_peak, "dense_over_sparse_peak": dense_peak / max(sparse_peak, 1)}
+
+
+def run_ppc_scaling(n: int, n_partitions: int = 50, K: int = 10, max_iter: int = 20, seed: int = 0,
+                    short: int = 5, long: int = 25) -> dict:
+    """Time per iteration of ``ppc`` on the linear-rule co-association against nnz and n^2."""
+    from bayesclust.inference.ppc import ppc
+
+    y, ens, C, Y0 = _ppc_setup(n, n_partitions, max_iter, K, seed)
+
+    def run(iters):
+        return ppc(seed, C, K, init_memberships=Y0, max_iter=iters, tol=1e-300)
+
+    run(2)  # compile
+    t_short = bench.least_seconds(lambda: run(short).memberships, 2)
+    res, t_long = bench.timed(lambda: run(long))
+    per_it = max(t_long - t_short, 1e-12) / (long - short)
+    return {"bench": "consensus", "kind": "ppc_scaling", "n": n, "rule": "linear", "n_partitions": n_partitions,
+            "K": K, "k_min": ens.k_min, "k_max": ens.k_max, "nnz_upper": C.nnz,
+            "seconds_per_iteration": per_it, "seconds_per_iteration_per_pair": per_it / C.nnz,
+            "seconds_per_iteration_per_n2": per_it / n**2, "run_seconds_25_iterations": t_long,
+            "ci_after_25_iterations": metrics.consistency_index(y, res.labels)}
+def run_aspect_bayes(name: str, n_aspects: int, n_partitions: int = 50, num_steps: int = 2000,
+                     reps: int = 3, seed: int = 0) -> dict:
+    """SVI-MAP (``AutoDelta``) vs ``aspect_em`` on one data set: times and log-posteriors."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+
+    from bayesclust import datasets
+    from bayesclust.inference.aspect_em import aspect_em
+    from bayesclust.inference.coassociation import coassociation_pairs
+    from bayesclust.inference.consensus_bayes import aspect_posterior
+    from bayesclust.models.dyadic_aspect import dyadic_aspect
+
+    X, _ = datasets.load(name)
+    C = coassoc.coassociation(ensembles.kmeans_ensemble(seed, X, n_partitions))
+    rows, cols, counts, n = coassociation_pairs(C)
+
+    def log_post(p, B):
+        p, B = np.maximum(p, 1e-300), np.maximum(B, 1e-300)  # Dirichlet(1) density: 0 log 0 = 0
+        with jax.enable_x64(True):
+            lp, _ = log_density(dyadic_aspect, (rows, cols, counts, n, n_aspects), {},
+                                {"p": jnp.asarray(p / p.sum()), "B": jnp.asarray(B / B.sum(1, keepdims=True))})
+        return float(lp)
+
+    em1, em_first = bench.timed(lambda: aspect_em(seed, C, n_aspects, n_init=1))
+    em_s = bench.least_seconds(lambda: aspect_em(seed, C, n_aspects, n_init=1), reps)
+    em, em10_s = bench.timed(lambda: aspect_em(seed, C, n_aspects))  # the default 10 starts, compiled
+    kw = dict(reference=em, num_steps=num_steps, learning_rate=0.05)
+    post, svi_first = bench.timed(lambda: aspect_posterior(seed, C, n_aspects, **kw))
+    svi_s = bench.least_seconds(lambda: aspect_posterior(seed, C, n_aspects, **kw), reps)
+    rand = aspect_posterior(seed, C, n_aspects, init="random", **kw)
+    lp_em = log_post(em.weights, em.B)
+    lp_svi = log_post(post.params["weights"][0, 0], post.params["B"][0, 0])
+    lp_rand = log_post(rand.params["weights"][0, 0], rand.params["B"][0, 0])
+    return {"bench": "consensus", "kind": "aspect_bayes", "data": name, "n": n, "n_aspects": n_aspects,
+            "n_partitions": n_partitions, "nnz_upper": int(rows.size), "em_iterations": em.n_iter,
+            "em_seconds": em_s, "em_compile_seconds": max(0.0, em_first - em_s), "em_10_starts_seconds": em10_s,
+            "log_post_em_1_start": log_post(em1.weights, em1.B),
+            "svi_steps": num_steps, "svi_seconds": svi_s, "svi_compile_seconds": max(0.0, svi_first - svi_s),
+            "ratio_svi_over_em": svi_s / em_s, "log_post_em": lp_em, "log_post_svi_from_em": lp_svi,
+            "log_post_svi_random": lp_rand, "rel_gain_svi_from_em": (lp_svi - lp_em) / abs(lp_em),
+            "rel_gain_svi_random": (lp_rand - lp_em) / abs(lp_em)}
+
+
 def fit_slopes(rows: list[dict]) -> dict:
     out = {"bench": "consensus", "kind": "slopes"}
     for rule in sorted({r["rule"] for r in rows}):
@@ -186,12 +328,26 @@ def main():
                         help="largest n for the dense peer (default 10,000; quick 4000)")
     parser.add_argument("--validity-only", action="store_true",
                         help="only the validity-index rows (n = 10,000 and 100,000; quick 2000 and 20,000)")
+    parser.add_argument("--ppc-only", action="store_true",
+                        help="only the PPC rows (n = 5,000 dense; 5,000 / 20,000 / 50,000; quick 2000 and 2000 / 4000)")
+    parser.add_argument("--aspect-bayes-only", action="store_true",
+                        help="only the SVI-MAP vs aspect_em rows (iris, biopsy)")
     args = parser.parse_args()
+    if args.aspect_bayes_only:
+        bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "numpyro", "sklearn")))
+        for name, k in (("iris", 3), ("biopsy", 2)):
+            bench.emit(run_aspect_bayes(name, k))
+        return
     sizes = args.n or (QUICK_N if args.quick else FULL_N)
     N = args.n_partitions or (20 if args.quick else 150)
     it = args.max_iter or (10 if args.quick else 20)
     dense_max = args.dense_max if args.dense_max is not None else (4000 if args.quick else 10_000)
     bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "sklearn")))
+    if args.ppc_only:
+        bench.emit(run_ppc_dense(2000 if args.quick else 5000, max_iter=it))
+        for n in ([2000, 4000] if args.quick else [5000, 20_000, 50_000]):
+            bench.emit(run_ppc_scaling(n, max_iter=it))
+        return
     if not args.validity_only:
         rows = []
         for rule in args.rules:
@@ -202,6 +358,12 @@ def main():
     bench.emit(run_validity(2000 if args.quick else 10_000, n_partitions=20 if args.quick else 50,
                             max_iter=it))
     bench.emit(run_anmi(20_000 if args.quick else 100_000, n_partitions=150))
+    if not args.validity_only:
+        bench.emit(run_ppc_dense(2000 if args.quick else 5000, max_iter=it))
+        for n in ([2000, 4000] if args.quick else [5000, 20_000, 50_000]):
+            bench.emit(run_ppc_scaling(n, max_iter=it))
+    for name, k in (("iris", 3), ("biopsy", 2)):
+        bench.emit(run_aspect_bayes(name, k))
 
 
 if __name__ == "__main__":

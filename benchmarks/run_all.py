@@ -496,7 +496,10 @@ GENERIC_TITLES: dict[str, str] = {
     "consensus_point": "Sparse co-association vs n (Lourenco, Fred & Jain 2010): memory and time with the K_min rule, dense peer where it fits",
     "consensus_slopes": "Sparse co-association: log-log slopes against n (1 = linear)",
     "consensus_validity": "Validity indices (Lourenço & Fred 2010) at n = 10,000: similarity space from the sparse vs the dense co-association, data space vs scikit-learn",
+    "consensus_aspect_bayes": "PEnCA's MAP two ways: SVI (AutoDelta, 2000 Adam steps) vs aspect_em (one start, 10 starts); steady and compile seconds, log-posteriors reached",
     "consensus_anmi": "ANMI of a consensus against 150 partitions at n = 100,000: bayesclust.metrics.anmi vs a loop of scikit-learn's NMI",
+    "consensus_ppc_dense": "PPC (Rota Bulò et al. 2010, eq. 5) at n = 5,000: the sparse growth transform vs a dense NumPy loop from the same start (50 iterations)",
+    "consensus_ppc_scaling": "PPC: time per iteration against the stored pairs (linear K rule, K = 10): it grows with nnz, not n^2",
 }
 
 

@@ -50,6 +50,9 @@ ENTRY_POINTS = {
     "PenalizedNormalizedCut": (lambda X: bc.PenalizedNormalizedCut().fit(X), "X"),
     "EvidenceAccumulation": (lambda X: bc.EvidenceAccumulation(n_partitions=4).fit(X), "X"),
     "AspectConsensus": (lambda X: bc.AspectConsensus(n_partitions=4).fit(X), "X"),
+    "EmbeddedConsensus": (lambda X: bc.EmbeddedConsensus(2, n_partitions=4).fit(X), "X"),
+    "PairwiseConsensus": (lambda X: bc.PairwiseConsensus(2, n_partitions=4, n_init=1,
+                                                         max_iter=20).fit(X), "X"),
     "SMIC": (lambda X: bc.SMIC(n_clusters=2, t=3).fit(X), "X"),
     "CECIB": (lambda X: bc.CECIB(n_clusters=2, n_init=1).fit(X), "X"),
     "DiscriminativeClustering": (

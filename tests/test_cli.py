@@ -256,6 +256,19 @@ def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
     assert rows["PEnCA (EM)"]["ci"] > rows["MM (EM)"]["ci"]  # paper: .920 vs .693
     for r in summary["rows"]:
         assert 0.0 <= r["ci"] <= 1.0
+        assert len(r["indices"]) == 11 and all(np.isfinite(v) or k.startswith("DB") for k, v in r["indices"].items())
+    # which consensus to trust: every index chooses at K and at 2..2K; at K on iris the
+    # likelihood and ACC choose average link (validation paper, Table 1)
+    chosen = {(c["index"], c["candidates"]): c for c in summary["selection"]["chosen"]}
+    assert len(chosen) == 22
+    for name in ("ACC", "L_s"):
+        assert chosen[(name, "K")]["method"] == "average" and chosen[(name, "K")]["ci"] >= 0.85
+    assert "validity indices" in report and "which consensus each index selects" in report
+    # soft memberships: a mean normalised entropy per true class, for PPC and PEnCA
+    assert set(summary["entropy_by_class"]) == {"PPC", "PEnCA"}
+    for by_class in summary["entropy_by_class"].values():
+        assert len(by_class) == 3 and all(0.0 <= v <= 1.0 for v in by_class.values())
+    assert "PPC (Baum-Eagon)" in rows
     assert (tmp_path / "compare_consensus.png").stat().st_size > 10_000
 
 

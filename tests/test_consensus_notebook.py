@@ -17,7 +17,12 @@ def test_04_consensus_runs(monkeypatch):
     bytes_per_n=[float(s[2] / s[0]) for s in scale],
     chosen={f"{k[0]}|{k[1]}": float(v) for k, v in chosen.items()},
     post_scores=post_scores,
-""", monkeypatch, min_images=6)
+    soft_ci={k: float(metrics.consistency_index(yb, v.labels)) for k, v in soft.items()},
+    hard_ci={k: float(metrics.consistency_index(yb, v)) for k, v in hard.items()},
+    entropy_by_class=entropy_by_class,
+    dr_ci={k: float(np.mean(list(v.values()))) for k, v in dr_ci.items()},
+    ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
+""", monkeypatch, min_images=8)
     t = res["table"]
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
     assert t["PEnCA (EM)"] >= 0.920 - 0.07
@@ -44,4 +49,14 @@ def test_04_consensus_runs(monkeypatch):
     # the point estimate is at least as consistent with the draws as EAC's consensus of them
     ps = res["post_scores"]
     assert ps["VI point estimate"]["ANMI"] >= ps["EAC on the draws (lifetime)"]["ANMI"] - 0.02
+    # Soft consensus on the PPC paper's union ensemble (smaller N in smoke mode): PPC at least
+    # as good as the best linkage; the malignant class is the uncertain one (PPC's Fig. 4).
+    assert res["soft_ci"]["PPC"] >= max(res["hard_ci"].values()) - 0.02, (res["soft_ci"], res["hard_ci"])
+    h = res["entropy_by_class"]["PPC"]
+    assert h[1] > h[0], h
+    # DR-EAC Table 2 (Iris): EA-Isomap 91.17, EA-LE 90.67 -- within 5 points
+    assert res["dr_ci"]["isomap"] >= 0.9117 - 0.06 and res["dr_ci"]["laplacian"] >= 0.9067 - 0.06, res["dr_ci"]
+    # PEnCA's MAP by SVI is the EM answer (log-likelihood within 1e-4 relative)
+    assert abs(res["ll_map"] - res["ll_em"]) <= 1e-4 * abs(res["ll_em"])
+    assert res["agree_min"] >= 0.9
 

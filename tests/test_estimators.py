@@ -8,6 +8,7 @@ from bayesclust import (
     DPGaussianMixture,
     DPMeans,
     HDPGaussianMixture,
+    PairwiseConsensus,
     dp_means,
     farthest_first_lambda,
 )
@@ -54,6 +55,16 @@ def test_sklearn_contract(estimator, check):
      HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
+    check(estimator)
+
+
+# PPC's consensus estimator, as AspectConsensus's in tests/test_consensus.py: a small ensemble
+# and few iterations (every check's data shape compiles the growth-transform loop afresh).
+@pytest.mark.slow  # ~25 s
+@parametrize_with_checks(
+    [PairwiseConsensus(n_clusters=2, n_partitions=10, n_init=2, max_iter=100, random_state=0)],
+)
+def test_sklearn_contract_pairwise_consensus(estimator, check):
     check(estimator)
 
 
@@ -259,3 +270,8 @@ def test_discriminative_clustering_bad_input():
         DiscriminativeClustering(n_clusters=11).fit(X, np.arange(10) % 2)
     with pytest.raises(ValueError):
         DiscriminativeClustering().fit(X, np.arange(9) % 2)
+
+
+@parametrize_with_checks([__import__("bayesclust").EmbeddedConsensus(3, n_partitions=10, random_state=0)])
+def test_embedded_consensus_sklearn_contract(estimator, check):
+    check(estimator)

@@ -4,8 +4,11 @@ References are a literal dense NumPy loop of eq. (5) and a dense objective writt
 (Rota Bulò, Lourenço, Fred & Pelillo 2010), scikit-learn's ARI, never the code under test.
 """
 
+import warnings
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 import bayesclust as bc
@@ -45,11 +48,19 @@ def test_uniform_memberships_are_a_fixed_point(iris_c50):
     K, n = 3, C.shape[0]
     U = np.full((K, n), 1.0 / K)
     np.testing.assert_allclose(_dense_update(U, C), U, rtol=0, atol=1e-15)
-    # ... and the driver started there never moves (hence the random starts).
-    res = ppc(0, iris_c50, K, init_memberships=U)
-    np.testing.assert_allclose(res.memberships, 1.0 / K, rtol=0, atol=1e-14)
-    assert res.n_iter == 1 and res.converged
-    np.testing.assert_allclose(res.entropy, 1.0, atol=1e-12)
+    # ... so the driver jitters such a start, says so, and then moves away from it.
+    with pytest.warns(UserWarning, match="init_memberships is uniform.*jittered"):
+        res = ppc(0, iris_c50, K, init_memberships=U, max_iter=200)
+    assert res.n_iter > 10 and res.objective < res.objective_trace[0] - 100
+    assert res.entropy.mean() < 0.95  # no longer uniform (1.0); 0.88 measured
+    assert metrics.consistency_index(Y_IRIS, res.labels) > 0.8
+    # the jittered start is near the barycentre, not at it
+    obj_u = _dense_objective(U, C)
+    assert 0 < abs(res.objective_trace[0] - obj_u) < 1e-2 * obj_u
+    # K = 1 has only the uniform start: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ppc(0, iris_c50, 1, init_memberships=np.ones((n, 1))).labels.max() == 0
     # A random start does move.
     Y = np.random.default_rng(0).dirichlet(np.ones(K), size=n).T
     assert np.abs(_dense_update(Y, C) - Y).max() > 1e-3
@@ -153,8 +164,95 @@ def test_bad_arguments(kwargs, match):
         np.array([[1.0, 1.5, 0.0], [1.5, 1.0, 0.0], [0.0, 0.0, 1.0]]),  # above 1
         np.array([[1.0, -0.1, 0.0], [-0.1, 1.0, 0.0], [0.0, 0.0, 1.0]]),  # negative
         np.array([[1.0, np.nan, 0.0], [np.nan, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+        np.array([[np.nan, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]]),  # NaN on the diagonal
+        np.array([[1.0, 0.5], [0.5, np.inf]]),
     ],
 )
 def test_bad_coassociation(C):
     with pytest.raises(ValueError, match="coassoc"):
         ppc(0, C, 2)
+    with pytest.raises(ValueError, match="coassoc"):  # sparse input too
+        ppc(0, sp.csr_matrix(C), 2)
+
+
+def test_isolated_objects_get_uniform_memberships_and_are_left_out():
+    """Objects never co-clustered with another get y_i = 1/K, are flagged, and the others are
+    fitted exactly as if they were absent; the objective is still ||C - Y^T Y||^2 of all n."""
+    truth = np.repeat([0, 1], [6, 5])
+    C_in = np.where(truth[:, None] == truth[None, :], 0.8, 0.1)
+    np.fill_diagonal(C_in, 1.0)
+    n_in, iso = C_in.shape[0], [2, 7, 13]  # positions of three isolated objects in the full C
+    n = n_in + len(iso)
+    where = np.setdiff1d(np.arange(n), iso)
+    C = np.zeros((n, n))
+    C[np.ix_(where, where)] = C_in
+    C[iso, iso] = [1.0, 0.0, 1.0]  # one never sampled (c_ii = 0)
+    K = 2
+    Y0_in = np.random.default_rng(5).dirichlet(np.ones(K), size=n_in)
+    Y0 = np.full((n, K), 0.3)
+    Y0[:, 1] = 0.7
+    Y0[where] = Y0_in
+    for mask in (False, True):
+        ref = ppc(0, C_in, K, init_memberships=Y0_in, max_iter=30, tol=1e-300, mask_diagonal=mask)
+        res = ppc(0, C, K, init_memberships=Y0, max_iter=30, tol=1e-300, mask_diagonal=mask)
+        np.testing.assert_array_equal(res.isolated, np.isin(np.arange(n), iso))
+        assert not ref.isolated.any()
+        np.testing.assert_allclose(res.memberships[where], ref.memberships, rtol=0, atol=1e-13)
+        np.testing.assert_array_equal(res.memberships[iso], 0.5)
+        np.testing.assert_allclose(res.entropy[iso], 1.0)
+        assert res.n_iter == ref.n_iter == 30
+        dense = _dense_objective(res.memberships.T, C, mask)
+        assert res.objective == pytest.approx(dense, rel=1e-12)
+        assert res.objective_trace[0] == pytest.approx(_dense_objective(
+            np.where(res.isolated[:, None], 0.5, Y0).T, C, mask), rel=1e-12)
+        assert np.all(np.diff(res.objective_trace) <= 1e-12 * res.objective_trace[:-1])
+    # random starts: the isolated rows stay uniform, the rest split into the two blocks
+    res = ppc(1, C, K)
+    np.testing.assert_array_equal(res.memberships[iso], 0.5)
+    assert adjusted_rand_score(truth, res.labels[where]) == 1.0
+    # nothing linked at all: every object isolated
+    res = ppc(0, np.eye(4), 3)
+    assert res.isolated.all() and res.n_iter == 0 and res.converged
+    np.testing.assert_allclose(res.memberships, 1 / 3)
+    assert res.objective == pytest.approx(_dense_objective(np.full((3, 4), 1 / 3), np.eye(4)))
+    # a CoAssociation of an ensemble in which an object is always alone
+    parts = [[0, 0, 1, 1, 2], [1, 1, 0, 0, 2], [0, 0, 0, 1, 3]]
+    res = ppc(0, coassociation(parts), 2, max_iter=50)
+    np.testing.assert_array_equal(res.isolated, [False, False, False, False, True])
+
+
+def test_pairwise_consensus_estimator_matches_ppc_and_takes_every_source():
+    import jax
+
+    from bayesclust import PairwiseConsensus, Posterior
+    from bayesclust.estimators._base import _key_from_random_state
+
+    Xs, ys = X_IRIS[::3], Y_IRIS[::3]  # 50 x 4
+    est = PairwiseConsensus(3, n_partitions=20, max_iter=200, random_state=0).fit(Xs)
+    assert est.ensemble_.shape == (20, 50) and est.coassociation_.n_samples == 50
+    # the functional core on the estimator's own ensemble, with the key the estimator uses
+    _, k_ppc = jax.random.split(_key_from_random_state(0))
+    ref = ppc(k_ppc, coassociation(est.ensemble_), 3, max_iter=200)
+    np.testing.assert_array_equal(est.memberships_, ref.memberships)
+    np.testing.assert_array_equal(est.labels_, ref.labels)
+    assert est.probabilities_ is est.memberships_ and est.memberships_.shape == (50, 3)
+    np.testing.assert_array_equal(est.entropy_, ref.entropy)
+    assert est.objective_ == ref.objective and est.n_iter_ == ref.n_iter
+    assert est.converged_ == ref.converged and est.n_clusters_ == 3 and not est.isolated_.any()
+    # setosa is one cluster of its own (CI .74 measured: 200 iterations on a fine ensemble)
+    assert np.unique(est.labels_[ys == 0]).size == 1
+    assert est.labels_[ys == 0][0] not in est.labels_[ys != 0]
+    # the same partitions as an array, a list and a Posterior's draws give the same fit
+    parts = est.ensemble_
+    fits = [PairwiseConsensus(3, max_iter=200, random_state=1).fit(ensemble=src)
+            for src in (parts, list(parts), Posterior(parts.reshape(2, 10, 50)))]
+    for f in fits[1:]:
+        np.testing.assert_array_equal(f.memberships_, fits[0].memberships_)
+    assert np.array_equal(fits[0].fit_predict(ensemble=parts), fits[0].labels_)
+    with pytest.raises(ValueError, match="n_clusters"):
+        PairwiseConsensus(7).fit(ensemble=[[0, 1, 1, 0], [0, 0, 1, 1]])
+    with pytest.raises(ValueError, match="fit needs X"):
+        PairwiseConsensus(2).fit()
+    with pytest.raises(ValueError, match="tol"):
+        PairwiseConsensus(2, tol=0.0).fit(ensemble=parts)
+    assert "PairwiseConsensus" in bc.__all__ and bc.PairwiseConsensus is PairwiseConsensus

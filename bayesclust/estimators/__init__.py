@@ -8,7 +8,7 @@ with a trailing underscore, ``validate_data``).
 """
 
 from .cecib import CECIB
-from .consensus import AspectConsensus, EvidenceAccumulation
+from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
 from .hdp import HardHDP, HDPGaussianMixture
@@ -27,4 +27,6 @@ __all__ = [
     "SMIC",
     "EvidenceAccumulation",
     "AspectConsensus",
+    "EmbeddedConsensus",
+    "PairwiseConsensus",
 ]

@@ -1,6 +1,6 @@
 """Consensus-clustering estimators: evidence accumulation (linkage on the
-co-association) and PEnCA (the dyadic aspect model), fed by data, partitions or a
-posterior.
+co-association), PEnCA (the dyadic aspect model), PPC (pairwise probabilistic clustering)
+and DR-EAC (embeddings of the co-association), fed by data, partitions or a posterior.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from sklearn.utils.validation import (
 from .._validation import check_ensemble
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
+from ..inference.consensus_bayes import aspect_posterior
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
+from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
+from ..inference.ppc import ppc
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -28,7 +31,7 @@ from ._base import (
     _renamed_param,
 )
 
-__all__ = ["EvidenceAccumulation", "AspectConsensus"]
+__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -238,16 +241,34 @@ class AspectConsensus(_ConsensusBase):
     tol : float, default 1e-7
     n_partitions, n_clusters_range, k_rule, subsample, random_state
         As in :class:`EvidenceAccumulation`.
+    inference : {"em", "svi", "nuts"}, default "em"
+        ``"em"``: the EM fit alone.  ``"svi"`` / ``"nuts"``: after EM, the posterior of the
+        aspect model by :func:`~bayesclust.inference.consensus_bayes.aspect_posterior`
+        (started at and aligned to the EM fit; SVI's default guide is ``AutoDelta``, the MAP);
+        not with ``hard=True``.
+    inference_kwargs : dict or None, default None
+        Passed to :func:`~bayesclust.inference.consensus_bayes.aspect_posterior` (``guide``,
+        ``num_steps``, ``learning_rate``, ``num_samples``, ``num_warmup``, ``num_chains``,
+        ``alpha_p``, ``alpha_B``; the last two also reach EM).
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
+        :math:`\arg\max_r` of ``probabilities_``: with ``inference="em"`` the EM fit's labels,
+        otherwise each object's most probable aspect under the posterior mean of the aligned
+        memberships (with SVI's ``AutoDelta`` guide, the MAP's labels).
     probabilities_ : ndarray of shape (n_samples, n_clusters_)
-        Soft memberships :math:`V`.
+        Soft memberships :math:`V` (the posterior mean of the aligned draws with ``"svi"`` /
+        ``"nuts"``).
     n_clusters_ : int
     weights_ : ndarray of shape (n_clusters_,)
     B_ : ndarray of shape (n_clusters_, n_samples)
+        EM's, or the posterior means of the aligned draws.
     log_likelihood_ : float
+        EM's, or the posterior mean of the draws' log-likelihoods.
+    posterior_ : Posterior
+        With ``inference="svi"`` / ``"nuts"``: the aligned draws (labels, ``"weights"``,
+        ``"B"``, ``"memberships"``).
     ensemble_, coassociation_
         As in :class:`EvidenceAccumulation`.
 
@@ -269,12 +290,15 @@ class AspectConsensus(_ConsensusBase):
         "init": [StrOptions({"random", "seeds", "eac"}), None],
         "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "inference": [StrOptions({"em", "svi", "nuts"})],
+        "inference_kwargs": [dict, None],
         **_ConsensusBase._ensemble_constraints,
     }
 
     def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_init=10, init=None,
                  max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
-                 subsample=None, random_state=None, n_restarts=DEPRECATED):
+                 subsample=None, random_state=None, n_restarts=DEPRECATED, inference="em",
+                 inference_kwargs=None):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.hard = hard
@@ -288,6 +312,8 @@ class AspectConsensus(_ConsensusBase):
         self.k_rule = k_rule
         self.subsample = subsample
         self.random_state = random_state
+        self.inference = inference
+        self.inference_kwargs = inference_kwargs
 
     def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
         """Fit the aspect model to an ensemble built on ``X`` or to the given ``ensemble``.
@@ -310,6 +336,11 @@ class AspectConsensus(_ConsensusBase):
         k_ens, k_em = jax.random.split(key)
         _, C = self._ensemble(X, ensemble, k_ens)
         kw = dict(hard=self.hard, n_init=n_init, max_iter=self.max_iter, tol=self.tol)
+        bayes_kw = dict(self.inference_kwargs or {})
+        if self.inference != "em":
+            if self.hard:
+                raise ValueError(f"inference={self.inference!r} needs hard=False (the hard limit has no posterior)")
+            kw.update({a: bayes_kw[a] for a in ("alpha_p", "alpha_B") if a in bayes_kw})
         if self.n_clusters is None:
             if self.init == "eac":
                 raise ValueError("init='eac' needs n_clusters (model selection uses random starts)")
@@ -331,4 +362,237 @@ class AspectConsensus(_ConsensusBase):
         self.B_ = res.B
         self.log_likelihood_ = float(res.log_likelihood)
         self.n_iter_ = int(res.n_iter)
+        if self.inference != "em":
+            post = aspect_posterior(jax.random.fold_in(k_em, 1), C, self.n_clusters_, inference=self.inference,
+                                    reference=res, **bayes_kw)
+            self.posterior_ = post
+            self.probabilities_ = post.params["memberships"].mean(axis=(0, 1))
+            self.labels_ = np.argmax(self.probabilities_, axis=1).astype(np.intp)
+            self.weights_ = post.params["weights"].mean(axis=(0, 1))
+            self.B_ = post.params["B"].mean(axis=(0, 1))
+            self.log_likelihood_ = float(post.log_likelihood.mean())
         return self
+
+
+class EmbeddedConsensus(_ConsensusBase):
+    r"""DR-EAC: embed the co-association matrix, then cluster the embedding.
+
+    Builds an ensemble (or takes partitions or a Posterior), accumulates the co-association
+    :math:`C`, embeds it by classical MDS, Isomap or Laplacian eigenmaps
+    (:func:`~bayesclust.inference.embedding.embed_coassociation`, reading :math:`C` as
+    similarities or as features) and extracts ``n_clusters`` clusters by k-means or a linkage
+    (:func:`~bayesclust.inference.embedding.embedded_consensus`) (Lourenço, Fred et al.
+    2010, SIMBAD deliverable D2.3).
+
+    Parameters
+    ----------
+    n_clusters : int
+        K of the consensus partition.
+    method : {"isomap", "laplacian", "mds"}, default "isomap"
+    extractor : {"kmeans", "single", "complete", "average", "ward", "centroid", "median", "weighted"}, default "average"
+    n_components : int or None
+        Embedding dimension; ``None``: ``n_clusters - 1`` for Laplacian eigenmaps (the
+        non-trivial eigenvectors spectral clustering keeps for K clusters; the largest
+        eigengap of a Laplacian of C picks 6-8 on Iris, docs/deviations.md#dreac-dimension),
+        the largest eigengap for MDS and Isomap.
+    interpretation : {"similarity", "features"}, default "similarity"
+    n_neighbors : int or None
+        k-NN size (Isomap: ``None`` chooses it by residual variance).
+    n_partitions : int, default 200
+        Ensemble size when ``fit`` builds the ensemble (the paper's N).
+    n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation` (``k_rule="penca"`` is the DR-EAC rule).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    embedding_ : ndarray of shape (n_samples, n_components_)
+    n_components_ : int
+    eigenvalues_ : ndarray
+        The leading eigenvalues of the embedding.
+    n_neighbors_ : int or None
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import EmbeddedConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> EmbeddedConsensus(2, method="mds").fit(ensemble=parts).labels_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(EMBEDDING_METHODS))],
+        "extractor": [StrOptions(set(EXTRACTORS))],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "interpretation": [StrOptions({"similarity", "features"})],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters, *, method="isomap", extractor="average", n_components=None,
+                 interpretation="similarity", n_neighbors=None, n_partitions=200, n_clusters_range=None,
+                 k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.method = method
+        self.extractor = extractor
+        self.n_components = n_components
+        self.interpretation = interpretation
+        self.n_neighbors = n_neighbors
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """Embed the co-association of an ensemble built on ``X`` (or given) and cluster it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_ext = jax.random.split(key)
+        _, C = self._ensemble(X, ensemble, k_ens)
+        n = C.n_samples
+        if self.n_clusters > n:
+            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}")
+        n_components = self.n_components
+        if n_components is None and self.method == "laplacian":
+            n_components = max(1, self.n_clusters - 1)
+        if n_components is not None and n_components >= n:
+            raise ValueError(f"n_components={n_components} must be < n_samples={n}")
+        n_neighbors = self.n_neighbors
+        if n_neighbors is not None and n_neighbors >= n:
+            raise ValueError(f"n_neighbors={n_neighbors} must be < n_samples={n}")
+        res = embed_coassociation(C, self.method, n_components, interpretation=self.interpretation,
+                                  n_neighbors=n_neighbors)
+        labels = embedded_consensus(res.embedding, self.n_clusters, self.extractor, k_ext)
+        _, labels = np.unique(labels, return_inverse=True)
+        self.labels_ = labels.astype(np.intp)
+        self.n_clusters_ = int(labels.max()) + 1
+        self.embedding_ = res.embedding
+        self.n_components_ = res.n_components
+        self.eigenvalues_ = res.eigenvalues
+        self.n_neighbors_ = res.n_neighbors
+        return self
+
+
+class PairwiseConsensus(_ConsensusBase):
+    r"""PPC: soft consensus by pairwise probabilistic clustering of the co-association.
+
+    Every object gets memberships :math:`\mathbf y_i` on the simplex, fitted so that
+    :math:`\mathbf y_i^\top\mathbf y_j` approximates the co-association :math:`c_{ij}` in least
+    squares, :math:`\min_Y \|C - Y^\top Y\|_F^2`, by the Baum-Eagon growth transform on the
+    sparse pairs (Rota Bulò, Lourenço, Fred & Pelillo 2010).  See
+    :func:`bayesclust.inference.ppc.ppc`.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Number of clusters K (at most the number of objects).
+    n_init : int, default 5
+        Random Dirichlet starts; the smallest final objective is kept.
+    tol : float, default 1e-9
+        Stop a start when the relative decrease of the objective in one iteration is at most
+        ``tol``.
+    max_iter : int, default 1000
+        At most 10 000 iterations per start.
+    n_partitions, n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        :math:`\arg\max_k y_{ki}`.
+    memberships_ : ndarray of shape (n_samples, n_clusters)
+        The memberships :math:`\mathbf y_i^\top` (rows sum to 1).
+    probabilities_ : ndarray of shape (n_samples, n_clusters)
+        The same array, under :class:`AspectConsensus`'s name.
+    n_clusters_ : int
+    entropy_ : ndarray of shape (n_samples,)
+        Normalised entropy of every object's memberships, in [0, 1].
+    isolated_ : ndarray of bool, shape (n_samples,)
+        Objects never co-clustered with any other: uniform memberships.
+    objective_ : float
+        :math:`\|C - Y^\top Y\|_F^2` of the returned memberships.
+    n_iter_ : int
+    converged_ : bool
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import PairwiseConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> est = PairwiseConsensus(2, random_state=0).fit(ensemble=parts)
+    >>> est.memberships_.shape, est.labels_[:3].tolist() != est.labels_[3:].tolist()
+    ((6, 2), True)
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=2, *, n_init=5, tol=1e-9, max_iter=1000, n_partitions=150,
+                 n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """Fit PPC to the co-association of an ensemble built on ``X`` or of ``ensemble``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+            The partitions.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_ppc = jax.random.split(key)
+        _, C = self._ensemble(X, ensemble, k_ens)
+        if self.n_clusters > C.n_samples:
+            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")
+        res = ppc(k_ppc, C, self.n_clusters, n_init=self.n_init, tol=self.tol, max_iter=self.max_iter)
+        self.labels_ = res.labels.astype(np.intp)
+        self.memberships_ = res.memberships
+        self.probabilities_ = res.memberships
+        self.n_clusters_ = int(self.n_clusters)
+        self.entropy_ = res.entropy
+        self.isolated_ = res.isolated
+        self.objective_ = float(res.objective)
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
+        return self
+
+    def fit_predict(self, X=None, y=None, ensemble=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, ensemble=ensemble).labels_

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -49,6 +50,7 @@ from .coassociation import CoAssociation, coassociation
 __all__ = ["PPCResult", "ppc"]
 
 _TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
+_JITTER = 1e-2  # weight of the Dirichlet perturbation of a uniform init_memberships
 
 
 class PPCResult(NamedTuple):
@@ -76,6 +78,10 @@ class PPCResult(NamedTuple):
     restart_objectives : ndarray of float64, shape (n_init,)
         Final objective of every start (one entry with ``init_memberships``); the smallest is
         returned.
+    isolated : ndarray of bool, shape (n,)
+        Objects with no off-diagonal co-association (never co-clustered with any other, or
+        never sampled): left out of the fit, with uniform memberships ``1/K`` and entropy 1
+        (docs/deviations.md#ppc-isolated).
     """
 
     memberships: np.ndarray
@@ -86,6 +92,7 @@ class PPCResult(NamedTuple):
     n_iter: int
     converged: bool
     restart_objectives: np.ndarray
+    isolated: np.ndarray
 
 
 class _State(NamedTuple):
@@ -213,7 +220,10 @@ def ppc(
 
     which decreases the objective at every iteration that moves (Rota Bulò et al. 2010,
     §3, Prop. 1).  The barycentre :math:`y_{ki} = 1/K` is a fixed point, so every start is a
-    random :math:`\mathbf y_i \sim \mathrm{Dir}(\mathbf 1_K)`.
+    random :math:`\mathbf y_i \sim \mathrm{Dir}(\mathbf 1_K)`, and a uniform
+    ``init_memberships`` is jittered (with a warning).  Objects that no pair links to any other
+    (an all-zero off-diagonal row of :math:`C`) are left out of the fit with
+    :math:`\mathbf y_i = \mathbf 1_K / K` and flagged in ``isolated``.
 
     Parameters
     ----------
@@ -240,18 +250,29 @@ def ppc(
     init_memberships : array_like, shape (n, K) or (K, n), optional
         One fixed start instead of the ``n_init`` random ones (then ``restart_objectives``
         has one entry); each object's memberships must sum to 1.  A square array is read as
-        (n, K).
+        (n, K).  The uniform start :math:`y_{ki} = 1/K` (``K > 1``), a fixed point of (5), is
+        replaced by :math:`0.99 / K + 0.01\,\mathbf d_i`,
+        :math:`\mathbf d_i \sim \mathrm{Dir}(\mathbf 1_K)` drawn from ``rng_key``, with a
+        ``UserWarning`` (docs/deviations.md#ppc-defaults).  The rows of isolated objects are
+        ignored.
 
     Returns
     -------
     PPCResult
+        ``isolated`` flags the objects left out of the fit; the objective and its trace are
+        those of all ``n`` objects.
 
     Raises
     ------
     ValueError
         ``n_clusters`` outside ``[1, n]``, ``n_init < 1``, ``tol <= 0``, ``max_iter`` outside
-        ``[1, 10000]``, a ``coassoc`` matrix that is not symmetric or has entries outside
-        [0, 1], or bad ``init_memberships``.
+        ``[1, 10000]``, a ``coassoc`` matrix that is not symmetric, has NaN or infinite
+        entries or entries outside [0, 1], or bad ``init_memberships``.
+
+    Warns
+    -----
+    UserWarning
+        ``init_memberships`` is uniform and was jittered.
 
     Notes
     -----
@@ -270,6 +291,14 @@ def ppc(
     5000).
     The iteration count, starts, tolerance and the diagonal are our choices
     (docs/deviations.md#ppc-defaults).  float64 throughout (``jax.enable_x64`` inside).
+
+    An isolated object :math:`i` (:math:`c_{ij} = 0` for all :math:`j \ne i`) has no evidence
+    for any cluster.  With :math:`\mathbf y_i = \mathbf 1_K/K`, :math:`\mathbf y_i^\top
+    \mathbf y_j = 1/K` for every :math:`\mathbf y_j` on the simplex, so its terms of (1) are
+    a constant and the other objects are fitted exactly as PPC of the co-association without
+    it (the transform's :math:`n` is then the number of linked objects, and the tolerance is
+    read on their part of the objective); left free, (5) would push it into the smallest
+    clusters (docs/deviations.md#ppc-isolated).
 
     References
     ----------
@@ -302,15 +331,54 @@ def ppc(
     off = 1.0 if mask_diagonal else 0.0
     if mask_diagonal:
         diag = np.zeros_like(diag)
+
+    # Isolated objects (no stored off-diagonal pair) are left out of the fit with y_i = 1/K:
+    # then y_i^T y_j = 1/K for every y_j on the simplex, so their terms of (1) are a constant.
+    linked = np.zeros(n, bool)
+    linked[rows] = True
+    linked[cols] = True
+    isolated = ~linked
+    keep = np.flatnonzero(linked)
+    m = keep.size
+    iso_const = (n * (n - 1) - m * (m - 1)) / K**2
+    if not mask_diagonal:
+        iso_const += float(np.sum((diag[isolated] - 1.0 / K) ** 2))
+    if m < n:
+        index = np.full(n, -1, np.int32)
+        index[keep] = np.arange(m, dtype=np.int32)
+        rows, cols, diag = index[rows], index[cols], diag[keep]  # a monotone map: still sorted
+    if Y_init is not None:
+        Y_init = Y_init[keep]
+        if K > 1 and m and np.abs(Y_init - 1.0 / K).max() <= 1e-12:
+            key, k_jit = jax.random.split(key)
+            noise = np.asarray(jax.random.dirichlet(k_jit, jnp.ones(K), shape=(m,)), np.float64)
+            Y_init = (1.0 - _JITTER) * Y_init + _JITTER * noise / noise.sum(axis=1, keepdims=True)
+            warnings.warn(
+                "init_memberships is uniform (y_ki = 1/K), a fixed point of the growth transform "
+                f"that never moves; it was jittered by a Dirichlet perturbation of weight {_JITTER} "
+                "drawn from rng_key",
+                UserWarning, stacklevel=2,
+            )
+
+    uniform = np.full((n, K), 1.0 / K)
+    if m == 0:  # nothing links any two objects: every object is isolated
+        n_starts = 1 if Y_init is not None else n_init
+        return PPCResult(
+            memberships=uniform, labels=np.zeros(n, np.int64),
+            entropy=np.ones(n) if K > 1 else np.zeros(n), objective=iso_const,
+            objective_trace=np.array([iso_const]), n_iter=0, converged=True,
+            restart_objectives=np.full(n_starts, iso_const), isolated=isolated,
+        )
+
     c_norm2 = float(2.0 * np.sum(vals * vals) + np.sum(diag * diag))
-    # Pad the pairs to a size bucket (value-0 pairs (n-1, n-1) add nothing and keep the rows
+    # Pad the pairs to a size bucket (value-0 pairs (m-1, m-1) add nothing and keep the rows
     # sorted) so that co-associations of the same data share one compilation.
     nnz = rows.shape[0]
     step = 1 << max(10, int(math.log2(max(nnz, 1))) - 1)
     pad = -nnz % step
     with jax.enable_x64(True):
-        r_ = jnp.asarray(np.r_[rows, np.full(pad, n - 1, np.int32)])
-        c_ = jnp.asarray(np.r_[cols, np.full(pad, n - 1, np.int32)])
+        r_ = jnp.asarray(np.r_[rows, np.full(pad, m - 1, np.int32)])
+        c_ = jnp.asarray(np.r_[cols, np.full(pad, m - 1, np.int32)])
         v_ = jnp.asarray(np.r_[vals, np.zeros(pad)])
         d_ = jnp.asarray(diag)
         run = functools.partial(
@@ -321,7 +389,7 @@ def ppc(
             starts = [jnp.asarray(Y_init)]
         else:
             keys = jax.random.split(key, n_init)
-            starts = [jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(n,)) for k in keys]
+            starts = [jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(m,)) for k in keys]
         best, finals = None, []
         for Y0 in starts:
             s = run(Y0)
@@ -330,7 +398,8 @@ def ppc(
             if best is None or obj < best[0]:
                 best = (obj, s)
     obj, s = best
-    Y = np.asarray(s.Yt)
+    Y = uniform
+    Y[keep] = np.asarray(s.Yt)
     it = int(s.it)
     with np.errstate(divide="ignore", invalid="ignore"):
         plogp = np.where(Y > 0, Y * np.log(np.where(Y > 0, Y, 1.0)), 0.0)
@@ -339,9 +408,10 @@ def ppc(
         memberships=Y,
         labels=np.argmax(Y, axis=1).astype(np.int64),
         entropy=entropy,
-        objective=obj,
-        objective_trace=np.asarray(s.trace)[: it + 1],
+        objective=obj + iso_const,
+        objective_trace=np.asarray(s.trace)[: it + 1] + iso_const,
         n_iter=it,
         converged=bool(s.done),
-        restart_objectives=np.asarray(finals),
+        restart_objectives=np.asarray(finals) + iso_const,
+        isolated=isolated,
     )

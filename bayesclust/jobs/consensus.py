@@ -1,12 +1,14 @@
-"""Consensus clustering side by side: PEnCA vs evidence accumulation (linkage) vs MM.
+"""Consensus clustering side by side: PEnCA vs PPC vs evidence accumulation (linkage) vs MM.
 
 * :func:`run_compare_consensus` -- the job behind ``bayesclust compare --model consensus``:
-  ensemble -> sparse co-association -> PEnCA (EM and its hard limit), EAC linkage
+  ensemble -> sparse co-association -> PEnCA (EM and its hard limit), PPC, EAC linkage
   (average/single link, fixed K and lifetime), Topchy et al.'s MM (EM and hard), scored by
   the consistency index (CI) and NMI against the true classes -- and by the validity indices
   that need no classes (ACC, ANMI, Div1, Div3 against the ensemble; S, D, DB, L on the
   co-association and S, DB on the data); then the candidate partition each index selects
-  among five linkages cut at 2..2K clusters, with its CI and NMI.
+  among five linkages cut at K and at 2..2K clusters, with its CI and NMI; and the mean
+  normalised entropy of PPC's and PEnCA's soft memberships per true class (which class is
+  the uncertain one).
 
 Like every job, this module sits at the top of the import graph.
 """
@@ -25,6 +27,7 @@ from ..inference.consensus_selection import CRITERIA, consensus_candidates, sele
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import linkage_consensus
 from ..inference.mixture_of_ensembles import mixture_of_ensembles
+from ..inference.ppc import ppc
 from ..plotting import project_2d
 from ._common import save_figure, timed, write_outputs
 
@@ -59,6 +62,18 @@ def validity_indices(labels, ensemble, C, X) -> dict:
 
 #: The linkages of the validation paper's candidate consensus partitions.
 SELECTION_LINKAGES = ("single", "average", "complete", "centroid", "ward")
+
+
+def _normalised_entropy(memberships) -> np.ndarray:
+    """Per object, :math:`-\\sum_k y_k \\log y_k / \\log K` of its memberships (n, K)."""
+    Y = np.asarray(memberships, np.float64)
+    logs = np.log(np.where(Y > 0, Y, 1.0))
+    return -(Y * logs).sum(axis=1) / np.log(Y.shape[1]) if Y.shape[1] > 1 else np.zeros(Y.shape[0])
+
+
+def _class_means(y, values):
+    classes, codes = np.unique(y, return_inverse=True)
+    return classes, np.bincount(codes, values) / np.bincount(codes)
 
 
 def _wine_norm():
@@ -147,10 +162,12 @@ def run_compare_consensus(
         f"co-association: {C.nnz} pairs, {C.nbytes} bytes ({co_s:.2f} s)")
     # Compile PEnCA's loops once (one iteration), so the timings below are the runs alone.
     _, compile_s = timed(lambda: (aspect_em(seed, C, K, n_init=1, max_iter=1),
-                                   aspect_em(seed, C, K, n_init=1, max_iter=1, hard=True)))
+                                   aspect_em(seed, C, K, n_init=1, max_iter=1, hard=True),
+                                   ppc(seed, C, K, n_init=1, max_iter=1)))
     runs = {}
     runs["PEnCA (EM)"] = timed(lambda: aspect_em(seed, C, K, n_init=n_init))
     runs["PEnCA hard limit (CEM)"] = timed(lambda: aspect_em(seed, C, K, n_init=n_init, hard=True))
+    runs["PPC (Baum-Eagon)"] = timed(lambda: ppc(seed, C, K, n_init=n_init))
     runs["EAC average link, K"] = timed(lambda: linkage_consensus(C, "average", K))
     runs["EAC single link, K"] = timed(lambda: linkage_consensus(C, "single", K))
     runs["EAC average link, lifetime"] = timed(lambda: linkage_consensus(C, "average"))
@@ -179,6 +196,10 @@ def run_compare_consensus(
     say(f"  validity indices of {len(rows)} consensus partitions and of "
         f"{len(SELECTION_LINKAGES) * (1 + len(range(2, min(n, 2 * K) + 1)))} candidates")
     penca = runs["PEnCA (EM)"][0]
+    # Which class do the soft consensus models hesitate on?  Mean normalised entropy of the
+    # memberships per true class (Rota Bulò et al. 2010, Fig. 4 on breast cancer).
+    soft = {name: {int(c): float(v) for c, v in zip(*_class_means(y, _normalised_entropy(res.memberships)))}
+            for name, res in (("PPC", runs["PPC (Baum-Eagon)"][0]), ("PEnCA", penca))}
     paper = PENCA_TABLE1.get(data)
     summary = {
         "data": data, "model": "consensus", "seed": seed, "n_samples": n, "n_features": d,
@@ -193,6 +214,7 @@ def run_compare_consensus(
                   "compile_seconds": compile_s,
                   "objective_trace": penca.objective_trace},
         "rows": rows,
+        "entropy_by_class": soft,
         "selection": {"linkages": list(SELECTION_LINKAGES), "k_range": [2, min(n, 2 * K)],
                       "best_nmi": best_nmi, "chosen": selections},
         "paper": None if paper is None else {"PEnCA": paper[0], "MM": paper[1],
@@ -209,6 +231,8 @@ def run_compare_consensus(
              f"{'method':<30}{'k':>4}{'CI':>8}{'NMI':>8}{'seconds':>10}"]
     for r in rows:
         lines.append(f"{r['method']:<30}{r['k']:>4}{r['ci']:>8.3f}{r['nmi']:>8.3f}{r['seconds']:>10.3f}")
+    lines.append("mean normalised entropy of the soft memberships per true class: " + "; ".join(
+        f"{name} " + ", ".join(f"class {c} {v:.3f}" for c, v in by.items()) for name, by in soft.items()))
     cols = [c for c, _, _ in INDEX_COLUMNS]
     lines.append("")
     lines.append("validity indices (no classes used; ACC, ANMI, S, D, L: higher is better; DB lower; "
