@@ -39,6 +39,9 @@ _LAZY = {
     ".inference.smic": ("SMICResult", "SMICSelection", "lsmi", "smic", "smic_predict",
                         "smic_select"),
     ".inference.spectral": ("kernel_dp_means", "penalized_ncut", "spectral_dp_means"),
+    ".models.did": ("DID",),
+    ".kernels": ("did_logpdf", "did_cdf"),
+    ".graphs": ("increments",),
     ".models.dp_gmm": ("TruncationWarning", "alpha_from_lam", "dp_gmm", "log_alpha_from_lam"),
     ".models.pairwise_memberships": ("pairwise_memberships",),
     ".models.hdp_gmm": ("hdp_concentrations_from_lam", "hdp_gmm",
@@ -147,4 +150,9 @@ __all__ = [
     "critical_beta",
     "CECIBResult",
     "CECIB",
+    # dissimilarity increments
+    "increments",
+    "did_logpdf",
+    "did_cdf",
+    "DID",
 ]

@@ -3,7 +3,8 @@
 The spectral methods (spectral DP-means, the penalised normalised cut) and SMIC
 read data through a sparse graph: a symmetric k-nearest-neighbour Gaussian
 affinity, or the local-scaling k-NN kernel of Zelnik-Manor & Perona (2004) that
-Sugiyama et al. (2014, eq. 7) use.  Unlike :mod:`bayesclust.kernels` nothing
+Sugiyama et al. (2014, eq. 7) use; the dissimilarity increments of Aidos & Fred
+(2012) are read from nearest-neighbour triplets.  Unlike :mod:`bayesclust.kernels` nothing
 here is traced by JAX: these are exact ``scipy.spatial.cKDTree`` searches
 returning ``scipy.sparse`` matrices.
 
@@ -26,6 +27,7 @@ __all__ = [
     "LocalScalingKernel",
     "local_scaling_kernel",
     "local_scaling_cross_kernel",
+    "increments",
 ]
 
 # --------------------------------------------------------------------------- #
@@ -325,3 +327,119 @@ def local_scaling_cross_kernel(
     out = out.tocsr()
     out.sort_indices()
     return out
+
+
+# --------------------------------------------------------------------------- #
+# Dissimilarity increments (Aidos & Fred 2012)
+# --------------------------------------------------------------------------- #
+
+_TIE_RTOL = 1e-9
+
+
+def _distance(X: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distances ``|X[a] - X[b]|`` row by row (one formula for every comparison)."""
+    return np.sqrt(np.sum((X[a] - X[b]) ** 2, axis=-1))
+
+
+def _nearest_excluding(X: np.ndarray, tree: cKDTree, query: np.ndarray,
+                       exclude: np.ndarray) -> np.ndarray:
+    """Nearest point of ``X`` to every ``X[query[m]]`` other than the indices ``exclude[m]``.
+
+    Ties (equal distances) go to the smallest index.  ``exclude`` has shape (m, e), ``e <= 2``,
+    and must contain ``query`` itself.  A k-d tree query for ``e + 2`` points settles untied
+    cases; a point whose best distance may be shared (up to a relative ``1e-9``, or the
+    query ran out of columns) is settled among every point within that radius, by exact
+    distances and then index.
+    """
+    n = X.shape[0]
+    m, e = exclude.shape
+    k = min(n, e + 2)
+    dist, idx = tree.query(X[query], k=k)
+    dist = np.asarray(dist).reshape(m, k)
+    idx = np.asarray(idx, dtype=np.int64).reshape(m, k)
+    valid = np.all(idx[:, :, None] != exclude[:, None, :], axis=2)
+    first = valid.argmax(axis=1)
+    best = idx[np.arange(m), first]
+    radius = dist[np.arange(m), first] * (1.0 + _TIE_RTOL)
+    later = valid & (np.arange(k)[None, :] > first[:, None])
+    tied = np.any(later & (dist <= radius[:, None]), axis=1)
+    if k < n:
+        tied |= dist[:, -1] <= radius
+    for r in np.flatnonzero(tied):
+        cand = np.asarray(tree.query_ball_point(X[query[r]], r=radius[r]), dtype=np.int64)
+        cand = np.setdiff1d(cand, exclude[r])  # sorted: ties resolve to the smallest index
+        dc = _distance(X, np.full(cand.size, query[r]), cand)
+        best[r] = cand[np.argmin(dc)]
+    return best
+
+
+def _cluster_increments(X: np.ndarray) -> np.ndarray:
+    n = X.shape[0]
+    tree = cKDTree(X)
+    i = np.arange(n)
+    j = _nearest_excluding(X, tree, i, i[:, None])
+    k = _nearest_excluding(X, tree, j, np.stack([j, i], axis=1))
+    return np.abs(_distance(X, i, j) - _distance(X, j, k))
+
+
+def increments(X, labels=None) -> np.ndarray:
+    r"""Dissimilarity increments of a data set or of every cluster, one per point (host, float64).
+
+    For every point :math:`x_i`: :math:`x_j` is its nearest neighbour, :math:`x_k` the
+    nearest neighbour of :math:`x_j` other than :math:`x_i`, and the increment is
+
+    .. math:: d_{inc}(x_i, x_j, x_k) = \big|\,d(x_i, x_j) - d(x_j, x_k)\,\big|
+
+    with Euclidean :math:`d` (Aidos & Fred 2012, §2).  With ``labels`` the neighbours are
+    searched within each point's cluster.  Every point contributes its own triplet, also when
+    two points share one (docs/deviations.md#did-increments-per-point).  Ties between
+    equidistant neighbours -- exact duplicates give zero distances -- go to the smallest row
+    index, so the result is deterministic.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    labels : array_like of int, shape (n,), optional
+        Cluster labels.  Clusters of fewer than 3 points have no triplet and are skipped
+        (docs/deviations.md#did-small-clusters).
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        The increments of the points kept (all ``n`` points without ``labels``; otherwise the
+        points of clusters with at least 3 members), in the order of the rows of ``X``.
+        Empty if no cluster has 3 points.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` has fewer than 3 rows (without ``labels``), or ``labels`` does not have one
+        entry per row.
+
+    References
+    ----------
+    A. Aidos and A. Fred, "Statistical modeling of dissimilarity increments for d-dimensional
+    data: application in partitional clustering", Pattern Recognition 45 (2012), §2;
+    A. Fred and J. Leitão, "A new cluster isolation criterion based on dissimilarity
+    increments", IEEE TPAMI 25 (2003).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [3.0], [6.0]])
+    >>> increments(X).tolist()  # (0->1->3), (1->0->3), (3->1->0), (6->3->1)
+    [1.0, 2.0, 1.0, 1.0]
+    """
+
+    if labels is None:
+        X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
+        return _cluster_increments(X)
+    X = np.asarray(V.check_array(X, "X"), np.float64)
+    labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
+    out = np.full(X.shape[0], np.nan)
+    keep = np.zeros(X.shape[0], dtype=bool)
+    for c in np.unique(labels):
+        rows = np.flatnonzero(labels == c)
+        if rows.size >= 3:
+            out[rows] = _cluster_increments(X[rows])
+            keep[rows] = True
+    return out[keep]
