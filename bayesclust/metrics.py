@@ -44,6 +44,7 @@ __all__ = [
     "mean_group_nmi",
     "contingency_matrix",
     "entropy",
+    "membership_entropy",
     "mutual_info",
     "nmi",
     "ari",
@@ -225,6 +226,33 @@ def entropy(labels: Any) -> float:
     """
     a = check_labels(labels, "labels")
     return _entropy_of_counts(np.unique(a, return_counts=True)[1])
+
+
+def membership_entropy(memberships: Any) -> np.ndarray:
+    r"""Normalised entropy of every object's soft memberships.
+
+    Parameters
+    ----------
+    memberships : array_like, shape (n, K)
+        Rows on the simplex (PPC's or PEnCA's memberships).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        :math:`h_i = -\sum_k y_{ik} \log y_{ik} / \log K` in [0, 1] (``0 \log 0 = 0``);
+        all zeros when ``K = 1``.  Rota Bulò, Lourenço, Fred & Pelillo (2010), §3 (the
+        uncertainty of an assignment).
+
+    Examples
+    --------
+    >>> membership_entropy([[1.0, 0.0], [0.5, 0.5]]).tolist()
+    [0.0, 1.0]
+    """
+    Y = check_array(memberships, "memberships", ndim=2, dtype=None).astype(np.float64)
+    if Y.shape[1] < 2:
+        return np.zeros(Y.shape[0])
+    plogp = Y * np.log(np.where(Y > 0, Y, 1.0))
+    return 0.0 - plogp.sum(axis=1) / np.log(Y.shape[1])  # 0.0 - x: no negative zero
 
 
 def mutual_info(labels_true: Any, labels_pred: Any) -> float:

@@ -393,3 +393,18 @@ def test_objectives_reject_bad_input():
         dp_means_objective(X, [0, 0, 0], 1.0, sample_weight=[1.0, -1.0, 1.0])
     with pytest.raises(ValueError, match="labels must contain integer"):
         dp_means_objective(X, [0, 0.5, 0], 1.0)
+
+
+def test_membership_entropy_against_scipy():
+    from scipy.stats import entropy as scipy_entropy
+
+    from bayesclust.metrics import membership_entropy
+
+    rng = np.random.default_rng(0)
+    Y = rng.dirichlet(np.ones(4), size=50)
+    Y[0] = [1.0, 0.0, 0.0, 0.0]  # 0 log 0 = 0
+    np.testing.assert_allclose(membership_entropy(Y), scipy_entropy(Y, axis=1) / np.log(4), atol=1e-14)
+    assert membership_entropy(Y)[0] == 0.0
+    np.testing.assert_array_equal(membership_entropy(np.ones((3, 1))), np.zeros(3))
+    with pytest.raises(ValueError, match="memberships"):
+        membership_entropy(np.ones(3))

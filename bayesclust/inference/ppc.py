@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from jax import lax
 
 from .. import _validation as V
+from ..metrics import membership_entropy
 from .coassociation import CoAssociation, coassociation
 
 __all__ = ["PPCResult", "ppc"]
@@ -401,9 +402,7 @@ def ppc(
     Y = uniform
     Y[keep] = np.asarray(s.Yt)
     it = int(s.it)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plogp = np.where(Y > 0, Y * np.log(np.where(Y > 0, Y, 1.0)), 0.0)
-    entropy = -plogp.sum(axis=1) / math.log(K) if K > 1 else np.zeros(n)
+    entropy = membership_entropy(Y)
     return PPCResult(
         memberships=Y,
         labels=np.argmax(Y, axis=1).astype(np.int64),

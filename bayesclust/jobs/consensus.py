@@ -64,13 +64,6 @@ def validity_indices(labels, ensemble, C, X) -> dict:
 SELECTION_LINKAGES = ("single", "average", "complete", "centroid", "ward")
 
 
-def _normalised_entropy(memberships) -> np.ndarray:
-    """Per object, :math:`-\\sum_k y_k \\log y_k / \\log K` of its memberships (n, K)."""
-    Y = np.asarray(memberships, np.float64)
-    logs = np.log(np.where(Y > 0, Y, 1.0))
-    return -(Y * logs).sum(axis=1) / np.log(Y.shape[1]) if Y.shape[1] > 1 else np.zeros(Y.shape[0])
-
-
 def _class_means(y, values):
     classes, codes = np.unique(y, return_inverse=True)
     return classes, np.bincount(codes, values) / np.bincount(codes)
@@ -198,7 +191,7 @@ def run_compare_consensus(
     penca = runs["PEnCA (EM)"][0]
     # Which class do the soft consensus models hesitate on?  Mean normalised entropy of the
     # memberships per true class (Rota Bulò et al. 2010, Fig. 4 on breast cancer).
-    soft = {name: {int(c): float(v) for c, v in zip(*_class_means(y, _normalised_entropy(res.memberships)))}
+    soft = {name: {int(c): float(v) for c, v in zip(*_class_means(y, metrics.membership_entropy(res.memberships)))}
             for name, res in (("PPC", runs["PPC (Baum-Eagon)"][0]), ("PEnCA", penca))}
     paper = PENCA_TABLE1.get(data)
     summary = {
