@@ -40,8 +40,10 @@ _LAZY = {
                         "smic_select"),
     ".inference.spectral": ("kernel_dp_means", "penalized_ncut", "spectral_dp_means"),
     ".models.did": ("DID",),
-    ".kernels": ("did_logpdf", "did_cdf"),
-    ".graphs": ("increments",),
+    ".kernels": ("did_logpdf", "did_cdf", "description_length"),
+    ".graphs": ("increments", "gaps"),
+    ".inference.did_hierarchy": ("DIDHierarchyResult", "GDIDCut", "gdid_cut", "gdid_index",
+                                 "sl_aglo", "sl_did"),
     ".models.dp_gmm": ("TruncationWarning", "alpha_from_lam", "dp_gmm", "log_alpha_from_lam"),
     ".models.pairwise_memberships": ("pairwise_memberships",),
     ".models.hdp_gmm": ("hdp_concentrations_from_lam", "hdp_gmm",
@@ -52,6 +54,7 @@ _LAZY = {
         "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
         "EmbeddedConsensus",
         "EvidenceAccumulation", "AspectConsensus", "PairwiseConsensus", "SMIC", "CECIB",
+        "SLDID", "SLAGLO",
     ),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -152,7 +155,17 @@ __all__ = [
     "CECIB",
     # dissimilarity increments
     "increments",
+    "gaps",
     "did_logpdf",
     "did_cdf",
+    "description_length",
     "DID",
+    "sl_did",
+    "sl_aglo",
+    "gdid_index",
+    "gdid_cut",
+    "DIDHierarchyResult",
+    "GDIDCut",
+    "SLDID",
+    "SLAGLO",
 ]

@@ -443,3 +443,62 @@ def increments(X, labels=None) -> np.ndarray:
             out[rows] = _cluster_increments(X[rows])
             keep[rows] = True
     return out[keep]
+
+
+def gaps(X, labels, a, b) -> tuple[float, float]:
+    r"""The gaps between two clusters, one seen from each side (Aidos & Fred 2011).
+
+    With :math:`(x_i, x_j)` the closest pair across (:math:`x_i \in C_a`,
+    :math:`x_j \in C_b`; ties to the smallest row indices) and :math:`x_k` the nearest
+    neighbour of :math:`x_i` inside :math:`C_a`,
+
+    .. math:: gap_a = \big|\,d(x_i, x_j) - d(x_i, x_k)\,\big|
+
+    and symmetrically :math:`gap_b` with :math:`x_j` as the pivot: the increment a triplet
+    would have if it stepped across (docs/deviations.md#did-gap-pivot).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    labels : array_like of int, shape (n,)
+    a, b : int
+        Two distinct cluster ids, each of at least 2 points.
+
+    Returns
+    -------
+    (float, float)
+        ``(gap_a, gap_b)``.
+
+    References
+    ----------
+    A. Aidos and A. Fred, "Hierarchical clustering with high order dissimilarities",
+    MLDM 2011, §3; A. Fred and J. Leitão, IEEE TPAMI 25 (2003).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [5.0], [5.5]])
+    >>> gaps(X, [0, 0, 1, 1], 0, 1)  # |4 - 1|, |4 - 0.5|
+    (3.0, 3.5)
+    """
+    X = np.asarray(V.check_array(X, "X"), np.float64)
+    labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
+    if a == b:
+        raise ValueError(f"a and b must be two different clusters, got {a} twice")
+    rows = []
+    for name, c in (("a", a), ("b", b)):
+        r = np.flatnonzero(labels == c)
+        if r.size < 2:
+            raise ValueError(f"cluster {name}={c} must have at least 2 points, got {r.size}")
+        rows.append(r)
+    ra, rb = rows
+    from scipy.spatial.distance import cdist
+
+    C = cdist(X[ra], X[rb])
+    i, j = np.unravel_index(int(np.argmin(C)), C.shape)
+    d_ij = C[i, j]
+    out = []
+    for r, p in ((ra, i), (rb, j)):
+        own = cdist(X[r[p]][None], X[r])[0]
+        own[p] = np.inf
+        out.append(float(abs(d_ij - own.min())))
+    return out[0], out[1]

@@ -9,6 +9,7 @@ with a trailing underscore, ``validate_data``).
 
 from .cecib import CECIB
 from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
+from .did import SLAGLO, SLDID
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
 from .hdp import HardHDP, HDPGaussianMixture
@@ -29,4 +30,6 @@ __all__ = [
     "AspectConsensus",
     "EmbeddedConsensus",
     "PairwiseConsensus",
+    "SLDID",
+    "SLAGLO",
 ]
