@@ -888,6 +888,12 @@ def did_gaussian(
         the d-DID's scale depends on the covariance (its trace), and so that a test can check
         the sample against the law it was drawn from.
 
+    Notes
+    -----
+    The covariance is not isotropic, so the d-DID (the law of ``|D_1 - D_2|`` for distances
+    ``s chi_d``) fits the increments of independent pairs of these points only approximately;
+    how the package's tests use these data: docs/deviations.md#did-gof-random-pairs.
+
     References
     ----------
     A. Aidos and A. Fred, "Statistical modeling of dissimilarity increments for d-dimensional
