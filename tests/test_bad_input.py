@@ -188,3 +188,29 @@ def test_penalised_cut_outside_its_useful_range_warns():
 def test_discriminative_clustering_refuses_continuous_y():
     with pytest.raises(ValueError, match="y must hold discrete auxiliary classes.*0.5"):
         bc.DiscriminativeClustering(n_clusters=2).fit(SMALL, np.r_[0.5, np.arange(29.0)])
+
+
+def test_goodness_of_fit_statistics_name_their_arguments():
+    from bayesclust.metrics import cramer_von_mises, jensen_shannon
+
+    for bad in ([], [[0.1, 0.2]], [0.1, np.nan], [-np.inf, 0.1], None, ["a", "b"]):
+        with pytest.raises((ValueError, TypeError), match="^x "):
+            cramer_von_mises(bad, lambda t: t)
+    with pytest.raises(TypeError, match="^cdf "):
+        cramer_von_mises([0.1], None)
+    for bad in ([], [[0.5, 0.5]], [0.5, np.nan], [0.5, -0.2], [0, 0]):
+        with pytest.raises(ValueError, match="^p "):
+            jensen_shannon(bad, [0.5, 0.5])
+        with pytest.raises(ValueError, match="^q "):
+            jensen_shannon([0.5, 0.5], bad)
+    with pytest.raises(ValueError, match="^p and q must have the same length"):
+        jensen_shannon([1.0], [0.5, 0.5])
+
+
+def test_did_data_generators_name_their_arguments():
+    with pytest.raises(ValueError, match="^n_samples "):
+        datasets.did_gaussian(0, -3)
+    with pytest.raises(TypeError, match="^n_features "):
+        datasets.did_gaussian(0, 10, "2")
+    with pytest.raises(ValueError, match="^target "):
+        datasets.load_crabs(target="sp")

