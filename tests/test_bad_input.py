@@ -55,6 +55,12 @@ ENTRY_POINTS = {
                                                          max_iter=20).fit(X), "X"),
     "SMIC": (lambda X: bc.SMIC(n_clusters=2, t=3).fit(X), "X"),
     "CECIB": (lambda X: bc.CECIB(n_clusters=2, n_init=1).fit(X), "X"),
+    "increments": (lambda X: bc.increments(X), "X"),
+    "sl_did": (lambda X: bc.sl_did(X), "X"),
+    "sl_aglo": (lambda X: bc.sl_aglo(X, 3.0), "X"),
+    "gdid_index": (lambda X: bc.gdid_index(X, np.arange(len(X)) % 2), "X"),
+    "SLDID": (lambda X: bc.SLDID().fit(X), "X"),
+    "SLAGLO": (lambda X: bc.SLAGLO(taus=[2.0, 5.0]).fit(X), "X"),
     "DiscriminativeClustering": (
         lambda X: bc.DiscriminativeClustering(n_clusters=2).fit(X, np.arange(len(X)) % 2), "X"),
 }

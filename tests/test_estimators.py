@@ -275,3 +275,10 @@ def test_discriminative_clustering_bad_input():
 @parametrize_with_checks([__import__("bayesclust").EmbeddedConsensus(3, n_partitions=10, random_state=0)])
 def test_embedded_consensus_sklearn_contract(estimator, check):
     check(estimator)
+
+
+# The dissimilarity-increments estimators find the number of clusters themselves.
+@parametrize_with_checks([__import__("bayesclust").SLDID(),
+                          __import__("bayesclust").SLAGLO(taus=[2.0, 6.0])])
+def test_sklearn_contract_did(estimator, check):
+    check(estimator)
