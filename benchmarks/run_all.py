@@ -14,8 +14,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "scale.py",
-           "small_variance_path.py", "first_call.py"]
+SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
+           "scale.py", "small_variance_path.py", "first_call.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -500,6 +500,9 @@ GENERIC_TITLES: dict[str, str] = {
     "consensus_anmi": "ANMI of a consensus against 150 partitions at n = 100,000: bayesclust.metrics.anmi vs a loop of scikit-learn's NMI",
     "consensus_ppc_dense": "PPC (Rota Bulò et al. 2010, eq. 5) at n = 5,000: the sparse growth transform vs a dense NumPy loop from the same start (50 iterations)",
     "consensus_ppc_scaling": "PPC: time per iteration against the stored pairs (linear K rule, K = 10): it grows with nnz, not n^2",
+    "did_increments": "Dissimilarity increments (Aidos & Fred 2012): graphs.increments vs O(n^2) NumPy peers",
+    "did_hierarchy": "SL-DID and SL-AGLO vs SciPy single linkage: time and peak memory",
+    "did_gdid_cut": "G-DID cut of an average-link tree vs building the tree",
 }
 
 
