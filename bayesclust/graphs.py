@@ -342,19 +342,24 @@ def _distance(X: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _nearest_excluding(X: np.ndarray, tree: cKDTree, query: np.ndarray,
-                       exclude: np.ndarray) -> np.ndarray:
+                       exclude: np.ndarray, table=None) -> np.ndarray:
     """Nearest point of ``X`` to every ``X[query[m]]`` other than the indices ``exclude[m]``.
 
     Ties (equal distances) go to the smallest index.  ``exclude`` has shape (m, e), ``e <= 2``,
-    and must contain ``query`` itself.  A k-d tree query for ``e + 2`` points settles untied
-    cases; a point whose best distance may be shared (up to a relative ``1e-9``, or the
-    query ran out of columns) is settled among every point within that radius, by exact
-    distances and then index.
+    and must contain ``query`` itself.  A k-d tree query for ``e + 2`` points (or the rows
+    ``table = (dist, idx)`` of an earlier query of at least that many, one per query point)
+    settles untied cases; a point whose best distance may be shared (up to a relative
+    ``1e-9``, or the query ran out of columns) is settled among every point within that
+    radius, by exact distances and then index.
     """
     n = X.shape[0]
     m, e = exclude.shape
-    k = min(n, e + 2)
-    dist, idx = tree.query(X[query], k=k)
+    if table is None:
+        k = min(n, e + 2)
+        dist, idx = tree.query(X[query], k=k)
+    else:
+        dist, idx = table
+        k = dist.shape[1]
     dist = np.asarray(dist).reshape(m, k)
     idx = np.asarray(idx, dtype=np.int64).reshape(m, k)
     valid = np.all(idx[:, :, None] != exclude[:, None, :], axis=2)
@@ -375,10 +380,14 @@ def _nearest_excluding(X: np.ndarray, tree: cKDTree, query: np.ndarray,
 
 def _cluster_increments(X: np.ndarray) -> np.ndarray:
     n = X.shape[0]
-    tree = cKDTree(X)
+    # above a few dimensions larger unbalanced leaves answer nearest-neighbour queries faster
+    tree = cKDTree(X) if X.shape[1] <= 4 else cKDTree(X, leafsize=64, balanced_tree=False)
     i = np.arange(n)
-    j = _nearest_excluding(X, tree, i, i[:, None])
-    k = _nearest_excluding(X, tree, j, np.stack([j, i], axis=1))
+    # one query serves both steps: x_j's neighbours are rows of the same table
+    dist, idx = tree.query(X, k=min(n, 4), workers=-1)
+    dist, idx = dist.reshape(n, -1), np.asarray(idx, dtype=np.int64).reshape(n, -1)
+    j = _nearest_excluding(X, tree, i, i[:, None], table=(dist, idx))
+    k = _nearest_excluding(X, tree, j, np.stack([j, i], axis=1), table=(dist[j], idx[j]))
     return np.abs(_distance(X, i, j) - _distance(X, j, k))
 
 

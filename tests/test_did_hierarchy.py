@@ -37,8 +37,9 @@ def _cluster_distances(D, labels, ids):
 def slow_agglomeration(X, decide):
     """Closest untested, unfrozen pair by single link, recomputed from scratch each step.
 
-    Clusters are named by their smallest point index; ties go to the smallest names.
-    ``decide(labels, a, b)`` returns "merge", "apart", ("freeze", name).
+    Clusters are named by their smallest point index; among pairs at the smallest distance the
+    first cluster is the one of smallest name, its partner the cluster of the smallest point
+    index at that distance.  ``decide(labels, a, b)`` returns "merge", "apart", ("freeze", name).
     """
     n = len(X)
     D = cdist(X, X)
@@ -51,13 +52,16 @@ def slow_agglomeration(X, decide):
         members = {c: frozenset(np.flatnonzero(labels == c)) for c in ids}
         for i, a in enumerate(ids):
             for j, b in enumerate(ids):
-                if (i >= j or members[a] in frozen or members[b] in frozen
+                if (i == j or members[a] in frozen or members[b] in frozen
                         or frozenset([members[a], members[b]]) in tested):
                     R[i, j] = np.inf
         if not np.isfinite(R).any():
             return labels
-        i, j = np.unravel_index(np.argmin(R), R.shape)
-        a, b = ids[i], ids[j]
+        i = int(np.flatnonzero(R.min(axis=1) == R.min())[0])
+        a = ids[i]
+        eligible = np.isin(labels, ids[np.isfinite(R[i])])
+        to_points = np.where(eligible, D[labels == a].min(axis=0), np.inf)
+        b = labels[int(np.flatnonzero(to_points == R.min())[0])]
         outcome = decide(labels, a, b)
         if outcome == "merge":
             labels = np.where(labels == b, a, labels)
@@ -257,8 +261,7 @@ def test_sl_did_inner_increments_are_the_clusters_increments():
     agg = _Agglomeration(X)
     for a, b in [(0, 1), (0, 2), (0, 3), (4, 5), (4, 6), (0, 4)]:
         s, t = min(a, b), max(a, b)
-        rows, idx, dist, _ = agg.union(s, t)
-        agg.merge(s, t, (rows, idx, dist))
+        agg.merge(s, t, agg.union(s, t))
     np.testing.assert_allclose(np.sort(agg.cluster_increments(0)), np.sort(increments(X[[0, 1, 2, 3, 4, 5, 6]])),
                                rtol=1e-12)
 
@@ -369,8 +372,7 @@ def test_driver_keeps_each_clusters_nearest_eligible_partner():
         s, t = pair
         u = rng.uniform()
         if u < 0.6:
-            rows, idx, dist, _ = agg.union(s, t)
-            agg.merge(s, t, (rows, idx, dist))
+            agg.merge(s, t, agg.union(s, t))
         elif u < 0.9:
             agg.reject(s, t)
         else:
@@ -381,8 +383,9 @@ def test_driver_keeps_each_clusters_nearest_eligible_partner():
             for o in live:
                 if o == c or o in agg.tested[c]:
                     continue
-                d = point_D[np.ix_(agg.members[c], agg.members[o])].min()
-                best = min(best, (d, o))
+                to_o = point_D[agg.members[c]][:, agg.members[o]].min(axis=0)
+                k = int(np.argmin(to_o))  # members are sorted: the smallest point index
+                best = min(best, (to_o[k], int(agg.members[o][k])))
             assert agg.rowmin[c] == best[0], step
             if np.isfinite(best[0]):
                 assert agg.rowarg[c] == best[1], step

@@ -43,6 +43,8 @@ __all__ = [
 
 #: Cross-distance blocks hold at most this many entries (32 MiB of float64).
 _BLOCK = 1 << 22
+#: Unions up to this size get their neighbours from all their pairs directly.
+_SMALL_UNION = 48
 
 
 class DIDHierarchyResult(NamedTuple):
@@ -73,78 +75,49 @@ class DIDHierarchyResult(NamedTuple):
     lam_floor: float
 
 
-# --------------------------------------------------------------------------- clusters' neighbours
+# --------------------------------------------------------------------------- two nearest neighbours
+
+_NO_INDEX = np.iinfo(np.int64).max
 
 
-class _Neighbours:
-    """Per point: its two nearest neighbours inside its cluster (index, distance; -1 / inf if none)."""
-
-    def __init__(self, n: int):
-        self.idx = np.full((n, 2), -1, dtype=np.int64)
-        self.dist = np.full((n, 2), np.inf)
-
-    def merged(self, X, a: np.ndarray, b: np.ndarray):
-        """Two nearest neighbours of the points of ``a`` and ``b`` inside their union.
-
-        Returns ``(idx, dist, pair)``: arrays of shape ``(len(a) + len(b), 2)`` for the rows
-        ``concatenate([a, b])``, and the closest cross pair ``(p in a, q in b, distance)``
-        (ties to the first in row-major order of ``a`` by ``b``).
-        """
-        ca_idx, ca_dist = np.full((a.size, 2), -1, np.int64), np.full((a.size, 2), np.inf)
-        cb_idx, cb_dist = np.full((b.size, 2), -1, np.int64), np.full((b.size, 2), np.inf)
-        best = (np.inf, -1, -1)
-        step = max(1, _BLOCK // max(b.size, 1))
-        for lo in range(0, a.size, step):
-            rows = a[lo:lo + step]
-            C = cdist(X[rows], X[b])  # exact differences: duplicates are at distance 0
-            flat = int(np.argmin(C))
-            r, c = divmod(flat, b.size)
-            if C[r, c] < best[0]:
-                best = (C[r, c], rows[r], b[c])
-            top_a = _two_smallest(C)
-            ca_idx[lo:lo + step], ca_dist[lo:lo + step] = b[top_a], np.take_along_axis(C, top_a, 1)
-            top_b = _two_smallest(C.T)
-            cand_idx = np.concatenate([cb_idx, rows[top_b]], axis=1)
-            cand_dist = np.concatenate([cb_dist, np.take_along_axis(C.T, top_b, 1)], axis=1)
-            cb_idx, cb_dist = _first_two(cand_idx, cand_dist)
-        rows = np.concatenate([a, b])
-        cross_idx = np.concatenate([ca_idx, cb_idx])
-        cross_dist = np.concatenate([ca_dist, cb_dist])
-        idx, dist = _first_two(np.concatenate([self.idx[rows], cross_idx], axis=1),
-                               np.concatenate([self.dist[rows], cross_dist], axis=1))
-        return idx, dist, best
-
-    def commit(self, rows: np.ndarray, idx: np.ndarray, dist: np.ndarray):
-        self.idx[rows], self.dist[rows] = idx, dist
+def _before(d1, i1, d2, i2):
+    """``(d1, i1) < (d2, i2)`` lexicographically (index -1 = none, ordered last)."""
+    i1 = np.where(i1 < 0, _NO_INDEX, i1)
+    i2 = np.where(i2 < 0, _NO_INDEX, i2)
+    return (d1 < d2) | ((d1 == d2) & (i1 < i2))
 
 
-def _two_smallest(C: np.ndarray) -> np.ndarray:
-    """Column indices of the (up to) two smallest entries of every row, shape (r, 2).
+def _merge_two(ia, da, ib, db):
+    """The two smallest ``(distance, index)`` of two row-wise sorted pairs, shape (r, 2) each."""
+    a_first = _before(da[:, 0], ia[:, 0], db[:, 0], ib[:, 0])
+    first_i = np.where(a_first, ia[:, 0], ib[:, 0])
+    first_d = np.where(a_first, da[:, 0], db[:, 0])
+    # the runner-up is the loser of the first comparison or the winner's successor
+    ci = np.where(a_first, ia[:, 1], ib[:, 1])
+    cd = np.where(a_first, da[:, 1], db[:, 1])
+    oi = np.where(a_first, ib[:, 0], ia[:, 0])
+    od = np.where(a_first, db[:, 0], da[:, 0])
+    c_first = _before(cd, ci, od, oi)
+    second_i = np.where(c_first, ci, oi)
+    second_d = np.where(c_first, cd, od)
+    return np.stack([first_i, second_i], 1), np.stack([first_d, second_d], 1)
 
-    With one column the index repeats; :func:`_first_two` drops the repeat.
-    """
+
+def _two_nearest(C: np.ndarray, cols: np.ndarray):
+    """Per row of ``C``, its two smallest entries (ties to the first column), as indices
+    ``cols[...]`` and distances; -1 / inf where ``C`` has one column."""
+    r = np.arange(C.shape[0])
+    j1 = C.argmin(axis=1)
+    d1 = C[r, j1]
     if C.shape[1] == 1:
-        return np.zeros((C.shape[0], 2), dtype=np.int64)
-    return np.argpartition(C, 1, axis=1)[:, :2]
-
-
-def _first_two(idx: np.ndarray, dist: np.ndarray):
-    """Per row, the two candidates of smallest ``(distance, index)``; duplicates of an index dropped."""
-    big = np.iinfo(np.int64).max
-    key_idx = np.where(idx < 0, big, idx)
-    order = np.lexsort((key_idx, dist), axis=1)
-    idx = np.take_along_axis(idx, order, 1)
-    dist = np.take_along_axis(dist, order, 1)
-    # a padded repeat (one candidate column) appears twice in a row: keep the first copy only
-    repeat = (idx[:, 1:] == idx[:, :-1]) & (idx[:, 1:] >= 0)
-    if repeat.any():
-        dist = dist.copy()
-        idx = idx.copy()
-        dist[:, 1:][repeat] = np.inf
-        idx[:, 1:][repeat] = -1
-        order = np.lexsort((np.where(idx < 0, big, idx), dist), axis=1)
-        idx, dist = np.take_along_axis(idx, order, 1), np.take_along_axis(dist, order, 1)
-    return idx[:, :2].copy(), dist[:, :2].copy()
+        return (np.stack([cols[j1], np.full(r.size, -1)], 1),
+                np.stack([d1, np.full(r.size, np.inf)], 1))
+    saved = C[r, j1].copy()
+    C[r, j1] = np.inf
+    j2 = C.argmin(axis=1)
+    d2 = C[r, j2]
+    C[r, j1] = saved
+    return np.stack([cols[j1], cols[j2]], 1), np.stack([d1, d2], 1)
 
 
 def _triplet_increments(rows: np.ndarray, idx: np.ndarray, dist: np.ndarray) -> np.ndarray:
@@ -153,27 +126,46 @@ def _triplet_increments(rows: np.ndarray, idx: np.ndarray, dist: np.ndarray) -> 
     ``x_j`` is the nearest neighbour of ``x_i``; ``x_k`` the nearest neighbour of ``x_j`` other
     than ``x_i`` -- as :func:`bayesclust.graphs.increments`.
     """
-    pos = np.empty(rows.max() + 1, dtype=np.int64)
-    pos[rows] = np.arange(rows.size)
-    j = pos[idx[:, 0]]
+    j = np.searchsorted(rows, idx[:, 0])  # rows are sorted
     use_second = idx[j, 0] == rows
     d_jk = np.where(use_second, dist[j, 1], dist[j, 0])
     return np.abs(dist[:, 0] - d_jk)
+
+
+def _distance_matrix(X: np.ndarray) -> np.ndarray:
+    """Euclidean distances, ``inf`` on the diagonal, filled by row blocks (one n x n buffer)."""
+    n = X.shape[0]
+    D = np.empty((n, n))
+    step = max(1, _BLOCK // n)
+    for lo in range(0, n, step):
+        D[lo:lo + step] = cdist(X[lo:lo + step], X)
+    np.fill_diagonal(D, np.inf)
+    return D
 
 
 # --------------------------------------------------------------------------- the shared driver
 
 
 class _Agglomeration:
-    """Single link's order with tests: the state both SL-DID and SL-AGLO drive."""
+    """Single link's order with tests: the state both SL-DID and SL-AGLO drive.
+
+    ``D[c, p]`` is the distance from cluster ``c`` (rows of live clusters; a cluster keeps the
+    row of its smallest point) to point ``p``: merging two clusters takes the minimum of their
+    rows, columns never change.  Every live cluster keeps its nearest eligible point
+    (``rowmin``, ``rowarg``): not its own, not in an isolated cluster, not in a cluster it was
+    tested against.  Candidate pairs are taken in the order (distance, cluster name, point
+    index), a cluster named by its smallest point.
+    """
 
     def __init__(self, X: np.ndarray):
         n = X.shape[0]
         self.X = X
-        self.D = squareform(pdist(X))
-        np.fill_diagonal(self.D, np.inf)
+        self.D = _distance_matrix(X)
+        self.owner = np.arange(n)
+        self.dead = np.zeros(n, dtype=bool)  # points of isolated clusters
         self.members = {i: np.array([i]) for i in range(n)}
-        self.nn = _Neighbours(n)
+        self.nn_idx = np.full((n, 2), -1, dtype=np.int64)
+        self.nn_dist = np.full((n, 2), np.inf)
         self.tested: dict[int, set] = {i: set() for i in range(n)}
         self.frozen = np.zeros(n, dtype=bool)
         self.rowmin = self.D.min(axis=1)
@@ -187,13 +179,15 @@ class _Agglomeration:
         s = int(np.argmin(self.rowmin))
         if not np.isfinite(self.rowmin[s]):
             return None
-        return s, int(self.rowarg[s])
+        return s, int(self.owner[self.rowarg[s]])
 
     def _refresh_row(self, r: int):
-        row = self.D[r]
+        excluded = self.dead | (self.owner == r)
         if self.tested[r]:
-            row = row.copy()
-            row[list(self.tested[r])] = np.inf
+            tested = np.zeros(self.owner.size, dtype=bool)
+            tested[list(self.tested[r])] = True
+            excluded |= tested[self.owner]
+        row = np.where(excluded, np.inf, self.D[r])
         a = int(np.argmin(row))
         self.rowmin[r], self.rowarg[r] = row[a], a
 
@@ -206,27 +200,22 @@ class _Agglomeration:
 
     def freeze(self, f: int):
         self.frozen[f] = True
-        self.D[f, :] = np.inf
-        self.D[:, f] = np.inf
+        self.dead[self.members[f]] = True
         self.rowmin[f] = np.inf
-        for r in np.flatnonzero(self.rowarg == f):
-            if np.isfinite(self.rowmin[r]):
-                self._refresh_row(int(r))
+        for r in np.flatnonzero(self.dead[self.rowarg] & np.isfinite(self.rowmin)):
+            self._refresh_row(int(r))
 
     def merge(self, s: int, t: int, union):
         keep, gone = min(s, t), max(s, t)
         rows, idx, dist = union
-        D = self.D
-        self.merges.append((keep, gone, D[s, t]))
-        np.minimum(D[keep], D[gone], out=D[keep])
-        D[keep, keep] = np.inf
-        D[:, keep] = D[keep]
-        D[gone, :] = np.inf
-        D[:, gone] = np.inf
-        self.nn.commit(rows, idx, dist)
+        self.merges.append((keep, gone, self.rowmin[s]))
+        np.minimum(self.D[keep], self.D[gone], out=self.D[keep])
+        self.owner[self.members[gone]] = keep
+        self.nn_idx[rows], self.nn_dist[rows] = idx, dist
         self.members[keep] = rows
         del self.members[gone]
-        for p in self.tested[keep] | self.tested[gone]:
+        stale = self.tested[keep] | self.tested[gone]
+        for p in stale:
             self.tested[p].discard(keep)
             self.tested[p].discard(gone)
         self.tested[keep] = set()
@@ -234,24 +223,64 @@ class _Agglomeration:
         self.stats.pop(keep, None)
         self.stats.pop(gone, None)
         self.rowmin[gone] = np.inf
-        col = D[:, keep]
-        better = (col < self.rowmin) | ((col == self.rowmin) & (keep < self.rowarg))
-        better[keep] = False
-        self.rowmin[better] = col[better]
-        self.rowarg[better] = keep
         self._refresh_row(keep)
+        # rows that had tested either part may now reach the merged cluster
+        for p in stale:
+            if not self.frozen[p]:
+                self._refresh_row(p)
 
     # -- what the tests read ------------------------------------------------------------
-    def union(self, s: int, t: int):
+    def closest_pair(self, s: int, t: int):
+        """``(distance, p in s, q in t)``, ties to the smallest ``p``, then ``q``."""
         a, b = self.members[s], self.members[t]
-        idx, dist, pair = self.nn.merged(self.X, a, b)
-        return np.concatenate([a, b]), idx, dist, pair
+        d = self.rowmin[s]
+        qs = b[self.D[s, b] == d]
+        C = cdist(self.X[qs], self.X[a])
+        q_pos, p_pos = np.nonzero(C == d)
+        p = a[p_pos].min()
+        q = qs[q_pos[a[p_pos] == p]].min()
+        return d, int(p), int(q)
+
+    def union(self, s: int, t: int):
+        """Sorted points of the union and their two nearest neighbours inside it."""
+        a, b = self.members[s], self.members[t]
+        X = self.X
+        if a.size + b.size <= _SMALL_UNION:  # all pairs at once: a few calls instead of ~20
+            pts = np.sort(np.concatenate([a, b]))
+            C = cdist(X[pts], X[pts])
+            np.fill_diagonal(C, np.inf)
+            order = np.argsort(C, axis=1, kind="stable")[:, :2]  # ties to the smallest point
+            dist = np.take_along_axis(C, order, 1)
+            idx = np.where(np.isfinite(dist), pts[order], -1)
+            return pts, idx, dist
+        pts = np.concatenate([a, b])
+        idx, dist = self.nn_idx[pts], self.nn_dist[pts]
+        # a point's two neighbours change only if the other cluster comes within its second
+        # neighbour's distance, which the other cluster's row of D tells without a search
+        reach = np.concatenate([self.D[t, a], self.D[s, b]])
+        moved = np.flatnonzero(reach <= dist[:, 1])
+        if moved.size:
+            cross_idx = np.empty((moved.size, 2), np.int64)
+            cross_dist = np.empty((moved.size, 2))
+            in_a = moved < a.size
+            for sel, other in ((in_a, b), (~in_a, a)):
+                rows = pts[moved[sel]]
+                if rows.size:
+                    parts = [_two_nearest(cdist(X[rows[lo:lo + step]], X[other]), other)
+                             for step in [max(1, _BLOCK // other.size)]
+                             for lo in range(0, rows.size, step)]
+                    cross_idx[sel] = np.concatenate([p[0] for p in parts])
+                    cross_dist[sel] = np.concatenate([p[1] for p in parts])
+            idx, dist = idx.copy(), dist.copy()
+            idx[moved], dist[moved] = _merge_two(idx[moved], dist[moved], cross_idx, cross_dist)
+        order = np.argsort(pts)
+        return pts[order], idx[order], dist[order]
 
     def cluster_increments(self, s: int) -> np.ndarray:
         rows = self.members[s]
         if rows.size < 3:
             return np.empty(0)
-        return _triplet_increments(rows, self.nn.idx[rows], self.nn.dist[rows])
+        return _triplet_increments(rows, self.nn_idx[rows], self.nn_dist[rows])
 
     def result(self, lam_floor: float) -> DIDHierarchyResult:
         n = self.X.shape[0]
@@ -264,14 +293,18 @@ class _Agglomeration:
                                   self.n_tests, lam_floor)
 
 
-def _lam_floor(X: np.ndarray, D: np.ndarray) -> float:
+def _lam_floor(X: np.ndarray) -> float:
     """The smallest positive increment of the data (else the smallest positive distance, else 1)."""
     w = increments(X) if X.shape[0] >= 3 else np.empty(0)
-    for values in (w, D[np.isfinite(D)]):
-        pos = values[values > 0]
-        if pos.size:
-            return float(pos.min())
-    return 1.0
+    if np.any(w > 0):
+        return float(w[w > 0].min())
+    best = np.inf
+    step = max(1, _BLOCK // X.shape[0])
+    for lo in range(0, X.shape[0], step):
+        block = cdist(X[lo:lo + step], X)
+        if np.any(block > 0):
+            best = min(best, float(block[block > 0].min()))
+    return best if np.isfinite(best) else 1.0
 
 
 def _check_data(X) -> np.ndarray:
@@ -352,7 +385,7 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
     min_size = V.check_int(min_size, "min_size", minimum=3)
 
     agg = _Agglomeration(X)
-    floor = _lam_floor(X, agg.D)
+    floor = _lam_floor(X)
 
     def in_tail(x, lam):
         if tail_prob is None:
@@ -371,32 +404,32 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
         s, t = pair
         agg.n_tests += 1
         ns, nt = agg.members[s].size, agg.members[t].size
-        rows, idx, dist, cross = agg.union(s, t)
-        union = (rows, idx, dist)
         if ns < min_size and nt < min_size:
-            agg.merge(s, t, union)
+            agg.merge(s, t, agg.union(s, t))
             continue
         if ns < min_size or nt < min_size:
             big, small = (s, t) if nt < min_size else (t, s)
             w_small = agg.cluster_increments(small)
+            union = None
             if w_small.size == 0:  # judged by its points' increments inside the union
-                w_union = _triplet_increments(rows, idx, dist)
-                w_small = w_union[np.isin(rows, agg.members[small])]
+                union = agg.union(s, t)
+                w_union = _triplet_increments(*union)
+                w_small = w_union[np.isin(union[0], agg.members[small])]
             if in_tail(float(w_small.mean()), stats(big)[1]):
                 agg.reject(s, t)
             else:
-                agg.merge(s, t, union)
+                agg.merge(s, t, union or agg.union(s, t))
             continue
-        _, p, q = cross  # p in s, q in t
-        gap_s = abs(cross[0] - agg.nn.dist[p, 0])
-        gap_t = abs(cross[0] - agg.nn.dist[q, 0])
+        d, p, q = agg.closest_pair(s, t)
         _, lam_s, dl_s = stats(s)
         _, lam_t, dl_t = stats(t)
-        if in_tail(gap_s, lam_s):
+        if in_tail(abs(d - agg.nn_dist[p, 0]), lam_s):
             agg.freeze(s)
-        elif in_tail(gap_t, lam_t):
+        elif in_tail(abs(d - agg.nn_dist[q, 0]), lam_t):
             agg.freeze(t)
         else:
+            union = agg.union(s, t)
+            rows, idx, dist = union
             w_union = _triplet_increments(rows, idx, dist)
             lam_u = max(float(w_union.mean()), floor)
             if description_length(w_union, lam=lam_u) <= dl_s + dl_t:
@@ -450,7 +483,7 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
     tau = V.check_positive(tau, "tau")
     min_size = V.check_int(min_size, "min_size", minimum=3)
     agg = _Agglomeration(X)
-    floor = _lam_floor(X, agg.D)
+    floor = _lam_floor(X)
 
     def mean_increment(s):
         if agg.members[s].size < min_size:
@@ -462,15 +495,17 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
     while (pair := agg.next_pair()) is not None:
         s, t = pair
         agg.n_tests += 1
-        rows, idx, dist, cross = agg.union(s, t)
         mu_s, mu_t = mean_increment(s), mean_increment(t)
-        _, p, q = cross
-        if mu_s is not None and abs(cross[0] - agg.nn.dist[p, 0]) >= tau * mu_s:
+        if mu_s is None and mu_t is None:
+            agg.merge(s, t, agg.union(s, t))
+            continue
+        d, p, q = agg.closest_pair(s, t)
+        if mu_s is not None and abs(d - agg.nn_dist[p, 0]) >= tau * mu_s:
             agg.freeze(s)
-        elif mu_t is not None and abs(cross[0] - agg.nn.dist[q, 0]) >= tau * mu_t:
+        elif mu_t is not None and abs(d - agg.nn_dist[q, 0]) >= tau * mu_t:
             agg.freeze(t)
         else:
-            agg.merge(s, t, (rows, idx, dist))
+            agg.merge(s, t, agg.union(s, t))
     return agg.result(floor)
 
 
@@ -525,7 +560,7 @@ def gdid_index(X, labels) -> float:
     """
     X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
     labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
-    return _gdid(X, labels, _lam_floor(X, np.empty(0)))
+    return _gdid(X, labels, _lam_floor(X))
 
 
 def _bridge_increments(A: np.ndarray) -> np.ndarray:
@@ -628,7 +663,7 @@ def gdid_cut(X, Z, n_clusters_range=None) -> GDIDCut:
     if ks.size == 0 or ks[-1] > n:
         raise ValueError(f"n_clusters_range must hold numbers in 1..{n}, got {ks.tolist()}")
     cuts = cut_tree(Z, n_clusters=ks)
-    floor = _lam_floor(X, np.empty(0))
+    floor = _lam_floor(X)
     scores = np.array([_gdid(X, cuts[:, i], floor) for i in range(ks.size)])
     best = int(np.argmin(scores))
     labels = np.unique(cuts[:, best], return_inverse=True)[1].astype(np.int64)
