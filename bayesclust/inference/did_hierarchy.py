@@ -580,18 +580,26 @@ def _bridge_increments(A: np.ndarray) -> np.ndarray:
     return np.abs(np.concatenate([w - nn_dist[u[bridge]], w - nn_dist[v[bridge]]]))
 
 
-def _gdid(X: np.ndarray, labels: np.ndarray, floor: float) -> float:
+def _gdid(X: np.ndarray, labels: np.ndarray, floor: float, cache: dict | None = None) -> float:
+    """G-DID of ``labels``; ``cache`` maps a cluster's rows to its (log-likelihood, count)."""
     from ..kernels import did_logpdf
 
     loglik, m = 0.0, 0
     ids, counts = np.unique(labels, return_counts=True)
     for c in ids[counts >= 3]:
-        A = X[labels == c]
-        w = increments(A)
-        lam = max(float(w.mean()), floor)
-        w = np.concatenate([w, _bridge_increments(A)])
-        loglik += float(np.sum(did_logpdf(w, lam)))
-        m += w.size
+        rows = np.flatnonzero(labels == c)
+        key = rows.tobytes()
+        if cache is None or key not in cache:
+            A = X[rows]
+            w = increments(A)
+            lam = max(float(w.mean()), floor)
+            w = np.concatenate([w, _bridge_increments(A)])
+            value = (float(np.sum(did_logpdf(w, lam))), w.size)
+            if cache is None:
+                cache = {}
+            cache[key] = value
+        loglik += cache[key][0]
+        m += cache[key][1]
     if m == 0:
         return float("inf")
     return -loglik + 0.5 * ids.size * np.log(m)
@@ -664,7 +672,8 @@ def gdid_cut(X, Z, n_clusters_range=None) -> GDIDCut:
         raise ValueError(f"n_clusters_range must hold numbers in 1..{n}, got {ks.tolist()}")
     cuts = cut_tree(Z, n_clusters=ks)
     floor = _lam_floor(X)
-    scores = np.array([_gdid(X, cuts[:, i], floor) for i in range(ks.size)])
+    cache: dict = {}  # consecutive cuts share all clusters but one
+    scores = np.array([_gdid(X, cuts[:, i], floor, cache) for i in range(ks.size)])
     best = int(np.argmin(scores))
     labels = np.unique(cuts[:, best], return_inverse=True)[1].astype(np.int64)
     return GDIDCut(labels, int(ks[best]), ks, scores)
