@@ -136,7 +136,7 @@ def _distance_matrix(X: np.ndarray) -> np.ndarray:
     """Euclidean distances, ``inf`` on the diagonal, filled by row blocks (one n x n buffer)."""
     n = X.shape[0]
     D = np.empty((n, n))
-    step = max(1, _BLOCK // n)
+    step = max(1, min(_BLOCK, n * n // 8) // n)  # a block's temporary is at most D / 8
     for lo in range(0, n, step):
         D[lo:lo + step] = cdist(X[lo:lo + step], X)
     np.fill_diagonal(D, np.inf)
@@ -580,24 +580,42 @@ def _bridge_increments(A: np.ndarray) -> np.ndarray:
     return np.abs(np.concatenate([w - nn_dist[u[bridge]], w - nn_dist[v[bridge]]]))
 
 
-def _gdid(X: np.ndarray, labels: np.ndarray, floor: float, cache: dict | None = None) -> float:
-    """G-DID of ``labels``; ``cache`` maps a cluster's rows to its (log-likelihood, count)."""
+def tree_log_likelihood(A: np.ndarray, floor: float) -> tuple[float, int]:
+    """2-DID log-likelihood of a cluster's increments along its minimum spanning tree.
+
+    The nearest-neighbour triplet increments and the bridge increments of the cluster's
+    tree (:func:`gdid_index`), under the 2-DID of the triplets' mean (floored at ``floor``).
+
+    Parameters
+    ----------
+    A : ndarray, shape (m, d)
+        The cluster's points, ``m >= 3``.
+    floor : float
+        Smallest mean increment allowed (``> 0``).
+
+    Returns
+    -------
+    (float, int)
+        The log-likelihood and the number of increments.
+    """
     from ..kernels import did_logpdf
 
+    w = increments(A)
+    lam = max(float(w.mean()), floor)
+    w = np.concatenate([w, _bridge_increments(A)])
+    return float(np.sum(did_logpdf(w, lam))), int(w.size)
+
+
+def _gdid(X: np.ndarray, labels: np.ndarray, floor: float, cache: dict | None = None) -> float:
+    """G-DID of ``labels``; ``cache`` maps a cluster's rows to its (log-likelihood, count)."""
+    cache = {} if cache is None else cache
     loglik, m = 0.0, 0
     ids, counts = np.unique(labels, return_counts=True)
     for c in ids[counts >= 3]:
         rows = np.flatnonzero(labels == c)
         key = rows.tobytes()
-        if cache is None or key not in cache:
-            A = X[rows]
-            w = increments(A)
-            lam = max(float(w.mean()), floor)
-            w = np.concatenate([w, _bridge_increments(A)])
-            value = (float(np.sum(did_logpdf(w, lam))), w.size)
-            if cache is None:
-                cache = {}
-            cache[key] = value
+        if key not in cache:
+            cache[key] = tree_log_likelihood(X[rows], floor)
         loglik += cache[key][0]
         m += cache[key][1]
     if m == 0:
