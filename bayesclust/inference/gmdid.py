@@ -127,23 +127,29 @@ class _Merger:
             self.decided.clear()
         return new
 
-    def should_merge(self, a, b) -> bool:
-        key = (min(a, b), max(a, b))
-        if key in self.decided:
-            return self.decided[key]
-        self.n_tests += 1
+    def statistic(self, a, b) -> tuple[float, float]:
+        """``(DL^1, DL^2)`` for ``"mdl"``, ``(Lambda, chi2_1 cdf of Lambda)`` for ``"lrt"``."""
         (la, ma), (lb, mb) = self.incs[a], self.incs[b]
         lu, mu = self._fit(np.concatenate([self.rows[a], self.rows[b]]))
         if self.criterion == "mdl":
-            two = -(la + lb) + np.log(ma + mb)  # k/2 log|M_k|, k = 2
-            one = -lu + 0.5 * np.log(mu)
-            verdict = one < two
-        else:
-            stat = max(0.0, 2.0 * (la + lb - lu))
-            cdf = stats.chi2.cdf(stat, 1)
-            verdict = (1.0 - cdf >= self.alpha) if self.lrt_rule == "paper" else (cdf < self.alpha)
-        self.decided[key] = bool(verdict)
-        return bool(verdict)
+            # DL^k = -log-likelihood + k/2 log|M_k|
+            return -lu + 0.5 * np.log(mu), -(la + lb) + np.log(ma + mb)
+        stat = max(0.0, 2.0 * (la + lb - lu))
+        return stat, float(stats.chi2.cdf(stat, 1))
+
+    def should_merge(self, a, b) -> bool:
+        key = (min(a, b), max(a, b))
+        if key not in self.decided:
+            self.n_tests += 1
+            first, second = self.statistic(a, b)
+            if self.criterion == "mdl":
+                verdict = first < second
+            elif self.lrt_rule == "paper":
+                verdict = 1.0 - second >= self.alpha
+            else:
+                verdict = second < self.alpha
+            self.decided[key] = bool(verdict)
+        return self.decided[key]
 
 
 def gmdid(X, init_labels, *, criterion: str = "mdl", alpha: float = 0.05,
