@@ -555,3 +555,48 @@ def increments_to(X_ref, Y) -> np.ndarray:
     k = _nearest_excluding(X_ref, tree, first, first[:, None])
     d_yj = np.sqrt(np.sum((Y - X_ref[first]) ** 2, axis=1))
     return np.abs(d_yj - _distance(X_ref, first, k))
+
+
+def minimum_spanning_tree(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Euclidean minimum spanning tree by Prim's algorithm on the fly (host, float64).
+
+    :math:`O(n^2 d)` time and :math:`O(n)` memory: each step computes one row of distances
+    (no ``n x n`` matrix, no sort); ties go to the smallest index.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+
+    Returns
+    -------
+    (u, v, weight) : ndarrays of shape (n - 1,)
+        The tree's edges (``u`` already in the tree when ``v`` joined) and their lengths.
+
+    Examples
+    --------
+    >>> u, v, w = minimum_spanning_tree(np.array([[0.0], [3.0], [1.0]]))
+    >>> u.tolist(), v.tolist(), w.tolist()
+    ([0, 2], [2, 1], [1.0, 2.0])
+    """
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(V.check_array(X, "X"), np.float64)
+    n = X.shape[0]
+    best = cdist(X[:1], X)[0]
+    parent = np.zeros(n, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    done[0] = True
+    best[0] = np.inf
+    u = np.empty(n - 1, dtype=np.int64)
+    v = np.empty(n - 1, dtype=np.int64)
+    w = np.empty(n - 1)
+    for step in range(n - 1):
+        j = int(np.argmin(best))
+        u[step], v[step], w[step] = parent[j], j, best[j]
+        done[j] = True
+        best[j] = np.inf
+        row = cdist(X[j:j + 1], X)[0]
+        closer = (row < best) & ~done
+        best[closer] = row[closer]
+        parent[closer] = j
+    return u, v, w

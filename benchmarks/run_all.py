@@ -503,6 +503,7 @@ GENERIC_TITLES: dict[str, str] = {
     "did_increments": "Dissimilarity increments (Aidos & Fred 2012): graphs.increments vs O(n^2) NumPy peers",
     "did_hierarchy": "SL-DID and SL-AGLO vs SciPy single linkage: time and peak memory",
     "did_gdid_cut": "G-DID cut of an average-link tree vs building the tree",
+    "did_gmdid_cache": "GMDID: increments of the merged pair only vs recomputing everything",
 }
 
 
