@@ -29,6 +29,7 @@ _LAZY = {
     ".inference.embedding": ("EmbeddingResult", "embed_coassociation", "embedded_consensus"),
     ".inference.ensembles": ("clustering_ensemble", "kmeans_ensemble"),
     ".inference.gibbs": ("gibbs_dp_gmm",),
+    ".inference.gmd": ("GMDResult", "gmd"),
     ".inference.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
     ".inference.hdp_gibbs": ("gibbs_hdp_gmm",),
     ".inference.linkage": ("linkage_consensus",),
@@ -168,4 +169,7 @@ __all__ = [
     "GDIDCut",
     "SLDID",
     "SLAGLO",
+    # unsupervised Gaussian mixtures (Figueiredo & Jain), GMDID's initialisation
+    "gmd",
+    "GMDResult",
 ]
