@@ -641,9 +641,11 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
         \log N(x \mid \mu, \Sigma) = -\tfrac{d}{2} \log(2\pi) - \sum_j \log L_{jj}
             - \tfrac12 \| L^{-1} (x - \mu) \|^2, \qquad \Sigma = L L^\top
 
-    The differences ``x - mu`` are formed first and then whitened by a triangular
-    solve (never ``|x|^2 - 2 x.mu + |mu|^2``), so a tight component far from
-    the origin loses no digits.
+    The differences ``x - mu`` are formed first and then whitened by ``L^{-1}``
+    (never ``|x|^2 - 2 x.mu + |mu|^2``), so a tight component far from the
+    origin loses no digits.  ``L^{-1}`` comes from a ``d x d`` triangular solve
+    and is applied as one matrix product: on XLA:CPU a triangular solve against
+    the ``n`` differences is 20x slower at ``n = 10,000``, ``d = 5``.
 
     Parameters
     ----------
@@ -668,11 +670,13 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
     """
     d = X.shape[-1]
 
+    eye = jnp.eye(d, dtype=X.dtype)
+
     def one(mean, chol):
-        diff = (X - mean).T  # (d, n)
-        z = jax.scipy.linalg.solve_triangular(chol, diff, lower=True)
+        inv = jax.scipy.linalg.solve_triangular(jnp.tril(chol), eye, lower=True)
+        z = jnp.matmul(X - mean, inv.T, precision=PRECISION)  # (n, d)
         half_logdet = jnp.sum(jnp.log(jnp.diagonal(chol)))
-        return -0.5 * (d * jnp.log(2.0 * jnp.pi) + jnp.sum(z * z, axis=0)) - half_logdet
+        return -0.5 * (d * jnp.log(2.0 * jnp.pi) + jnp.sum(z * z, axis=1)) - half_logdet
 
     return jax.vmap(one, out_axes=1)(means, chols)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "scale.py",
-           "small_variance_path.py", "first_call.py"]
+           "small_variance_path.py", "first_call.py", "gmd.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -500,6 +500,9 @@ GENERIC_TITLES: dict[str, str] = {
     "consensus_anmi": "ANMI of a consensus against 150 partitions at n = 100,000: bayesclust.metrics.anmi vs a loop of scikit-learn's NMI",
     "consensus_ppc_dense": "PPC (Rota Bulò et al. 2010, eq. 5) at n = 5,000: the sparse growth transform vs a dense NumPy loop from the same start (50 iterations)",
     "consensus_ppc_scaling": "PPC: time per iteration against the stored pairs (linear K rule, K = 10): it grows with nnz, not n^2",
+    "gmd_vs_sklearn": "GMD (Figueiredo & Jain 2002) at k_min = k_max = k vs scikit-learn GaussianMixture, same start: log-likelihood and warm time",
+    "gmd_vs_sklearn_summary": "GMD vs scikit-learn GaussianMixture: medians over the starts (target: log-likelihood >= scikit-learn's - 0.1%)",
+    "gmd_full_run": "GMD, the whole algorithm (k_max components down to k_min), warm",
 }
 
 
