@@ -29,6 +29,7 @@ _LAZY = {
     ".inference.embedding": ("EmbeddingResult", "embed_coassociation", "embedded_consensus"),
     ".inference.ensembles": ("clustering_ensemble", "kmeans_ensemble"),
     ".inference.gibbs": ("gibbs_dp_gmm",),
+    ".inference.gmd": ("GMDResult", "gmd"),
     ".inference.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
     ".inference.hdp_gibbs": ("gibbs_hdp_gmm",),
     ".inference.linkage": ("linkage_consensus",),
@@ -181,4 +182,7 @@ __all__ = [
     "MAPDIDModel",
     "MAPDIDClassifier",
     "increments_to",
+    # unsupervised Gaussian mixtures (Figueiredo & Jain), GMDID's initialisation
+    "gmd",
+    "GMDResult",
 ]
