@@ -57,12 +57,21 @@ class MAPDIDModel(NamedTuple):
     references: tuple
 
 
+class _OneGaussian(NamedTuple):
+    weights: np.ndarray
+    means: np.ndarray
+    covariances: np.ndarray
+    n_components: int
+
+
 def map_did_fit(rng_key, X, y, *, k_max: int = 10, init: str = "random") -> MAPDIDModel:
     r"""Fit MAP-DID: per class a Gaussian mixture by :func:`~bayesclust.gmd` and a 2-DID mean.
 
     For every class :math:`c`: :math:`\pi_c` its frequency; its mixture learnt by Figueiredo &
     Jain's algorithm from ``min(k_max, n_c - 1)`` components down to one, the message length
-    choosing the number; :math:`\lambda_c` the mean of its increments
+    choosing the number (a class with too few points for that -- at most half a component's
+    parameters -- gets one Gaussian, its covariance regularised as in
+    :func:`~bayesclust.gmdid`); :math:`\lambda_c` the mean of its increments
     (:func:`bayesclust.graphs.increments`), the papers' estimate.
 
     Parameters
@@ -95,7 +104,8 @@ def map_did_fit(rng_key, X, y, *, k_max: int = 10, init: str = "random") -> MAPD
     >>> float((map_did_predict(model, X) == y).mean()) > 0.95
     True
     """
-    from .gmd import gmd
+    from .gmd import _n_params, gmd
+    from .gmdid import _gaussian
 
     X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
     y = np.asarray(y)
@@ -114,8 +124,12 @@ def map_did_fit(rng_key, X, y, *, k_max: int = 10, init: str = "random") -> MAPD
     fits, lams, refs = [], [], []
     for c in range(classes.size):
         Xc = X[codes == c]
-        k = min(k_max, Xc.shape[0] - 1)
-        fits.append(gmd(jax.random.fold_in(key, c), Xc, 1, k, init=init))
+        if Xc.shape[0] <= _n_params(d) / 2:  # too few points for the message length: one Gaussian
+            mu, cov = _gaussian(Xc)
+            fits.append(_OneGaussian(np.ones(1), mu[None], cov[None], 1))
+        else:
+            k = min(k_max, Xc.shape[0] - 1)
+            fits.append(gmd(jax.random.fold_in(key, c), Xc, 1, k, init=init))
         lams.append(max(float(increments(Xc).mean()), floor))
         refs.append(Xc)
     g = max(f.n_components for f in fits)
