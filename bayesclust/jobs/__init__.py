@@ -87,8 +87,8 @@ def run_compare(
     sampler = {name: value for name, value in (("num_warmup", num_warmup),
                ("num_samples", num_samples), ("num_chains", num_chains), ("thin", thin))
                if value is not None}
-    if "thin" in sampler and model not in ("dp", "hdp"):
-        raise ValueError(f"--thin is an option of --model dp and hdp, not of --model {model}")
+    if "thin" in sampler and model not in ("dp", "hdp", "did"):
+        raise ValueError(f"--thin is an option of --model dp, hdp and did, not of --model {model}")
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
         return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)

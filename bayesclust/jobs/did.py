@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
+from ..inference.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.did_hierarchy import sl_did
 from ..inference.gibbs import gibbs_dp_gmm
 from ..inference.gmd import gmd
@@ -62,6 +63,7 @@ def run_compare_did(
     num_warmup: int | None = None,
     num_samples: int | None = None,
     num_chains: int | None = None,
+    thin: int | None = None,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -85,8 +87,9 @@ def run_compare_did(
     seed : int
     k_max : int, default 30
         GMD's initial number of components.
-    num_warmup, num_samples, num_chains : int, optional
-        The Gibbs sampler's settings (default: 500, 500, 4).
+    num_warmup, num_samples, num_chains, thin : int, optional
+        The Gibbs sampler's settings (default:
+        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`, with split-merge moves).
     plot, progress_bar : bool
 
     Returns
@@ -98,9 +101,10 @@ def run_compare_did(
         raise ValueError(f"unknown data set {data!r} for --model did; valid: {', '.join(DID_DATA)}")
     seed = V.check_int(seed, "seed", minimum=0)
     k_max = V.check_int(k_max, "k_max", minimum=2)
-    num_warmup = 500 if num_warmup is None else V.check_int(num_warmup, "num_warmup", minimum=1)
-    num_samples = 500 if num_samples is None else V.check_int(num_samples, "num_samples", minimum=1)
-    num_chains = 4 if num_chains is None else V.check_int(num_chains, "num_chains", minimum=1)
+    sampler = {**DP_SAMPLER_DEFAULTS._asdict(), **{
+        name: V.check_int(value, name, minimum=1) for name, value in
+        (("num_warmup", num_warmup), ("num_samples", num_samples), ("num_chains", num_chains),
+         ("thin", thin)) if value is not None}}
     X, y = DID_DATA[data]()
     X = np.asarray(X, np.float64)
     n, d = X.shape
@@ -138,8 +142,7 @@ def run_compare_did(
     Z = _standardised(X)
     post, post_s = timed(lambda: gibbs_dp_gmm(
         seed, Z, alpha_prior=dist.Gamma(1.0, 1.0), sigma2_prior=dist.InverseGamma(2.0, 0.5),
-        sigma2=0.25, rho2=4.0, num_warmup=num_warmup, num_samples=num_samples,
-        num_chains=num_chains, progress_bar=progress_bar))
+        sigma2=0.25, rho2=4.0, progress_bar=progress_bar, **sampler))
     k_dist = post.k_distribution()
     point = post.point_estimate("vi")
     rows.append({"method": "DP mixture (Gibbs), VI point estimate", "k": metrics.n_clusters(point),
@@ -161,8 +164,8 @@ def run_compare_did(
         "dp_posterior_k": {"distribution": {str(k): float(p) for k, p in k_dist.items()},
                            "mode": k_mode, "interval_90": [k_lo, k_hi],
                            "rhat": diag.get("rhat"), "ess_bulk": diag.get("ess_bulk"),
-                           "num_warmup": num_warmup, "num_samples": num_samples,
-                           "num_chains": num_chains},
+                           **{k: sampler[k] for k in ("num_warmup", "num_samples",
+                                                      "num_chains", "thin")}},
         "paper_table3": {"gmd_ci": paper[0], "gmd_k": paper[1], "gmdid_mdl_ci": paper[2],
                          "gmdid_mdl_k": paper[3]},
     }
