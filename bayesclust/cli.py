@@ -156,20 +156,24 @@ def build_parser() -> argparse.ArgumentParser:
             "compare.png (data coloured by each solution, co-clustering matrix, k trace, "
             "small-variance path) to --out.  --model hdp and --model dc run the same kind of "
             "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*); "
-            "--model consensus compares consensus methods on one ensemble (compare_consensus.*)."
+            "--model consensus compares consensus methods on one ensemble (compare_consensus.*); "
+            "--model did compares the dissimilarity-increments methods with the DP mixture's "
+            "posterior of k (compare_did.*)."
         ),
     )
-    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "consensus"],
+    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "consensus", "did"],
                       help="dp: DP mixture vs DP-means; hdp: HDP mixture of grouped data vs hard "
                            "HDP, on hdp-groups; dc: discriminative clustering (NUTS, CG / SA MAP, "
                            "sDC) vs k-means, MoG, MDA2 on held-out data; consensus: a k-means "
-                           "ensemble's sparse co-association by PEnCA, EAC linkage and MM "
+                           "ensemble's sparse co-association by PEnCA, EAC linkage and MM; did: "
+                           "GMD, GMDID, SL-DID, k-means, single / average link and the DP "
+                           "mixture's posterior of k on iris, wine-norm, biopsy or crabs "
                            "(default: dp)")
     cmp_.add_argument("--data", default=None,
                       help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
-                           "consensus)")
+                           "consensus and --model did)")
     cmp_.add_argument("--n-clusters", "--k", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
                            "--model dc (default: number of true classes; 6 on dc-toy; --k is "

@@ -511,3 +511,92 @@ def gaps(X, labels, a, b) -> tuple[float, float]:
         own[p] = np.inf
         out.append(float(abs(d_ij - own.min())))
     return out[0], out[1]
+
+
+def increments_to(X_ref, Y) -> np.ndarray:
+    r"""Increments of new points against a reference set (host, float64).
+
+    For every row :math:`y` of ``Y``: :math:`x_j` is its nearest neighbour in ``X_ref``,
+    :math:`x_k` the nearest neighbour of :math:`x_j` in ``X_ref`` other than :math:`x_j`, and
+    the increment is :math:`|d(y, x_j) - d(x_j, x_k)|` -- the increment :math:`y` would have
+    as a member of the set (MAP-DID's class term; Aidos & Fred 2012, §2).  Ties go to the
+    smallest row index, as in :func:`increments`.
+
+    Parameters
+    ----------
+    X_ref : array_like, shape (m, d)
+        At least 2 rows.
+    Y : array_like, shape (p, d)
+
+    Returns
+    -------
+    ndarray of float64, shape (p,)
+
+    Examples
+    --------
+    >>> increments_to(np.array([[0.0], [1.0], [3.0]]), np.array([[-0.5], [5.0]])).tolist()
+    [0.5, 0.0]
+    """
+    X_ref = np.asarray(V.check_array(X_ref, "X_ref", min_samples=2), np.float64)
+    Y = np.asarray(V.check_array(Y, "Y"), np.float64)
+    if Y.shape[1] != X_ref.shape[1]:
+        raise ValueError(f"Y has {Y.shape[1]} features, X_ref {X_ref.shape[1]}")
+    tree = cKDTree(X_ref)
+    n = X_ref.shape[0]
+    dist, idx = tree.query(Y, k=min(n, 2))
+    dist, idx = dist.reshape(len(Y), -1), np.asarray(idx, np.int64).reshape(len(Y), -1)
+    # nearest in X_ref: settle ties at the first distance by index
+    first = idx[:, 0].copy()
+    tied = dist[:, -1] <= dist[:, 0] * (1 + _TIE_RTOL) if idx.shape[1] > 1 else np.zeros(len(Y), bool)
+    for r in np.flatnonzero(tied):
+        cand = np.asarray(tree.query_ball_point(Y[r], r=dist[r, 0] * (1 + _TIE_RTOL)), np.int64)
+        dc = np.sqrt(np.sum((X_ref[cand] - Y[r]) ** 2, axis=1))
+        first[r] = np.sort(cand[dc == dc.min()])[0]
+    k = _nearest_excluding(X_ref, tree, first, first[:, None])
+    d_yj = np.sqrt(np.sum((Y - X_ref[first]) ** 2, axis=1))
+    return np.abs(d_yj - _distance(X_ref, first, k))
+
+
+def minimum_spanning_tree(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Euclidean minimum spanning tree by Prim's algorithm on the fly (host, float64).
+
+    :math:`O(n^2 d)` time and :math:`O(n)` memory: each step computes one row of distances
+    (no ``n x n`` matrix, no sort); ties go to the smallest index.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+
+    Returns
+    -------
+    (u, v, weight) : ndarrays of shape (n - 1,)
+        The tree's edges (``u`` already in the tree when ``v`` joined) and their lengths.
+
+    Examples
+    --------
+    >>> u, v, w = minimum_spanning_tree(np.array([[0.0], [3.0], [1.0]]))
+    >>> u.tolist(), v.tolist(), w.tolist()
+    ([0, 2], [2, 1], [1.0, 2.0])
+    """
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(V.check_array(X, "X"), np.float64)
+    n = X.shape[0]
+    best = cdist(X[:1], X)[0]
+    parent = np.zeros(n, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    done[0] = True
+    best[0] = np.inf
+    u = np.empty(n - 1, dtype=np.int64)
+    v = np.empty(n - 1, dtype=np.int64)
+    w = np.empty(n - 1)
+    for step in range(n - 1):
+        j = int(np.argmin(best))
+        u[step], v[step], w[step] = parent[j], j, best[j]
+        done[j] = True
+        best[j] = np.inf
+        row = cdist(X[j:j + 1], X)[0]
+        closer = (row < best) & ~done
+        best[closer] = row[closer]
+        parent[closer] = j
+    return u, v, w

@@ -44,6 +44,7 @@ __all__ = [
     "sum_rows",
     "map_row_blocks",
     "isotropic_gaussian_logpdf",
+    "gaussian_logpdf_full",
     "log_responsibilities",
     "categorical_inverse_cdf",
     "complete_data_log_likelihood",
@@ -630,6 +631,54 @@ def isotropic_gaussian_logpdf(X: jax.Array, means: jax.Array, sigma2) -> jax.Arr
     """
     d = X.shape[-1]
     return -0.5 * d * jnp.log(2.0 * jnp.pi * sigma2) - squared_distances(X, means) / (2.0 * sigma2)
+
+
+def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> jax.Array:
+    r"""``log N(x_i | mu_k, Sigma_k)`` for every point and full-covariance component.
+
+    .. math::
+
+        \log N(x \mid \mu, \Sigma) = -\tfrac{d}{2} \log(2\pi) - \sum_j \log L_{jj}
+            - \tfrac12 \| L^{-1} (x - \mu) \|^2, \qquad \Sigma = L L^\top
+
+    The differences ``x - mu`` are formed first and then whitened by ``L^{-1}``
+    (never ``|x|^2 - 2 x.mu + |mu|^2``), so a tight component far from the
+    origin loses no digits.  ``L^{-1}`` comes from a ``d x d`` triangular solve
+    and is applied as one matrix product: on XLA:CPU a triangular solve against
+    the ``n`` differences is 20x slower at ``n = 10,000``, ``d = 5``.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    means : array, shape (k, d)
+    chols : array, shape (k, d, d)
+        Lower-triangular Cholesky factors ``L_k`` of the covariances (positive
+        diagonal; the upper triangle is ignored).
+
+    Returns
+    -------
+    array, shape (n, k)
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> import numpy as np
+    >>> X = jnp.array([[0.0, 0.0], [1.0, 2.0]])
+    >>> L = jnp.array([[[2.0, 0.0], [0.0, 1.0]]])  # Sigma = diag(4, 1)
+    >>> np.asarray(gaussian_logpdf_full(X, jnp.zeros((1, 2)), L), float).round(3).tolist()
+    [[-2.531], [-4.656]]
+    """
+    d = X.shape[-1]
+
+    eye = jnp.eye(d, dtype=X.dtype)
+
+    def one(mean, chol):
+        inv = jax.scipy.linalg.solve_triangular(jnp.tril(chol), eye, lower=True)
+        z = jnp.matmul(X - mean, inv.T, precision=PRECISION)  # (n, d)
+        half_logdet = jnp.sum(jnp.log(jnp.diagonal(chol)))
+        return -0.5 * (d * jnp.log(2.0 * jnp.pi) + jnp.sum(z * z, axis=1)) - half_logdet
+
+    return jax.vmap(one, out_axes=1)(means, chols)
 
 
 def categorical_inverse_cdf(log_w: jax.Array, u: jax.Array) -> jax.Array:

@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "first_call.py"]
+           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -503,6 +503,10 @@ GENERIC_TITLES: dict[str, str] = {
     "did_increments": "Dissimilarity increments (Aidos & Fred 2012): graphs.increments vs O(n^2) NumPy peers",
     "did_hierarchy": "SL-DID and SL-AGLO vs SciPy single linkage: time and peak memory",
     "did_gdid_cut": "G-DID cut of an average-link tree vs building the tree",
+    "did_gmdid_cache": "GMDID: increments of the merged pair only vs recomputing everything",
+    "gmd_vs_sklearn": "GMD (Figueiredo & Jain 2002) at k_min = k_max = k vs scikit-learn GaussianMixture, same start: log-likelihood and warm time",
+    "gmd_vs_sklearn_summary": "GMD vs scikit-learn GaussianMixture: medians over the starts (target: log-likelihood >= scikit-learn's - 0.1%)",
+    "gmd_full_run": "GMD, the whole algorithm (k_max components down to k_min), warm",
 }
 
 

@@ -36,6 +36,7 @@ ENTRY_POINTS = {
     "clustering_ensemble": (lambda X: bc.clustering_ensemble(0, X, "kmeans", 2, 2), "X"),
     "smic": (lambda X: bc.smic(X, 3, 2), "X"),
     "cecib": (lambda X: bc.cecib(0, X, 2, n_init=1), "X"),
+    "gmd": (lambda X: bc.gmd(0, X, 1, 3), "X"),
     "cecib_cost": (lambda X: bc.cecib_cost(X, np.zeros(len(X), int)), "X"),
     "dc_map": (lambda X: dc_map(0, X, np.arange(len(X)) % 2, 2, 1.0), "X"),
     "gibbs_dp_gmm": (lambda X: bc.gibbs_dp_gmm(0, X, num_warmup=1, num_samples=1,

@@ -233,6 +233,9 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     ("hdp", ["--k", "3"], "--n-clusters is an option of --model dp and dc"),  # the old spelling
     ("consensus", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
     ("consensus", ["--data", "no-such-set"], "no-such-set"),
+    ("did", ["--data", "three-gaussians"], "unknown data set"),
+    ("did", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
+    ("did", ["--num-chains", "0"], "num_chains"),
     ("dc", ["--data", "hdp-groups"], "needs auxiliary class labels"),
     ("dc", ["--lam", "1.0"], "--lam is an option of --model dp"),
     ("dc", ["--n-clusters", "0"], "n_clusters must be"),
@@ -272,3 +275,23 @@ def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
     assert (tmp_path / "compare_consensus.png").stat().st_size > 10_000
 
 
+
+
+def test_compare_did_writes_json_and_figure(tmp_path, capsys):
+    """``compare --model did`` on iris: GMD, GMDID, SL-DID and the peers at K scored by CI, and
+    the DP mixture's posterior of k beside them; GMDID near the DID paper's 98.00 % with 3."""
+    assert main(["compare", "--model", "did", "--out", str(tmp_path), "--no-progress",
+                 "--num-warmup", "200", "--num-samples", "200", "--thin", "1"]) == 0
+    report = capsys.readouterr().out
+    summary = json.loads((tmp_path / "compare_did.json").read_text())
+    rows = {r["method"]: r for r in summary["rows"]}
+    assert set(rows) >= {"GMD (Figueiredo & Jain)", "GMDID (MDL)", "SL-DID", "k-means, K",
+                         "single link, K", "average link, K"}
+    assert rows["GMDID (MDL)"]["k"] == 3 and rows["GMDID (MDL)"]["ci"] >= 0.9
+    assert rows["GMDID (MDL)"]["ci"] >= rows["GMD (Figueiredo & Jain)"]["ci"]
+    assert rows["single link, K"]["ci"] == pytest.approx(0.68)  # the DID paper's Table 4
+    k = summary["dp_posterior_k"]
+    assert sum(k["distribution"].values()) == pytest.approx(1.0)
+    assert k["interval_90"][0] <= k["mode"] <= k["interval_90"][1]
+    assert "posterior of k" in report
+    assert (tmp_path / "compare_did.png").stat().st_size > 10_000

@@ -256,3 +256,42 @@ def test_did_distribution_api(x64):
     assert bayesclust.DID is DID and bayesclust.did_logpdf is did_logpdf
     assert bayesclust.increments is increments
     assert {"DID", "did_logpdf", "did_cdf", "increments"} <= set(bayesclust.__all__)
+
+
+# --- the minimum spanning tree and increments of new points -----------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 6])
+def test_minimum_spanning_tree_against_scipy(d):
+    from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
+    from scipy.spatial.distance import cdist
+
+    from bayesclust.graphs import minimum_spanning_tree
+
+    X = np.random.default_rng(d).normal(size=(150, d))
+    u, v, w = minimum_spanning_tree(X)
+    ref = scipy_mst(cdist(X, X)).tocoo()
+    # no ties in continuous data: the same edge set, the same weights
+    assert sorted(map(tuple, np.sort(np.c_[u, v], 1))) == sorted(map(tuple, np.sort(np.c_[ref.row, ref.col], 1)))
+    np.testing.assert_allclose(np.sort(w), np.sort(ref.data), rtol=1e-13)
+    np.testing.assert_allclose(w, np.linalg.norm(X[u] - X[v], axis=1), rtol=1e-13)
+    # duplicates: zero-length edges, a spanning tree of the right total length
+    Xd = np.concatenate([X, X[:20]])
+    assert minimum_spanning_tree(Xd)[2].sum() == pytest.approx(w.sum(), rel=1e-12)
+
+
+def test_increments_to_against_a_loop():
+    from bayesclust.graphs import increments_to
+
+    rng = np.random.default_rng(7)
+    R, Y = rng.normal(size=(60, 3)), rng.normal(size=(25, 3))
+    want = []
+    for y in Y:
+        dy = np.linalg.norm(R - y, axis=1)
+        j = int(np.argmin(dy))
+        dj = np.linalg.norm(R - R[j], axis=1)
+        dj[j] = np.inf
+        want.append(abs(dy[j] - dj.min()))
+    np.testing.assert_allclose(increments_to(R, Y), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="features"):
+        increments_to(R, Y[:, :2])

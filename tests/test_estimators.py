@@ -282,3 +282,9 @@ def test_embedded_consensus_sklearn_contract(estimator, check):
                           __import__("bayesclust").SLAGLO(taus=[2.0, 6.0])])
 def test_sklearn_contract_did(estimator, check):
     check(estimator)
+
+
+@parametrize_with_checks([__import__("bayesclust").GMDID(k_max=4, random_state=0),
+                          __import__("bayesclust").MAPDIDClassifier(k_max=2, random_state=0)])
+def test_sklearn_contract_gmdid_map_did(estimator, check):
+    check(estimator)

@@ -603,6 +603,42 @@ def test_complete_data_log_likelihood_by_hand_and_reference(x64):
     np.testing.assert_allclose(jitted, ref, rtol=1e-13)
 
 
+def test_gaussian_logpdf_full_by_hand_and_scipy(x64):
+    """log N(x | mu, Sigma) with Cholesky factors: a diagonal toy by hand, then scipy's
+    multivariate_normal on random full covariances; a tight component far from the origin
+    keeps its digits in float32 (differences first, then the triangular solve)."""
+    from scipy.stats import multivariate_normal
+
+    from bayesclust.kernels import gaussian_logpdf_full
+
+    L = jnp.array([[[2.0, 0.0], [0.0, 1.0]]])  # Sigma = diag(4, 1)
+    got = gaussian_logpdf_full(jnp.array([[1.0, 2.0]]), jnp.zeros((1, 2)), L)
+    np.testing.assert_allclose(got, [[-np.log(2 * np.pi) - np.log(2.0) - 0.5 * (0.25 + 4.0)]],
+                               rtol=1e-14)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 3))
+    means = rng.normal(size=(4, 3))
+    A = rng.normal(size=(4, 3, 3))
+    covs = A @ A.transpose(0, 2, 1) + 0.1 * np.eye(3)
+    chols = np.linalg.cholesky(covs)
+    ref = np.stack([multivariate_normal(means[k], covs[k]).logpdf(X) for k in range(4)], axis=1)
+    np.testing.assert_allclose(gaussian_logpdf_full(X, means, chols), ref, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(gaussian_logpdf_full)(X, means, chols), ref, rtol=1e-12)
+    # the upper triangle is ignored
+    junk = chols + np.triu(np.ones((3, 3)), 1)
+    np.testing.assert_allclose(gaussian_logpdf_full(X, means, junk), ref, rtol=1e-12)
+    with jax.enable_x64(False):
+        # |x|^2 ~ 2e4 carries float32 errors of ~1e-3, the squared distances are ~1e-6
+        far = (100.0 + 1e-3 * rng.normal(size=(20, 2))).astype(np.float32)
+        mu = far.astype(np.float64).mean(0).astype(np.float32)
+        cov = np.cov(far.T.astype(np.float64), bias=True)
+        chol = np.linalg.cholesky(cov).astype(np.float32)
+        ref32 = multivariate_normal(mu.astype(np.float64), chol.astype(np.float64) @ chol.T.astype(
+            np.float64)).logpdf(far.astype(np.float64))
+        got32 = gaussian_logpdf_full(jnp.asarray(far), jnp.asarray(mu[None]), jnp.asarray(chol[None]))
+        np.testing.assert_allclose(np.asarray(got32)[:, 0], ref32, rtol=1e-5)
+
+
 @pytest.mark.parametrize("n,bs", [(10, 3), (12, 4), (7, 7), (5, 9), (11, 10), (200, 64)])
 def test_map_row_blocks_equals_one_call_and_compiles_fn_once(n, bs):
     """Overlapping last block: same rows out as one call; ``fn`` traced once."""

@@ -9,7 +9,7 @@ with a trailing underscore, ``validate_data``).
 
 from .cecib import CECIB
 from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
-from .did import SLAGLO, SLDID
+from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
 from .hdp import HardHDP, HDPGaussianMixture
@@ -32,4 +32,6 @@ __all__ = [
     "PairwiseConsensus",
     "SLDID",
     "SLAGLO",
+    "GMDID",
+    "MAPDIDClassifier",
 ]

@@ -7,13 +7,18 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ..inference.did_hierarchy import gdid_index, sl_aglo, sl_did
+from ._base import _key_from_random_state
 
-__all__ = ["SLDID", "SLAGLO"]
+__all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
+
+#: The significance levels ``GMDID(criterion="lrt", alpha="auto")`` chooses among by G-DID
+#: (Aidos & Fred 2011 IbPRIA).
+LRT_ALPHAS = (0.01, 0.05, 0.10, 0.15)
 
 
 class SLDID(ClusterMixin, BaseEstimator):
@@ -160,3 +165,196 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.isolated_ = res.isolated
         return self
+
+
+class GMDID(ClusterMixin, BaseEstimator):
+    r"""GMDID: a Gaussian mixture with many components, merged by their increments.
+
+    Learns a full-covariance mixture by Figueiredo & Jain's algorithm (:func:`~bayesclust.gmd`,
+    from ``k_max`` components down to ``n_clusters_min``), takes each component's points as a
+    cluster and merges clusters whose increments are explained by one 2-DID
+    (:func:`bayesclust.inference.gmdid.gmdid`; Aidos & Fred 2012).
+
+    Parameters
+    ----------
+    criterion : {"mdl", "lrt"}, default "mdl"
+    alpha : float in (0, 1) or "auto", default "auto"
+        Significance level of ``"lrt"``; ``"auto"`` tries 1, 5, 10 and 15 % and keeps the
+        partition of smallest G-DID (:func:`~bayesclust.gdid_index`).
+    lrt_rule : {"paper", "paper_literal"}, default "paper"
+    k_max : int, default 30
+        Components the mixture starts from (at most ``n_samples - 1``).
+    n_clusters_min : int, default 1
+        A lower bound on the number of clusters (a known number of classes).
+    init : {"random", "kmeans"}, default "random"
+        GMD's start: random data points, or k-means centres plus random points.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    initial_labels_ : ndarray of shape (n_samples,)
+        The mixture's partition (MAP component of each point).
+    n_components_ : int
+        Components of the learnt mixture.
+    alpha_ : float or None
+        The level used (``"lrt"`` only).
+
+    Examples
+    --------
+    >>> from bayesclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> est = GMDID(k_max=20, n_clusters_min=3, random_state=0).fit(X)
+    >>> est.n_components_ >= est.n_clusters_ >= 3  # merged down to the known number of classes
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "criterion": [StrOptions({"mdl", "lrt"})],
+        "alpha": [Interval(numbers.Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+        "lrt_rule": [StrOptions({"paper", "paper_literal"})],
+        "k_max": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters_min": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "kmeans"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, criterion="mdl", alpha="auto", lrt_rule="paper", k_max=30, n_clusters_min=1,
+                 init="random", random_state=None):
+        self.criterion = criterion
+        self.alpha = alpha
+        self.lrt_rule = lrt_rule
+        self.k_max = k_max
+        self.n_clusters_min = n_clusters_min
+        self.init = init
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Cluster ``X`` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+
+        Returns
+        -------
+        self
+        """
+        from ..inference.gmd import gmd
+        from ..inference.gmdid import gmdid
+
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=3)
+        n = X.shape[0]
+        k_max = min(self.k_max, n - 1)
+        k_min = min(self.n_clusters_min, k_max)
+        mix = gmd(_key_from_random_state(self.random_state), X, k_min, k_max, init=self.init)
+        start = np.asarray(mix.labels)
+        if self.criterion == "mdl":
+            res, self.alpha_ = gmdid(X, start, n_clusters_min=self.n_clusters_min), None
+        elif self.alpha != "auto":
+            res = gmdid(X, start, criterion="lrt", alpha=self.alpha, lrt_rule=self.lrt_rule,
+                        n_clusters_min=self.n_clusters_min)
+            self.alpha_ = float(self.alpha)
+        else:
+            runs = [gmdid(X, start, criterion="lrt", alpha=a, lrt_rule=self.lrt_rule,
+                          n_clusters_min=self.n_clusters_min) for a in LRT_ALPHAS]
+            scores = [gdid_index(X, r.labels) for r in runs]
+            best = int(np.argmin(scores))
+            res, self.alpha_ = runs[best], LRT_ALPHAS[best]
+        self.labels_ = res.labels
+        self.n_clusters_ = res.n_clusters
+        self.initial_labels_ = start
+        self.n_components_ = int(mix.n_components)
+        return self
+
+
+class MAPDIDClassifier(ClassifierMixin, BaseEstimator):
+    r"""MAP-DID: class-conditional Gaussian mixtures plus each class's increments law.
+
+    A point goes to the class of largest :math:`\log\pi_c + \log p(x\mid c) +
+    \log p_{DID}(w_c(x);\lambda_c)`, :math:`w_c(x)` its increment against the class's
+    training points (:func:`bayesclust.inference.map_did.map_did_fit`; the joint model is the
+    NumPyro program :func:`bayesclust.models.did.map_did`).
+
+    Parameters
+    ----------
+    k_max : int, default 10
+        Components each class's mixture starts from.
+    init : {"random", "kmeans"}, default "random"
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    model_ : MAPDIDModel
+    n_components_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(size=(40, 2)), rng.normal(size=(40, 2)) + 4])
+    >>> y = np.repeat([0, 1], 40)
+    >>> MAPDIDClassifier(k_max=3, random_state=0).fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "k_max": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "kmeans"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, k_max=10, init="random", random_state=None):
+        self.k_max = k_max
+        self.init = init
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit one mixture and one increments law per class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from sklearn.utils.multiclass import check_classification_targets
+
+        from ..inference.map_did import map_did_fit
+
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3)
+        check_classification_targets(y)
+        self.model_ = map_did_fit(_key_from_random_state(self.random_state), X, y,
+                                  k_max=self.k_max, init=self.init)
+        self.classes_ = self.model_.classes
+        self.n_components_ = self.model_.n_components
+        return self
+
+    def predict_log_proba(self, X):
+        """Log posterior class probabilities, shape (n_samples, n_classes)."""
+        from scipy.special import logsumexp
+        from sklearn.utils.validation import check_is_fitted
+
+        from ..inference.map_did import map_did_log_scores
+
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        s = map_did_log_scores(self.model_, X)
+        return s - logsumexp(s, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Posterior class probabilities, shape (n_samples, n_classes)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The class of largest posterior probability, shape (n_samples,)."""
+        log_proba = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_proba, axis=1)]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist, squareform
+from scipy.spatial.distance import cdist
 
 from .. import _validation as V
 from ..graphs import increments
@@ -565,19 +565,17 @@ def gdid_index(X, labels) -> float:
 
 def _bridge_increments(A: np.ndarray) -> np.ndarray:
     """Bridge increments of the minimum spanning tree of ``A`` (see :func:`gdid_index`)."""
-    from scipy.sparse.csgraph import minimum_spanning_tree
+    from scipy.spatial import cKDTree
 
-    D = squareform(pdist(A))
-    np.fill_diagonal(D, np.inf)
-    nn = D.argmin(axis=1)
-    nn_dist = D[np.arange(len(A)), nn]
-    np.fill_diagonal(D, 0.0)
-    # csgraph reads 0 as "no edge": duplicates get the smallest positive weight instead
-    tree = minimum_spanning_tree(np.where(D > 0, D, np.finfo(np.float64).tiny)).tocoo()
-    u, v = tree.row, tree.col
+    from ..graphs import _distance, _nearest_excluding, minimum_spanning_tree
+
+    u, v, w = minimum_spanning_tree(A)
+    i = np.arange(A.shape[0])
+    nn = _nearest_excluding(A, cKDTree(A), i, i[:, None])
+    nn_dist = _distance(A, i, nn)
     bridge = (nn[u] != v) & (nn[v] != u)
-    w = D[u[bridge], v[bridge]]
-    return np.abs(np.concatenate([w - nn_dist[u[bridge]], w - nn_dist[v[bridge]]]))
+    u, v, w = u[bridge], v[bridge], w[bridge]
+    return np.abs(np.concatenate([w - nn_dist[u], w - nn_dist[v]]))
 
 
 def tree_log_likelihood(A: np.ndarray, floor: float) -> tuple[float, int]:

@@ -1,7 +1,7 @@
 """The ``bayesclust compare --model ...`` jobs: one model fitted by sampling and by its
 hard limit (and peers), a printed report, ``<job>.json`` and a figure.
 
-One module per model (``dp``, ``hdp``, ``dc``, ``consensus``), sharing
+One module per model (``dp``, ``hdp``, ``dc``, ``consensus``, ``did``), sharing
 :mod:`bayesclust.jobs._common`; :func:`run_compare` dispatches.  Only the CLI (and
 users who want the reports from Python) import this package.
 """
@@ -20,6 +20,7 @@ MODELS = {
     "hdp": ("hdp", "run_compare_hdp", "hdp-groups"),
     "dc": ("dc", "run_compare_dc", "dc-toy"),
     "consensus": ("consensus", "run_compare_consensus", "iris"),
+    "did": ("did", "run_compare_did", "iris"),
 }
 
 
@@ -48,11 +49,12 @@ def run_compare(
         (:data:`MODELS`).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp", "hdp", "dc", "consensus"}
+    model : {"dp", "hdp", "dc", "consensus", "did"}
         ``"dp"``: :func:`~bayesclust.jobs.dp.run_compare_dp`; ``"hdp"``:
         :func:`~bayesclust.jobs.hdp.run_compare_hdp`; ``"dc"``:
         :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"consensus"``:
-        :func:`~bayesclust.jobs.consensus.run_compare_consensus`.
+        :func:`~bayesclust.jobs.consensus.run_compare_consensus`; ``"did"``:
+        :func:`~bayesclust.jobs.did.run_compare_did`.
     n_clusters, lam : optional
         ``n_clusters``: clusters (``dp``: for the farthest-first lambda and the
         k-means peer; ``dc``: prototypes; ``k=`` is a deprecated spelling).
@@ -76,7 +78,7 @@ def run_compare(
         raise ValueError(f"model must be one of {', '.join(repr(m) for m in MODELS)}, got {model!r}")
     if lam is not None and model != "dp":
         raise ValueError(f"--lam is an option of --model dp (--model {model} has no cluster penalty)")
-    if n_clusters is not None and model in ("hdp", "consensus"):
+    if n_clusters is not None and model in ("hdp", "consensus", "did"):
         raise ValueError(f"--n-clusters is an option of --model dp and dc (--model {model} takes "
                          "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
@@ -85,13 +87,13 @@ def run_compare(
     sampler = {name: value for name, value in (("num_warmup", num_warmup),
                ("num_samples", num_samples), ("num_chains", num_chains), ("thin", thin))
                if value is not None}
-    if "thin" in sampler and model not in ("dp", "hdp"):
-        raise ValueError(f"--thin is an option of --model dp and hdp, not of --model {model}")
+    if "thin" in sampler and model not in ("dp", "hdp", "did"):
+        raise ValueError(f"--thin is an option of --model dp, hdp and did, not of --model {model}")
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
         return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)
     if model == "dc":
         return job(data, out_dir, n_clusters=n_clusters, **sampler, **kwargs)
-    if model == "hdp":
+    if model in ("hdp", "did"):
         return job(data, out_dir, **sampler, **kwargs)
     return job(data, out_dir, **kwargs)

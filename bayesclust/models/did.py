@@ -23,7 +23,7 @@ from numpyro.distributions.util import promote_shapes
 
 from ..kernels import _check_did_args, did_cdf, did_chi_mean_abs_difference, did_logpdf
 
-__all__ = ["DID", "did_clusters"]
+__all__ = ["DID", "did_clusters", "map_did", "class_mixture"]
 
 
 class DID(dist.Distribution):
@@ -145,3 +145,78 @@ def did_clusters(w, labels, n_clusters: int, *, d: int = 2, lam_prior=None):
             lam = numpyro.sample("lam", lam_prior)
     with numpyro.plate("increments", labels.shape[0]):
         numpyro.sample("w", DID(lam[labels], d), obs=w)
+
+
+def map_did(X, y, w, n_classes: int, n_components: int):
+    r"""MAP-DID's joint model: a Gaussian mixture per class and one DID per class on the increments.
+
+    .. math::
+
+        y_i \sim \mathrm{Cat}(\pi), \quad
+        x_i \mid y_i = c \sim \sum_g \pi_{cg}\,\mathcal N(\mu_{cg}, \Sigma_{cg}), \quad
+        w_i \mid y_i = c \sim \mathrm{DID}(\lambda_c, 2)
+
+    with :math:`w_i` the increment of :math:`x_i` inside its class: the components of a class
+    may differ in mean and covariance, the increments "harmonise" them into one structure
+    (Aidos & Fred, MAP-DID).  Flat priors on the weights (on the simplex), the means and the
+    Cholesky factors, and :math:`p(\lambda_c) \propto 1/\lambda_c` (flat in ``log_lam``).
+    Unused components carry weight 0.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like of int, shape (n,)
+        Classes ``0..n_classes-1`` (observed).
+    w : array_like, shape (n,)
+        Each point's increment inside its class (:func:`bayesclust.graphs.increments` per
+        class, or :func:`bayesclust.graphs.increments_to` for new points).
+    n_classes, n_components : int
+        Static; ``n_components`` is the largest number of components of a class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro.infer.util import log_density
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 5.0], [6.0, 5.0]])
+    >>> params = {"class_weights": np.array([0.5, 0.5]),
+    ...           "component_weights": np.ones((2, 1)),
+    ...           "means": np.array([[[0.5, 0.0]], [[5.5, 5.0]]]),
+    ...           "scale_tril": np.tile(np.eye(2), (2, 1, 1, 1)),
+    ...           "log_lam": np.zeros(2)}
+    >>> lp, _ = log_density(map_did, (X, np.array([0, 0, 1, 1]), np.ones(4), 2, 1), {}, params)
+    >>> bool(np.isfinite(lp))
+    True
+    """
+    X = jnp.asarray(X)
+    n, d = X.shape
+    y = jnp.asarray(y)
+    simplex = constraints.simplex
+    class_weights = numpyro.sample("class_weights", dist.ImproperUniform(simplex, (), (n_classes,)))
+    component_weights = numpyro.sample(
+        "component_weights", dist.ImproperUniform(simplex, (n_classes,), (n_components,)))
+    means = numpyro.sample(
+        "means", dist.ImproperUniform(constraints.real_vector, (n_classes, n_components), (d,)))
+    scale_tril = numpyro.sample(
+        "scale_tril", dist.ImproperUniform(constraints.lower_cholesky, (n_classes, n_components), (d, d)))
+    with numpyro.plate("classes", n_classes):
+        log_lam = numpyro.sample("log_lam", dist.ImproperUniform(constraints.real, (), ()))
+    lam = numpyro.deterministic("lam", jnp.exp(log_lam))
+    with numpyro.plate("data", n):
+        numpyro.sample("y", dist.Categorical(probs=class_weights), obs=y)
+        numpyro.sample("x", class_mixture(component_weights[y], means[y], scale_tril[y]), obs=X)
+        numpyro.sample("w", DID(lam[y], 2), obs=w)
+
+
+def class_mixture(weights, means, scale_tril):
+    """The Gaussian mixture of a class: ``MixtureSameFamily`` over full-covariance normals.
+
+    Parameters
+    ----------
+    weights : array, shape (..., g)
+        Mixing weights (zeros allowed: unused components).
+    means : array, shape (..., g, d)
+    scale_tril : array, shape (..., g, d, d)
+        Cholesky factors of the covariances.
+    """
+    return dist.MixtureSameFamily(dist.Categorical(probs=weights),
+                                  dist.MultivariateNormal(means, scale_tril=scale_tril))
