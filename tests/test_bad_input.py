@@ -62,6 +62,9 @@ ENTRY_POINTS = {
     "gdid_index": (lambda X: bc.gdid_index(X, np.arange(len(X)) % 2), "X"),
     "SLDID": (lambda X: bc.SLDID().fit(X), "X"),
     "SLAGLO": (lambda X: bc.SLAGLO(taus=[2.0, 5.0]).fit(X), "X"),
+    "gmdid": (lambda X: bc.gmdid(X, np.arange(len(X)) % 2), "X"),
+    "GMDID": (lambda X: bc.GMDID(k_max=3, random_state=0).fit(X), "X"),
+    "MAPDIDClassifier": (lambda X: bc.MAPDIDClassifier(k_max=1).fit(X, np.arange(len(X)) % 2), "X"),
     "DiscriminativeClustering": (
         lambda X: bc.DiscriminativeClustering(n_clusters=2).fit(X, np.arange(len(X)) % 2), "X"),
 }
