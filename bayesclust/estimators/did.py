@@ -21,6 +21,12 @@ __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
 LRT_ALPHAS = (0.01, 0.05, 0.10, 0.15)
 
 
+def _least_gdid(X, runs):
+    """Index of the run whose partition has the smallest G-DID, and every run's G-DID."""
+    scores = np.array([gdid_index(X, r.labels) for r in runs])
+    return int(np.argmin(scores)), scores
+
+
 class SLDID(ClusterMixin, BaseEstimator):
     r"""SL-DID: single link that stops where the 2-DID of the increments says a cluster ends.
 
@@ -158,8 +164,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
             if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus) & (taus > 0)):
                 raise ValueError(f"taus must be a non-empty 1-D array of positive numbers, got {self.taus!r}")
             runs = [sl_aglo(X, t, min_size=self.min_size) for t in taus]
-            self.gdid_scores_ = np.array([gdid_index(X, r.labels) for r in runs])
-            best = int(np.argmin(self.gdid_scores_))
+            best, self.gdid_scores_ = _least_gdid(X, runs)
             res, self.tau_ = runs[best], float(taus[best])
         self.labels_ = res.labels
         self.n_clusters_ = res.n_clusters
@@ -261,8 +266,7 @@ class GMDID(ClusterMixin, BaseEstimator):
         else:
             runs = [gmdid(X, start, criterion="lrt", alpha=a, lrt_rule=self.lrt_rule,
                           n_clusters_min=self.n_clusters_min) for a in LRT_ALPHAS]
-            scores = [gdid_index(X, r.labels) for r in runs]
-            best = int(np.argmin(scores))
+            best, _ = _least_gdid(X, runs)
             res, self.alpha_ = runs[best], LRT_ALPHAS[best]
         self.labels_ = res.labels
         self.n_clusters_ = res.n_clusters
