@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 # pays only for the modules it needs.
 _LAZY = {
     ".comparison": ("compare", "small_variance_path"),
+    ".inference.acccs": ("ACCCSResult", "acccs"),
     ".inference.aspect_em": ("aspect_em", "select_n_aspects"),
     ".inference.cecib": ("CECIBResult", "beta_0", "cecib", "cecib_cost", "critical_beta"),
     ".inference.coassociation": ("coassociation",),
@@ -56,7 +57,7 @@ _LAZY = {
         "DPMeans", "DPGaussianMixture", "HardHDP", "HDPGaussianMixture",
         "DiscriminativeClustering", "SpectralDPMeans", "PenalizedNormalizedCut",
         "EmbeddedConsensus",
-        "EvidenceAccumulation", "AspectConsensus", "PairwiseConsensus", "SMIC", "CECIB",
+        "EvidenceAccumulation", "AspectConsensus", "PairwiseConsensus", "ACCCS", "SMIC", "CECIB",
         "SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier",
     ),
 }
@@ -141,6 +142,9 @@ __all__ = [
     "EmbeddingResult",
     "EmbeddedConsensus",
     "PairwiseConsensus",
+    "acccs",
+    "ACCCSResult",
+    "ACCCS",
     # information-maximisation clustering
     "smic",
     "smic_predict",

@@ -5,6 +5,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bayesclust import (
+    ACCCS,
     DPGaussianMixture,
     DPMeans,
     HDPGaussianMixture,
@@ -66,6 +67,31 @@ def test_sklearn_contract_sampled(estimator, check):
 )
 def test_sklearn_contract_pairwise_consensus(estimator, check):
     check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([ACCCS(n_clusters=2, n_partitions=5, generations=3, population=4, random_state=0)])
+def test_sklearn_contract_acccs(estimator, check):
+    check(estimator)
+
+
+def test_acccs_estimator_matches_functional_core():
+    import jax
+
+    from bayesclust import acccs
+
+    parts = np.array([[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]])
+    est = ACCCS(2, generations=10, random_state=3).fit(ensemble=parts, must_link=[[0, 1]], cannot_link=[[0, 5]])
+    from bayesclust.estimators._base import _key_from_random_state
+
+    _, k_ga = jax.random.split(_key_from_random_state(3))
+    res = acccs(k_ga, parts, [[0, 1]], [[0, 5]], 2, generations=10)
+    np.testing.assert_array_equal(est.labels_, res.labels)
+    assert est.objective_ == res.objective and est.acc_ == res.acc
+    with pytest.raises(ValueError, match="beta"):
+        ACCCS(beta=2.0).fit(ensemble=parts)
+    with pytest.raises(ValueError, match="must_link"):
+        ACCCS().fit(ensemble=parts, must_link=[[0, 9]])
 
 
 def test_estimator_matches_functional_core():

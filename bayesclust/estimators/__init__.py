@@ -8,7 +8,7 @@ with a trailing underscore, ``validate_data``).
 """
 
 from .cecib import CECIB
-from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
+from .consensus import ACCCS, AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
@@ -27,6 +27,7 @@ __all__ = [
     "PenalizedNormalizedCut",
     "SMIC",
     "EvidenceAccumulation",
+    "ACCCS",
     "AspectConsensus",
     "EmbeddedConsensus",
     "PairwiseConsensus",

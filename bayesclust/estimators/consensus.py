@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 )
 
 from .._validation import check_ensemble
+from ..inference.acccs import acccs
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.consensus_bayes import aspect_posterior
@@ -31,7 +32,7 @@ from ._base import (
     _renamed_param,
 )
 
-__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus"]
+__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus", "ACCCS"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -596,3 +597,117 @@ class PairwiseConsensus(_ConsensusBase):
     def fit_predict(self, X=None, y=None, ensemble=None):
         """``fit`` and return ``labels_``."""
         return self.fit(X, ensemble=ensemble).labels_
+
+
+class ACCCS(_ConsensusBase):
+    r"""ACCCS: consensus by a genetic algorithm balancing ACC and soft pairwise constraints.
+
+    Maximises :math:`J = (1 - \beta) ACC + \beta CS` over partitions with ``n_clusters``
+    labels, :math:`ACC` the average cluster consistency with the ensemble and :math:`CS` the
+    fraction of satisfied must-link and cannot-link constraints (Duarte, Fred & Duarte 2009,
+    eqs. 5-7).  See :func:`bayesclust.inference.acccs.acccs`.
+
+    The constraints are given to :meth:`fit` (``must_link=``, ``cannot_link=``), as they
+    belong to the data, like ``y``; the estimator's parameters are the algorithm's settings.
+
+    Parameters
+    ----------
+    n_clusters : int, default 2
+        ``K*``.
+    population : int, default 20
+    generations : int, default 100
+    p_crossover : float in [0, 1], default 0.8
+    p_mutation : float in [0, 1], default 0.01
+    beta : float in [0, 1], default 0.5
+        The paper's settings (MaxGen 100, PopSize 20, 0.8, 0.01, 1/2).
+    n_partitions : int, default 50
+        The paper's ensembles hold 50 k-means partitions (with K uniform in 10..30:
+        ``n_clusters_range=(10, 30)``).
+    n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+        Number of non-empty clusters of ``labels_``.
+    objective_ : float
+        :math:`J` of ``labels_`` (maximised).
+    objective_trace_ : ndarray of shape (generations + 1,)
+        Best :math:`J` of the population per generation (non-decreasing).
+    acc_, constraint_satisfaction_ : float
+        :math:`ACC` and :math:`CS` of ``labels_``.
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import ACCCS
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> est = ACCCS(2, generations=20, random_state=0).fit(ensemble=parts, must_link=[[0, 1]],
+    ...                                                     cannot_link=[[0, 5]])
+    >>> est.constraint_satisfaction_
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "population": [Interval(numbers.Integral, 2, None, closed="left")],
+        "generations": [Interval(numbers.Integral, 0, None, closed="left")],
+        "p_crossover": [Interval(numbers.Real, 0, 1, closed="both")],
+        "p_mutation": [Interval(numbers.Real, 0, 1, closed="both")],
+        "beta": [Interval(numbers.Real, 0, 1, closed="both")],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=2, *, population=20, generations=100, p_crossover=0.8, p_mutation=0.01,
+                 beta=0.5, n_partitions=50, n_clusters_range=None, k_rule="penca", subsample=None,
+                 random_state=None):
+        self.n_clusters = n_clusters
+        self.population = population
+        self.generations = generations
+        self.p_crossover = p_crossover
+        self.p_mutation = p_mutation
+        self.beta = beta
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None, must_link=None, cannot_link=None):
+        """Fit ACCCS to an ensemble built on ``X`` or to ``ensemble``, under the constraints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+            Builds the ensemble when ``ensemble`` is None, and seeds the initial population
+            with k-means runs whenever given.
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+        must_link, cannot_link : array-like of int, shape (c, 2), optional
+            Pairs of sample indices that should / should not share a cluster.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_ga = jax.random.split(key)
+        codes, _ = self._ensemble(X, ensemble, k_ens)
+        Xd = None if X is None else validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        res = acccs(k_ga, codes, must_link, cannot_link, self.n_clusters, Xd, population=self.population,
+                    generations=self.generations, p_crossover=self.p_crossover, p_mutation=self.p_mutation,
+                    beta=self.beta)
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = int(np.unique(res.labels).shape[0])
+        self.objective_ = float(res.objective)
+        self.objective_trace_ = res.objective_trace
+        self.acc_ = float(res.acc)
+        self.constraint_satisfaction_ = float(res.constraint_satisfaction)
+        return self
+
+    def fit_predict(self, X=None, y=None, ensemble=None, must_link=None, cannot_link=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, ensemble=ensemble, must_link=must_link, cannot_link=cannot_link).labels_

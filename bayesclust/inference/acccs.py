@@ -205,6 +205,8 @@ def acccs(
     >>> res.constraint_satisfaction, len(res.objective_trace)
     (1.0, 21)
     """
+    if X is not None:
+        X = V.check_array(X, "X")  # first: broken data are named before a mismatch with the ensemble
     prep = _ensemble_one_hot(ensemble)
     n = prep.B.shape[0]
     ml = check_constraints(must_link, n, "must_link")
@@ -218,7 +220,6 @@ def acccs(
     p_mutation = _check_probability(p_mutation, "p_mutation")
     beta = _check_probability(beta, "beta")
     if X is not None:
-        X = V.check_array(X, "X")
         if X.shape[0] != n:
             raise ValueError(f"X has {X.shape[0]} rows but the partitions of ensemble label {n} objects")
     rng = V.as_numpy_rng(rng_key)
