@@ -38,6 +38,7 @@ _LAZY = {
     ".inference.mixture_of_ensembles": ("mixture_of_ensembles",),
     ".inference.posterior": ("Posterior",),
     ".inference.ppc": ("PPCResult", "ppc"),
+    ".inference.weacs": ("WEACSResult", "weacs"),
     ".inference.smic": ("SMICResult", "SMICSelection", "lsmi", "smic", "smic_predict",
                         "smic_select"),
     ".inference.spectral": ("kernel_dp_means", "penalized_ncut", "spectral_dp_means"),
@@ -144,6 +145,8 @@ __all__ = [
     "PairwiseConsensus",
     "acccs",
     "ACCCSResult",
+    "weacs",
+    "WEACSResult",
     "ACCCS",
     # information-maximisation clustering
     "smic",

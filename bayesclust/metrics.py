@@ -61,6 +61,7 @@ __all__ = [
     "silhouette",
     "dunn",
     "davies_bouldin",
+    "calinski_harabasz",
     "likelihood_index",
     "match_labels",
     "co_clustering_matrix",
@@ -1313,6 +1314,56 @@ def davies_bouldin(X_or_S: Any, labels: Any, *, space: str = "data") -> float:
         num[np.arange(d.shape[0]), np.arange(blk.start, blk.stop)] = 0.0
         worst[blk] = _worst_ratio(num, d).max(axis=1)
     return float(worst.mean())
+
+
+def calinski_harabasz(X: Any, labels: Any) -> float:
+    r"""Calinski-Harabasz index (variance ratio criterion) of a partition of data.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    labels : array_like of int, shape (n,)
+        At least 2 and at most ``n - 1`` clusters.
+
+    Returns
+    -------
+    float >= 0 (maximise)
+        .. math::
+
+            CH = \frac{\mathrm{tr}(B) / (K - 1)}{\mathrm{tr}(W) / (n - K)},\quad
+            \mathrm{tr}(B) = \sum_k n_k \lVert \bar x_k - \bar x \rVert^2,\quad
+            \mathrm{tr}(W) = \sum_i \lVert x_i - \bar x_{c_i} \rVert^2;
+
+        ``inf`` when every cluster is a single point repeated (``tr(W) = 0 < tr(B)``), 1 when
+        both traces are 0 (scikit-learn's convention).
+
+    References
+    ----------
+    T. Caliński and J. Harabasz, "A dendrite method for cluster analysis", Communications in
+    Statistics 3(1) (1974) 1-27.
+
+    Examples
+    --------
+    >>> round(calinski_harabasz([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1]), 6)
+    200.0
+    """
+    X = _check_points(X, "X")
+    c = check_labels(labels, "labels", n_samples=X.shape[0])
+    _, c = np.unique(c, return_inverse=True)
+    c = c.reshape(-1)
+    n, k = X.shape[0], int(c.max()) + 1
+    if not 2 <= k <= n - 1:
+        raise ValueError(f"labels must have between 2 and n - 1 = {n - 1} clusters, got {k}")
+    Xc = X - X.mean(axis=0)
+    sizes = np.bincount(c, minlength=k).astype(np.float64)
+    means = np.zeros((k, X.shape[1]))
+    np.add.at(means, c, Xc)
+    means /= sizes[:, None]
+    between = float(np.sum(sizes * np.sum(means**2, axis=1)))
+    within = float(np.sum((Xc - means[c]) ** 2))
+    if within == 0.0:
+        return 1.0 if between == 0.0 else float("inf")
+    return between * (n - k) / (within * (k - 1))
 
 
 def _nearest_by_similarity(sim: _Similarity, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
