@@ -8,7 +8,13 @@ with a trailing underscore, ``validate_data``).
 """
 
 from .cecib import CECIB
-from .consensus import AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
+from .consensus import (
+    AspectConsensus,
+    ConstrainedEAC,
+    EmbeddedConsensus,
+    EvidenceAccumulation,
+    PairwiseConsensus,
+)
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
@@ -27,6 +33,7 @@ __all__ = [
     "PenalizedNormalizedCut",
     "SMIC",
     "EvidenceAccumulation",
+    "ConstrainedEAC",
     "AspectConsensus",
     "EmbeddedConsensus",
     "PairwiseConsensus",
