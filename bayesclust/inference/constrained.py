@@ -418,11 +418,12 @@ def constrained_linkage_consensus(
         components of the must-link graph and the closest pair (single-link distance on
         ``D``) with no cannot-link pair between them merges, until ``n_clusters`` remain.
         If no allowed pair is left earlier, more clusters are returned with a
-        ``UserWarning``.  Ties follow (distance, i, j) order.
+        ``UserWarning`` (docs/deviations.md#ceac-csl-stall).  Ties follow (distance, i, j) order.
         ``"complete"`` — **CCL** (Klein, Kamvar & Manning 2002): :math:`D_{ij}=0` on
         must-links, shortest-path closure (:func:`constrained_shortest_paths`), :math:`D_{ij}
         = \max D + 1` on cannot-links, complete link cut by merge order at ``n_clusters``
-        (:func:`~bayesclust.inference.linkage.cut_tree_at`).  A forced cut can still separate
+        (:func:`~bayesclust.inference.linkage.cut_tree_at`,
+        docs/deviations.md#ceac-ccl-shortest-paths).  A forced cut can still separate
         must-linked or join cannot-linked objects when ``n_clusters`` is small; see
         ``satisfaction``.
 
