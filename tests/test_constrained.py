@@ -363,3 +363,11 @@ def test_table1_biopsy_csl(biopsy_table1):
                    "single link cuts off a few outlying objects at K = 2")
 def test_table1_biopsy_eac_sl(biopsy_table1):
     assert abs(biopsy_table1[0] - 83.88) <= 5
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([bayesclust.ConstrainedEAC(n_clusters=3, n_partitions=10, random_state=0)])
+def test_constrained_eac_sklearn_checks(estimator, check):
+    check(estimator)
