@@ -137,8 +137,10 @@ def _check_constraints(must_link: Any, cannot_link: Any, n: int) -> tuple[np.nda
 def _as_similarity(coassoc: Any, name: str = "coassoc") -> np.ndarray:
     """Dense symmetric co-association in [0, 1], shape (n, n), unit diagonal."""
     if isinstance(coassoc, CoAssociation):
-        C = coassoc.toarray()
-    elif sp.issparse(coassoc):
+        C = coassoc.toarray()  # symmetric, in [0, 1]
+        np.fill_diagonal(C, 1.0)
+        return C
+    if sp.issparse(coassoc):
         M = sp.csr_matrix(coassoc).astype(np.float64)
         if M.shape[0] != M.shape[1]:
             raise ValueError(f"{name} must be square, got shape {M.shape}")
@@ -153,13 +155,11 @@ def _as_similarity(coassoc: Any, name: str = "coassoc") -> np.ndarray:
         raise ValueError(f"{name} contains NaN or infinite values")
     if C.shape[0] < 2:
         raise ValueError(f"{name} must describe at least 2 objects, got {C.shape[0]}")
-    off = C[~np.eye(C.shape[0], dtype=bool)]
-    if off.min() < 0 or off.max() > 1:
+    np.fill_diagonal(C, 1.0)  # C is a fresh copy on every path
+    if C.min() < 0 or C.max() > 1:
         raise ValueError(f"{name} must be a normalised co-association with values in [0, 1]")
-    if not np.allclose(C, C.T, atol=1e-12):
+    if not np.array_equal(C, C.T) and np.abs(C - C.T).max() > 1e-12:
         raise ValueError(f"{name} must be symmetric")
-    C = C.copy()
-    np.fill_diagonal(C, 1.0)
     return C
 
 
@@ -251,59 +251,61 @@ def _csl(D: np.ndarray, comp: np.ndarray, cl: np.ndarray, K: int) -> np.ndarray:
     The closest allowed pair of clusters is the first pair (i, j) in distance order whose
     clusters differ and are not cannot-linked: clusters only grow, so a pair skipped once
     (same cluster, or a cannot-link between its clusters) stays skipped.  Pairs come in
-    batches of the smallest remaining distances (``argpartition``), so only the pairs below
-    the last merge are sorted.
+    batches of the smallest remaining distances (``argpartition`` on the condensed
+    distances), so only the pairs up to the last merge are sorted.
     """
+    from scipy.spatial.distance import squareform
+
     n = D.shape[0]
-    _, cid = np.unique(comp, return_inverse=True)  # cluster id of every object, 0..k-1
-    cid = cid.astype(np.int64)
-    k = int(cid.max()) + 1
-    forbid = np.zeros((k, k), bool)
-    if cl.shape[0]:
-        forbid[cid[cl[:, 0]], cid[cl[:, 1]]] = True
-        forbid[cid[cl[:, 1]], cid[cl[:, 0]]] = True
+    _, cid0 = np.unique(comp, return_inverse=True)  # cluster id of every object, 0..k-1
+    cid0 = cid0.reshape(-1).astype(np.int64)
+    k = int(cid0.max()) + 1
     if k <= K:
-        return cid
-    members = [[] for _ in range(k)]
-    for i, c in enumerate(cid.tolist()):
+        return cid0
+    has_cl = cl.shape[0] > 0
+    if has_cl:
+        forbid = np.zeros((k, k), bool)
+        forbid[cid0[cl[:, 0]], cid0[cl[:, 1]]] = True
+        forbid[cid0[cl[:, 1]], cid0[cl[:, 0]]] = True
+    cid = cid0.tolist()
+    members: list[list[int]] = [[] for _ in range(k)]
+    for i, c in enumerate(cid):
         members[c].append(i)
-    iu, ju = np.triu_indices(n, 1)
-    d = D[iu, ju]
-    cross = cid[iu] != cid[ju]
-    iu, ju, d = iu[cross], ju[cross], d[cross]
+    d = squareform(D, checks=False)  # condensed, a copy: processed pairs are set to inf
+    starts = np.arange(n, dtype=np.int64)
+    starts = starts * n - starts * (starts + 1) // 2  # condensed index of the pair (i, i + 1)
     batch = max(4 * n, 1024)
-    while k > K and d.size:
-        if d.size > batch:
+    done = 0
+    while k > K and done < d.size:
+        if d.size - done > batch:
             t = np.partition(d, batch - 1)[batch - 1]
-            take = d <= t
+            idx = np.flatnonzero(d <= t)
         else:
-            take = np.ones(d.size, bool)
-        bi, bj, bd = iu[take], ju[take], d[take]
-        order = np.lexsort((bj, bi, bd))
-        bi, bj = bi[order], bj[order]
-        keep = cid[bi] != cid[bj]
-        for i, j in zip(bi[keep].tolist(), bj[keep].tolist()):
+            idx = np.flatnonzero(np.isfinite(d))
+        idx = idx[np.lexsort((idx, d[idx]))]  # condensed order is (i, j) order
+        done += idx.size
+        bi = np.searchsorted(starts, idx, side="right") - 1
+        bj = idx - starts[bi] + bi + 1
+        d[idx] = np.inf
+        for i, j in zip(bi.tolist(), bj.tolist()):
             a, b = cid[i], cid[j]
-            if a == b or forbid[a, b]:
+            if a == b or (has_cl and forbid[a, b]):
                 continue
             if len(members[a]) < len(members[b]):
                 a, b = b, a
             mb = members[b]
-            cid[mb] = a
+            for m in mb:
+                cid[m] = a
             members[a].extend(mb)
             members[b] = []
-            forbid[a] |= forbid[b]
-            forbid[:, a] |= forbid[:, b]
+            if has_cl:
+                forbid[a] |= forbid[b]
+                forbid[:, a] |= forbid[:, b]
             k -= 1
             if k <= K:
                 break
-        rest = ~take
-        iu, ju, d = iu[rest], ju[rest], d[rest]
-        if k > K and d.size:
-            cross = cid[iu] != cid[ju]
-            iu, ju, d = iu[cross], ju[cross], d[cross]
-            batch *= 2
-    return cid
+        batch *= 2
+    return np.asarray(cid, np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -458,8 +460,7 @@ def constrained_linkage_consensus(
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"method must be one of {CONSTRAINED_METHODS}, got {method!r}")
     ml, cl, comp = _check_constraints(must_link, cannot_link, n)
-    D = np.clip(1.0 - C, 0.0, 1.0)
-    np.fill_diagonal(D, 0.0)
+    D = np.subtract(1.0, C, out=C)  # C is a private copy; the diagonal becomes 0
     if method == "single":
         cid = _csl(D, comp, cl, K)
         _, first, inv = np.unique(cid, return_index=True, return_inverse=True)
