@@ -188,12 +188,13 @@ def test_csl_warns_when_n_clusters_cannot_be_reached():
 
 
 # ---------------------------------------------------------------------------
-# the Dijkstra shortcut of CCL
+# the must-link shortcut of CCL
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("n_ml", [8, 25])
 @pytest.mark.parametrize("seed", range(6))
-def test_dijkstra_from_must_link_components_equals_floyd_warshall(seed):
+def test_shortcut_through_must_link_components_equals_floyd_warshall(seed, n_ml):
     rng = np.random.default_rng(seed)
     n = 30
     if seed % 2:  # a co-association distance (1 - C is a metric for complete partitions)
@@ -203,7 +204,7 @@ def test_dijkstra_from_must_link_components_equals_floyd_warshall(seed):
         D = squareform(pdist(rng.normal(size=(n, 3))))
         D /= D.max()
     np.fill_diagonal(D, 0)
-    ml = rng.integers(0, n, size=(8, 2))
+    ml = rng.integers(0, n, size=(n_ml, 2))
     ml = ml[ml[:, 0] != ml[:, 1]]
     Dz = D.copy()
     Dz[ml[:, 0], ml[:, 1]] = Dz[ml[:, 1], ml[:, 0]] = 0

@@ -324,18 +324,20 @@ def constrained_shortest_paths(D: Any, must_link: Any, *, method: str = "endpoin
         Symmetric non-negative distances, zero diagonal.
     must_link : array_like of int, shape (m, 2)
     method : {"endpoints", "FW"}, default "endpoints"
-        ``"FW"``: Floyd-Warshall on the whole graph (:math:`O(n^3)`).  ``"endpoints"``: any
-        path that gets shorter uses a zero must-link edge, hence passes through a must-link
-        endpoint ``a``, and then its length is :math:`SP(a, i) + SP(a, j)`; so
+        ``"FW"``: Floyd-Warshall on the whole graph (:math:`O(n^3)`).  ``"endpoints"``: a
+        path that gets shorter uses zero must-link edges, so it runs from ``i`` to a must-link
+        component ``p`` (whose members are 0 apart), hops between components, and leaves a
+        component ``q`` for ``j``; with :math:`E_p(i) = \min_{u \in p} D_{ui}` and
+        :math:`M^*` the shortest paths between the components (Dijkstra on the small graph
+        :math:`M_{pq} = \min_{u\in p, v\in q} D_{uv}`),
 
-        .. math:: D'_{ij} = \min\bigl(D_{ij},\ \min_a SP(a, i) + SP(a, j)\bigr)
+        .. math:: D'_{ij} = \min\bigl(D_{ij},\ \min_{p,q} E_p(i) + M^*_{pq} + E_q(j)\bigr),
 
-        with Dijkstra (``scipy.sparse.csgraph.dijkstra``) run from one endpoint per
-        must-link component only (the members of a component are at distance 0 from each
-        other).  Exact when ``D`` satisfies the triangle inequality, as :math:`1 - C` of a
-        co-association of complete partitions does (the fraction of partitions separating
-        two objects); otherwise paths avoiding every endpoint can also be shorter than
-        :math:`D_{ij}` and only ``"FW"`` is exact.
+        :math:`O(r n^2)` for ``r`` must-link components.  Exact when ``D`` satisfies the
+        triangle inequality, as :math:`1 - C` of a co-association of complete partitions does
+        (the fraction of partitions separating two objects): then a direct hop is never longer
+        than a detour through objects outside the components.  Otherwise only ``"FW"`` is
+        exact (docs/deviations.md#ceac-ccl-shortest-paths).
 
     Returns
     -------
@@ -367,12 +369,19 @@ def constrained_shortest_paths(D: Any, must_link: Any, *, method: str = "endpoin
         return shortest_path(G, method="FW", directed=False)
     Gm = sp.coo_matrix((np.ones(ml.shape[0]), (ml[:, 0], ml[:, 1])), shape=(n, n))
     _, comp = connected_components(Gm, directed=False)
-    _, rep = np.unique(comp[ml[:, 0]], return_index=True)
-    sources = ml[rep, 0]
-    SP = dijkstra(G, directed=False, indices=sources)
+    roots = np.unique(comp[ml[:, 0]])  # the must-link components with two or more members
+    # E[p, i]: distance from component p (its members are 0 apart) to object i
+    E = np.stack([D[comp == r].min(axis=0) for r in roots])
+    # shortest paths between the components, hopping by direct distances (Dijkstra, r x r)
+    M = np.stack([E[:, comp == r].min(axis=1) for r in roots], axis=1)
+    M = np.minimum(M, M.T)
+    np.fill_diagonal(M, 0.0)
+    Mstar = dijkstra(csgraph_from_dense(M, null_value=np.inf), directed=False)
+    # SP[p, i] = min_q M*[p, q] + E[q, i]: shortest path from component p to i
     out = D
-    for row in SP:
-        np.minimum(out, row[:, None] + row[None, :], out=out)
+    for p in range(len(roots)):
+        SPp = np.min(Mstar[p][:, None] + E, axis=0)
+        np.minimum(out, E[p][:, None] + SPp[None, :], out=out)
     np.fill_diagonal(out, 0.0)
     return out
 
