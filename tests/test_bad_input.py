@@ -50,6 +50,7 @@ ENTRY_POINTS = {
     "SpectralDPMeans": (lambda X: bc.SpectralDPMeans(1.0).fit(X), "X"),
     "PenalizedNormalizedCut": (lambda X: bc.PenalizedNormalizedCut().fit(X), "X"),
     "EvidenceAccumulation": (lambda X: bc.EvidenceAccumulation(n_partitions=4).fit(X), "X"),
+    "ConstrainedEAC": (lambda X: bc.ConstrainedEAC(n_partitions=4).fit(X, must_link=[[0, 1]]), "X"),
     "AspectConsensus": (lambda X: bc.AspectConsensus(n_partitions=4).fit(X), "X"),
     "EmbeddedConsensus": (lambda X: bc.EmbeddedConsensus(2, n_partitions=4).fit(X), "X"),
     "PairwiseConsensus": (lambda X: bc.PairwiseConsensus(2, n_partitions=4, n_init=1,

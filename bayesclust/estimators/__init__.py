@@ -8,7 +8,14 @@ with a trailing underscore, ``validate_data``).
 """
 
 from .cecib import CECIB
-from .consensus import ACCCS, AspectConsensus, EmbeddedConsensus, EvidenceAccumulation, PairwiseConsensus
+from .consensus import (
+    ACCCS,
+    AspectConsensus,
+    ConstrainedEAC,
+    EmbeddedConsensus,
+    EvidenceAccumulation,
+    PairwiseConsensus,
+)
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
 from .discriminative import DiscriminativeClustering
 from .dp import DPGaussianMixture, DPMeans
@@ -28,6 +35,7 @@ __all__ = [
     "SMIC",
     "EvidenceAccumulation",
     "ACCCS",
+    "ConstrainedEAC",
     "AspectConsensus",
     "EmbeddedConsensus",
     "PairwiseConsensus",

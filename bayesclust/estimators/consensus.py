@@ -21,6 +21,7 @@ from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.consensus_bayes import aspect_posterior
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
+from ..inference.constrained import CONSTRAINED_METHODS, constrained_linkage_consensus
 from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
@@ -32,7 +33,8 @@ from ._base import (
     _renamed_param,
 )
 
-__all__ = ["EvidenceAccumulation", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus", "ACCCS"]
+__all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
+           "ACCCS"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -213,6 +215,98 @@ class EvidenceAccumulation(_ConsensusBase):
         self.linkage_ = res.linkage
         self.lifetimes_ = res.lifetimes
         return self
+
+
+class ConstrainedEAC(_ConsensusBase):
+    r"""Constrained evidence accumulation (CEAC): constrained linkage of a co-association.
+
+    Builds an ensemble (``n_partitions`` k-means runs with K uniform in ``n_clusters_range``,
+    or any given partitions), accumulates the co-association :math:`C`, and extracts
+    ``n_clusters`` clusters from :math:`D = 1 - C` with constrained single link (CSL) or
+    constrained complete link (CCL, Klein, Kamvar & Manning 2002) honouring must-link and
+    cannot-link pairs (Duarte, Lourenço, Fred et al., CEAC, Section 3).  The constraints
+    are pairs of sample indices and are passed to :meth:`fit`, like sample-level data.
+
+    Parameters
+    ----------
+    n_clusters : int, default 2
+        :math:`K^*`.
+    method : {"single", "complete"}, default "single"
+        CSL or CCL (:func:`~bayesclust.inference.constrained.constrained_linkage_consensus`).
+    n_partitions : int, default 50
+        Ensemble size when ``fit`` builds the ensemble (50 in the CEAC experiments).
+    n_clusters_range : (int, int) or None, default (10, 30)
+        ``(K_min, K_max)`` of the k-means ensemble (the CEAC experiments' range); ``None``:
+        from ``k_rule``.
+    k_rule : {"penca", "sqrt", "linear"}, default "penca"
+        Used only when ``n_clusters_range`` is None.
+    subsample : float in (0, 1] or None
+        Fraction of objects per partition.
+    random_state : int, RandomState instance or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+        More than ``n_clusters`` when CSL runs out of allowed merges (with a UserWarning).
+    constraint_satisfaction_ : float
+        Fraction of the constraints ``labels_`` satisfies (CEAC paper, eq. 5); NaN without
+        constraints.
+    ensemble_ : ndarray of shape (N, n_samples)
+    coassociation_ : bayesclust.inference.coassociation.CoAssociation
+
+    Examples
+    --------
+    >>> from bayesclust import ConstrainedEAC
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> ConstrainedEAC(n_clusters=2).fit(ensemble=parts).labels_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> ConstrainedEAC(n_clusters=2).fit(ensemble=parts, must_link=[[2, 3]], cannot_link=[[0, 5]]).labels_.tolist()
+    [0, 0, 0, 0, 0, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(CONSTRAINED_METHODS))],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=2, *, method="single", n_partitions=50, n_clusters_range=(10, 30),
+                 k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.method = method
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None, *, must_link=None, cannot_link=None):
+        """Constrained consensus of an ensemble built on ``X`` or of the given ``ensemble``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+        must_link, cannot_link : array-like of int, shape (m, 2), optional
+            Pairs of sample indices to keep together / apart.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        _, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
+        res = constrained_linkage_consensus(C, must_link, cannot_link, self.n_clusters, self.method)
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = res.n_clusters
+        self.constraint_satisfaction_ = res.satisfaction
+        return self
+
+    def fit_predict(self, X=None, y=None, ensemble=None, *, must_link=None, cannot_link=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, ensemble=ensemble, must_link=must_link, cannot_link=cannot_link).labels_
 
 
 class AspectConsensus(_ConsensusBase):
