@@ -28,8 +28,9 @@ from scipy.optimize import linear_sum_assignment
 
 from .. import _validation as V
 from ..metrics import _acc_population, _ensemble_one_hot
+from .constrained import _check_pairs, satisfied_fraction
 
-__all__ = ["ACCCSResult", "acccs", "check_constraints"]
+__all__ = ["ACCCSResult", "acccs"]
 
 
 class ACCCSResult(NamedTuple):
@@ -57,40 +58,11 @@ class ACCCSResult(NamedTuple):
     constraint_satisfaction: float
 
 
-def check_constraints(pairs: Any, n: int, name: str) -> np.ndarray:
-    """Validate a set of object pairs: an int64 array of shape (c, 2) of distinct indices in [0, n)."""
-    if pairs is None:
-        return np.zeros((0, 2), np.int64)
-    arr = np.asarray(pairs)
-    if arr.size == 0:
-        return np.zeros((0, 2), np.int64)
-    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer object indices, got dtype {arr.dtype}")
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (c, 2), got {arr.shape}")
-    arr = arr.astype(np.int64)
-    if arr.min() < 0 or arr.max() >= n:
-        raise ValueError(f"{name} holds an object index outside [0, {n})")
-    if np.any(arr[:, 0] == arr[:, 1]):
-        raise ValueError(f"{name} pairs an object with itself")
-    return arr
-
-
 def _constraint_satisfaction_batch(labels: np.ndarray, must_link: np.ndarray, cannot_link: np.ndarray) -> np.ndarray:
-    r"""CS of every row of ``labels`` (p, n): satisfied constraints over all constraints, shape (p,).
-
-    :math:`CS = (\sum_{\mathcal C_=} [c_i = c_j] + \sum_{\mathcal C_{\ne}} [c_i \ne c_j]) /
-    (|\mathcal C_=| + |\mathcal C_{\ne}|)` (Duarte, Fred & Duarte, 2009, eq. 5); 1 without
-    constraints.
-    """
-    total = must_link.shape[0] + cannot_link.shape[0]
-    if total == 0:
-        return np.ones(labels.shape[0])
-    ok = np.sum(labels[:, must_link[:, 0]] == labels[:, must_link[:, 1]], axis=1)
-    ok = ok + np.sum(labels[:, cannot_link[:, 0]] != labels[:, cannot_link[:, 1]], axis=1)
-    return ok / total
+    r"""CS of every row of ``labels`` (p, n), shape (p,)
+    (:func:`~bayesclust.inference.constrained.satisfied_fraction`), 1 without constraints."""
+    cs = satisfied_fraction(labels, must_link, cannot_link)
+    return np.where(np.isnan(cs), 1.0, cs)
 
 
 def _align(p1: np.ndarray, p2: np.ndarray, k: int) -> np.ndarray:
@@ -209,8 +181,8 @@ def acccs(
         X = V.check_array(X, "X")  # first: broken data are named before a mismatch with the ensemble
     prep = _ensemble_one_hot(ensemble)
     n = prep.B.shape[0]
-    ml = check_constraints(must_link, n, "must_link")
-    cl = check_constraints(cannot_link, n, "cannot_link")
+    ml = _check_pairs(must_link, "must_link", n)
+    cl = _check_pairs(cannot_link, "cannot_link", n)
     k = V.check_int(n_clusters, "n_clusters", minimum=1)
     if k > n:
         raise ValueError(f"n_clusters must be at most the number of objects {n}, got {k}")

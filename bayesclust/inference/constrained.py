@@ -195,11 +195,20 @@ def constraint_satisfaction(labels: Any, must_link: Any, cannot_link: Any) -> fl
     n = lab.shape[0]
     ml = _check_pairs(must_link, "must_link", n)
     cl = _check_pairs(cannot_link, "cannot_link", n)
-    m = ml.shape[0] + cl.shape[0]
+    return float(satisfied_fraction(lab[None], ml, cl)[0])
+
+
+def satisfied_fraction(labels: np.ndarray, must_link: np.ndarray, cannot_link: np.ndarray) -> np.ndarray:
+    """Eq. 5 for every row of ``labels`` (p, n) at once, shape (p,); NaN without constraints.
+
+    No validation: ``must_link`` / ``cannot_link`` are checked (m, 2) int64 arrays.
+    """
+    m = must_link.shape[0] + cannot_link.shape[0]
     if m == 0:
-        return float("nan")
-    ok = np.sum(lab[ml[:, 0]] == lab[ml[:, 1]]) + np.sum(lab[cl[:, 0]] != lab[cl[:, 1]])
-    return float(ok) / m
+        return np.full(labels.shape[0], np.nan)
+    ok = np.sum(labels[:, must_link[:, 0]] == labels[:, must_link[:, 1]], axis=1)
+    ok = ok + np.sum(labels[:, cannot_link[:, 0]] != labels[:, cannot_link[:, 1]], axis=1)
+    return ok / m
 
 
 def random_constraints(rng_key: Any, y: Any, n_constraints: int) -> tuple[np.ndarray, np.ndarray]:
