@@ -352,20 +352,26 @@ def check_sample_weight(sample_weight: Any, n_samples: int, dtype: Any = np.floa
     return w
 
 
+def integer_labels(arr: np.ndarray, name: str) -> np.ndarray:
+    """An array of labels of any shape as integers: integral floats and booleans converted,
+    anything else non-integer a ``ValueError`` / ``TypeError`` naming ``name``."""
+    if arr.dtype.kind == "f":
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must contain integer labels, got non-integer values")
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+    return arr
+
+
 def check_labels(labels: Any, name: str = "labels", *, n_samples: int | None = None) -> np.ndarray:
     """Validate a 1-D vector of integer cluster/class labels (any integer values).
 
     Float arrays are accepted when every value is integral (e.g. ``[0., 1.]``).
     """
-    arr = check_array(labels, name, ndim=1, min_samples=1, dtype=None)
-    if arr.dtype.kind == "f":
-        if not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must contain integer labels, got non-integer values")
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+    arr = integer_labels(check_array(labels, name, ndim=1, min_samples=1, dtype=None), name)
     if n_samples is not None and arr.shape[0] != n_samples:
         raise ValueError(f"{name} has length {arr.shape[0]}, expected {n_samples}")
     return arr

@@ -39,6 +39,7 @@ from bayesclust._validation import (
     check_positive,
     check_same_length,
     check_sample_weight,
+    integer_labels,
 )
 
 __all__ = [
@@ -700,15 +701,7 @@ def _ensemble_one_hot(ensemble: Any) -> _EnsembleOneHot:
 
 
 def _candidate_codes(candidates: Any, n: int, name: str = "candidates") -> np.ndarray:
-    P = check_array(candidates, name, ndim=2, min_samples=1, dtype=None)
-    if P.dtype.kind == "f":
-        if not np.all(P == np.round(P)):
-            raise ValueError(f"{name} must contain integer labels, got non-integer values")
-        P = P.astype(np.int64)
-    elif P.dtype.kind == "b":
-        P = P.astype(np.int64)
-    elif P.dtype.kind not in "iu":
-        raise TypeError(f"{name} must contain integer labels, got dtype {P.dtype}")
+    P = integer_labels(check_array(candidates, name, ndim=2, min_samples=1, dtype=None), name)
     if P.shape[1] != n:
         raise ValueError(f"{name} has {P.shape[1]} columns but the partitions of ensemble label {n} objects")
     # Renumber every row 0..K-1 at once: unique over (row, label) pairs.
