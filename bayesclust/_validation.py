@@ -300,6 +300,15 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
     return v
 
 
+def check_probability(value: Any, name: str, *, open_interval: bool = False) -> float:
+    """A number in [0, 1] (``open_interval``: in (0, 1)), or a ``ValueError`` naming ``name``."""
+    v = check_positive(value, name) if open_interval else check_nonnegative(value, name)
+    if v > 1.0 or (open_interval and v == 1.0):
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return v
+
+
 def check_nonnegative(value: Any, name: str) -> float:
     """Return ``value`` as a float, raising unless it is finite and >= 0."""
     v = _check_real_scalar(value, name)

@@ -92,13 +92,6 @@ def _mutate(rng: np.random.Generator, labels: np.ndarray, k: int, p_mutation: fl
     return np.where(hit, (labels + shift) % k, labels)
 
 
-def _check_probability(value: Any, name: str) -> float:
-    v = V.check_nonnegative(value, name)
-    if v > 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
-    return v
-
-
 def acccs(
     rng_key: Any,
     ensemble: Any,
@@ -188,9 +181,9 @@ def acccs(
         raise ValueError(f"n_clusters must be at most the number of objects {n}, got {k}")
     population = V.check_int(population, "population", minimum=2)
     generations = V.check_int(generations, "generations", minimum=0)
-    p_crossover = _check_probability(p_crossover, "p_crossover")
-    p_mutation = _check_probability(p_mutation, "p_mutation")
-    beta = _check_probability(beta, "beta")
+    p_crossover = V.check_probability(p_crossover, "p_crossover")
+    p_mutation = V.check_probability(p_mutation, "p_mutation")
+    beta = V.check_probability(beta, "beta")
     if X is not None:
         if X.shape[0] != n:
             raise ValueError(f"X has {X.shape[0]} rows but the partitions of ensemble label {n} objects")

@@ -379,9 +379,7 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
     X = _check_data(X)
     tail_factor = V.check_positive(tail_factor, "tail_factor")
     if tail_prob is not None:
-        tail_prob = V.check_positive(tail_prob, "tail_prob")
-        if tail_prob >= 1:
-            raise ValueError(f"tail_prob must be in (0, 1), got {tail_prob}")
+        tail_prob = V.check_probability(tail_prob, "tail_prob", open_interval=True)
     min_size = V.check_int(min_size, "min_size", minimum=3)
 
     agg = _Agglomeration(X)

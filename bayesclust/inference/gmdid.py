@@ -220,9 +220,7 @@ def gmdid(X, init_labels, *, criterion: str = "mdl", alpha: float = 0.05,
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     if lrt_rule not in LRT_RULES:
         raise ValueError(f"lrt_rule must be one of {LRT_RULES}, got {lrt_rule!r}")
-    alpha = V.check_positive(alpha, "alpha")
-    if alpha >= 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = V.check_probability(alpha, "alpha", open_interval=True)
     n_clusters_min = V.check_int(n_clusters_min, "n_clusters_min", minimum=1)
     labels = np.unique(labels, return_inverse=True)[1]
     floor = _lam_floor(X)
