@@ -184,3 +184,20 @@ def test_iris_200_constraints_table1():
         cis.append(100 * metrics.consistency_index(y, res.labels))
     assert np.mean(cis) == pytest.approx(95.87, abs=2.5)
     assert 95.0 <= np.max(cis) <= 100.0
+
+
+@pytest.mark.paper
+def test_biopsy_200_constraints_table1():
+    # Duarte, Fred & Duarte (2009), Table 1, MASS biopsy, 200 constraints: ACCCS CI 90.52;
+    # measured 93.10 (best 94.73) over 20 ensembles of 50 k-means partitions, K ~ U{10..30}.
+    from bayesclust.datasets import load_biopsy
+    from bayesclust.inference.constrained import random_constraints
+
+    X, y = load_biopsy()
+    cis = []
+    for s in range(20):
+        ens = kmeans_ensemble(s, X, 50, n_clusters_range=(10, 30))
+        ml, cl = random_constraints(1000 + s, y, 200)
+        res = A.acccs(1000 + s, ens, ml, cl, 2, X)
+        cis.append(100 * metrics.consistency_index(y, res.labels))
+    assert np.mean(cis) == pytest.approx(90.52, abs=5)
