@@ -704,11 +704,18 @@ def _candidate_codes(candidates: Any, n: int, name: str = "candidates") -> np.nd
     P = integer_labels(check_array(candidates, name, ndim=2, min_samples=1, dtype=None), name)
     if P.shape[1] != n:
         raise ValueError(f"{name} has {P.shape[1]} columns but the partitions of ensemble label {n} objects")
-    # Renumber every row 0..K-1 at once: unique over (row, label) pairs.
+    # Renumber every row 0..K-1 in label order: the rank of each label among the row's labels,
+    # read from a (rows x label range) table when the range is small (a GA's population),
+    # else one np.unique per row.
     P = P.astype(np.int64)
-    _, codes = np.unique(np.stack([np.repeat(np.arange(P.shape[0]), n), P.ravel()]), axis=1, return_inverse=True)
-    codes = codes.reshape(P.shape)
-    return codes - codes.min(axis=1, keepdims=True)
+    P = P - P.min(axis=1, keepdims=True)
+    span = int(P.max()) + 1
+    rows = np.arange(P.shape[0])[:, None]
+    if span <= 4 * n:
+        present = np.zeros((P.shape[0], span), bool)
+        present[rows, P] = True
+        return (np.cumsum(present, axis=1) - 1)[rows, P]
+    return np.stack([np.unique(row, return_inverse=True)[1].reshape(-1) for row in P])
 
 
 def _acc_population(codes: np.ndarray, prep: _EnsembleOneHot, weighted: bool = True) -> np.ndarray:

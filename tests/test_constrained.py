@@ -128,6 +128,46 @@ def test_csl_matches_the_literal_algorithm(seed):
         assert _same_partition(res.labels, ref)
 
 
+def _kruskal_slow(D, ml, K):
+    """CSL without cannot-links, literally: must-link components, then every pair in
+    (distance, i, j) order merges two clusters until K remain."""
+    n = D.shape[0]
+    lab = np.arange(n)
+
+    def join(i, j):
+        a, b = lab[i], lab[j]
+        lab[lab == b] = a
+        return a != b
+
+    for i, j in ml:
+        join(i, j)
+    pairs = sorted((D[i, j], i, j) for i in range(n) for j in range(i + 1, n))
+    k = len(np.unique(lab))
+    for _, i, j in pairs:
+        if k <= K:
+            break
+        k -= join(i, j)
+    return lab
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_csl_with_ties_follows_distance_then_index_order(seed):
+    # a co-association of few partitions ties most pairs: the cut falls inside a tie level,
+    # where CSL's documented (distance, i, j) order decides which clusters join
+    rng = np.random.default_rng(seed)
+    n = 40
+    C = coassoc.coassociation_dense(rng.integers(0, 3, size=(4, n)))
+    y = rng.integers(0, 4, n)
+    ml, _ = random_constraints(seed, y, 12)
+    for K in (1, 2, 3, 5, 9, 20):
+        for must in (np.zeros((0, 2), int), ml):
+            ref = _kruskal_slow(1 - C, must.tolist(), K)
+            if len(np.unique(ref)) < K:  # fewer must-link components than K: nothing merges
+                continue
+            got = constrained_linkage_consensus(C, must, None, K, "single").labels
+            assert _same_partition(got, ref), (K, len(must))
+
+
 class _nullcontext:
     def __enter__(self):
         return self
@@ -272,6 +312,13 @@ def test_bad_arguments():
         constrained_linkage_consensus(np.triu(C) + 0.1 * np.tril(C, -1))
     with pytest.raises(ValueError, match="coassoc.*square"):
         constrained_linkage_consensus(sp.csr_matrix(C[:, :4]))
+    for bad in (np.nan, np.inf):
+        Cb = C.copy()
+        Cb[0, 1] = Cb[1, 0] = bad
+        with pytest.raises(ValueError, match="coassoc.*(NaN|infinite)"):
+            constrained_linkage_consensus(Cb)
+        with pytest.raises(ValueError, match="coassoc.*(NaN|infinite)"):
+            constrained_linkage_consensus(sp.csr_matrix(Cb))
     with pytest.raises(TypeError, match="must_link"):
         constrained_linkage_consensus(C, [[0.5, 1]])
     with pytest.raises(ValueError, match="n_constraints"):
