@@ -252,6 +252,11 @@ def test_bad_ensemble():
         linkages.linkage_consensus([[0, 1], [0, 0]], "average", 3)
     with pytest.raises(ValueError, match="method"):
         linkages.linkage_consensus([[0, 1], [0, 0]], "ward2")
+    # a dense or sparse co-association is not an ensemble: the error says what to pass
+    C = coassoc.coassociation([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1]]).toarray()
+    for wrong in (C, sp.csr_matrix(C)):
+        with pytest.raises(ValueError, match="coassoc looks like a co-association.*CoAssociation"):
+            linkages.linkage_consensus(wrong, "average", 2)
     with pytest.raises(ValueError, match="k_rule"):
         ensembles.k_bounds(10, "cube")
     with pytest.raises(ValueError, match="subsample"):

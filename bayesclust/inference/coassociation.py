@@ -241,10 +241,23 @@ def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> 
     return C
 
 
-def as_coassociation(coassoc: Any) -> CoAssociation:
-    """A :class:`CoAssociation` as it is, anything else through :func:`coassociation`."""
+def as_coassociation(coassoc: Any, name: str = "coassoc") -> CoAssociation:
+    """A :class:`CoAssociation` as it is, anything else (an ensemble) through :func:`coassociation`.
+
+    A square matrix of fractions (a dense or sparse normalised co-association) is not an
+    ensemble: it raises a ``ValueError`` that says what to pass instead.
+    """
     if isinstance(coassoc, CoAssociation):
         return coassoc
+    shape = getattr(coassoc, "shape", None)
+    if sp.issparse(coassoc) or (
+        isinstance(coassoc, np.ndarray) and coassoc.ndim == 2 and shape[0] == shape[1]
+        and coassoc.dtype.kind == "f" and np.any(coassoc != np.round(coassoc))
+    ):
+        raise ValueError(
+            f"{name} looks like a co-association matrix (square, with fractions); pass the "
+            "CoAssociation that coassociation(ensemble) returns, or the ensemble itself"
+        )
     return coassociation(coassoc)
 
 
