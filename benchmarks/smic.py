@@ -147,7 +147,8 @@ def scaling(sizes, run_spectral):
         row.update(km_s=sec, km_ari=ari(y, km), ratio_smic_to_km=sec_fit / sec)
         if run_spectral:
             sc, sec = bench.timed(lambda: spectral_nn(X, 4, 0))
-            row.update(sc_s=sec, sc_ari=ari(y, sc), ratio_smic_to_sc=sec_fit / sec)
+            row.update(sc_s=sec, sc_ari=ari(y, sc), ratio_smic_to_sc=sec_fit / sec,
+                       ratio_with_selection_to_sc=row["total_s"] / sec)
         yield row
 
 

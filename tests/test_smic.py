@@ -6,6 +6,7 @@ peers and ARI) and the paper's numbers (toy ARIs; where we fall short: docs/devi
 
 import json
 
+import jax
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
@@ -478,3 +479,37 @@ def test_05_information_maximisation_notebook_runs(monkeypatch):
     assert res["lsmi_true_a"] == pytest.approx(1.5, abs=0.1)
     assert res["lsmi_true_b"] > res["lsmi_best_b"]
     assert res["ari_large"] >= 0.99  # LSMI picks a t large enough for n = 5000 (smoke)
+
+
+def test_lsmi_cross_validation_equals_a_loop_of_lsmi_fit():
+    """[S] §2.4: CV(gamma, delta) = mean over folds of the hold-out criterion of a fit on the
+    other folds with the centres lying there; the shared-moments code against that loop, for
+    several labellings scored at once (as smic_select does)."""
+    from bayesclust.inference.smic import _lsmi_cv_many, _lsmi_design
+
+    rng = np.random.default_rng(3)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    Y = np.stack([rng.integers(0, 3, n), (X[:, 0] > 0).astype(int), rng.integers(0, 4, n)])
+    gammas, deltas = np.array([0.3, 2.0]), np.array([1e-3, 0.1, 1.0])
+    centers, folds = _lsmi_design(jax.random.PRNGKey(0), n, 25, 4)
+    fits = _lsmi_cv_many(X, Y, centers, folds, gammas, deltas)
+    for y, fit in zip(Y, fits):
+        ref = np.zeros((2, 3))
+        for g, gamma in enumerate(gammas):
+            for d, delta in enumerate(deltas):
+                for m in range(4):
+                    tr, te = folds != m, folds == m
+                    cen = centers[folds[centers] != m]
+                    # the fit on the training rows, its centres re-indexed into them
+                    model = lsmi_fit(X[tr], y[tr], gamma, delta, np.searchsorted(np.flatnonzero(tr), cen))
+                    K = np.exp(-((X[te][:, None, :] - X[cen][None, :, :]) ** 2).sum(-1) / (2 * gamma**2))
+                    r = np.zeros((te.sum(), 4))  # r(x_i, c) for every held-out i and class c
+                    for cls in range(4):
+                        cols = y[cen] == cls
+                        r[:, cls] = K[:, cols] @ model.theta[cols]
+                    yt = y[te]
+                    n_m = te.sum()
+                    counts = np.bincount(yt, minlength=4)
+                    ref[g, d] += ((counts[None, :] * r**2).sum() / (2 * n_m**2) - r[np.arange(n_m), yt].sum() / n_m) / 4
+        np.testing.assert_allclose(fit.cv_scores, ref, rtol=1e-7, atol=1e-10)
