@@ -61,7 +61,7 @@ def test_soft_threshold_kkt_and_scipy(x64, x, lam):
     np.testing.assert_allclose((x - u)[on], lam * np.sign(u[on]), atol=1e-12)
     assert np.all(np.abs(x[~on]) <= lam + 1e-12)
     for i in range(len(x)):
-        ref = minimize_scalar(lambda v: 0.5 * (v - x[i]) ** 2 + lam * abs(v),
+        ref = minimize_scalar(lambda v, i=i: 0.5 * (v - x[i]) ** 2 + lam * abs(v),
                               bounds=(-10, 10), method="bounded", options={"xatol": 1e-10}).x
         assert abs(u[i] - ref) < 1e-7
 
@@ -118,7 +118,7 @@ def test_prox_lq_power_kkt_and_scipy(x64, q):
     np.testing.assert_allclose(b[on] - b0[on] + lam * q * np.abs(b[on]) ** (q - 1) * np.sign(b[on]),
                                0, atol=1e-9)
     for i in range(len(b0)):
-        ref = minimize_scalar(lambda v: 0.5 * (v - b0[i]) ** 2 + lam * abs(v) ** q,
+        ref = minimize_scalar(lambda v, i=i: 0.5 * (v - b0[i]) ** 2 + lam * abs(v) ** q,
                               bounds=(-20, 20), method="bounded", options={"xatol": 1e-11}).x
         assert abs(b[i] - ref) < 1e-6
     if q == 2.0:

@@ -179,7 +179,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError("y has a single class: MKLClassifier needs at least 2 classes")
+            raise ValueError("y has one class: MKLClassifier needs at least 2 classes")
         kernels = self._check_kernels()
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))

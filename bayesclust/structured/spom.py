@@ -166,7 +166,7 @@ def _check_y(y: Any, structure: str, blocks, lengths, n_classes) -> tuple[np.nda
     if np.any(valid >= k):
         raise ValueError(f"y holds a label >= n_classes={k}")
     if len(np.unique(valid)) < 2:
-        raise ValueError("y has a single class: SPOM needs at least 2 classes")
+        raise ValueError("y has one class: SPOM needs at least 2 classes")
     return yv, k
 
 
