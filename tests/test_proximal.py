@@ -87,6 +87,15 @@ def test_prox_l1_squared_against_scipy_and_brute_force(x64, x, lam):
         np.testing.assert_allclose(u, _brute_l1sq(x, lam), atol=1e-12)
 
 
+@pytest.mark.parametrize("x,lam", CASES)
+def test_prox_l1_squared_pivot_equals_sort(x64, x, lam):
+    np.testing.assert_allclose(np.asarray(bc.prox_l1_squared(x, lam, method="pivot")),
+                               np.asarray(bc.prox_l1_squared(x, lam)), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(bc.prox_l1_squared(x, lam, method="pivot")),
+                               _brute_l1sq(x, lam) if len(x) <= 12 else _scipy_l1sq(x, lam),
+                               atol=1e-5)
+
+
 def test_prox_l1_squared_toy_by_hand():
     # |x| = (3, 1): rho = 1 (1 - 0.5/2 * 4 = 0 is not > 0), tau = 0.5 * 3 / 1.5 = 1
     np.testing.assert_allclose(np.asarray(bc.prox_l1_squared([3.0, -1.0], 0.5)), [2.0, 0.0])
@@ -195,6 +204,7 @@ def test_jit_and_vmap_agree_with_eager():
     (lambda: bc.prox_l1_squared([[1.0]], 1.0), "x"),
     (lambda: bc.prox_l1_squared([1.0, np.nan], 1.0), "x"),
     (lambda: bc.soft_threshold([1.0], -0.1), "tau"),
+    (lambda: bc.prox_l1_squared([1.0], 0.1, method="heap"), "method"),
     (lambda: bc.prox_l1_squared_weighted([1.0, 2.0], 1.0, [1.0, 0.0]), "d"),
     (lambda: bc.prox_l1_squared_weighted([1.0, 2.0], 1.0, [1.0]), "d"),
     (lambda: bc.prox_lq_power([1.0], 1.0, 2.5), "q"),
