@@ -54,6 +54,7 @@ _LAZY = {
     ".structured.online": ("OnlineProximalResult", "online_proximal", "proximal_update"),
     ".structured.decoding": ("multiclass_decode", "viterbi"),
     ".structured.spom": ("SPOMResult", "spom", "spom_predict", "spom_decision"),
+    ".structured.kernel_spom": ("KernelSPOMResult", "spom_kernel", "spom_kernel_decision"),
     ".structured.classifier": ("MKLClassifier",),
     ".graphs": ("increments", "increments_to", "gaps"),
     ".inference.did_hierarchy": ("DIDHierarchyResult", "GDIDCut", "gdid_cut", "gdid_index",
@@ -224,5 +225,8 @@ __all__ = [
     "spom_predict",
     "spom_decision",
     "SPOMResult",
+    "spom_kernel",
+    "spom_kernel_decision",
+    "KernelSPOMResult",
     "MKLClassifier",
 ]

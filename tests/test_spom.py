@@ -132,6 +132,22 @@ def test_chain_task_viterbi_uses_the_transitions():
     assert res.objective_trace[-1] < res.objective_trace[0]
 
 
+def test_kernel_form_equals_the_primal_with_linear_kernels(x64):
+    """The coefficient recursion (kernel form) and the explicit blocks give the same model."""
+    blocks, y = _toy_blocks(n=80)
+    blocks = [b.astype(np.float64) for b in blocks]
+    primal = bc.spom(3, blocks, y, 0.01, n_epochs=4)
+    dual = bc.spom_kernel(3, [b @ b.T for b in blocks], y, 0.01, n_epochs=4)
+    np.testing.assert_allclose(dual.objective_trace, primal.objective_trace, rtol=1e-10)
+    np.testing.assert_allclose(dual.beta, primal.beta, rtol=1e-10)
+    for m, b in enumerate(blocks):
+        np.testing.assert_allclose(np.einsum("nd,nk->kd", b, dual.coef[m]), np.asarray(primal.theta[m]),
+                                   atol=1e-12)
+    scores = bc.spom_kernel_decision(dual.coef, [b[:5] @ b.T for b in blocks])
+    np.testing.assert_allclose(scores, np.asarray(bc.spom_decision(primal.theta, [b[:5] for b in blocks])),
+                               atol=1e-12)
+
+
 def test_kernel_weights_on_the_simplex():
     np.testing.assert_allclose(kernel_weights([np.ones(4), np.zeros(3), np.ones(1)]), [2 / 3, 0, 1 / 3])
 
@@ -153,6 +169,10 @@ def test_sklearn_contract(estimator, check):
     (lambda: bc.spom(0, [np.ones((2, 3, 2))], np.array([[0, 1, 0], [1, 0, 1]]), 0.1,
                      structure="sequence", lengths=[3, 0]), "empty sequence"),
     (lambda: bc.viterbi(np.zeros((0, 3)), np.zeros((3, 3))), "empty sequence"),
+    (lambda: bc.spom_kernel(0, [np.eye(4), np.eye(5)], np.arange(4) % 2, 0.1), "mismatched"),
+    (lambda: bc.spom_kernel(0, [np.ones((4, 3))], np.arange(4) % 2, 0.1), "square"),
+    (lambda: bc.spom_kernel(0, [np.eye(4)], np.arange(4) % 2, 0.0), "lam"),
+    (lambda: bc.spom_kernel_decision(np.ones((1, 4, 2)), [np.ones((2, 3))]), "columns"),
     (lambda: bc.viterbi(np.zeros((2, 3)), np.zeros((2, 2))), "transition"),
     (lambda: bc.MKLClassifier().fit(np.ones((6, 2)), np.zeros(6)), "class"),
     (lambda: bc.MKLClassifier(lam=0).fit(np.ones((6, 2)), np.arange(6) % 2), "lam"),
