@@ -49,6 +49,13 @@ _LAZY = {
     ".inference.gmdid": ("GMDIDResult", "gmdid", "kmdid"),
     ".inference.map_did": ("MAPDIDModel", "map_did_fit", "map_did_predict"),
     ".kernels": ("did_logpdf", "did_cdf", "description_length"),
+    ".proximal": ("soft_threshold", "prox_l1_squared", "prox_l1_squared_weighted", "prox_lq_power",
+                  "prox_block_norms"),
+    ".structured.online": ("OnlineProximalResult", "online_proximal", "proximal_update"),
+    ".structured.decoding": ("multiclass_decode", "viterbi"),
+    ".structured.spom": ("SPOMResult", "spom", "spom_predict", "spom_decision"),
+    ".structured.kernel_spom": ("KernelSPOMResult", "spom_kernel", "spom_kernel_decision"),
+    ".structured.classifier": ("MKLClassifier",),
     ".graphs": ("increments", "increments_to", "gaps"),
     ".inference.did_hierarchy": ("DIDHierarchyResult", "GDIDCut", "gdid_cut", "gdid_index",
                                  "sl_aglo", "sl_did"),
@@ -69,7 +76,7 @@ _LAZY = {
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 _SUBMODULES = (
     "comparison", "datasets", "estimators", "graphs", "inference", "jobs", "kernels", "metrics",
-    "models", "plotting", "cli",
+    "models", "plotting", "cli", "proximal", "structured",
 )
 
 
@@ -202,4 +209,24 @@ __all__ = [
     # unsupervised Gaussian mixtures (Figueiredo & Jain), GMDID's initialisation
     "gmd",
     "GMDResult",
+    # proximity operators (shared numerics)
+    "soft_threshold",
+    "prox_l1_squared",
+    "prox_l1_squared_weighted",
+    "prox_lq_power",
+    "prox_block_norms",
+    # structured prediction with multiple kernels (SPOM), supervised and separate
+    "online_proximal",
+    "proximal_update",
+    "OnlineProximalResult",
+    "multiclass_decode",
+    "viterbi",
+    "spom",
+    "spom_predict",
+    "spom_decision",
+    "SPOMResult",
+    "spom_kernel",
+    "spom_kernel_decision",
+    "KernelSPOMResult",
+    "MKLClassifier",
 ]

@@ -15,7 +15,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py"]
+           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
+           "spom.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -508,6 +509,8 @@ GENERIC_TITLES: dict[str, str] = {
     "gmd_vs_sklearn_summary": "GMD vs scikit-learn GaussianMixture: medians over the starts (target: log-likelihood >= scikit-learn's - 0.1%)",
     "gmd_full_run": "GMD, the whole algorithm (k_max components down to k_min), warm",
     "constrained_csl_vs_single": "Constrained single link (CEAC) vs SciPy single link on the same dense co-association, K = 10 (target: <= 3x)",
+    "spom_epoch_vs_sgd": "SPOM (Martins et al. 2011, Alg. 3) on digits, three kernel blocks: time per epoch vs scikit-learn SGDClassifier (hinge) on the same features",
+    "prox_vs_numpy": "Proximity operators at M = 10^6 (Martins et al. 2011, Alg. 2 and 4) vs a NumPy transcription",
     "constrained_ccl_shortest_paths": "Constrained complete link (Klein et al. 2002): shortest paths through the must-link components vs SciPy Floyd-Warshall (target: >= 10x, identical distances)",
     "constrained_acc_population": "ACC of a GA population (20 candidates, 50 partitions, n = 1,000): one matrix product vs a loop of metrics.acc (target: >= 10x)",
     "constrained_weacs": "WEACS (validity-weighted EAC, 80 % sub-samples) vs unweighted EAC on the same ensemble, average link at the true K, consistency index (mean over seeds)",

@@ -67,6 +67,9 @@ ENTRY_POINTS = {
     "gmdid": (lambda X: bc.gmdid(X, np.arange(len(X)) % 2), "X"),
     "GMDID": (lambda X: bc.GMDID(k_max=3, random_state=0).fit(X), "X"),
     "MAPDIDClassifier": (lambda X: bc.MAPDIDClassifier(k_max=1).fit(X, np.arange(len(X)) % 2), "X"),
+    "MKLClassifier": (lambda X: bc.MKLClassifier(kernels=["linear", "rbf"], n_epochs=1, n_components=10)
+                      .fit(X, np.arange(len(X)) % 2), "X"),
+    "spom": (lambda X: bc.spom(0, [X], np.arange(len(X)) % 2, 0.1, n_epochs=1), "feature_blocks"),
     "DiscriminativeClustering": (
         lambda X: bc.DiscriminativeClustering(n_clusters=2).fit(X, np.arange(len(X)) % 2), "X"),
 }
