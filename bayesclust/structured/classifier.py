@@ -2,7 +2,7 @@ r"""``MKLClassifier``: multiclass SPOM with explicit kernel feature maps, scikit
 
 Each kernel becomes one feature block (Martins, Smith, Xing, Aguiar & Figueiredo, 2011,
 AISTATS, §2: the sparse-MKL regulariser on the blocks is the kernel
-:math:`\sum_m\beta_mK_m`), normalised to unit diagonal as in their §5:
+:math:`\sum_m\beta_mK_m`), normalised to unit diagonal as in their §4.1:
 
 * ``"linear"``: standardised inputs, each row scaled to unit norm (the normalised linear kernel);
 * ``"rbf"``: a Nyström map of :math:`\exp(-\gamma\|x-x'\|^2)` on the standardised inputs

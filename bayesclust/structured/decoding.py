@@ -102,7 +102,7 @@ def viterbi(unary: Any, transition: Any, y: Any = None) -> tuple[jax.Array, jax.
     .. math:: \hat y=\arg\max_{y'}\sum_t u_t(y'_t)+\sum_{t\ge1}A_{y'_{t-1}y'_t}+\sum_t[y'_t\ne y_t]
 
     (Martins et al., 2011, §2 and Algorithm 3: decoding of sequence labelling, the structured
-    output of their handwriting experiment, §5.)
+    output of their handwriting experiment, §4.1.)
 
     Parameters
     ----------

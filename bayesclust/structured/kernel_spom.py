@@ -1,5 +1,5 @@
 r"""SPOM in kernel form, multiclass (Martins, Smith, Xing, Aguiar & Figueiredo, 2011, AISTATS,
-§4, Algorithm 3 with the kernel expansion of the blocks).
+§3, Algorithm 3 with the kernel expansion of the blocks).
 
 Each block is kept as an expansion over the training examples,
 :math:`\theta_m=\sum_s\psi_m(x_s)\otimes a_{m,s}` with coefficients :math:`A_m` of shape

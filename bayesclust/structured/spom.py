@@ -1,5 +1,5 @@
 r"""SPOM: online proximal multiple-kernel learning for structured prediction
-(Martins, Smith, Xing, Aguiar & Figueiredo, 2011, AISTATS, §4, Algorithm 3).
+(Martins, Smith, Xing, Aguiar & Figueiredo, 2011, AISTATS, §3, Algorithm 3).
 
 The primal form with explicit feature blocks: the joint feature map is
 :math:`\phi(x,y)=(\phi_1(x,y),\dots,\phi_M(x,y))`, one block per kernel, and the score
@@ -195,7 +195,7 @@ def kernel_weights(theta: list) -> np.ndarray:
 def spom(rng_key: Any, feature_blocks: list, y: Any, lam: float, *,
          structure: str = "multiclass", lengths: Any = None, n_classes: int | None = None,
          n_epochs: int = 20, eta0: float = 1.0, radius: float | str = "auto") -> SPOMResult:
-    r"""SPOM, Algorithm 3 of Martins et al. (2011, §4): sparse MKL for structured prediction.
+    r"""SPOM, Algorithm 3 of Martins et al. (2011, §3): sparse MKL for structured prediction.
 
     See the module docstring for the objective and the two structures. Steps
     :math:`\eta_t=\eta_0/\sqrt t` (Prop. 3's rate; the paper picks :math:`\eta_0` on a grid,
