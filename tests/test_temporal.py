@@ -277,3 +277,29 @@ def test_ds2_states_found_after_denoising_in_8_of_10_seeds():
     outcomes = [_ds2_outcome(seed) for seed in range(10)]
     success = sum(found and cov >= 0.8 for found, cov in outcomes)
     assert success >= 8, outcomes
+
+
+# --------------------------------------------------------------------------- the CLI job
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--data", "iris"], "time-ordered"),
+    (["--n-clusters", "3"], "--n-clusters"),
+    (["--num-samples", "10"], "no sampler"),
+])
+def test_cli_temporal_bad_input_is_one_line_and_exit_2(args, words, tmp_path, capsys):
+    from bayesclust.cli import main
+
+    assert main(["compare", "--model", "temporal", "--out", str(tmp_path), "--no-plot", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_cli_temporal_short_file_is_one_line_and_exit_2(tmp_path, capsys):
+    from bayesclust.cli import main
+
+    path = tmp_path / "seq.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(15, 2)), delimiter=",")
+    assert main(["compare", "--model", "temporal", "--data", str(path), "--out", str(tmp_path), "--no-plot"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "two windows" in err, err
