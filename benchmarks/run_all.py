@@ -15,7 +15,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py"]
+           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
+           "temporal.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -509,6 +510,9 @@ GENERIC_TITLES: dict[str, str] = {
     "gmd_full_run": "GMD, the whole algorithm (k_max components down to k_min), warm",
     "constrained_csl_vs_single": "Constrained single link (CEAC) vs SciPy single link on the same dense co-association, K = 10 (target: <= 3x)",
     "constrained_ccl_shortest_paths": "Constrained complete link (Klein et al. 2002): shortest paths through the must-link components vs SciPy Floyd-Warshall (target: >= 10x, identical distances)",
+    "temporal_fitness_vs_sklearn": "Temporal states (Medina & Fred): one GA fitness evaluation (280 batched NJW / Shi-Malik partitions + EAC + 5 linkages) vs 280 scikit-learn SpectralClustering fits over the same (K, sigma) grid",
+    "temporal_denoise_run": "Temporal states: one whole GA denoising run at n = 300 (DS2, seed 0, Table 1's parameters), warm",
+    "temporal_ds2_seeds": "Temporal states over seeds: DS1 found without denoising, DS2 before / after GA denoising (success = two states found and >= 80 % of the transition removed; check: >= 8 of 10)",
 }
 
 
