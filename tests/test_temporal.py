@@ -264,7 +264,7 @@ def test_ds2_generator():
 # --------------------------------------------------------------------------- Algorithm 2: DS2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ds2_outcome(seed):
     X, y = datasets.temporal_states(seed, "DS2")
     den = bc.denoise_sequence(seed, X)  # Table 1's parameters, the real grid
