@@ -970,7 +970,7 @@ def temporal_states(
     Examples
     --------
     >>> X, y = temporal_states(0, "DS2")
-    >>> X.shape, int((y == -1).sum()), y[0], y[-1]
+    >>> X.shape, int((y == -1).sum()), int(y[0]), int(y[-1])
     ((300, 2), 100, 0, 1)
     """
     rng = as_numpy_rng(rng_key)

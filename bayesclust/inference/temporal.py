@@ -173,7 +173,7 @@ def window_indicator(labels: Any, window: int = 10, time_index: Any = None) -> n
     >>> window_indicator([0, 0, 1, 1, 1, 2], 2).astype(int).tolist()
     [[1, 0, 0], [0, 1, 0], [0, 1, 1]]
     >>> window_indicator([0, 0, 1, 1, 1, 2], 2, time_index=[0, 1, 2, 7, 8, 9]).astype(int).tolist()
-    [[1, 0, 0], [0, 1, 0], [0, 1, 1]]
+    [[1, 1, 0], [0, 1, 1]]
     """
     lab = V.check_labels(labels, "labels")
     window = V.check_int(window, "window", minimum=1)
