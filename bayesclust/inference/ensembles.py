@@ -683,7 +683,7 @@ def spectral_grid_ensemble(
     A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering: analysis and an
     algorithm", NIPS 2001.
     J. Shi and J. Malik, "Normalized cuts and image segmentation", IEEE TPAMI 22(8) (2000).
-    H. Medina and A. Fred, SIMBAD deliverable D2.3, temporal study (ECG state detection).
+    Medina and A. Fred, SIMBAD deliverable D2.3, temporal study (ECG state detection).
 
     Examples
     --------

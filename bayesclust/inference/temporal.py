@@ -17,7 +17,7 @@ Pipeline::
 
 References
 ----------
-H. Medina and A. Fred, SIMBAD deliverable D2.3, temporal study (ECG state detection with
+Medina and A. Fred, SIMBAD deliverable D2.3, temporal study (ECG state detection with
 evidence accumulation and genetic-algorithm denoising), Algorithms 1-2 and Table 1.
 A. Fred and A. K. Jain, "Combining multiple clusterings using evidence accumulation",
 IEEE TPAMI 27(6) (2005) 835-850.
@@ -335,7 +335,7 @@ def temporal_states(
 
     References
     ----------
-    H. Medina and A. Fred, SIMBAD deliverable D2.3, temporal study, Algorithm 1 and Table 1.
+    Medina and A. Fred, SIMBAD deliverable D2.3, temporal study, Algorithm 1 and Table 1.
 
     Examples
     --------
@@ -685,7 +685,7 @@ def denoise_sequence(
 
     References
     ----------
-    H. Medina and A. Fred, SIMBAD deliverable D2.3, temporal study, Algorithm 2 and Table 1.
+    Medina and A. Fred, SIMBAD deliverable D2.3, temporal study, Algorithm 2 and Table 1.
 
     Examples
     --------
