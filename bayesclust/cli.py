@@ -158,22 +158,25 @@ def build_parser() -> argparse.ArgumentParser:
             "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*); "
             "--model consensus compares consensus methods on one ensemble (compare_consensus.*); "
             "--model did compares the dissimilarity-increments methods with the DP mixture's "
-            "posterior of k (compare_did.*)."
+            "posterior of k (compare_did.*); --model temporal finds the states of a time-ordered "
+            "sequence by evidence accumulation before and after genetic-algorithm denoising "
+            "(compare_temporal.*)."
         ),
     )
-    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "consensus", "did"],
+    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "consensus", "did", "temporal"],
                       help="dp: DP mixture vs DP-means; hdp: HDP mixture of grouped data vs hard "
                            "HDP, on hdp-groups; dc: discriminative clustering (NUTS, CG / SA MAP, "
                            "sDC) vs k-means, MoG, MDA2 on held-out data; consensus: a k-means "
                            "ensemble's sparse co-association by PEnCA, EAC linkage and MM; did: "
                            "GMD, GMDID, SL-DID, k-means, single / average link and the DP "
-                           "mixture's posterior of k on iris, wine-norm, biopsy or crabs "
-                           "(default: dp)")
+                           "mixture's posterior of k on iris, wine-norm, biopsy or crabs; "
+                           "temporal: state detection of a time-ordered sequence (temporal-ds1, "
+                           "temporal-ds2 or a file) before and after GA denoising (default: dp)")
     cmp_.add_argument("--data", default=None,
                       help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
-                           "consensus and --model did)")
+                           "consensus and --model did; temporal-ds2 for --model temporal)")
     cmp_.add_argument("--n-clusters", "--k", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
                            "--model dc (default: number of true classes; 6 on dc-toy; --k is "

@@ -24,6 +24,7 @@ from bayesclust._validation import (
     as_numpy_rng,
     as_rng_key,
     check_int,
+    check_nonnegative,
     check_positive,
     check_probability,
 )
@@ -979,3 +980,89 @@ def did_gaussian(
     variances = rng.uniform(0.0, 1.0, d)
     X = rng.standard_normal((n, d)) * np.sqrt(variances)
     return X, variances
+
+
+__all__ += ["temporal_states"]
+
+
+def temporal_states(
+    rng_key: Any = 0,
+    kind: str = "DS1",
+    n_samples: int = 300,
+    *,
+    separation: float = 4.0,
+    std: float = 0.35,
+    jitter: float = 0.35,
+    arc: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Time-ordered 2-D sequences passing through two known states.
+
+    Synthetic stand-ins for the ECG recordings of Medina & Fred's temporal study (SIMBAD
+    deliverable D2.3: time-ordered feature vectors of a subject passing from rest to
+    stress), which are not public; the paper gives no parameters for its synthetic
+    sequences, so these are analogues (docs/deviations.md#temporal-synthetic-sequences).
+
+    * ``"DS1"``: two Gaussian states, :math:`N(\mu_0, s^2 I)` for the first half and
+      :math:`N(\mu_1, s^2 I)` for the second, an abrupt switch; :math:`\mu_1 - \mu_0 =`
+      ``(separation, 0)``.
+    * ``"DS2"``: each state a mixture of two Gaussians (means :math:`\mu_c \pm (0, 2 s)`,
+      equal weights); the first third in state 0, the last third in state 1, and a smooth
+      transition over the middle third: sample ``i`` of the transition is
+      :math:`(1 - t_i) a_i + t_i b_i`, with :math:`a_i, b_i` drawn from the two states
+      and :math:`t_i` rising linearly from 0 to 1 plus Gaussian jitter (clipped to
+      [0, 1]), optionally lifted by :math:`\text{arc}\,\sin(\pi t_i)` across the line of
+      the states: a noisy bridge of samples from one state to the other.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int, default 0
+    kind : {"DS1", "DS2"}
+    n_samples : int, default 300
+        At least 6.
+    separation : float, default 4.0
+        Distance between the two states' centres.
+    std : float, default 0.35
+        Standard deviation ``s`` of every Gaussian.
+    jitter : float, default 0.35
+        Standard deviation of the jitter of DS2's transition weights :math:`t_i` (0: a
+        smooth drift).
+    arc : float, default 0.0
+        Height of DS2's transition arc (0: a straight bridge).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 2)
+        Time-ordered samples.
+    y : ndarray of int64, shape (n_samples,)
+        The state of every sample, 0 or 1; ``-1`` marks the transition of DS2.
+
+    Examples
+    --------
+    >>> X, y = temporal_states(0, "DS2")
+    >>> X.shape, int((y == -1).sum()), int(y[0]), int(y[-1])
+    ((300, 2), 100, 0, 1)
+    """
+    rng = as_numpy_rng(rng_key)
+    if kind not in ("DS1", "DS2"):
+        raise ValueError(f"kind must be 'DS1' or 'DS2', got {kind!r}")
+    n = check_int(n_samples, "n_samples", minimum=6)
+    sep = check_positive(separation, "separation")
+    s = check_positive(std, "std")
+    jitter = check_nonnegative(jitter, "jitter")
+    arc = check_nonnegative(arc, "arc")
+    mu = np.array([[0.0, 0.0], [sep, 0.0]])
+    if kind == "DS1":
+        y = (np.arange(n) >= n // 2).astype(np.int64)
+        return mu[y] + rng.normal(scale=s, size=(n, 2)), y
+
+    def draw(state: np.ndarray) -> np.ndarray:
+        side = np.where(rng.random(state.shape[0]) < 0.5, -2.0 * s, 2.0 * s)
+        return mu[state] + np.c_[np.zeros_like(side), side] + rng.normal(scale=s, size=(state.shape[0], 2))
+
+    a, b = n // 3, n - n // 3
+    y = np.where(np.arange(n) < a, 0, np.where(np.arange(n) >= b, 1, -1)).astype(np.int64)
+    X = draw(np.maximum(y, 0))
+    t = np.clip((np.arange(b - a) + 0.5) / (b - a) + rng.normal(scale=jitter, size=b - a), 0.0, 1.0)
+    X[a:b] = (1 - t)[:, None] * draw(np.zeros(b - a, np.int64)) + t[:, None] * draw(np.ones(b - a, np.int64))
+    X[a:b, 1] += arc * np.sin(np.pi * t)
+    return X, y

@@ -306,3 +306,50 @@ def plot_dc_prototypes(X, classes, prototypes, *, ax=None, title=None, grid_size
     ax.set_xticks([])
     ax.set_yticks([])
     return ax
+
+
+__all__ += ["plot_temporal_coassociation"]
+
+
+def plot_temporal_coassociation(coassociation, *, time_index=None, n_samples=None, states=None, ax=None,
+                                title="time-ordered co-association"):
+    """The co-association of a time-ordered sequence in time order: blocks on the diagonal are states.
+
+    Parameters
+    ----------
+    coassociation : array_like, shape (m, m)
+        Co-association of the (kept) samples in time order
+        (:attr:`~bayesclust.inference.temporal.TemporalStatesResult.coassociation`).
+    time_index : array_like of int, shape (m,), optional
+        The samples' positions in the whole sequence (``DenoiseResult.kept``): the removed
+        samples are drawn as blank rows and columns, so that before and after line up.
+    n_samples : int, optional
+        Length of the whole sequence (default ``time_index[-1] + 1``).
+    states : sequence of (start, stop, state), optional
+        Runs to mark on the diagonal (positions in the (kept) samples).
+    ax : matplotlib axes, optional
+    title : str
+
+    Returns
+    -------
+    matplotlib axes
+    """
+    C = np.asarray(coassociation, float)
+    ax = _axes(ax)
+    if time_index is not None:
+        t = np.asarray(time_index, int)
+        n = int(t[-1]) + 1 if n_samples is None else int(n_samples)
+        full = np.full((n, n), np.nan)
+        full[np.ix_(t, t)] = C
+        pos = t
+    else:
+        full, pos = C, np.arange(C.shape[0])
+    im = ax.imshow(full, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    for a, b, _ in states or ():
+        lo, hi = pos[a] - 0.5, pos[b - 1] + 0.5
+        ax.plot([lo, hi, hi, lo, lo], [lo, lo, hi, hi, lo], color="w", lw=1)
+    ax.set_xlabel("time (sample)")
+    ax.set_ylabel("time (sample)")
+    ax.set_title(title)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax

@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py"]
+           "spom.py", "temporal.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -514,6 +514,9 @@ GENERIC_TITLES: dict[str, str] = {
     "constrained_ccl_shortest_paths": "Constrained complete link (Klein et al. 2002): shortest paths through the must-link components vs SciPy Floyd-Warshall (target: >= 10x, identical distances)",
     "constrained_acc_population": "ACC of a GA population (20 candidates, 50 partitions, n = 1,000): one matrix product vs a loop of metrics.acc (target: >= 10x)",
     "constrained_weacs": "WEACS (validity-weighted EAC, 80 % sub-samples) vs unweighted EAC on the same ensemble, average link at the true K, consistency index (mean over seeds)",
+    "temporal_fitness_vs_sklearn": "Temporal states (Medina & Fred): one GA fitness evaluation (280 batched NJW / Shi-Malik partitions + EAC + 5 linkages) vs 280 scikit-learn SpectralClustering fits over the same (K, sigma) grid",
+    "temporal_denoise_run": "Temporal states: one whole GA denoising run at n = 300 (DS2, seed 0, Table 1's parameters), warm",
+    "temporal_ds2_seeds": "Temporal states over seeds: DS1 found without denoising, DS2 before / after GA denoising (success = two states found and >= 80 % of the transition removed; check: >= 8 of 10)",
 }
 
 

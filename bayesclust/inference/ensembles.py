@@ -39,7 +39,8 @@ import numpy as np
 from .. import _validation as V
 from .kmeans import lloyd_host, masked_lloyd
 
-__all__ = ["k_bounds", "Ensemble", "kmeans_ensemble", "clustering_ensemble", "BASE_CLUSTERERS"]
+__all__ = ["k_bounds", "Ensemble", "kmeans_ensemble", "clustering_ensemble", "spectral_grid_ensemble",
+           "BASE_CLUSTERERS", "SPECTRAL_METHODS"]
 
 
 # ---------------------------------------------------------------------------
@@ -290,7 +291,7 @@ def kmeans_ensemble(
 # ---------------------------------------------------------------------------
 
 #: The base clusterers :func:`clustering_ensemble` knows by name.
-BASE_CLUSTERERS = ("kmeans", "single", "average", "complete", "ward", "spectral")
+BASE_CLUSTERERS = ("kmeans", "single", "average", "complete", "ward", "spectral", "shi_malik")
 
 
 def _linkage_partition(X: np.ndarray, k: int, method: str) -> np.ndarray:
@@ -343,6 +344,33 @@ def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float,
     _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     Y = vecs / np.where(norms > 0, norms, 1.0)
+    return lloyd_host(Y, Y[_kmeanspp_rows(rng, Y, k)], max_iter, assignment="dense")
+
+
+def _shi_malik_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float, max_iter: int) -> np.ndarray:
+    r"""Shi-Malik normalised-cut spectral clustering of the rows of ``X`` into ``k`` clusters.
+
+    The ``k`` leading generalised eigenvectors of :math:`A v = \mu D v` (those of the
+    random-walk matrix :math:`D^{-1} A`, i.e. the smallest of :math:`(D - A) v = \lambda D v`),
+    computed as :math:`v = D^{-1/2} u` from the leading eigenvectors ``u`` of
+    :math:`D^{-1/2} A D^{-1/2}` (the matrix NJW uses), clustered by Lloyd's k-means from a
+    k-means++ start; no row normalisation (Shi & Malik 2000, the k-way form of von Luxburg
+    2007, §5).
+    """
+    import scipy.linalg
+    from scipy.spatial.distance import pdist, squareform
+
+    m = X.shape[0]
+    if k == 1:
+        return np.zeros(m, np.int64)
+    if k >= m:
+        return np.arange(m, dtype=np.int64)
+    A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
+    np.fill_diagonal(A, 0.0)
+    s = 1.0 / np.sqrt(np.maximum(A.sum(axis=1), np.finfo(np.float64).tiny))
+    M = A * s[:, None] * s[None, :]
+    _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
+    Y = vecs * s[:, None]
     return lloyd_host(Y, Y[_kmeanspp_rows(rng, Y, k)], max_iter, assignment="dense")
 
 
@@ -413,6 +441,9 @@ def clustering_ensemble(
           Gaussian affinity :math:`\exp(-\gamma\|x_i - x_j\|^2)`: the K leading
           eigenvectors of :math:`D^{-1/2} A D^{-1/2}`, rows scaled to unit length, then
           k-means from a random k-means++ start (docs/deviations.md#ensemble-spectral);
+        * ``"shi_malik"``: Shi-Malik normalised cuts with the same affinity: the K
+          leading eigenvectors of :math:`D^{-1} A` (no row normalisation), then k-means
+          from a random k-means++ start (Shi & Malik 2000);
         * a callable ``f(X_sub, k, rng) -> labels`` (``rng`` a
           :class:`numpy.random.Generator`; labels non-negative integers of length
           ``X_sub.shape[0]``), recorded under its ``__name__``.
@@ -499,6 +530,8 @@ def clustering_ensemble(
                     lab = _kmeans_numpy(rng, Xs, kl, max_iter)
                 elif b == "spectral":
                     lab = _njw_spectral(rng, Xs, kl, gamma, max_iter)
+                elif b == "shi_malik":
+                    lab = _shi_malik_spectral(rng, Xs, kl, gamma, max_iter)
                 elif isinstance(b, str):
                     lab = _linkage_partition(Xs, kl, b)
                 else:
@@ -513,3 +546,183 @@ def clustering_ensemble(
                 names.append(name)
                 l += 1
     return Ensemble(labels, n_eff, int(n_eff.min()), int(n_eff.max()), tuple(names))
+
+
+# ---------------------------------------------------------------------------
+# Batched spectral grid (NJW and Shi-Malik over (K, sigma))
+# ---------------------------------------------------------------------------
+
+#: The spectral algorithms of :func:`spectral_grid_ensemble`.
+SPECTRAL_METHODS = ("njw", "shi_malik")
+
+
+def _kmeanspp_masked(key, Y, valid_rows, capacity):
+    """``capacity`` k-means++ (D^2) seeds among the valid rows of ``Y`` (traceable)."""
+    keys = jax.random.split(key, capacity)
+    w = valid_rows.astype(Y.dtype)
+    first = jax.random.categorical(keys[0], jnp.where(valid_rows, 0.0, -jnp.inf))
+    C = jnp.zeros((capacity, Y.shape[1]), Y.dtype).at[0].set(Y[first])
+    dmin = jnp.sum(jnp.square(Y - Y[first]), axis=1) * w
+
+    def body(j, carry):
+        C, dmin = carry
+        total = jnp.sum(dmin)
+        logits = jnp.where(total > 0, jnp.where(dmin > 0, jnp.log(jnp.where(dmin > 0, dmin, 1.0)), -jnp.inf),
+                           jnp.where(valid_rows, 0.0, -jnp.inf))
+        idx = jax.random.categorical(keys[j], logits)
+        C = C.at[j].set(Y[idx])
+        return C, jnp.minimum(dmin, jnp.sum(jnp.square(Y - Y[idx]), axis=1) * w)
+
+    C, _ = jax.lax.fori_loop(1, capacity, body, (C, dmin))
+    return C
+
+
+@functools.partial(jax.jit, static_argnames=("k_max", "max_iter"))
+def _spectral_grid_jax(key, X, valid_rows, sigmas, ks, k_max, max_iter):
+    """Labels (2, S, |ks|, n) of NJW (0) and Shi-Malik (1) for every sigma and K.
+
+    One eigen-decomposition per sigma serves every K and both algorithms; the padded
+    rows (``valid_rows`` False) have no affinity and a zero embedding, weigh nothing in
+    k-means and are never seeds.
+    """
+    from ..kernels import PRECISION
+
+    v = valid_rows.astype(X.dtype)
+    sq = jnp.sum(X * X, axis=1)
+    D2 = jnp.maximum(sq[:, None] + sq[None, :] - 2.0 * jnp.matmul(X, X.T, precision=PRECISION), 0.0)
+    eye = jnp.eye(X.shape[0], dtype=X.dtype)
+    tiny = jnp.finfo(X.dtype).tiny
+
+    def embed(sigma):
+        A = jnp.exp(-D2 / (2.0 * sigma * sigma)) * (1.0 - eye) * v[:, None] * v[None, :]
+        deg = jnp.sum(A, axis=1)
+        s = jnp.where(valid_rows, 1.0 / jnp.sqrt(jnp.maximum(deg, tiny)), 0.0)
+        # + I on the valid block: its spectrum moves to [0, 2], above the padded rows' zeros.
+        M = A * s[:, None] * s[None, :] + jnp.diag(v)
+        _, U = jnp.linalg.eigh(M)
+        return U[:, ::-1][:, :k_max], s
+
+    U, s = jax.vmap(embed)(sigmas)  # (S, n, k_max), (S, n)
+    cols = jnp.arange(k_max)
+
+    def one(key, Ui, si, k, method):
+        Y = Ui * (cols < k)
+        norm = jnp.sqrt(jnp.sum(Y * Y, axis=1, keepdims=True))
+        njw = Y / jnp.where(norm > 0, norm, 1.0)
+        Y = jnp.where(method == 0, njw, Y * si[:, None])
+        k1, _ = jax.random.split(key)
+        centers = _kmeanspp_masked(k1, Y, valid_rows, k_max)
+        _, final, _, _ = masked_lloyd(Y, v, centers, cols < k, max_iter, 0.0)
+        return final.index
+
+    S, nk = sigmas.shape[0], ks.shape[0]
+    meth = jnp.repeat(jnp.arange(2), S * nk)
+    sig = jnp.tile(jnp.repeat(jnp.arange(S), nk), 2)
+    kk = jnp.tile(ks, 2 * S)
+    keys = jax.random.split(key, 2 * S * nk)
+    labels = jax.vmap(one)(keys, U[sig], s[sig], kk, meth)
+    return labels.reshape(2, S, nk, -1)
+
+
+def _default_sigmas() -> np.ndarray:
+    return np.round(np.arange(3, 31) / 10.0, 1)
+
+
+def spectral_grid_ensemble(
+    rng_key: Any,
+    X: Any,
+    n_clusters: Any = range(2, 7),
+    sigmas: Any = None,
+    methods: Any = SPECTRAL_METHODS,
+    *,
+    max_iter: int = 100,
+    pad_to: int | None = None,
+) -> Ensemble:
+    r"""Spectral clustering ensemble over a (K, sigma) grid, batched in JAX.
+
+    For every Gaussian scale :math:`\sigma` the affinity
+    :math:`A_{ij} = \exp(-\|x_i - x_j\|^2 / 2\sigma^2)` (:math:`A_{ii} = 0`) and its
+    normalisation :math:`M = D^{-1/2} A D^{-1/2}` are eigen-decomposed once; for every K
+    the ``K`` leading eigenvectors ``U`` give
+
+    * NJW (Ng, Jordan & Weiss 2001): the rows of ``U`` scaled to unit length;
+    * Shi-Malik normalised cuts (Shi & Malik 2000): :math:`D^{-1/2} U`, the leading
+      generalised eigenvectors of :math:`A v = \mu D v`;
+
+    each clustered by Lloyd's k-means from a k-means++ start.  All
+    :math:`|\text{methods}|\,|\text{n\_clusters}|\,|\text{sigmas}|` runs are one jitted,
+    vmapped program.  The default grid is Medina & Fred's (SIMBAD deliverable D2.3,
+    temporal study, Table 1): K in 2..6, :math:`\sigma` in 0.3, 0.4, ..., 3.0, 140
+    partitions per algorithm.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int
+    X : array_like, shape (n, d)
+        At least 2 rows.
+    n_clusters : sequence of int, default range(2, 7)
+        The K of the grid (each in ``2..n``).
+    sigmas : sequence of float, optional
+        Gaussian scales (positive); default 0.3, 0.4, ..., 3.0.
+    methods : tuple of {"njw", "shi_malik"}, default both
+    max_iter : int, default 100
+        Lloyd iterations.
+    pad_to : int, optional
+        Rows to pad the program to (at least ``n``; default
+        :func:`~bayesclust.kernels.padded_rows` ``(n)``): one compilation serves every
+        ``n`` up to it.
+
+    Returns
+    -------
+    Ensemble
+        ``labels`` (m, n) int32 ordered method, sigma, K (K innermost), ``n_clusters``
+        (m,), ``base`` the method of every partition.
+
+    References
+    ----------
+    A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering: analysis and an
+    algorithm", NIPS 2001.
+    J. Shi and J. Malik, "Normalized cuts and image segmentation", IEEE TPAMI 22(8) (2000).
+    Medina and A. Fred, SIMBAD deliverable D2.3, temporal study (ECG state detection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.r_[np.zeros((6, 2)), np.full((6, 2), 5.0)] + np.arange(12)[:, None] * 1e-2
+    >>> ens = spectral_grid_ensemble(0, X, [2], [0.5, 1.0])
+    >>> ens.labels.shape, ens.base
+    ((4, 12), ('njw', 'njw', 'shi_malik', 'shi_malik'))
+    >>> all(len(set(l[:6])) == 1 and l[0] != l[-1] for l in ens.labels.tolist())
+    True
+    """
+    from ..kernels import padded_rows
+
+    X = V.check_array(X, "X", min_samples=2)
+    n = X.shape[0]
+    if isinstance(n_clusters, (numbers.Integral, np.integer)):
+        n_clusters = [n_clusters]
+    ks = [V.check_int(k, "n_clusters", minimum=2) for k in list(n_clusters)]
+    if not ks or max(ks) > n:
+        raise ValueError(f"n_clusters must hold K in 2..{n} (the number of samples), got {list(n_clusters)!r}")
+    sig = _default_sigmas() if sigmas is None else np.asarray(sigmas, np.float64).reshape(-1)
+    if sig.size == 0 or not np.all(np.isfinite(sig)) or np.any(sig <= 0):
+        raise ValueError(f"sigmas must be positive finite scales, got {sigmas!r}")
+    if isinstance(methods, str):
+        methods = (methods,)
+    methods = tuple(methods)
+    if not methods or any(m not in SPECTRAL_METHODS for m in methods):
+        raise ValueError(f"methods must be among {SPECTRAL_METHODS}, got {methods!r}")
+    max_iter = V.check_int(max_iter, "max_iter", minimum=1)
+    cap = padded_rows(n) if pad_to is None else V.check_int(pad_to, "pad_to", minimum=n)
+    dt = V.working_dtype(X.dtype)
+    Xp = np.zeros((cap, X.shape[1]), dt)
+    Xp[:n] = X
+    valid = np.arange(cap) < n
+    lab = np.asarray(_spectral_grid_jax(V.as_rng_key(rng_key), jnp.asarray(Xp), jnp.asarray(valid),
+                                        jnp.asarray(sig, dt), jnp.asarray(ks, jnp.int32),
+                                        max(ks), max_iter))
+    picked = [lab[SPECTRAL_METHODS.index(m)] for m in methods]  # each (S, nk, cap)
+    labels = np.concatenate([p.reshape(-1, cap)[:, :n] for p in picked]).astype(np.int32)
+    n_eff = np.tile(np.asarray(ks, np.int64), len(methods) * sig.size)
+    names = tuple(m for m in methods for _ in range(sig.size * len(ks)))
+    return Ensemble(labels, n_eff, int(min(ks)), int(max(ks)), names)

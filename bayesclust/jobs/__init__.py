@@ -1,7 +1,7 @@
 """The ``bayesclust compare --model ...`` jobs: one model fitted by sampling and by its
 hard limit (and peers), a printed report, ``<job>.json`` and a figure.
 
-One module per model (``dp``, ``hdp``, ``dc``, ``consensus``, ``did``), sharing
+One module per model (``dp``, ``hdp``, ``dc``, ``consensus``, ``did``, ``temporal``), sharing
 :mod:`bayesclust.jobs._common`; :func:`run_compare` dispatches.  Only the CLI (and
 users who want the reports from Python) import this package.
 """
@@ -21,6 +21,7 @@ MODELS = {
     "dc": ("dc", "run_compare_dc", "dc-toy"),
     "consensus": ("consensus", "run_compare_consensus", "iris"),
     "did": ("did", "run_compare_did", "iris"),
+    "temporal": ("temporal", "run_compare_temporal", "temporal-ds2"),
 }
 
 
@@ -49,12 +50,13 @@ def run_compare(
         (:data:`MODELS`).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp", "hdp", "dc", "consensus", "did"}
+    model : {"dp", "hdp", "dc", "consensus", "did", "temporal"}
         ``"dp"``: :func:`~bayesclust.jobs.dp.run_compare_dp`; ``"hdp"``:
         :func:`~bayesclust.jobs.hdp.run_compare_hdp`; ``"dc"``:
         :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"consensus"``:
         :func:`~bayesclust.jobs.consensus.run_compare_consensus`; ``"did"``:
-        :func:`~bayesclust.jobs.did.run_compare_did`.
+        :func:`~bayesclust.jobs.did.run_compare_did`; ``"temporal"``:
+        :func:`~bayesclust.jobs.temporal.run_compare_temporal`.
     n_clusters, lam : optional
         ``n_clusters``: clusters (``dp``: for the farthest-first lambda and the
         k-means peer; ``dc``: prototypes; ``k=`` is a deprecated spelling).
@@ -78,7 +80,7 @@ def run_compare(
         raise ValueError(f"model must be one of {', '.join(repr(m) for m in MODELS)}, got {model!r}")
     if lam is not None and model != "dp":
         raise ValueError(f"--lam is an option of --model dp (--model {model} has no cluster penalty)")
-    if n_clusters is not None and model in ("hdp", "consensus", "did"):
+    if n_clusters is not None and model in ("hdp", "consensus", "did", "temporal"):
         raise ValueError(f"--n-clusters is an option of --model dp and dc (--model {model} takes "
                          "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
@@ -89,6 +91,9 @@ def run_compare(
                if value is not None}
     if "thin" in sampler and model not in ("dp", "hdp", "did"):
         raise ValueError(f"--thin is an option of --model dp, hdp and did, not of --model {model}")
+    if sampler and model == "temporal":
+        raise ValueError("--model temporal runs no sampler: --num-warmup, --num-samples, --num-chains "
+                         "and --thin are not its options")
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
         return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)
