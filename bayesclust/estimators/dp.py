@@ -48,7 +48,9 @@ class DPMeans(ClusterMixin, BaseEstimator):
         Desired number of clusters, used only to choose ``lam`` by
         farthest-first when ``lam`` is None (capped at the number of samples).
         DP-means chooses the number of clusters itself: the fitted
-        ``n_clusters_`` may differ.
+        ``n_clusters_`` may differ (with the default k-means++ starts it is
+        often larger: a lower objective at that ``lam``; ``init="mean",
+        n_init=1`` is Kulis & Jordan's protocol).
     n_clusters_hint : int
         Deprecated spelling of ``n_clusters``.
     max_iter : int, default 100
@@ -62,7 +64,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         Starts; the fit with the lowest objective is kept (see
         :func:`bayesclust.dp_means`).  Measured on make_blobs 100k x 2 (10
         centres) and 100k x 16 (50 centres) at the farthest-first ``lam``: the
-        default reaches objectives 28 % and 85 % below pdc-dp-means' (BENCHMARKS.md).
+        default reaches objectives 25 % and 85 % below pdc-dp-means' (BENCHMARKS.md).
     init : {"k-means++", "mean"}, default "k-means++"
         ``"k-means++"``: every start from D^2 seeds drawn until every point lies
         within ``lam`` of one (docs/deviations.md#dpmeans-restarts);
@@ -112,9 +114,11 @@ class DPMeans(ClusterMixin, BaseEstimator):
     >>> import numpy as np
     >>> from bayesclust import DPMeans
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.2], [5.0, 5.0], [5.1, 5.0]])
-    >>> DPMeans(lam=1.0).fit(X).labels_.tolist()
+    >>> DPMeans(lam=1.0, random_state=0).fit(X).n_clusters_
+    2
+    >>> DPMeans(lam=1.0, init="mean", n_init=1).fit(X).labels_.tolist()  # Algorithm 1
     [0, 0, 0, 1, 1]
-    >>> DPMeans(n_clusters=2).fit(X).n_clusters_
+    >>> DPMeans(n_clusters=2, random_state=0).fit(X).n_clusters_
     2
     """
 
