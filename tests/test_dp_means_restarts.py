@@ -249,3 +249,40 @@ def test_estimator_bad_restart_parameters(params):
     X = np.arange(10.0).reshape(5, 2)
     with pytest.raises(ValueError, match=next(iter(params))):
         DPMeans(lam=1.0, **params).fit(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_init_from_seeds_and_step_by_hand_reproduce_dp_means(dtype, monkeypatch):
+    monkeypatch.setattr(dpm, "_pad_to", lambda n: n)
+    rng = np.random.default_rng(14)
+    with jax.enable_x64(dtype == np.float64):
+        X = _clustered(rng, 200, 3, n_true=6, spread=0.7).astype(dtype)
+        lam = 3.0
+        key = V.as_rng_key(9)
+        res = dp_means(X, lam, init="k-means++", rng_key=key)
+        Xs, e = V.to_unit_frame(X, V.centre(X), "X")
+        rows, count, _ = dpm._dp_seeds(key, Xs, np.ones(200, dtype), np.asarray(
+            np.ldexp(lam, -2 * e), dtype), np.int32(200))
+        mean = V.centre(X).astype(dtype)
+        Xc = jax.numpy.asarray(X - mean)
+        state = dpm.init_dp_means_state(Xc, lam, centers=Xc[np.asarray(rows)[: int(count)]])
+        assert int(state.n_clusters) == int(count) and np.all(np.asarray(state.labels) == -1)
+        step = jax.jit(dpm.dp_means_step)
+        while not bool(state.converged):
+            state, info = step(state, Xc, jax.numpy.asarray(lam, dtype))
+            assert not bool(state.overflow)
+    k, it = int(state.n_clusters), int(state.n_iter)
+    assert (k, it) == (res.n_clusters, res.n_iter)
+    np.testing.assert_array_equal(np.asarray(state.labels), res.labels)
+    np.testing.assert_allclose(np.asarray(state.centers[:k]) + mean, res.centers,
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(state.objective_trace[: it + 1]), res.objective_trace,
+                               rtol=1e-6)
+
+
+def test_init_with_bad_centers():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="centers"):
+        dpm.init_dp_means_state(X, 1.0, centers=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="centers"):
+        dpm.init_dp_means_state(X, 1.0, centers=np.zeros((40, 2)), capacity=32)

@@ -639,8 +639,13 @@ _initial = jax.jit(_initial_state, static_argnums=(3, 4))
 
 
 def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=100,
-                        axis_name=None) -> DPMeansState:
+                        axis_name=None, centers=None) -> DPMeansState:
     """The state DP-means starts from (Algorithm 1): one cluster at the weighted global mean.
+
+    With ``centers``, the state a k-means++ start begins from
+    (docs/deviations.md#dpmeans-restarts): those centres, no point assigned
+    yet (``labels`` -1, so the first step counts as a change) and the
+    objective of every point at its nearest centre plus ``lam`` per centre.
 
     Parameters
     ----------
@@ -659,21 +664,51 @@ def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=1
         Iterations the ``objective_trace`` buffer has room for.
     axis_name : str, optional
         Inside ``jax.shard_map`` with the rows of ``X`` and ``sample_weight``
-        sharded over this mesh axis.
+        sharded over this mesh axis (not with ``centers``).
+    centers : array, shape (m, d), optional
+        Start from these centres (``capacity`` at least ``m``; default
+        ``max(32, 2 ** ceil(log2(2 m)))``).
 
     Returns
     -------
     DPMeansState
     """
     X = jnp.asarray(X)
-    capacity = min(32, _pow2_at_least(2 * X.shape[0])) if capacity is None else V.check_int(
-        capacity, "capacity", minimum=1)
+    if capacity is None:
+        m = 1 if centers is None else len(centers)
+        capacity = min(32, _pow2_at_least(2 * X.shape[0])) if centers is None else max(
+            32, _pow2_at_least(2 * m))
+    else:
+        capacity = V.check_int(capacity, "capacity", minimum=1)
     trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     w = _weights(sample_weight, X)
     lam = jnp.asarray(lam, X.dtype)
     if axis_name is not None:
+        if centers is not None:
+            raise ValueError("centers cannot be given with axis_name")
         return _initial_state(X, w, lam, capacity, trace_len, axis_name=axis_name)
-    return _initial(X, w, lam, capacity, trace_len)
+    state = _initial(X, w, lam, capacity, trace_len)
+    if centers is None:
+        return state
+    C = jnp.asarray(centers, X.dtype)
+    if C.ndim != 2 or C.shape[1] != X.shape[1] or not 1 <= C.shape[0] <= capacity:
+        raise ValueError(f"centers must have shape (m, {X.shape[1]}) with 1 <= m <= capacity "
+                         f"({capacity}), got {C.shape}")
+    sse = sum_rows(w * nearest_center(X, C).sq_dist)
+    return _start_from(state, C, sse + lam * C.shape[0])
+
+
+def _start_from(state: DPMeansState, seeds, objective) -> DPMeansState:
+    """``state`` (an init's) moved to start from the centres ``seeds`` with that ``objective``.
+
+    No point is assigned yet (labels -1): the first step always counts as a change.
+    """
+    objective = jnp.asarray(objective, state.objective.dtype)
+    return state._replace(
+        centers=state.centers.at[: seeds.shape[0]].set(seeds),
+        n_clusters=jnp.int32(seeds.shape[0]), labels=state.labels * 0 - 1,
+        objective=objective, objective_trace=state.objective_trace.at[0].set(objective),
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -1035,10 +1070,13 @@ def dp_means(
         n_pad = _pad_to(n)
         Xp = jnp.asarray(np.concatenate([Xs, np.zeros((n_pad - n, Xs.shape[1]), Xs.dtype)]))
         wp = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]), Xp.dtype)
-        rows, count, sse = _dp_seeds(key, Xp, wp, np.asarray(lam_s, Xp.dtype), np.int32(limit))
+        rows, count, _ = _dp_seeds(key, Xp, wp, np.asarray(lam_s, Xp.dtype), np.int32(limit))
         count = int(count)
-        seeds = np.asarray(Xp[rows[:count]])
-        seed_objective = np.asarray(float(sse) + lam_s * count, Xp.dtype)
+        seeds = Xp[rows[:count]]
+        # The start's objective as init_dp_means_state(centers=seeds) computes it.
+        seed_objective = sum_rows(wp * nearest_center(Xp, seeds).sq_dist) + jnp.asarray(
+            lam_s, Xp.dtype) * count
+        seeds, seed_objective = np.asarray(seeds), np.asarray(seed_objective)
         del Xp, wp
         K_cap = min(K_bound, max(K_cap, _pow2_at_least(2 * count)))
     if mesh is None:
@@ -1060,16 +1098,17 @@ def dp_means(
         state = init_fn(Xj, wj, lam_j)
     if seeds is not None:
         # Start from the seeds: no point assigned yet (-1), so the first step counts as a change.
-        centers = np.zeros((K_cap, seeds.shape[1]), seeds.dtype)
-        centers[: len(seeds)] = seeds
-        buf = np.full(_TRACE_LEN, np.nan, seed_objective.dtype)
-        buf[0] = seed_objective
-        if mesh is None:  # device arrays, as the init's: the same compiled loop
-            centers, buf = jnp.asarray(centers), jnp.asarray(buf)
-        state = state._replace(
-            centers=centers, n_clusters=jnp.int32(len(seeds)), labels=state.labels * 0 - 1,
-            objective=jnp.asarray(seed_objective), objective_trace=buf,
-        )
+        if mesh is None:
+            state = _start_from(state, jnp.asarray(seeds), seed_objective)
+        else:  # host arrays: valid inputs on any mesh
+            centers = np.zeros((K_cap, seeds.shape[1]), seeds.dtype)
+            centers[: len(seeds)] = seeds
+            buf = np.full(_TRACE_LEN, np.nan, seed_objective.dtype)
+            buf[0] = seed_objective
+            state = state._replace(
+                centers=centers, n_clusters=np.int32(len(seeds)), labels=state.labels * 0 - 1,
+                objective=seed_objective, objective_trace=buf,
+            )
     trace, done = [np.asarray(state.objective_trace)[:1]], 0
     while True:
         # At most _TRACE_LEN - 1 iterations per call: the trace buffer's length.
