@@ -43,14 +43,32 @@ clusters from about a million candidates.  It reports that first pass warm
 compiles excluded) against a steady iteration at the final k and against one
 scikit-learn Lloyd iteration at that k, and the compile time of the whole run.
 
+A third table (``dp_means_restarts_vs_pdc``): the DP-means objective reached at the
+same lambda (farthest-first at the number of centres) on make_blobs 100k x 2 (10
+centres) and 100k x 16 (50 centres), by Algorithm 1 in the given order, by the best
+of 10 random pass orders (``n_init=10, init="mean"``), by one and by ten k-means++
+starts (``init="k-means++"``; ten is ``DPMeans``' default), and by the peer
+``pdc-dp-means`` (``pdc_dp_means.DPMeans(delta=lam)``: k-means++ with ``n_clusters``
+initial centres, Lloyd iterations that add the farthest point while it is farther
+than ``delta``, best of ``n_init=10``; its default ``n_clusters=8`` and ``n_clusters=1``,
+the better kept).  Every objective is ``bayesclust.metrics.dp_means_objective`` on the
+labels (float64).  The peer pins scikit-learn 1.2, so it runs in its own interpreter
+(``--pdc-python``, default ``$PDC_DP_MEANS_PYTHON``) as a subprocess in the same run;
+without one, the row says so and the best of 10 orders stands in.  Seconds are warm
+(compiles excluded) on both sides.
+
 Usage: python benchmarks/dp_means.py [--quick] [--numpy-loop-max-n N] [--matmul-size M]
-    [--skip-grid] [--skip-many-clusters]
+    [--skip-grid] [--skip-many-clusters] [--skip-restarts] [--pdc-python PATH]
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import _common as bench
@@ -279,6 +297,95 @@ def bench_many_clusters(n, d, k, seed=0):
     }
 
 
+#: (n, d, centres) of the restarts benchmark (make_blobs, random_state=0).
+RESTARTS = [(100_000, 2, 10), (100_000, 16, 50)]
+RESTARTS_QUICK = [(20_000, 2, 10), (20_000, 16, 50)]
+
+RESTARTS_NOTE = (
+    "The DP-means objective (`metrics.dp_means_objective` on the labels, float64) at the same "
+    "lambda (farthest-first at the number of centres) on make_blobs (random_state=0, float32): "
+    "`given_order` = Algorithm 1 (Kulis & Jordan 2012) in the rows' order; `orders_10` = best "
+    "of 10 random pass orders (`n_init=10, init=\"mean\"`); `kmeanspp_1` / `kmeanspp_10` = "
+    "one / ten k-means++ starts (`init=\"k-means++\"`, rng_key=0; ten = `DPMeans`' default); "
+    "`pdc` = pdc-dp-means 0.0.8 (`DPMeans(delta=lam, random_state=0)`, its n_init=10; the "
+    "better of n_clusters=8 (its default) and 1, `pdc_config`), run in its own interpreter in "
+    "the same run. `*_k` = clusters; `*_s` = warm seconds. `default_over_pdc` = kmeanspp_10 / "
+    "pdc objective (target <= 1); `time_ratio` = kmeanspp_10 / pdc seconds."
+)
+
+_PDC_SCRIPT = r"""
+import json, sys, time
+import numpy as np
+from pdc_dp_means import DPMeans
+X = np.load(sys.argv[1]); lam = float(sys.argv[2]); out = {}
+for k0 in (8, 1):
+    DPMeans(n_clusters=k0, delta=lam, random_state=0).fit(X[:2000])  # warm-up
+    t = time.perf_counter()
+    m = DPMeans(n_clusters=k0, delta=lam, random_state=0).fit(X)
+    out[k0] = time.perf_counter() - t
+    np.save(sys.argv[3] + f"_{k0}.npy", m.labels_)
+import pdc_dp_means, sklearn
+print(json.dumps({"seconds": out, "sklearn": sklearn.__version__}))
+"""
+
+
+def pdc_dp_means(X, lam, python):
+    """Labels and warm seconds of pdc-dp-means at ``delta=lam`` (n_clusters 8 and 1), or None."""
+    if not python:
+        try:
+            import pdc_dp_means  # noqa: F401
+        except ImportError:
+            return None
+        python = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(os.path.join(tmp, "X.npy"), X)
+        out = subprocess.run([python, "-c", _PDC_SCRIPT, os.path.join(tmp, "X.npy"), repr(lam),
+                              os.path.join(tmp, "labels")], capture_output=True, text=True)
+        if out.returncode != 0:
+            return None
+        info = json.loads(out.stdout.strip().splitlines()[-1])
+        return {int(k0): (np.load(os.path.join(tmp, f"labels_{k0}.npy")), s)
+                for k0, s in info["seconds"].items()}
+
+
+def bench_restarts(n, d, centres, pdc_python=None):
+    """Objectives at the same lambda: given order, 10 orders, k-means++ x1 / x10, pdc-dp-means."""
+    from sklearn.datasets import make_blobs
+
+    from bayesclust.metrics import dp_means_objective
+
+    X = make_blobs(n_samples=n, n_features=d, centers=centres, random_state=0)[0]
+    X = X.astype(np.float32)
+    lam = farthest_first_lambda(X, centres)
+    runs = {
+        "given_order": dict(),
+        "orders_10": dict(n_init=10, init="mean", rng_key=0),
+        "kmeanspp_1": dict(init="k-means++", rng_key=0),
+        "kmeanspp_10": dict(n_init=10, init="k-means++", rng_key=0),
+    }
+    row = {"benchmark": "dp_means_restarts_vs_pdc", "n": n, "d": d, "centres": centres,
+           "lam": lam}
+    for name, kw in runs.items():
+        dp_means(X, lam, **kw)  # compile
+        res, seconds = bench.timed(lambda kw=kw: dp_means(X, lam, **kw))
+        row[name] = dp_means_objective(X, res.labels, lam)
+        row[name + "_k"] = res.n_clusters
+        row[name + "_s"] = seconds
+    peer = pdc_dp_means(X, lam, pdc_python)
+    if peer is None:
+        row["pdc"] = "not run (no interpreter with pdc-dp-means): compare orders_10"
+        return row
+    scored = {k0: (dp_means_objective(X, z, lam), len(np.unique(z)), s)
+              for k0, (z, s) in peer.items()}
+    k0 = min(scored, key=lambda c: scored[c][0])
+    row["pdc"], row["pdc_k"], row["pdc_s"] = scored[k0]
+    row["pdc_config"] = f"n_clusters={k0}"
+    row["pdc_default_config"] = scored[8][0]
+    row["default_over_pdc"] = row["kmeanspp_10"] / row["pdc"]
+    row["time_ratio"] = row["kmeanspp_10_s"] / row["pdc_s"]
+    return row
+
+
 def matmul_gflops(size=4096, reps=3):
     """Best float32 rate of a ``size`` x ``size`` product: XLA (``jnp.matmul``) and NumPy (BLAS)."""
     rng = np.random.default_rng(0)
@@ -324,6 +431,11 @@ def main():
                         help="skip the iteration grid against scikit-learn")
     parser.add_argument("--skip-many-clusters", action="store_true",
                         help="skip the cluster-opening benchmark")
+    parser.add_argument("--skip-restarts", action="store_true",
+                        help="skip the restarts benchmark against pdc-dp-means")
+    parser.add_argument("--pdc-python", default=os.environ.get("PDC_DP_MEANS_PYTHON"),
+                        help="a Python interpreter with pdc-dp-means installed "
+                             "(default $PDC_DP_MEANS_PYTHON, else this one if it has it)")
     args = parser.parse_args()
     env = environment()
     env.update(matmul_gflops(args.matmul_size or (1024 if args.quick else 4096)))
@@ -337,6 +449,11 @@ def main():
         bench.emit({"benchmark": "dp_means_many_clusters_opening", "note": MANY_NOTE})
     for shape in many:
         bench.emit(bench_many_clusters(*shape))
+    restarts = [] if args.skip_restarts else RESTARTS_QUICK if args.quick else RESTARTS
+    if restarts:
+        bench.emit({"benchmark": "dp_means_restarts_vs_pdc", "note": RESTARTS_NOTE})
+    for shape in restarts:
+        bench.emit(bench_restarts(*shape, pdc_python=args.pdc_python))
 
 
 if __name__ == "__main__":

@@ -474,9 +474,10 @@ def dc_tables(rows: list[dict]) -> list[str]:
 
 #: Benchmarks rendered by a dedicated table above; everything else goes through generic_tables.
 _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nuts_ess_per_second",
-              "hdp_", "dc_table1", "dp_means_many_clusters_opening")
+              "hdp_", "dc_table1", "dp_means_many_clusters_opening", "dp_means_restarts_vs_pdc")
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
 GENERIC_TITLES: dict[str, str] = {
+    "dp_means_restarts_vs_pdc": "DP-means restarts: objective at the same lambda vs pdc-dp-means",
     "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
@@ -674,7 +675,7 @@ def render(rows: list[dict], date: str | None = None) -> str:
         "park.",
         "",
     ]
-    lines += generic_tables(rows, only=("dp_means_many_clusters_opening",))
+    lines += generic_tables(rows, only=("dp_means_many_clusters_opening", "dp_means_restarts_vs_pdc"))
     lines += [""]
     lines += samplers_table(rows)
     lines += ["", SAMPLERS_READING]

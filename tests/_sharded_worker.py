@@ -90,7 +90,7 @@ def main(src: str, dst: str) -> None:
         out[p + "n_global"] = np.int64(res.n_global)
         out[p + "converged"] = np.bool_(res.converged)
     # The estimators' mesh parameter (float64 data; x64 is on here).
-    est = bayesclust.DPMeans(lam=lam, mesh=mesh).fit(X)
+    est = bayesclust.DPMeans(lam=lam, mesh=mesh, random_state=0).fit(X)
     out["est_dp_labels"], out["est_dp_centers"] = est.labels_, est.cluster_centers_
     out["est_dp_predict"] = est.predict(inp["hdp_X"][:, :1].repeat(3, axis=1))
     est = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0, mesh=mesh).fit(

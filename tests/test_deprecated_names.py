@@ -230,9 +230,9 @@ def test_dp_means_estimator_n_clusters_hint():
     from bayesclust import DPMeans
 
     X = _blobs()
-    new = DPMeans(n_clusters=3).fit(X)
+    new = DPMeans(n_clusters=3, random_state=0).fit(X)
     with _warns("n_clusters=..."):
-        old = DPMeans(n_clusters_hint=3).fit(X)
+        old = DPMeans(n_clusters_hint=3, random_state=0).fit(X)
     assert old.lam_ == new.lam_
     _same(old.labels_, new.labels_)
     assert DPMeans(n_clusters_hint=3).get_params()["n_clusters_hint"] == 3

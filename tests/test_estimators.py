@@ -97,7 +97,7 @@ def test_acccs_estimator_matches_functional_core():
 def test_estimator_matches_functional_core():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3)) + rng.integers(0, 4, size=(120, 1)) * 4.0
-    est = DPMeans(lam=6.0).fit(X)
+    est = DPMeans(lam=6.0, n_init=1, init="mean").fit(X)  # Algorithm 1 exactly
     res = dp_means(X, 6.0)
     assert np.array_equal(est.labels_, res.labels)
     np.testing.assert_allclose(est.cluster_centers_, res.centers)
@@ -110,9 +110,12 @@ def test_n_clusters_uses_farthest_first():
     from bayesclust.datasets import three_gaussians
 
     X, _ = three_gaussians(0)
-    est = DPMeans(n_clusters=3).fit(X)
+    est = DPMeans(n_clusters=3, n_init=1, init="mean").fit(X)  # Kulis & Jordan's protocol
     assert est.lam_ == pytest.approx(farthest_first_lambda(X, 3))
     assert est.n_clusters_ == 3
+    # The default k-means++ starts reach a lower objective at the same lam (more clusters).
+    best = DPMeans(n_clusters=3, random_state=0).fit(X)
+    assert best.lam_ == est.lam_ and best.objective_ <= est.objective_
 
 
 def test_predict_on_training_data_equals_labels_at_convergence():
@@ -139,6 +142,8 @@ def test_shuffle_is_reproducible_from_random_state():
         (dict(lam=-2.0), "lam"),
         (dict(n_clusters=0), "n_clusters"),
         (dict(max_iter=0), "max_iter"),
+        (dict(n_init=0), "n_init"),
+        (dict(init="random"), "init"),
     ],
 )
 def test_bad_parameters(params, match):

@@ -194,7 +194,7 @@ def test_farthest_first_lambda_positive_finite(dtype, s, x64):
 
 def test_dpmeans_estimator_tiny_data_same_partition():
     X = _data().astype(np.float32)
-    ref = DPMeans(n_clusters=3).fit(X)
-    est = DPMeans(n_clusters=3).fit((X * 1e-20).astype(np.float32))
+    ref = DPMeans(n_clusters=3, random_state=0).fit(X)
+    est = DPMeans(n_clusters=3, random_state=0).fit((X * 1e-20).astype(np.float32))
     np.testing.assert_array_equal(est.labels_, ref.labels_)
     assert 0 < est.lam_ < np.finfo(np.float32).tiny  # outside float32's normal range

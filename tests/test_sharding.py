@@ -111,7 +111,7 @@ def _references(inp):
         jnp.asarray(inp["pass_X"]), jnp.asarray(inp["pass_w"]), jnp.asarray(inp["pass_centers"]),
         jnp.int32(inp["pass_k"]), jnp.float64(inp["pass_lam"]),
     ))
-    ref["est_dp"] = bayesclust.DPMeans(lam=lam).fit(X)
+    ref["est_dp"] = bayesclust.DPMeans(lam=lam, random_state=0).fit(X)
     ref["est_hdp"] = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0).fit(
         inp["hdp_X"], group_ids=inp["hdp_gid"])
     for c in range(int(inp["hdp_cases"])):
