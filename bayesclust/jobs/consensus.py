@@ -26,9 +26,9 @@ from ..inference.aspect_em import aspect_em
 from ..inference.coassociation import coassociation
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus, validity_index
 from ..inference.ensembles import kmeans_ensemble
+from ..inference.hypergraph import cspa, mcla
 from ..inference.linkage import linkage_consensus
 from ..inference.mixture_of_ensembles import mixture_of_ensembles
-from ..inference.hypergraph import cspa, mcla
 from ..inference.ppc import ppc
 from ..plotting import project_2d
 from ._common import save_figure, timed, write_outputs
