@@ -53,6 +53,18 @@ ensemble (50 partitions, linear rule, K = 10 consensus clusters):
   of SVI (least of 3 calls), compile time (first call minus steady), their ratio, and the
   log-posteriors reached (NumPyro's ``log_density`` on the program; ``log_post_em`` is the
   10-start EM's).  ``--aspect-bayes-only`` runs just these rows.
+* ``ensemble_consensus`` (:func:`run_ensemble_consensus`, iris, standardised wine and MASS
+  biopsy, one k-means ensemble of 150 partitions per data set and seed, PEnCA's K rule): the
+  consistency index of every consensus function on the *same* ensemble at the true K --
+  EAC (average and single link), PEnCA (``aspect_em``), PPC, CSPA and MCLA (Strehl & Ghosh
+  2002, normalised-cut spectral partitioner: docs/deviations.md#cspa-mcla-partitioner) -- and
+  of the one ``select_consensus`` chooses among them by ANMI (Strehl & Ghosh's supra-consensus
+  rule) and by ACC, with their seconds; ``--peer-json FILE`` adds the CI of a peer run on the
+  same ensembles (``cluster_ensembles``'s METIS CSPA / MCLA, run in its own environment on the
+  ensembles ``--dump-ensembles DIR`` writes; the stored run used Giecold's ``Cluster_Ensembles``
+  1.16 from PyPI with METIS 5.1.0's ``gpmetis``, in a scratch environment with Python 3 /
+  NumPy 2 compatibility shims, on the same saved ensembles).  Target: the selected consensus reaches at least
+  CSPA's CI.  ``--ensemble-consensus-only`` runs just these rows.
 Quick mode (< 60 s): n in {1000, 2000, 4000}, 20 partitions, 10 Lloyd iterations.  Full
 mode: n from 1000 to 200,000 (the paper went to 50,000), N = 150 partitions; the k-means
 ensemble dominates the time at large n (KD-tree Lloyd with up to 10,000 centres); expect
@@ -61,6 +73,8 @@ tens of minutes for the largest n.  Numbers on a shared machine are noisy.
 Usage: python benchmarks/consensus.py [--quick] [--n 1000 5000 ...] [--n-partitions 150]
        python benchmarks/consensus.py --validity-only [--quick]   (just the two index rows)
        python benchmarks/consensus.py --ppc-only [--quick]        (just the two PPC rows)
+       python benchmarks/consensus.py --ensemble-consensus-only [--seeds 0 1 2] [--dump-ensembles DIR]
+                                      [--peer-json FILE]
 """
 
 from __future__ import annotations
@@ -306,6 +320,57 @@ def run_aspect_bayes(name: str, n_aspects: int, n_partitions: int = 50, num_step
             "rel_gain_svi_random": (lp_rand - lp_em) / abs(lp_em)}
 
 
+CONSENSUS_DATA = (("iris", 3, False), ("wine", 3, True), ("biopsy", 2, False))
+SELECT_AMONG = ("average", "single", "penca", "ppc", "cspa", "mcla")
+
+
+def _load_consensus_data(name: str, standardise: bool):
+    from bayesclust import datasets
+
+    X, y = datasets.load(name)
+    if standardise:
+        X = (X - X.mean(0)) / X.std(0)
+    return X, y
+
+
+def run_ensemble_consensus(name: str, k: int, standardise: bool, seed: int, n_partitions: int = 150,
+                           dump_dir: str | None = None, peer: dict | None = None) -> dict:
+    """CI of EAC / PEnCA / PPC / CSPA / MCLA and of the selected consensus on one ensemble."""
+    from bayesclust.inference.consensus_selection import consensus_candidates, select_consensus
+
+    X, y = _load_consensus_data(name, standardise)
+    ens = ensembles.kmeans_ensemble(seed, X, n_partitions)
+    label = f"{name}-norm" if standardise else name
+    if dump_dir is not None:
+        np.save(f"{dump_dir}/{label}_seed{seed}.npy", np.asarray(ens.labels))
+    C = coassoc.coassociation(ens)
+    row = {"bench": "consensus", "kind": "ensemble_consensus", "data": label, "n": int(X.shape[0]), "K": k,
+           "seed": seed, "n_partitions": n_partitions, "k_min": ens.k_min, "k_max": ens.k_max}
+    cands, cand_s = bench.timed(lambda: consensus_candidates(C, SELECT_AMONG, [k], ensemble=ens, rng_key=seed))
+    for method, lab in zip(cands.methods, cands.labels):
+        name_ = {"average": "eac_al", "single": "eac_sl"}.get(method, method)
+        row[f"ci_{name_}"] = metrics.consistency_index(y, lab)
+        row[f"anmi_{name_}"] = float(metrics.anmi(lab, ens))
+    for crit in ("anmi", "acc"):
+        sel = select_consensus(cands, ens, crit)
+        row[f"selected_by_{crit}"] = sel.method
+        row[f"ci_selected_{crit}"] = metrics.consistency_index(y, sel.labels)
+    from bayesclust.inference.hypergraph import cspa, mcla
+
+    _, row["cspa_seconds"] = bench.timed(lambda: cspa(seed, C, k))
+    _, row["mcla_seconds"] = bench.timed(lambda: mcla(seed, ens, k))
+    row["candidates_seconds"] = cand_s
+    row["selected_anmi_ge_cspa"] = bool(row["ci_selected_anmi"] >= row["ci_cspa"] - 1e-12)
+    if peer is not None:
+        for method in ("cspa", "mcla"):
+            lab = peer.get(f"{label}_seed{seed}", {}).get(method)
+            if lab is not None:
+                row[f"ci_peer_{method}"] = metrics.consistency_index(y, np.asarray(lab))
+        if "ci_peer_cspa" in row:
+            row["selected_anmi_ge_peer_cspa"] = bool(row["ci_selected_anmi"] >= row["ci_peer_cspa"] - 1e-12)
+    return row
+
+
 def fit_slopes(rows: list[dict]) -> dict:
     out = {"bench": "consensus", "kind": "slopes"}
     for rule in sorted({r["rule"] for r in rows}):
@@ -332,7 +397,31 @@ def main():
                         help="only the PPC rows (n = 5,000 dense; 5,000 / 20,000 / 50,000; quick 2000 and 2000 / 4000)")
     parser.add_argument("--aspect-bayes-only", action="store_true",
                         help="only the SVI-MAP vs aspect_em rows (iris, biopsy)")
+    parser.add_argument("--ensemble-consensus-only", action="store_true",
+                        help="only the CSPA / MCLA / selected consensus rows (iris, wine-norm, biopsy)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="ensemble seeds of the ensemble-consensus rows (default 0 1 2; quick 0)")
+    parser.add_argument("--dump-ensembles", default=None, help="write each ensemble to DIR/<data>_seed<s>.npy")
+    parser.add_argument("--peer-json", default=None,
+                        help="a peer's consensus labels: {\"<data>_seed<s>\": {\"cspa\": [...], \"mcla\": [...]}}")
     args = parser.parse_args()
+    seeds = args.seeds or ([0] if args.quick else [0, 1, 2])
+    peer = None
+    if args.peer_json:
+        import json
+
+        with open(args.peer_json) as f:
+            peer = json.load(f)
+
+    def ensemble_consensus_rows():
+        for name, k, std in CONSENSUS_DATA:
+            for seed in seeds:
+                bench.emit(run_ensemble_consensus(name, k, std, seed, dump_dir=args.dump_ensembles, peer=peer))
+
+    if args.ensemble_consensus_only:
+        bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "sklearn")))
+        ensemble_consensus_rows()
+        return
     if args.aspect_bayes_only:
         bench.emit(bench.environment("consensus.py", ("numpy", "scipy", "jax", "numpyro", "sklearn")))
         for name, k in (("iris", 3), ("biopsy", 2)):
@@ -364,6 +453,7 @@ def main():
             bench.emit(run_ppc_scaling(n, max_iter=it))
     for name, k in (("iris", 3), ("biopsy", 2)):
         bench.emit(run_aspect_bayes(name, k))
+    ensemble_consensus_rows()
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ ENTRY_POINTS = {
     "PairwiseConsensus": (lambda X: bc.PairwiseConsensus(2, n_partitions=4, n_init=1,
                                                          max_iter=20).fit(X), "X"),
     "ACCCS": (lambda X: bc.ACCCS(2, n_partitions=4, generations=2).fit(X), "X"),
+    "HypergraphConsensus": (lambda X: bc.HypergraphConsensus(2, n_partitions=4).fit(X), "X"),
+    "HypergraphConsensus_mcla": (lambda X: bc.HypergraphConsensus(2, method="mcla", n_partitions=4).fit(X), "X"),
     "SMIC": (lambda X: bc.SMIC(n_clusters=2, t=3).fit(X), "X"),
     "CECIB": (lambda X: bc.CECIB(n_clusters=2, n_init=1).fit(X), "X"),
     "increments": (lambda X: bc.increments(X), "X"),

@@ -340,6 +340,13 @@ def test_run_compare_consensus_writes_report(tmp_path):
     ref = linkages.linkage_consensus(coassoc.coassociation(ensembles.kmeans_ensemble(1, X, 12)), "average", 2).labels
     row = saved["rows"][methods.index("EAC average link, K")]
     assert row["ci"] == pytest.approx(metrics.consistency_index(y, ref))
+    # so are CSPA and MCLA (Strehl & Ghosh 2002) on the same ensemble
+    from bayesclust.inference.hypergraph import cspa, mcla
+
+    ens = ensembles.kmeans_ensemble(1, X, 12)
+    for name, lab in (("CSPA (Strehl-Ghosh)", cspa(1, coassoc.coassociation(ens), 2).labels),
+                      ("MCLA (Strehl-Ghosh)", mcla(1, ens, 2).labels)):
+        assert saved["rows"][methods.index(name)]["ci"] == pytest.approx(metrics.consistency_index(y, lab))
     assert saved["paper"]["look_alike"] is True
     with pytest.raises(ValueError, match="unknown data set"):
         run_compare_consensus("nope", tmp_path)

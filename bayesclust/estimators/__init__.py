@@ -14,6 +14,7 @@ from .consensus import (
     ConstrainedEAC,
     EmbeddedConsensus,
     EvidenceAccumulation,
+    HypergraphConsensus,
     PairwiseConsensus,
 )
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
@@ -38,6 +39,7 @@ __all__ = [
     "ConstrainedEAC",
     "AspectConsensus",
     "EmbeddedConsensus",
+    "HypergraphConsensus",
     "PairwiseConsensus",
     "SLDID",
     "SLAGLO",

@@ -1,6 +1,7 @@
 """Consensus-clustering estimators: evidence accumulation (linkage on the
 co-association), PEnCA (the dyadic aspect model), PPC (pairwise probabilistic clustering)
-and DR-EAC (embeddings of the co-association), fed by data, partitions or a posterior.
+DR-EAC (embeddings of the co-association) and Strehl & Ghosh's CSPA / MCLA (graph partitions of
+the ensemble's hypergraph), fed by data, partitions or a posterior.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ from ..inference.acccs import acccs
 from ..inference.aspect_em import aspect_em, select_n_aspects
 from ..inference.coassociation import coassociation
 from ..inference.consensus_bayes import aspect_posterior
-from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus
+from ..inference.consensus_selection import (
+    CONSENSUS_FUNCTIONS,
+    CRITERIA,
+    consensus_candidates,
+    select_consensus,
+)
 from ..inference.constrained import CONSTRAINED_METHODS, constrained_linkage_consensus
 from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
 from ..inference.ensembles import kmeans_ensemble
+from ..inference.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
 from ..inference.ppc import ppc
 from ._base import (
@@ -34,7 +41,7 @@ from ._base import (
 )
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
-           "ACCCS"]
+           "HypergraphConsensus", "ACCCS"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -87,7 +94,9 @@ class EvidenceAccumulation(_ConsensusBase):
     draws), accumulates the sparse co-association :math:`C_{ij} = n_{ij}/N`, and cuts a
     linkage dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest lifetime (Fred &
     Jain 2005).  With ``select``, a validity index chooses the consensus among the linkages
-    ``method`` cut at every number of clusters of ``k_range`` (Duarte et al. 2010).
+    ``method`` cut at every number of clusters of ``k_range`` (Duarte et al. 2010); the
+    candidates may also come from other consensus functions of the same ensemble (CSPA,
+    MCLA, PEnCA, PPC: :data:`~bayesclust.inference.consensus_selection.CONSENSUS_FUNCTIONS`).
 
     Parameters
     ----------
@@ -100,7 +109,9 @@ class EvidenceAccumulation(_ConsensusBase):
         also a list of linkages to choose among.  Ward, centroid and median read
         :math:`1 - C` as if it were Euclidean; centroid and median trees can be non-monotone
         (their negative lifetimes count as 0); every method but single and average link
-        forms the dense :math:`1 - C`.
+        forms the dense :math:`1 - C`.  With ``select``, the list may also name ``"cspa"``,
+        ``"mcla"`` (Strehl & Ghosh 2002), ``"penca"`` and ``"ppc"``
+        (:func:`~bayesclust.inference.consensus_selection.consensus_candidates`).
     select : str or None, default None
         A criterion of :func:`~bayesclust.inference.consensus_selection.select_consensus`:
         ``"acc"``, ``"anmi"``, ``"div1"``, ``"div3"`` (against the ensemble),
@@ -129,11 +140,12 @@ class EvidenceAccumulation(_ConsensusBase):
     ensemble_ : ndarray of shape (N, n_samples)
         The partitions (renumbered; -1 = not sampled).
     coassociation_ : bayesclust.inference.coassociation.CoAssociation
-    linkage_ : ndarray of shape (n_samples - 1, 4)
-        The dendrogram of the chosen linkage.
-    lifetimes_ : ndarray of shape (n_samples + 1,)
+    linkage_ : ndarray of shape (n_samples - 1, 4) or None
+        The dendrogram of the chosen linkage (None when ``select`` chose another consensus
+        function).
+    lifetimes_ : ndarray of shape (n_samples + 1,) or None
     method_ : str
-        The linkage of ``labels_`` (the chosen one with ``select``).
+        The consensus function of ``labels_`` (the chosen one with ``select``).
     candidates_ : ConsensusCandidates
         With ``select``: every candidate partition.
     selection_scores_ : ndarray of shape (n_candidates,)
@@ -153,7 +165,7 @@ class EvidenceAccumulation(_ConsensusBase):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "method": [StrOptions(set(LINKAGE_METHODS)), list, tuple],
+        "method": [StrOptions(set(CONSENSUS_FUNCTIONS)), list, tuple],
         "select": [StrOptions(set(CRITERIA)), None],
         "select_space": [StrOptions({"similarity", "data"})],
         "k_range": [list, tuple, range, None],
@@ -192,23 +204,32 @@ class EvidenceAccumulation(_ConsensusBase):
         """
         ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
-        if self.select is None and not isinstance(self.method, str):
-            raise ValueError("method must be one linkage unless select chooses among several")
+        if self.select is None and not (isinstance(self.method, str) and self.method in LINKAGE_METHODS):
+            raise ValueError(f"method must be one linkage of {LINKAGE_METHODS} unless select chooses among "
+                             f"several consensus functions, got {self.method!r}")
         if self.select is not None and self.select_space == "data" and X is None \
                 and self.select in ("silhouette", "dunn", "davies_bouldin", "likelihood"):
             raise ValueError(f"select={self.select!r} with select_space='data' needs X")
-        codes, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
+        key = _key_from_random_state(self.random_state)
+        codes, C = self._ensemble(X, ensemble, key)
         if self.select is None:
             res = linkage_consensus(C, self.method, self.n_clusters, allow_k1=self.allow_k1)
             self.method_ = self.method
         else:
             ks = [self.n_clusters] if self.n_clusters is not None else self.k_range
-            cands = consensus_candidates(C, self.method, ks)
+            cands = consensus_candidates(C, self.method, ks, ensemble=codes,
+                                         rng_key=jax.random.fold_in(key, 1))
             Xd = None if X is None else validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
             sel = select_consensus(cands, codes, self.select, space=self.select_space, X=Xd)
             self.candidates_ = cands
             self.selection_scores_ = sel.scores
             self.method_ = sel.method
+            if sel.method not in LINKAGE_METHODS:
+                self.labels_ = np.asarray(sel.labels, np.intp)
+                self.n_clusters_ = int(np.unique(sel.labels).shape[0])
+                self.linkage_ = None
+                self.lifetimes_ = None
+                return self
             res = linkage_consensus(C, sel.method, sel.n_clusters, allow_k1=self.allow_k1)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
@@ -686,6 +707,103 @@ class PairwiseConsensus(_ConsensusBase):
         self.objective_ = float(res.objective)
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
+        return self
+
+    def fit_predict(self, X=None, y=None, ensemble=None):
+        """``fit`` and return ``labels_``."""
+        return self.fit(X, ensemble=ensemble).labels_
+
+
+class HypergraphConsensus(_ConsensusBase):
+    r"""CSPA or MCLA: Strehl & Ghosh's graph-partitioning consensus of a clustering ensemble.
+
+    ``method="cspa"`` partitions the co-association graph (the fraction of partitions putting
+    two objects together) into ``n_clusters`` parts; ``method="mcla"`` partitions the graph
+    of the ensemble's clusters (hyperedges, Jaccard weights) into ``n_clusters``
+    meta-clusters and gives every object to the meta-cluster it is most associated with
+    (Strehl & Ghosh 2002, §3.2, §3.4).  Both use a normalised-cut spectral partition in place
+    of the paper's METIS (docs/deviations.md#cspa-mcla-partitioner).  See
+    :func:`bayesclust.inference.hypergraph.cspa` and :func:`~bayesclust.inference.hypergraph.mcla`.
+
+    One estimator with ``method=``, like :class:`EmbeddedConsensus`: the two functions share
+    the ensemble's hypergraph, the partitioner and their parameters, and differ in which
+    graph is cut.
+
+    Parameters
+    ----------
+    n_clusters : int, default 2
+        Number of parts ``K`` (at most the number of objects; for MCLA, of hyperedges).
+    method : {"cspa", "mcla"}, default "cspa"
+    n_init : int, default 10
+        k-means starts on the spectral embedding of the graph (300 Lloyd iterations at most
+        each).
+    n_partitions, n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+        Clusters in ``labels_`` (at most ``n_clusters``: a part can stay empty).
+    meta_labels_ : ndarray of shape (n_hyperedges,) or None
+        MCLA: the meta-cluster of every cluster of the ensemble.
+    association_ : ndarray of shape (n_samples, n_clusters) or None
+        MCLA: every object's association with every meta-cluster.
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import HypergraphConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> HypergraphConsensus(2, method="mcla", random_state=0).fit(ensemble=parts).labels_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(HYPERGRAPH_METHODS))],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=2, *, method="cspa", n_init=10, n_partitions=150,
+                 n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.method = method
+        self.n_init = n_init
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """CSPA / MCLA consensus of an ensemble built on ``X`` or of the given ``ensemble``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+            The partitions.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        key = _key_from_random_state(self.random_state)
+        k_ens, k_fit = jax.random.split(key)
+        codes, C = self._ensemble(X, ensemble, k_ens)
+        if self.method == "cspa":
+            res = cspa(k_fit, C, self.n_clusters, n_init=self.n_init)
+        else:
+            res = mcla(k_fit, codes, self.n_clusters, n_init=self.n_init, allow_missing=bool((codes < 0).any()))
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = int(res.n_clusters)
+        self.meta_labels_ = res.meta_labels
+        self.association_ = res.association
         return self
 
     def fit_predict(self, X=None, y=None, ensemble=None):

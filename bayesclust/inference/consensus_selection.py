@@ -1,7 +1,9 @@
 r"""Choosing a consensus partition with validity indices.
 
 Evidence accumulation yields many candidate consensus partitions -- one per linkage and
-number of clusters.  Duarte, Fred, Lourenço & Duarte (2010) score every candidate with a
+number of clusters; other consensus functions of the same ensemble join them: PEnCA
+(:func:`~bayesclust.inference.aspect_em.aspect_em`), PPC (:func:`~bayesclust.inference.ppc.ppc`)
+and Strehl & Ghosh's CSPA and MCLA (:mod:`~bayesclust.inference.hypergraph`).  Duarte, Fred, Lourenço & Duarte (2010) score every candidate with a
 validity index and keep the best one:
 
 * against the ensemble: the average cluster consistency ACC and the average normalised
@@ -17,6 +19,7 @@ Pipeline::
     C = coassociation(ens)
     cands = consensus_candidates(C, ("single", "average", "ward"), range(2, 7))
     best = select_consensus(cands, ens, criterion="acc")   # best.labels, best.scores
+    cands = consensus_candidates(C, ("average", "cspa", "mcla", "penca", "ppc"), 3, ensemble=ens)
 
 Every index accepts a :class:`~bayesclust.inference.posterior.Posterior` as the ensemble,
 so a sampled solution is scored like any consensus.
@@ -29,6 +32,8 @@ the selection experiments).
 F. J. Duarte, J. M. M. Duarte, A. Fred and M. F. Rodrigues, "Average cluster consistency
 for cluster ensemble selection", IC3K / KDIR 2009 (ACC; selection by max ACC / ANMI and by
 median Div1 / Div3).
+A. Strehl and J. Ghosh, "Cluster ensembles -- a knowledge reuse framework for combining
+multiple partitions", JMLR 3 (2002) (CSPA, MCLA; the consensus of highest ANMI among them).
 """
 
 from __future__ import annotations
@@ -41,9 +46,11 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from .coassociation import CoAssociation, as_coassociation
+from .hypergraph import cspa, mcla
 from .linkage import LINKAGE_METHODS, cut_tree_at, linkage_consensus
 
 __all__ = [
+    "CONSENSUS_FUNCTIONS",
     "CRITERIA",
     "ConsensusCandidates",
     "ConsensusSelection",
@@ -51,6 +58,10 @@ __all__ = [
     "select_consensus",
     "validity_index",
 ]
+
+#: The consensus functions :func:`consensus_candidates` knows: the linkages of
+#: :func:`~bayesclust.inference.linkage.linkage_consensus`, then CSPA, MCLA, PEnCA and PPC.
+CONSENSUS_FUNCTIONS = LINKAGE_METHODS + ("cspa", "mcla", "penca", "ppc")
 
 #: criterion -> (rule, needs): how each index chooses ("max", "min", "median") and what it
 #: reads ("ensemble", or "space": the co-association or the data, by ``space``).
@@ -74,7 +85,8 @@ class ConsensusCandidates(NamedTuple):
     labels : ndarray of int64, shape (m, n)
         One partition per row, clusters numbered by first appearance.
     methods : tuple of str, length m
-        The linkage of each candidate.
+        The consensus function of each candidate (a linkage, ``"cspa"``, ``"mcla"``,
+        ``"penca"`` or ``"ppc"``).
     n_clusters : ndarray of int64, shape (m,)
         Its number of clusters.
     coassociation : CoAssociation
@@ -97,8 +109,10 @@ class ConsensusSelection(NamedTuple):
     index : int
         Its row in the candidates.
     method : str
-        Its linkage.
+        Its consensus function (a linkage, ``"cspa"``, ``"mcla"``, ``"penca"`` or ``"ppc"``).
     n_clusters : int
+        The number of clusters it was asked for (CSPA, MCLA, PEnCA and PPC can leave a
+        cluster empty: ``labels`` then holds fewer).
     criterion : str
     space : str or None
         ``"similarity"`` or ``"data"`` for the indices that read one, else None.
@@ -124,25 +138,37 @@ def consensus_candidates(
     coassoc: Any,
     methods: Any = ("single", "average", "complete", "centroid", "ward"),
     k_range: Any = None,
+    *,
+    ensemble: Any = None,
+    rng_key: Any = 0,
 ) -> ConsensusCandidates:
-    r"""Cut every linkage's dendrogram of :math:`1 - C` at every number of clusters.
+    r"""Candidate consensus partitions: every consensus function at every number of clusters.
 
     Parameters
     ----------
     coassoc : CoAssociation or ensemble
         A :class:`~bayesclust.inference.coassociation.CoAssociation` or anything
-        :func:`~bayesclust.inference.coassociation.coassociation` accepts.
+        :func:`~bayesclust.inference.coassociation.coassociation` accepts (then also the
+        ensemble MCLA reads, unless ``ensemble`` is given).
     methods : str or sequence of str, default ("single", "average", "complete", "centroid", "ward")
-        Linkages of :func:`~bayesclust.inference.linkage.linkage_consensus` (the five of the
-        validation paper's experiments).  One dendrogram is built per linkage.
+        Consensus functions among :data:`CONSENSUS_FUNCTIONS`: linkages of
+        :func:`~bayesclust.inference.linkage.linkage_consensus` (the five of the validation
+        paper's experiments are the default; one dendrogram is built per linkage and cut
+        exactly, by merge order), ``"cspa"`` and ``"mcla"``
+        (:func:`~bayesclust.inference.hypergraph.cspa`, :func:`~bayesclust.inference.hypergraph.mcla`),
+        ``"penca"`` (:func:`~bayesclust.inference.aspect_em.aspect_em`, ``n_aspects`` = K)
+        and ``"ppc"`` (:func:`~bayesclust.inference.ppc.ppc`), each with its default settings.
     k_range : int, sequence of int or range, optional
         Numbers of clusters, each in ``1..n``; default :math:`2, \dots, \lceil\sqrt n\,\rceil`.
+    ensemble : array_like (N, n), list, Ensemble or Posterior, optional
+        The partitions, for ``"mcla"`` when ``coassoc`` is a :class:`CoAssociation`.
+    rng_key : jax.random key or int, default 0
+        Seeds CSPA, MCLA, PEnCA and PPC (one key per function and number of clusters).
 
     Returns
     -------
     ConsensusCandidates
-        ``len(methods) * len(k_range)`` candidates, linkage-major; each cut is exact
-        (merge order, robust to tied heights).
+        ``len(methods) * len(k_range)`` candidates, method-major.
 
     Examples
     --------
@@ -150,10 +176,20 @@ def consensus_candidates(
     >>> cands = consensus_candidates(ens, ("single", "average"), [2, 3])
     >>> cands.labels.shape, cands.methods, cands.n_clusters.tolist()
     ((4, 6), ('single', 'single', 'average', 'average'), [2, 3, 2, 3])
+    >>> consensus_candidates(ens, ("cspa", "mcla"), 2).labels.tolist()
+    [[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1]]
     """
+    methods = _check_methods(methods)
+    if ensemble is None and not isinstance(coassoc, CoAssociation):
+        ensemble = coassoc
+    if "mcla" in methods and ensemble is None:
+        raise ValueError("methods 'mcla' needs the ensemble (ensemble=...): a CoAssociation does not hold the clusters")
     C = as_coassociation(coassoc)
     n = C.n_samples
-    methods = _check_methods(methods)
+    if ensemble is not None and "mcla" in methods:
+        n_ens = V.check_ensemble(ensemble, allow_missing=_missing(C)).shape[1]
+        if n_ens != n:
+            raise ValueError(f"ensemble labels {n_ens} objects but coassoc describes {n}")
     ks = default_k_range(n) if k_range is None else k_range
     ks = [ks] if isinstance(ks, (int, np.integer)) else list(ks)
     if not ks:
@@ -161,24 +197,49 @@ def consensus_candidates(
     ks = [V.check_int(k, "k_range", minimum=1) for k in ks]
     if max(ks) > n:
         raise ValueError(f"k_range must hold numbers of clusters at most n = {n}, got {max(ks)}")
+    seeds = V.as_numpy_rng(rng_key).integers(0, 2**31 - 1, size=(len(methods), len(ks)))
     labels, names, counts = [], [], []
-    for m in methods:
-        Z = linkage_consensus(C, m).linkage
-        for k in ks:
-            labels.append(cut_tree_at(Z, k))
+    for a, m in enumerate(methods):
+        Z = linkage_consensus(C, m).linkage if m in LINKAGE_METHODS else None
+        for b, k in enumerate(ks):
+            labels.append(_candidate(m, C, ensemble, k, Z, int(seeds[a, b])))
             names.append(m)
             counts.append(k)
     return ConsensusCandidates(np.stack(labels).astype(np.int64), tuple(names),
                                np.asarray(counts, np.int64), C)
 
 
+def _missing(C: CoAssociation) -> bool:
+    """Whether some partition of ``C``'s ensemble leaves an object out (``-1`` marks it)."""
+    return bool(np.any(C.sampled < C.n_partitions))
+
+
+def _candidate(method: str, C: CoAssociation, ensemble: Any, k: int, Z: Any, seed: int) -> np.ndarray:
+    """One candidate: a linkage cut, or CSPA / MCLA / PEnCA / PPC with ``k`` clusters."""
+    if Z is not None:
+        return cut_tree_at(Z, k)
+    if method == "cspa":
+        return cspa(seed, C, k).labels
+    if method == "mcla":
+        return mcla(seed, ensemble, k, allow_missing=_missing(C)).labels
+    if k == 1:
+        return np.zeros(C.n_samples, np.int64)
+    if method == "penca":
+        from .aspect_em import aspect_em
+
+        return np.asarray(aspect_em(seed, C, k).labels, np.int64)
+    from .ppc import ppc
+
+    return np.asarray(ppc(seed, C, k).labels, np.int64)
+
+
 def _check_methods(methods: Any) -> tuple[str, ...]:
     methods = (methods,) if isinstance(methods, str) else tuple(methods)
     if not methods:
-        raise ValueError("methods must name at least one linkage")
+        raise ValueError("methods must name at least one consensus function")
     for m in methods:
-        if m not in LINKAGE_METHODS:
-            raise ValueError(f"methods must be linkages among {LINKAGE_METHODS}, got {m!r}")
+        if not isinstance(m, str) or m not in CONSENSUS_FUNCTIONS:
+            raise ValueError(f"methods must be consensus functions among {CONSENSUS_FUNCTIONS}, got {m!r}")
     return methods
 
 

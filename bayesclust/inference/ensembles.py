@@ -325,11 +325,9 @@ def _kmeanspp_rows(rng: np.random.Generator, Y: np.ndarray, k: int) -> np.ndarra
 def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float, max_iter: int) -> np.ndarray:
     r"""NJW spectral clustering (Ng, Jordan & Weiss 2001) of the rows of ``X`` into ``k`` clusters.
 
-    :math:`A_{ij} = \exp(-\gamma \|x_i - x_j\|^2)`, :math:`A_{ii} = 0`;
-    :math:`M = D^{-1/2} A D^{-1/2}`; the ``k`` leading eigenvectors of ``M``, rows scaled to
-    unit length, clustered by Lloyd's k-means from a k-means++ start drawn from ``rng``.
+    :math:`A_{ij} = \exp(-\gamma \|x_i - x_j\|^2)`, :math:`A_{ii} = 0`, partitioned by
+    :func:`njw_partition`.
     """
-    import scipy.linalg
     from scipy.spatial.distance import pdist, squareform
 
     m = X.shape[0]
@@ -339,12 +337,70 @@ def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float,
         return np.arange(m, dtype=np.int64)
     A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
     np.fill_diagonal(A, 0.0)
-    s = 1.0 / np.sqrt(np.maximum(A.sum(axis=1), np.finfo(np.float64).tiny))
-    M = A * s[:, None] * s[None, :]
-    _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
+    return njw_partition(rng, A, k, max_iter)
+
+
+#: Above this many vertices a sparse affinity is partitioned with ARPACK, not a dense ``eigh``.
+_NJW_DENSE_MAX_N = 2000
+
+
+def njw_partition(rng: np.random.Generator, A: Any, k: int, max_iter: int = 300, n_init: int = 1) -> np.ndarray:
+    r"""Normalised-cut spectral partition of a graph (Ng, Jordan & Weiss 2001) into ``k`` parts.
+
+    :math:`M = D^{-1/2} A D^{-1/2}` (:math:`D` the degrees; a vertex of degree 0 keeps a
+    zero row); the ``k`` leading eigenvectors of ``M``, rows scaled to unit length,
+    clustered by Lloyd's k-means from k-means++ starts drawn from ``rng``; of ``n_init``
+    starts the smallest within-cluster sum of squares is kept (``n_init = 1`` draws exactly
+    what one start draws).  The graph partitioner of the data's spectral base clusterer
+    and of CSPA / MCLA (:mod:`bayesclust.inference.hypergraph`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    A : ndarray or scipy.sparse matrix, shape (m, m)
+        Symmetric, non-negative affinity with a zero diagonal (not checked here).
+    k : int
+        ``1 <= k <= m``.
+    max_iter, n_init : int
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        Part ids in ``0..k-1`` (a part may be empty).
+    """
+    import scipy.linalg
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    m = A.shape[0]
+    if k == 1:
+        return np.zeros(m, np.int64)
+    if k >= m:
+        return np.arange(m, dtype=np.int64)
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    s = 1.0 / np.sqrt(np.maximum(deg, np.finfo(np.float64).tiny))
+    if sp.issparse(A) and m > _NJW_DENSE_MAX_N:
+        M = sp.diags(s) @ sp.csr_matrix(A, dtype=np.float64) @ sp.diags(s)
+        _, vecs = spla.eigsh(M, k=k, which="LA", v0=np.ones(m) / np.sqrt(m), tol=1e-10)
+    else:
+        Ad = A.toarray() if sp.issparse(A) else np.asarray(A, np.float64)
+        M = Ad * s[:, None] * s[None, :]
+        _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     Y = vecs / np.where(norms > 0, norms, 1.0)
-    return lloyd_host(Y, Y[_kmeanspp_rows(rng, Y, k)], max_iter, assignment="dense")
+    best, best_sse = None, np.inf
+    for _ in range(n_init):
+        labels = lloyd_host(Y, Y[_kmeanspp_rows(rng, Y, k)], max_iter, assignment="dense")
+        if n_init == 1:
+            return labels
+        centers = np.zeros((k, Y.shape[1]))
+        np.add.at(centers, labels, Y)
+        counts = np.bincount(labels, minlength=k)
+        centers[counts > 0] /= counts[counts > 0, None]
+        sse = float(((Y - centers[labels]) ** 2).sum())
+        if sse < best_sse * (1 - 1e-12):
+            best, best_sse = labels, sse
+    return best
 
 
 def _shi_malik_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float, max_iter: int) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 * :func:`run_compare_consensus` -- the job behind ``bayesclust compare --model consensus``:
   ensemble -> sparse co-association -> PEnCA (EM and its hard limit), PPC, EAC linkage
-  (average/single link, fixed K and lifetime), Topchy et al.'s MM (EM and hard), scored by
+  (average/single link, fixed K and lifetime), Topchy et al.'s MM (EM and hard), Strehl &
+  Ghosh's CSPA and MCLA (normalised-cut spectral partitioner), scored by
   the consistency index (CI) and NMI against the true classes -- and by the validity indices
   that need no classes (ACC, ANMI, Div1, Div3 against the ensemble; S, D, DB, L on the
   co-association and S, DB on the data); then the candidate partition each index selects
@@ -25,6 +26,7 @@ from ..inference.aspect_em import aspect_em
 from ..inference.coassociation import coassociation
 from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus, validity_index
 from ..inference.ensembles import kmeans_ensemble
+from ..inference.hypergraph import cspa, mcla
 from ..inference.linkage import linkage_consensus
 from ..inference.mixture_of_ensembles import mixture_of_ensembles
 from ..inference.ppc import ppc
@@ -166,6 +168,8 @@ def run_compare_consensus(
     runs["EAC average link, lifetime"] = timed(lambda: linkage_consensus(C, "average"))
     runs["MM (EM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_init=n_init))
     runs["MM hard (CEM)"] = timed(lambda: mixture_of_ensembles(seed, ens, K, n_init=n_init, hard=True))
+    runs["CSPA (Strehl-Ghosh)"] = timed(lambda: cspa(seed, C, K))
+    runs["MCLA (Strehl-Ghosh)"] = timed(lambda: mcla(seed, ens, K))
     rows = []
     for name, (res, secs) in runs.items():
         lab = res.labels
