@@ -322,22 +322,34 @@ def _kmeanspp_rows(rng: np.random.Generator, Y: np.ndarray, k: int) -> np.ndarra
     return np.asarray(chosen)
 
 
+def _trivial_partition(m: int, k: int) -> np.ndarray | None:
+    """One cluster for ``k == 1``, singletons for ``k >= m``, else None (a real partition is needed)."""
+    if k == 1:
+        return np.zeros(m, np.int64)
+    if k >= m:
+        return np.arange(m, dtype=np.int64)
+    return None
+
+
+def _rbf_affinity(X: np.ndarray, gamma: float) -> np.ndarray:
+    """Dense Gaussian affinity :math:`A_{ij} = \\exp(-\\gamma \\|x_i - x_j\\|^2)` with a zero diagonal, (m, m)."""
+    from scipy.spatial.distance import pdist, squareform
+
+    A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
+    np.fill_diagonal(A, 0.0)
+    return A
+
+
 def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float, max_iter: int) -> np.ndarray:
     r"""NJW spectral clustering (Ng, Jordan & Weiss 2001) of the rows of ``X`` into ``k`` clusters.
 
     :math:`A_{ij} = \exp(-\gamma \|x_i - x_j\|^2)`, :math:`A_{ii} = 0`, partitioned by
     :func:`njw_partition`.
     """
-    from scipy.spatial.distance import pdist, squareform
-
-    m = X.shape[0]
-    if k == 1:
-        return np.zeros(m, np.int64)
-    if k >= m:
-        return np.arange(m, dtype=np.int64)
-    A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
-    np.fill_diagonal(A, 0.0)
-    return njw_partition(rng, A, k, max_iter)
+    trivial = _trivial_partition(X.shape[0], k)
+    if trivial is not None:
+        return trivial
+    return njw_partition(rng, _rbf_affinity(X, gamma), k, max_iter)
 
 
 #: Above this many vertices a sparse affinity is partitioned with ARPACK, not a dense ``eigh``.
@@ -414,15 +426,12 @@ def _shi_malik_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: 
     2007, §5).
     """
     import scipy.linalg
-    from scipy.spatial.distance import pdist, squareform
 
     m = X.shape[0]
-    if k == 1:
-        return np.zeros(m, np.int64)
-    if k >= m:
-        return np.arange(m, dtype=np.int64)
-    A = np.exp(-gamma * squareform(pdist(X, "sqeuclidean")))
-    np.fill_diagonal(A, 0.0)
+    trivial = _trivial_partition(m, k)
+    if trivial is not None:
+        return trivial
+    A = _rbf_affinity(X, gamma)
     s = 1.0 / np.sqrt(np.maximum(A.sum(axis=1), np.finfo(np.float64).tiny))
     M = A * s[:, None] * s[None, :]
     _, vecs = scipy.linalg.eigh(M, subset_by_index=[m - k, m - 1])
