@@ -103,10 +103,10 @@ def hyperedges(ensemble: Any, *, allow_missing: bool | None = None) -> sp.csc_ma
 
     Examples
     --------
-    >>> hyperedges([[0, 0, 1], [1, 0, 0]]).toarray()
-    array([[1., 0., 0., 1.],
-           [1., 0., 1., 0.],
-           [0., 1., 1., 0.]])
+    >>> hyperedges([[0, 0, 1], [1, 0, 0]]).toarray()  # partition 2's cluster "1" comes first
+    array([[1., 0., 1., 0.],
+           [1., 0., 0., 1.],
+           [0., 1., 0., 1.]])
     """
     codes = V.check_ensemble(ensemble, allow_missing=allow_missing).copy()
     N, n = codes.shape
