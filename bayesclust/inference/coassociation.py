@@ -214,8 +214,8 @@ def coassociation(
 def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> np.ndarray:
     r"""Dense normalised co-association :math:`C_{ij} = n_{ij}/N_{ij}` (unit diagonal), shape (n, n).
 
-    One-hot products :math:`A^l = Z^l Z^{l\top}` summed over partitions (``O(n^2)``
-    memory; for small ``n``).  With missing objects the divisor is
+    One product of the stacked one-hot encodings, :math:`\sum_l Z^l Z^{l\top} = Z Z^\top`
+    with :math:`Z = [Z^1 \dots Z^N]` (``O(n^2)`` memory; for small ``n``).  With missing objects the divisor is
     :math:`N_{ij}=\sum_l[\ell^l_i\ne-1][\ell^l_j\ne-1]`, not ``N``; pairs never sampled
     together get 0.
 
@@ -228,14 +228,13 @@ def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> 
     """
     codes = check_ensemble(ensemble, allow_missing=allow_missing)
     N, n = codes.shape
-    counts = np.zeros((n, n))
-    trials = np.zeros((n, n))
-    for l in range(N):
-        obs = codes[l] >= 0
-        Z = np.zeros((n, int(codes[l].max()) + 1))
-        Z[np.nonzero(obs)[0], codes[l, obs]] = 1.0
-        counts += Z @ Z.T
-        trials += np.outer(obs, obs)
+    obs = codes >= 0
+    width = int(codes.max()) + 1
+    Z = np.zeros((n, N * width))  # partition l's clusters in columns l * width + label
+    rows, parts = np.nonzero(obs.T)
+    Z[rows, parts * width + codes[parts, rows]] = 1.0
+    counts = Z @ Z.T  # integers, exact in float64
+    trials = obs.T.astype(np.float64) @ obs.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         C = np.where(trials > 0, counts / np.where(trials > 0, trials, 1), 0.0)
     return C

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _validation as V
-from .coassociation import CoAssociation
+from .coassociation import CoAssociation, coassociation_dense
 from .ensembles import SPECTRAL_METHODS, _default_sigmas, spectral_grid_ensemble
 from .linkage import LINKAGE_METHODS, linkage_consensus
 
@@ -96,23 +96,21 @@ def _check_linkages(linkages: Any) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------
 
 
-def _dense_coassociation(labels: np.ndarray) -> tuple[np.ndarray, CoAssociation]:
-    """Counts (n, n) of co-clustering over the rows of ``labels`` and the :class:`CoAssociation`."""
+def _linkage_parts(labels: np.ndarray, linkages: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """One lifetime partition per linkage of the co-association of ``labels`` (N, n), and that
+    co-association, dense (n, n).  The dense matrix (one product, :func:`coassociation_dense`)
+    also gives the sparse :class:`CoAssociation` the linkages read, without a second pass."""
     N, n = labels.shape
-    k = int(labels.max()) + 1
-    Z = np.zeros((n, N * k), np.float32)
-    Z[np.arange(n)[:, None], np.arange(N)[None, :] * k + labels.T] = 1.0
-    counts = np.rint(Z @ Z.T).astype(np.int32)
+    dense = coassociation_dense(labels)
+    counts = np.rint(dense * N).astype(np.int32)
     C = CoAssociation(sp.triu(sp.csr_matrix(counts), 1).tocsr(), N, None, np.full(n, N, np.int64))
-    return counts / N, C
+    return np.stack([linkage_consensus(C, m).labels for m in linkages]), dense
 
 
 def _consensus(rng_key, X, ks, sigmas, methods, linkages, pad_to):
     """The spectral ensemble of ``X``, its co-association and one lifetime partition per linkage."""
     ens = spectral_grid_ensemble(rng_key, X, ks, sigmas, methods, pad_to=pad_to)
-    dense, C = _dense_coassociation(ens.labels)
-    parts = np.stack([linkage_consensus(C, m).labels for m in linkages])
-    return parts, dense
+    return _linkage_parts(ens.labels, linkages)
 
 
 # ---------------------------------------------------------------------------
@@ -358,8 +356,7 @@ def temporal_states(
         labels = V.check_ensemble(ensemble, "ensemble")
         if labels.shape[1] != n:
             raise ValueError(f"ensemble labels {labels.shape[1]} objects but X_time_ordered has {n} samples")
-        dense, C = _dense_coassociation(labels)
-        parts = np.stack([linkage_consensus(C, m).labels for m in linkages])
+        parts, dense = _linkage_parts(labels, linkages)
     return _structure(parts, window, linkages, dense, time_index)
 
 
