@@ -48,9 +48,9 @@ def test_sklearn_contract(estimator, check):
 # The full check suite for the sampled estimators, with short chains (the
 # sampler's compilation is shared between checks of the same shape).  sigma2
 # is the checks' own data scale: check_clustering fits standardised blobs
-# whose clusters have variance ~0.1 per feature; at the default sigma2=1 (the
-# data's total variance) the posterior rightly puts them in one cluster.  The
-# HDP mixture sees one data set (the checks cannot pass `groups`).
+# whose clusters have variance ~0.1 per feature (the DP mixture's "auto" default
+# is tested in test_dp_data_scaled.py).  The HDP mixture sees one data set (the
+# checks cannot pass `groups`).
 @parametrize_with_checks(
     [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0),
      HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],

@@ -122,8 +122,11 @@ class _PointPartitionPredictive:
         "random_state": ["random_state"],
     }
 
-    def _set_posterior(self, X, post):
-        """Store ``post`` and its point partition (``loss``) with the predictive's statistics."""
+    def _set_posterior(self, X, post, rho2=None):
+        """Store ``post`` and its point partition (``loss``) with the predictive's statistics.
+
+        ``rho2``: the prior variance of the means the sampler used (default ``self.rho2``).
+        """
         self.posterior_ = post
         point = np.asarray(post.point_estimate(self.loss))
         labels = np.unique(point, return_inverse=True)[1].reshape(-1)
@@ -134,7 +137,8 @@ class _PointPartitionPredictive:
         sums = np.zeros((self.n_clusters_, X.shape[1]))
         np.add.at(sums, labels, X - self._offset)
         self._sigma2_mean = float(np.mean(post.params["sigma2"]))
-        self._mean_var = 1.0 / (1.0 / self.rho2 + self._counts / self._sigma2_mean)
+        rho2 = self.rho2 if rho2 is None else rho2
+        self._mean_var = 1.0 / (1.0 / rho2 + self._counts / self._sigma2_mean)
         self._mean_centred = self._mean_var[:, None] * sums / self._sigma2_mean
         self.cluster_centers_ = self._mean_centred + self._offset
 

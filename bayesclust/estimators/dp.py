@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 from ..inference.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.dp_means import dp_means
 from ..inference.gibbs import gibbs_dp_gmm, prior_distribution
+from ..models.dp_gmm import data_scaled_variances
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -237,10 +238,13 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     ----------
     alpha : float, default 1.0
         DP concentration (initial value when ``alpha_prior`` is given).
-    sigma2 : float, default 1.0
+    sigma2 : float or "auto", default "auto"
         Component **variance** (initial value when ``sigma2_prior`` is given).
-    rho2 : float, default 100.0
-        Prior **variance** of the means (Kulis & Jordan use 100).
+        ``"auto"``: a quarter of the data's mean per-feature variance
+        :math:`s^2 = \operatorname{tr}(\hat\Sigma) / d` (see Notes).
+    rho2 : float or "auto", default "auto"
+        Prior **variance** of the means.  ``"auto"``: :math:`3 s^2 / 4`.  Kulis &
+        Jordan (2012, §4) use 100 with ``sigma2`` 1 on their own data's scale.
     alpha_prior : numpyro.distributions.Gamma or None
         Prior on ``alpha``, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
     sigma2_prior : numpyro.distributions.InverseGamma or None
@@ -273,10 +277,22 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         All draws: label draws, k draws, co-clustering, diagnostics, ArviZ.
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
         Posterior means of the point partition's cluster means.
+    sigma2_, rho2_ : float
+        The component variance (initial value under ``sigma2_prior``) and the prior
+        variance of the means the sampler used (``"auto"`` resolved).
     n_features_in_ : int
 
     Notes
     -----
+    The ``"auto"`` hyper-parameters match the prior predictive variance of one
+    coordinate, :math:`\sigma^2 + \rho^2`, to the data's mean per-feature variance
+    :math:`s^2`, a quarter of it within clusters: :math:`\sigma^2 = s^2 / 4`,
+    :math:`\rho^2 = 3 s^2 / 4`.  They scale with the data, so the partition does not
+    depend on the data's units (a fixed ``sigma2=1`` puts data measured in metres in one
+    cluster and the same data in millimetres in hundreds); see
+    ``docs/deviations.md#dp-gmm-data-scaled-prior``.  The fitted values are
+    ``sigma2_`` and ``rho2_``.
+
     ``predict_proba`` gives, for new points, the posterior predictive
     probability of joining each cluster of the point partition (no new-cluster
     column): :math:`p(c | x) \propto n_c N(x | m_c, (\sigma^2 + s_c^2) I)` with
@@ -289,12 +305,14 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     >>> from bayesclust import DPGaussianMixture
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
-    >>> DPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, random_state=0).fit(X).n_clusters_
+    >>> DPGaussianMixture(num_warmup=50, num_samples=50, random_state=0).fit(X).n_clusters_
     2
     """
 
     _parameter_constraints: dict = {
         **_PointPartitionPredictive._sampler_constraints,
+        "sigma2": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "rho2": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "sampler": [StrOptions({"collapsed", "kj"})],
         "split_merge": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
@@ -302,8 +320,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     def __init__(
         self,
         alpha=1.0,
-        sigma2=1.0,
-        rho2=100.0,
+        sigma2="auto",
+        rho2="auto",
         *,
         alpha_prior=None,
         sigma2_prior=None,
@@ -346,14 +364,15 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
+        self.sigma2_, self.rho2_ = data_scaled_variances(X, self.sigma2, self.rho2)
         post = gibbs_dp_gmm(
             _key_from_random_state(self.random_state), X,
-            alpha=self.alpha, sigma2=self.sigma2, rho2=self.rho2,
+            alpha=self.alpha, sigma2=self.sigma2_, rho2=self.rho2_,
             alpha_prior=prior_distribution(self.alpha_prior, "alpha_prior", "gamma"),
             sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
             collapsed=self.sampler == "collapsed", num_warmup=self.num_warmup,
             num_samples=self.num_samples, thin=self.thin, num_chains=self.num_chains,
             split_merge=self.split_merge, progress_bar=self.progress_bar,
         )
-        self._set_posterior(X, post)
+        self._set_posterior(X, post, rho2=self.rho2_)
         return self

@@ -32,6 +32,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
@@ -47,7 +48,11 @@ __all__ = [
     "dp_gmm",
     "check_truncation",
     "truncation_mass",
+    "data_scaled_variances",
 ]
+
+#: Fraction of the data's per-feature variance the ``"auto"`` component variance takes.
+WITHIN_FRACTION = 0.25
 
 #: Default number of stick-breaking components ``T`` (ours; docs/deviations.md#dp-truncation
 #: used 50).  The mass left after ``T - 1`` breaks, ``prod_{j<T} (1 - v_j)``
@@ -125,6 +130,62 @@ def _check_data(X, n, d):
     if d is not None and V.check_int(d, "d", minimum=1) != d_x:
         raise ValueError(f"d={d} does not match X, which has {d_x} columns")
     return jnp.asarray(X), n_x, d_x
+
+
+def data_scaled_variances(X, sigma2="auto", rho2="auto") -> tuple[float, float]:
+    r"""The isotropic model's ``(sigma2, rho2)``, ``"auto"`` entries scaled to the data.
+
+    With :math:`s^2 = \operatorname{tr}(\hat\Sigma) / d` the data's mean per-feature
+    variance, ``"auto"`` gives
+
+    .. math::
+
+        \sigma^2 = s^2 / 4, \qquad \rho^2 = 3 s^2 / 4,
+
+    so that the prior predictive variance of one coordinate, :math:`\sigma^2 + \rho^2`,
+    is the data's, a quarter of it within clusters.  Both scale with the data: the
+    posterior over partitions does not depend on the data's units.  Data without spread
+    (one row, or identical rows: one cluster whatever the scale) take :math:`s^2 = 1`.
+    A number is returned as given (validated).  See
+    ``docs/deviations.md#dp-gmm-data-scaled-prior``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    sigma2, rho2 : float or "auto"
+
+    Returns
+    -------
+    (sigma2, rho2) : tuple of float
+
+    Raises
+    ------
+    ValueError
+        On a value that is neither ``"auto"`` nor a positive finite number, or when an
+        ``"auto"`` value is asked of data with infinite variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+    >>> data_scaled_variances(X)
+    (0.25, 0.75)
+    >>> data_scaled_variances(10 * X, rho2=100.0)
+    (25.0, 100.0)
+    """
+    def resolve(value, name, fraction):
+        if isinstance(value, str):
+            if value != "auto":
+                raise ValueError(f"{name} must be a positive number or 'auto', got {value!r}")
+            s2 = float(np.mean(np.var(np.asarray(X, np.float64), axis=0)))
+            if not np.isfinite(s2):
+                raise ValueError(f"{name}='auto' needs finite data; X has mean per-feature "
+                                 f"variance {s2}; pass {name} explicitly")
+            return fraction * (s2 if s2 > 0 else 1.0)
+        return float(_positive(value, name))
+
+    return (resolve(sigma2, "sigma2", WITHIN_FRACTION),
+            resolve(rho2, "rho2", 1.0 - WITHIN_FRACTION))
 
 
 # --------------------------------------------------------------------------- #

@@ -1,0 +1,151 @@
+"""The DP Gaussian mixture on real data: bayesclust's samplers vs scikit-learn's variational DP mixture.
+
+Prints JSON lines:
+
+* ``dp_mixture_real``: one row per data set and seed.  NMI (and ARI) to the classes of the
+  posterior point partition of :class:`bayesclust.DPGaussianMixture` for each
+  ``covariance_type`` it offers, with its defaults (data-scaled priors, the package's
+  sampler defaults: :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`), next to
+  scikit-learn's ``BayesianGaussianMixture(weight_concentration_prior_type=
+  "dirichlet_process", n_components=20, max_iter=1000)`` (its other defaults: full
+  covariances, k-means start) with the same seed.  For every sampler: the number of
+  clusters of the point partition, wall seconds (a first fit in the process, so the compile
+  is included: what a user waits for), the worst R-hat and least bulk ESS of the two
+  label-invariant scalars (number of clusters, log-likelihood; ``Posterior.diagnostics``)
+  and that ESS per second.
+* ``dp_mixture_real_summary``: per data set, the mean NMI over the seeds of each method and
+  whether the best of bayesclust's mixtures reaches scikit-learn's (the target: on at least 4
+  of the 5 data sets).
+
+Data (the classes are never seen by the fits): iris (raw), wine (standardised), MASS crabs
+(standardised, the 4 species x sex groups), MASS biopsy (the 9 raw cytology scores, 683
+complete cases, benign / malignant), digits reduced to 10 principal components.
+
+Usage: python benchmarks/dp_mixture.py [--quick] [--seeds S] [--datasets a,b]
+
+``--quick``: one seed, iris and wine only, the spherical model and scikit-learn (< 2 min).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import _common as bench
+import numpy as np
+
+from bayesclust import DPGaussianMixture, datasets
+
+#: Truncation of scikit-learn's variational DP mixture (its number of components).
+PEER_COMPONENTS = 20
+#: The covariance types of ``DPGaussianMixture``.
+COVARIANCE_TYPES = ("spherical", "diag", "full")
+
+
+def _standardised(X):
+    return (X - X.mean(0)) / X.std(0)
+
+
+def load(name: str):
+    """``(X, y)`` of one of the benchmark's data sets, float64."""
+    if name == "iris":
+        X, y = datasets.load_iris()
+    elif name == "wine-std":
+        X, y = datasets.load_wine()
+        X = _standardised(X)
+    elif name == "crabs-std":
+        X, y = datasets.load_crabs("group")
+        X = _standardised(X)
+    elif name == "biopsy":
+        X, y = datasets.load_biopsy()
+    elif name == "digits-pca10":
+        from sklearn.decomposition import PCA
+
+        X, y = datasets.load_digits()
+        X = PCA(10, random_state=0).fit_transform(X)
+    else:
+        raise ValueError(f"unknown data set {name!r}")
+    return np.asarray(X, np.float64), np.asarray(y)
+
+
+DATASETS = ("iris", "wine-std", "crabs-std", "biopsy", "digits-pca10")
+
+
+def _scores(y, labels) -> dict:
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    return {"nmi": float(normalized_mutual_info_score(y, labels)),
+            "ari": float(adjusted_rand_score(y, labels))}
+
+
+def fit_ours(X, y, covariance_type: str, seed: int) -> dict:
+    """One default fit of ``DPGaussianMixture(covariance_type=...)``: scores, time, diagnostics."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = DPGaussianMixture(covariance_type=covariance_type, random_state=seed).fit(X)
+    seconds = time.perf_counter() - t0
+    diag = model.posterior_.diagnostics()
+    rhat = max(float(diag[q]["rhat"]) for q in ("n_clusters", "log_likelihood") if q in diag
+               and np.isfinite(diag[q]["rhat"])) if any(
+        np.isfinite(diag[q]["rhat"]) for q in ("n_clusters", "log_likelihood") if q in diag) else float("nan")
+    ess = min(float(diag[q]["ess_bulk"]) for q in ("n_clusters", "log_likelihood") if q in diag)
+    return {**_scores(y, model.labels_), "k": int(model.n_clusters_), "seconds": seconds,
+            "rhat": rhat, "ess_bulk": ess, "ess_per_s": ess / seconds,
+            "converged_warning": any("converged" in str(w.message) for w in caught)}
+
+
+def fit_peer(X, y, seed: int) -> dict:
+    from sklearn.mixture import BayesianGaussianMixture
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning of the variational fit: recorded below
+        peer = BayesianGaussianMixture(
+            n_components=PEER_COMPONENTS, weight_concentration_prior_type="dirichlet_process",
+            max_iter=1000, random_state=seed).fit(X)
+    labels = peer.predict(X)
+    seconds = time.perf_counter() - t0
+    return {**_scores(y, labels), "k": int(np.unique(labels).size), "seconds": seconds,
+            "converged": bool(peer.converged_)}
+
+
+def main():
+    parser = bench.parser(__doc__, "one seed, iris and wine, spherical + scikit-learn (< 2 min)")
+    parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument("--datasets", default=None, help="comma-separated subset of " + ",".join(DATASETS))
+    parser.add_argument("--types", default=None, help="comma-separated covariance types")
+    args = parser.parse_args()
+    seeds = args.seeds or (1 if args.quick else 3)
+    names = args.datasets.split(",") if args.datasets else (DATASETS[:2] if args.quick else DATASETS)
+    types = args.types.split(",") if args.types else (
+        ["spherical"] if args.quick else list(COVARIANCE_TYPES))
+    bench.emit(bench.environment("dp_mixture.py", ("numpy", "sklearn", "jax", "numpyro")))
+    bench.emit({"benchmark": "dp_mixture_real", "note": (
+        "Default fits, seconds of a first fit in the process (compile included). "
+        f"Peer: BayesianGaussianMixture(n_components={PEER_COMPONENTS}, dirichlet_process, "
+        "max_iter=1000), full covariances, k-means start. rhat / ess_bulk: the worse of the "
+        "number of clusters and the log-likelihood over the chains.")})
+    summary = {}
+    for name in names:
+        X, y = load(name)
+        for seed in range(seeds):
+            row = {"benchmark": "dp_mixture_real", "dataset": name, "n": X.shape[0], "d": X.shape[1],
+                   "classes": int(np.unique(y).size), "seed": seed}
+            for kind in types:
+                row.update({f"{kind}_{k}": v for k, v in fit_ours(X, y, kind, seed).items()})
+            row.update({f"peer_{k}": v for k, v in fit_peer(X, y, seed).items()})
+            bench.emit(row)
+            summary.setdefault(name, []).append(row)
+    for name, rows in summary.items():
+        means = {kind: float(np.mean([r[f"{kind}_nmi"] for r in rows])) for kind in types}
+        peer_nmi = float(np.mean([r["peer_nmi"] for r in rows]))
+        best = max(means, key=means.get)
+        bench.emit({"benchmark": "dp_mixture_real_summary", "dataset": name, "seeds": len(rows),
+                    **{f"{kind}_nmi_mean": v for kind, v in means.items()},
+                    "peer_nmi_mean": peer_nmi, "best": best,
+                    "best_reaches_peer": "yes" if means[best] >= peer_nmi else "no"})
+
+
+if __name__ == "__main__":
+    main()
