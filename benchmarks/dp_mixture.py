@@ -86,10 +86,10 @@ def fit_ours(X, y, covariance_type: str, seed: int) -> dict:
         model = DPGaussianMixture(covariance_type=covariance_type, random_state=seed).fit(X)
     seconds = time.perf_counter() - t0
     diag = model.posterior_.diagnostics()
-    rhat = max(float(diag[q]["rhat"]) for q in ("n_clusters", "log_likelihood") if q in diag
-               and np.isfinite(diag[q]["rhat"])) if any(
-        np.isfinite(diag[q]["rhat"]) for q in ("n_clusters", "log_likelihood") if q in diag) else float("nan")
-    ess = min(float(diag[q]["ess_bulk"]) for q in ("n_clusters", "log_likelihood") if q in diag)
+    scalars = [diag[q] for q in ("n_clusters", "log_likelihood") if q in diag]
+    rhats = [float(q["rhat"]) for q in scalars if np.isfinite(q["rhat"])]  # NaN: k constant
+    rhat = max(rhats) if rhats else float("nan")
+    ess = min(float(q["ess_bulk"]) for q in scalars)
     return {**_scores(y, model.labels_), "k": int(model.n_clusters_), "seconds": seconds,
             "rhat": rhat, "ess_bulk": ess, "ess_per_s": ess / seconds,
             "converged_warning": any("converged" in str(w.message) for w in caught)}

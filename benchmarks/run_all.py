@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPTS = ["dp_means.py", "samplers.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
+SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
            "spom.py", "temporal.py"]
 
@@ -478,6 +478,8 @@ _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nu
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
 GENERIC_TITLES: dict[str, str] = {
     "dp_means_restarts_vs_pdc": "DP-means restarts: objective at the same lambda vs pdc-dp-means",
+    "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
+    "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
     "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
