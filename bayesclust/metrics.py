@@ -563,7 +563,7 @@ def _consensus_cells(consensus_labels: Any, ensemble: Any) -> list[tuple[np.ndar
     return out
 
 
-def anmi(consensus_labels: Any, ensemble: Any) -> float:
+def anmi(consensus_labels: Any, ensemble: Any, *, per_partition: bool = False) -> float | np.ndarray:
     """Average normalised mutual information between a consensus partition and an ensemble.
 
     Parameters
@@ -575,6 +575,10 @@ def anmi(consensus_labels: Any, ensemble: Any) -> float:
         :func:`bayesclust._validation.check_ensemble`; ``-1`` marks an object missing from a
         (sub-sampled) partition.  A :class:`~bayesclust.inference.posterior.Posterior`
         contributes its pooled label draws.
+    per_partition : bool, default False
+        Return the ``N`` terms :math:`NMI(P^*_{|O_l}, P^l)` (ndarray of float64, shape
+        ``(N,)``) instead of their mean: their spread gives the standard error of ANMI, or of
+        the difference of two consensus partitions' ANMI paired by partition.
 
     Returns
     -------
@@ -599,12 +603,18 @@ def anmi(consensus_labels: Any, ensemble: Any) -> float:
     --------
     >>> anmi([0, 0, 1, 1], [[0, 0, 1, 1], [0, 0, 0, 0]])
     0.5
+    >>> anmi([0, 0, 1, 1], [[0, 0, 1, 1], [0, 0, 0, 0]], per_partition=True).tolist()
+    [1.0, 0.0]
     """
-    return float(np.mean([_nmi_of_cells(*cells, "geometric")
-                          for cells in _consensus_cells(consensus_labels, ensemble)]))
+    if not isinstance(per_partition, (bool, np.bool_)):
+        raise TypeError(f"per_partition must be a bool, got {type(per_partition).__name__}")
+    terms = np.array([_nmi_of_cells(*cells, "geometric")
+                      for cells in _consensus_cells(consensus_labels, ensemble)], np.float64)
+    return terms if per_partition else float(np.mean(terms))
 
 
-def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True) -> float:
+def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True,
+        per_partition: bool = False) -> float | np.ndarray:
     """Average cluster consistency (ACC) of a consensus partition with an ensemble.
 
     Parameters
@@ -616,6 +626,9 @@ def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True) -> float
         missing from a partition (see :func:`anmi`).
     weighted : bool, default True
         Multiply each overlap by :math:`1 - |C^*_k| / n_l`; False drops the weight.
+    per_partition : bool, default False
+        Return the ``N`` terms :math:`sim(P^*, P^l)` (ndarray of float64, shape ``(N,)``)
+        instead of their mean (as in :func:`anmi`).
 
     Returns
     -------
@@ -661,6 +674,8 @@ def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True) -> float
     """
     if not isinstance(weighted, (bool, np.bool_)):
         raise TypeError(f"weighted must be a bool, got {type(weighted).__name__}")
+    if not isinstance(per_partition, (bool, np.bool_)):
+        raise TypeError(f"per_partition must be a bool, got {type(per_partition).__name__}")
     sims = []
     for i, j, nij in _consensus_cells(consensus_labels, ensemble):
         n_l = nij.sum()
@@ -672,7 +687,7 @@ def acc(consensus_labels: Any, ensemble: Any, *, weighted: bool = True) -> float
         best = np.zeros(int(j.max()) + 1)
         np.maximum.at(best, j, value)
         sims.append(best.sum() / n_l)
-    return float(np.mean(sims))
+    return np.asarray(sims, np.float64) if per_partition else float(np.mean(sims))
 
 
 class _EnsembleOneHot(NamedTuple):

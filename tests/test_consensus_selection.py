@@ -113,6 +113,61 @@ def test_selection_follows_the_rule_of_each_criterion(blobs, criterion, space):
     assert (sel.method, sel.n_clusters) == (cands.methods[want], int(cands.n_clusters[want]))
 
 
+def _acc_term_loop(c, p):
+    """sim(P*, P^l) of the ACC paper, eq. 3 with the weight inside the maximum, by loops."""
+    n = len(c)
+    best = 0.0
+    for m in np.unique(p):
+        in_m = p == m
+        best += max(np.sum(in_m & (c == k)) * (1 - np.sum(c == k) / n) for k in np.unique(c))
+    return best / n
+
+
+@pytest.mark.parametrize("criterion", ["acc", "anmi"])
+def test_standard_errors_are_paired_by_partition(blobs, criterion):
+    """The standard error of the chosen candidate's lead over each other one, from per-partition
+    terms computed here (scikit-learn's NMI; a loop over ACC's clusters), paired by partition."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    X, y, ens, C = blobs
+    cands = consensus_candidates(C, ("single", "average", "ward"), range(2, 6))
+    sel = select_consensus(cands, ens, criterion)
+    E = np.asarray(ens.labels)
+    if criterion == "anmi":
+        T = np.array([[normalized_mutual_info_score(p, lab, average_method="geometric") for p in E]
+                      for lab in cands.labels])
+    else:
+        T = np.array([[_acc_term_loop(lab, p) for p in E] for lab in cands.labels])
+    np.testing.assert_allclose(sel.scores, T.mean(axis=1), rtol=1e-10, atol=1e-12)
+    d = T[sel.index] - T
+    se = np.sqrt(((d - d.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (E.shape[0] - 1) / E.shape[0])
+    np.testing.assert_allclose(sel.standard_errors, se, rtol=1e-9, atol=1e-12)
+    assert sel.standard_errors[sel.index] == 0.0
+    assert np.all(sel.standard_errors[[j for j in range(len(se)) if sel.scores[j] < sel.scores[sel.index]]] > 0)
+
+
+@pytest.mark.parametrize("criterion", ["div1", "silhouette"])
+def test_no_standard_errors_for_other_criteria(blobs, criterion):
+    X, y, ens, C = blobs
+    assert select_consensus(consensus_candidates(C, "average", [2, 3]), ens, criterion).standard_errors is None
+
+
+def test_per_partition_terms_average_to_the_index(blobs):
+    X, y, ens, C = blobs
+    lab = consensus_candidates(C, "average", [3]).labels[0]
+    E = np.asarray(ens.labels)
+    for fn in (metrics.anmi, metrics.acc):
+        terms = fn(lab, ens, per_partition=True)
+        assert terms.shape == (E.shape[0],)
+        assert terms.mean() == pytest.approx(fn(lab, ens), abs=1e-12)
+    np.testing.assert_allclose(metrics.acc(lab, ens, per_partition=True), [_acc_term_loop(lab, p) for p in E],
+                               rtol=1e-12)
+    with pytest.raises(TypeError, match="per_partition"):
+        metrics.anmi(lab, ens, per_partition="yes")
+    with pytest.raises(TypeError, match="per_partition"):
+        metrics.acc(lab, ens, per_partition=1)
+
+
 @pytest.mark.parametrize("criterion, space", [("acc", None), ("anmi", None), ("silhouette", "data"),
                                                ("davies_bouldin", "data"), ("dunn", "data")])
 def test_indices_find_the_three_blobs(blobs, criterion, space):
@@ -150,12 +205,14 @@ def test_estimator_select_equals_select_consensus(blobs):
     est.fit(ensemble=ens.labels)
     sel = select_consensus(consensus_candidates(C, ("single", "average", "ward"), range(2, 7)), ens, "acc")
     np.testing.assert_array_equal(est.selection_scores_, sel.scores)
+    np.testing.assert_array_equal(est.selection_standard_errors_, sel.standard_errors)
     assert est.method_ == sel.method and est.n_clusters_ == sel.n_clusters
     assert adjusted_rand_score(est.labels_, sel.labels) == pytest.approx(1.0)
     # data-space indices read X
     est = EvidenceAccumulation(method="average", select="davies_bouldin", select_space="data",
                                k_range=[2, 3, 4], random_state=0).fit(X)
     assert est.n_clusters_ == 3 and metrics.ari(y, est.labels_) == pytest.approx(1.0)
+    assert est.selection_standard_errors_ is None
     # with n_clusters fixed, select chooses the linkage
     est = EvidenceAccumulation(3, method=["single", "ward"], select="anmi").fit(ensemble=ens.labels)
     assert est.n_clusters_ == 3 and est.candidates_.n_clusters.tolist() == [3, 3]

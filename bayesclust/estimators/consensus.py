@@ -150,6 +150,11 @@ class EvidenceAccumulation(_ConsensusBase):
         With ``select``: every candidate partition.
     selection_scores_ : ndarray of shape (n_candidates,)
         With ``select``: the index of every candidate.
+    selection_standard_errors_ : ndarray of shape (n_candidates,) or None
+        With ``select="acc"`` or ``"anmi"``: the standard error of the chosen candidate's lead
+        over each candidate, paired by partition
+        (:attr:`~bayesclust.inference.consensus_selection.ConsensusSelection.standard_errors`);
+        None for the other criteria.
 
     Examples
     --------
@@ -223,6 +228,7 @@ class EvidenceAccumulation(_ConsensusBase):
             sel = select_consensus(cands, codes, self.select, space=self.select_space, X=Xd)
             self.candidates_ = cands
             self.selection_scores_ = sel.scores
+            self.selection_standard_errors_ = sel.standard_errors
             self.method_ = sel.method
             if sel.method not in LINKAGE_METHODS:
                 self.labels_ = np.asarray(sel.labels, np.intp)

@@ -100,7 +100,7 @@ class ConsensusCandidates(NamedTuple):
 
 
 class ConsensusSelection(NamedTuple):
-    """The consensus partition a validity index chooses (result of :func:`select_consensus`).
+    r"""The consensus partition a validity index chooses (result of :func:`select_consensus`).
 
     Attributes
     ----------
@@ -118,6 +118,14 @@ class ConsensusSelection(NamedTuple):
         ``"similarity"`` or ``"data"`` for the indices that read one, else None.
     scores : ndarray of float64, shape (m,)
         The index of every candidate (finite for every candidate, degenerate ones included).
+    standard_errors : ndarray of float64, shape (m,) or None
+        For ``"acc"`` and ``"anmi"`` (means of one term per partition of the ensemble): the
+        standard error of ``scores[index] - scores[j]`` paired by partition,
+        :math:`\mathrm{sd}_l(t_{\ast l} - t_{jl}) / \sqrt N` with :math:`t_{jl}` candidate
+        ``j``'s term for partition ``l`` (0 for the chosen candidate and its ties); None for
+        the other criteria.  A candidate within about two standard errors of the chosen one
+        is not told apart from it by the index on this ensemble: the choice between them is
+        then as good as arbitrary (docs/deviations.md#consensus-selection-noise).
     """
 
     labels: np.ndarray
@@ -127,6 +135,7 @@ class ConsensusSelection(NamedTuple):
     criterion: str
     space: str | None
     scores: np.ndarray
+    standard_errors: np.ndarray | None = None
 
 
 def default_k_range(n: int) -> range:
@@ -335,9 +344,15 @@ def select_consensus(
     Returns
     -------
     ConsensusSelection
+        With ``"acc"`` and ``"anmi"`` also the standard errors of the chosen candidate's lead
+        over every other, paired by partition (``standard_errors``): the maximum is kept
+        whatever its lead, as the papers do (Strehl & Ghosh's supra-consensus, §4), and the
+        standard errors say whether the lead is more than noise.
 
     References
     ----------
+    A. Strehl and J. Ghosh, "Cluster ensembles -- a knowledge reuse framework for combining
+    multiple partitions", JMLR 3 (2002), §4 (the consensus of highest ANMI).
     F. J. Duarte, A. Fred, A. Lourenço and J. M. M. Duarte, "On consensus clustering
     validation", SSPR 2010, §3-4.
     F. J. Duarte, J. M. M. Duarte, A. Fred and M. F. Rodrigues, "Average cluster consistency
@@ -349,6 +364,8 @@ def select_consensus(
     >>> best = select_consensus(consensus_candidates(ens, "average", [2, 3]), ens, "anmi")
     >>> best.n_clusters, best.labels.tolist()
     (2, [0, 0, 0, 1, 1, 1])
+    >>> best.standard_errors.shape
+    (2,)
     """
     if not isinstance(candidates, ConsensusCandidates):
         raise TypeError("candidates must be the ConsensusCandidates of consensus_candidates(...)")
@@ -369,9 +386,15 @@ def select_consensus(
             X = V.check_array(X, "X")
             if X.shape[0] != n:
                 raise ValueError(f"X has {X.shape[0]} rows but the candidates label {n} objects")
-    scores = np.array([validity_index(lab, criterion, ensemble, coassoc=candidates.coassociation, X=X,
-                                      space=space or "similarity", n_neighbors=n_neighbors)
-                       for lab in candidates.labels], np.float64)
+    terms = None
+    if criterion in ("acc", "anmi"):
+        index = metrics.acc if criterion == "acc" else metrics.anmi
+        terms = np.stack([index(lab, ensemble, per_partition=True) for lab in candidates.labels])
+        scores = terms.mean(axis=1)
+    else:
+        scores = np.array([validity_index(lab, criterion, ensemble, coassoc=candidates.coassociation, X=X,
+                                          space=space or "similarity", n_neighbors=n_neighbors)
+                           for lab in candidates.labels], np.float64)
     if rule == "max":
         best = int(np.argmax(scores))
     elif rule == "min":
@@ -379,5 +402,10 @@ def select_consensus(
     else:
         median = np.sort(scores)[(len(scores) - 1) // 2]
         best = int(np.flatnonzero(scores == median)[0])
+    se = None
+    if terms is not None:
+        diff = terms[best][None, :] - terms  # (m, N), paired by partition
+        N = terms.shape[1]
+        se = diff.std(axis=1, ddof=1) / np.sqrt(N) if N > 1 else np.zeros(len(scores))
     return ConsensusSelection(candidates.labels[best], best, candidates.methods[best],
-                              int(candidates.n_clusters[best]), criterion, space, scores)
+                              int(candidates.n_clusters[best]), criterion, space, scores, se)
