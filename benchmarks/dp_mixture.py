@@ -83,7 +83,8 @@ def fit_ours(X, y, covariance_type: str, seed: int) -> dict:
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = DPGaussianMixture(covariance_type=covariance_type, random_state=seed).fit(X)
+        options = {} if covariance_type == "spherical" else {"covariance_type": covariance_type}
+        model = DPGaussianMixture(random_state=seed, **options).fit(X)
     seconds = time.perf_counter() - t0
     diag = model.posterior_.diagnostics()
     scalars = [diag[q] for q in ("n_clusters", "log_likelihood") if q in diag]
