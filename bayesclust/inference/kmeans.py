@@ -127,6 +127,12 @@ def _lloyd(X, w, centers, max_iter, tol):
     return C, final.index, jnp.sum(w * final.sq_dist), it, conv
 
 
+#: From this many rows the KD-tree assignment of :func:`lloyd_host` queries in tree order.
+_KDTREE_ORDER_MIN_N = 4096
+#: From this many rows it shares each query out to every core (scipy's ``workers=-1``).
+_KDTREE_THREADS_MIN_N = 16384
+
+
 def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.ndarray:
     """Lloyd's k-means on the host in float64, from given centres: the labels.
 
@@ -177,8 +183,23 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.nd
     elif assignment == "kdtree":
         from scipy.spatial import cKDTree
 
+        if n >= _KDTREE_ORDER_MIN_N:
+            # Query the rows in the leaf order of a KD-tree on X: consecutive queries walk
+            # the same branches of the centres' tree (cache-friendly, about 30 % faster at
+            # n = 200,000, K = 7,000, d = 2).  Every row's answer is the same in any order.
+            order = cKDTree(X).indices
+            Xq = np.ascontiguousarray(X[order])
+        else:
+            order, Xq = None, X
+        workers = -1 if n >= _KDTREE_THREADS_MIN_N else 1
+
         def assign(C):
-            return cKDTree(C).query(X, k=1)[1].astype(np.int64)
+            found = cKDTree(C).query(Xq, k=1, workers=workers)[1]
+            if order is None:
+                return found.astype(np.int64)
+            out = np.empty(n, np.int64)
+            out[order] = found
+            return out
     else:
         raise ValueError(f"assignment must be 'dense' or 'kdtree', got {assignment!r}")
     labels = np.full(n, -1, np.int64)
