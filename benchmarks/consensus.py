@@ -151,6 +151,24 @@ def run_peer_loop(X: np.ndarray, ks: np.ndarray, max_iter: int, n_pp: int, seed:
     return row
 
 
+PEER_NOTE = (
+    "Peer columns: `peer_kmeans_loop_seconds` is a loop of scikit-learn `KMeans(K, init=<K distinct "
+    "random data points>, n_init=1, max_iter={it}, tol=0, algorithm=\"lloyd\")` over the ensemble's "
+    "first `peer_partitions` K values (every partition up to n = {all_max:,}, the first {subset} above: "
+    "a subset, timed the same on both sides), `ours_subset_seconds` our partitions on the same K from "
+    "the same starts (`lloyd_host`, KD-tree assignment, as in `kmeans_ensemble`; both stop when the "
+    "assignment repeats or after {it} iterations), `peer_over_ours` the ratio (same run; above 1: ours "
+    "faster), `objective_ours_over_peer_max` the largest ratio of the two k-means objectives (1: the "
+    "same partitions). `peer_kmeanspp_loop_seconds`: the same loop with scikit-learn's greedy "
+    "k-means++ seeding over the first `peer_pp_partitions` K (all up to n = {all_max:,}, {pp} above), "
+    "`peer_pp_over_ours` its ratio to ours on those K (our ensemble uses the random start). Ours wins "
+    "by arithmetic on these 2-D data: a KD-tree query costs O(log K) per point per iteration against "
+    "the 2 n K d flops of a dense Lloyd step (5.6 GFLOP at n = 200,000, K = 7,000; scikit-learn's "
+    "chunked GEMM reaches a few GFLOP/s at d = 2 on this 2-core machine, so about a second per "
+    "iteration)."
+)
+
+
 def run_one(n: int, rule: str, n_partitions: int, max_iter: int, dense_max: int, seed: int = 0,
             peer_subset: tuple[int, int] = (0, 0)) -> dict:
     X, y = ten_gaussians(seed, n)
@@ -523,6 +541,9 @@ def main():
                 rows.append(run_one(n, rule, N, it, dense_max, peer_subset=peer))
                 bench.emit(rows[-1])
         bench.emit(fit_slopes(rows))
+        if args.peer_all_max > 0:
+            bench.emit({"bench": "consensus", "kind": "point", "note": PEER_NOTE.format(
+                it=it, all_max=args.peer_all_max, subset=args.peer_subset, pp=args.peer_pp)})
         if args.scale_only:
             return
     bench.emit(run_validity(2000 if args.quick else 10_000, n_partitions=20 if args.quick else 50,

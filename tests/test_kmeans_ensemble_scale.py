@@ -67,3 +67,27 @@ def test_kmeans_ensemble_partitions_are_lloyd_fixed_points_at_scale(data):
         C = np.stack([X[lab == j].mean(0) for j in range(k)])
         nearest = np.argmin(((X[:, None, :] - C[None]) ** 2).sum(-1), axis=1)
         np.testing.assert_array_equal(nearest, lab)  # converged: a Lloyd fixed point
+
+
+def test_relocated_empty_cluster_equals_sklearn():
+    from sklearn.cluster import KMeans
+
+    from bayesclust.datasets import ten_gaussians
+
+    # Ten unit Gaussians, K = 20 from these random points: a cluster empties on the way.
+    X, _ = ten_gaussians(0, 1000)
+    X = np.asarray(X, np.float64)
+    found = False
+    for seed in range(60):
+        C0 = X[np.sort(np.random.default_rng(seed).choice(1000, size=20, replace=False))]
+        if np.unique(km.lloyd_host(X, C0, 20, assignment="kdtree")).size < 20:
+            found = True
+            break
+    assert found  # the kept empty centre leaves fewer than K clusters
+    lab = km.lloyd_host(X, C0, 20, assignment="kdtree", empty="relocate")
+    ref = KMeans(20, init=C0, n_init=1, max_iter=20, tol=0.0, algorithm="lloyd").fit(X)
+    np.testing.assert_array_equal(lab, ref.labels_)
+    assert np.unique(lab).size == 20
+    np.testing.assert_array_equal(lab, km.lloyd_host(X, C0, 20, assignment="dense", empty="relocate"))
+    with pytest.raises(ValueError, match="empty"):
+        km.lloyd_host(X, C0, 20, empty="move")
