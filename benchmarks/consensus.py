@@ -13,7 +13,13 @@ and ensemble rule it prints one JSON line with
 * the single-link consensus at K = 10 on the sparse matrix (MST) and its time and CI;
 * the peer, side by side in the same run where it fits in memory (n <= --dense-max): the
   dense co-association (``metrics.co_clustering_matrix``, n x n float64), its bytes and
-  time, and the ratios dense / sparse.
+  time, and the ratios dense / sparse;
+* the ensemble's peer (:func:`run_peer_loop`): a loop of scikit-learn ``KMeans(n_init=1)``
+  over the ensemble's K values from the same random starts as ours (every partition up to
+  ``--peer-all-max``, the first ``--peer-subset`` above, timed the same on both sides), the
+  ratio of the times and of the objectives, and a k-means++ loop (``--peer-pp`` K above
+  ``--peer-all-max``).  ``--scale-only`` runs just these rows and their slopes;
+  ``--sqrt-max-n`` stops the sqrt-rule series early.
 
 A final line fits log(nnz) and log(time) against log(n) per rule (slope 1 = linear).
 
@@ -71,6 +77,7 @@ ensemble dominates the time at large n (KD-tree Lloyd with up to 10,000 centres)
 tens of minutes for the largest n.  Numbers on a shared machine are noisy.
 
 Usage: python benchmarks/consensus.py [--quick] [--n 1000 5000 ...] [--n-partitions 150]
+       python benchmarks/consensus.py --scale-only [--n-partitions 50] [--sqrt-max-n 50000] [--peer-pp 1]
        python benchmarks/consensus.py --validity-only [--quick]   (just the two index rows)
        python benchmarks/consensus.py --ppc-only [--quick]        (just the two PPC rows)
        python benchmarks/consensus.py --ensemble-consensus-only [--seeds 0 1 2] [--dump-ensembles DIR]
