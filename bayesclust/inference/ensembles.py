@@ -124,8 +124,10 @@ class Ensemble(NamedTuple):
         Partition ``l`` of object ``i``; ``-1`` marks an object left out of partition
         ``l``'s sub-sample.
     n_clusters : ndarray of int, shape (N,)
-        The K of every partition (drawn, or from the grid; a k-means cluster may end
-        empty, so a partition can have fewer distinct labels).
+        The K of every partition (drawn, or from the grid).  A k-means partition of the
+        default backend has K clusters (an emptied cluster is moved onto the farthest
+        row: docs/deviations.md#ensemble-empty-clusters) unless the data have fewer
+        distinct rows; other base clusterers and ``backend="jax"`` may end with fewer.
     k_min, k_max : int
         The range K was drawn from (the smallest and largest K of a grid).
     base : tuple of str of length N, or None
@@ -160,10 +162,13 @@ def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int
     """One host partition: Lloyd's k-means from ``k`` distinct random data points.
 
     :func:`~bayesclust.inference.kmeans.lloyd_host` with a KD-tree assignment (no
-    compilation; the ensemble's default backend, see :func:`kmeans_ensemble`).
+    compilation; the ensemble's default backend, see :func:`kmeans_ensemble`); an
+    emptied cluster moves onto the farthest row (scikit-learn's rule), so the
+    partition keeps its K clusters (docs/deviations.md#ensemble-empty-clusters).
     """
     n = X.shape[0]
-    return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree")
+    return lloyd_host(X, X[rng.choice(n, size=k, replace=False)], max_iter, assignment="kdtree",
+                      empty="relocate")
 
 
 def _subsample_size(subsample: float | None, n: int) -> int:
@@ -220,7 +225,12 @@ def kmeans_ensemble(
         (iris, N = 150, K in [7, 27], shared 2-core machine: numpy 0.3 s; jax 1.1 s plus
         a 5 s compilation per data shape); the jax loop runs on any JAX device.  Both are
         Lloyd from random distinct data points, so they differ only by the random
-        streams and tie-breaking.
+        streams and tie-breaking.  At scale in low dimension the KD-tree wins by
+        arithmetic: one Lloyd iteration costs ``O(n log K)`` queries against the
+        ``n K d`` of a dense assignment.  Measured at n = 200,000, d = 2, K = 7,000,
+        20 iterations (shared 2-core machine): numpy 0.6 s, jax 1.4 s (native
+        nearest-centre kernel, capacity K) and 2.9 s (pure XLA), scikit-learn
+        ``KMeans(n_init=1)`` from the same starts 14 s.
 
     Returns
     -------

