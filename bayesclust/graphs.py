@@ -26,6 +26,7 @@ __all__ = [
     "knn_search",
     "LocalScalingKernel",
     "local_scaling_kernel",
+    "local_scaling_kernels",
     "local_scaling_cross_kernel",
     "increments",
 ]
@@ -233,16 +234,70 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     """
 
     X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    dist, index = knn_search(X, t)
+    return _kernel_from_neighbors(*knn_search(X, t))
+
+
+def local_scaling_kernels(X: np.ndarray, ts) -> list[LocalScalingKernel]:
+    r"""The sparse local-scaling kernels (Sugiyama et al. 2014, eq. 7) of several ``t`` at once.
+
+    The ``t`` nearest other points of a point are the first ``t`` of its ``max(ts)``
+    nearest: one k-NN search at ``max(ts)`` serves every ``t``, and each kernel is built
+    from the first ``t`` columns of its distances and indices exactly as
+    :func:`local_scaling_kernel` builds it from its own search (the same arithmetic, so
+    the same kernel; with exact distance ties at rank ``t`` either search may keep either
+    tied point).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    ts : sequence of int
+        Neighbourhood sizes, each ``1 <= t < n`` (validated by the caller).
+
+    Returns
+    -------
+    list of LocalScalingKernel
+        One per entry of ``ts``, in order.
+
+    References
+    ----------
+    M. Sugiyama, G. Niu, M. Yamada, M. Kimura and H. Hachiya, "Information-maximization
+    clustering based on squared-loss mutual information", Neural Computation 26 (2014), eq. (7),
+    §4 (model selection over t).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.5]])
+    >>> kerns = local_scaling_kernels(X, [1, 2])
+    >>> [k.t for k in kerns]
+    [1, 2]
+    >>> bool((kerns[0].K != local_scaling_kernel(X, 1).K).nnz == 0)
+    True
+    """
+
+    X = np.asarray(X, dtype=np.float64)
+    ts = [int(t) for t in ts]
+    if not ts:
+        return []
+    dist, index = knn_search(X, max(ts))
+    return [_kernel_from_neighbors(dist[:, :t], index[:, :t]) for t in ts]
+
+
+def _kernel_from_neighbors(dist: np.ndarray, index: np.ndarray) -> LocalScalingKernel:
+    """Eq. (7) from each row's ``t`` nearest other points (distances ascending), shape (n, t)."""
+    n, t = dist.shape
     sigma = dist[:, -1].copy()
     floor = _sigma_floor(sigma)
     sigma = np.maximum(sigma, floor)
     rows = np.repeat(np.arange(n), t)
     cols = index.reshape(-1)
     vals = np.exp(-dist.reshape(-1) ** 2 / (2.0 * sigma[rows] * sigma[cols]))
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    K = (A.maximum(A.T) + sp.identity(n, format="csr")).tocsr()
+    # Row i holds its t neighbours and itself (value 1): max(A + I, (A + I)^T) = max(A, A^T) + I
+    # (A has no diagonal), built as CSR directly (rows are already grouped).
+    data = np.concatenate([np.ones((n, 1)), vals.reshape(n, t)], axis=1).reshape(-1)
+    indices = np.concatenate([np.arange(n)[:, None], index], axis=1).reshape(-1)
+    A = sp.csr_matrix((data, indices, np.arange(0, n * (t + 1) + 1, t + 1)), shape=(n, n))
+    At = A.T.tocsr()  # a counting-sort transpose: sorted indices
+    K = At.T.tocsr().maximum(At).tocsr()
     K.sort_indices()
     return LocalScalingKernel(K, sigma, int(t), floor)
 

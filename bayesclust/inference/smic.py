@@ -48,7 +48,7 @@ from .._validation import (
     renamed_attribute,
     renamed_kwargs,
 )
-from ..graphs import local_scaling_cross_kernel, local_scaling_kernel
+from ..graphs import local_scaling_cross_kernel, local_scaling_kernel, local_scaling_kernels
 
 __all__ = [
     "SMICResult",
@@ -108,6 +108,15 @@ def _check_t(t: Any, n: int, name: str = "t") -> int:
     if t >= n:
         raise ValueError(f"{name}={t} must be < n_samples={n} (t nearest *other* points)")
     return t
+
+
+def _check_eigen_tol(eigen_tol: Any) -> float:
+    if isinstance(eigen_tol, bool) or not isinstance(eigen_tol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"eigen_tol must be a real number, got {type(eigen_tol).__name__}")
+    eigen_tol = float(eigen_tol)
+    if not (0.0 <= eigen_tol < 1.0):
+        raise ValueError(f"eigen_tol must be in [0, 1), got {eigen_tol!r}")
+    return eigen_tol
 
 
 def _check_prior(class_prior: Any, c: int) -> np.ndarray:
@@ -172,7 +181,7 @@ class SMICResult(NamedTuple):
     n_neighbors = renamed_attribute("n_neighbors", "t")
 
 
-def _top_eigenpairs(K, c: int, solver: str) -> tuple[np.ndarray, np.ndarray]:
+def _top_eigenpairs(K, c: int, solver: str, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The ``c`` largest *algebraic* eigenpairs of the symmetric sparse ``K``, descending."""
     n = K.shape[0]
     if solver == "auto":
@@ -190,7 +199,7 @@ def _top_eigenpairs(K, c: int, solver: str) -> tuple[np.ndarray, np.ndarray]:
     elif solver == "arpack":
         from scipy.sparse.linalg import eigsh
 
-        w, V = eigsh(K, k=c, which="LA", v0=np.full(n, 1.0 / np.sqrt(n)), tol=0.0)
+        w, V = eigsh(K, k=c, which="LA", v0=np.full(n, 1.0 / np.sqrt(n)), tol=tol)
         order = np.argsort(w)[::-1]
         w, V = w[order], V[:, order]
     else:
@@ -210,6 +219,7 @@ def smic(
     *,
     eigen_solver: str = "auto",
     normalize: bool = False,
+    eigen_tol: float = 0.0,
 ) -> SMICResult:
     r"""SMI-based clustering for a fixed kernel parameter ``t`` ([S] §2.3, Fig. 2).
 
@@ -247,6 +257,12 @@ def smic(
         unnormalised ``K`` (default) denser regions dominate the top eigenvectors, which is why
         the circle & Gaussian toy is not solved (docs/deviations.md#smic-toy-b); the normalised variant
         solves it.
+    eigen_tol : float, default 0.0
+        Relative accuracy of the ARPACK eigenpairs (``eigsh``'s ``tol``; 0 = machine
+        precision, ignored by the dense solver).  The top eigenvalues of the sparse kernel lie
+        close together (relative gaps ~1e-3 at n = 50,000), so ARPACK needs hundreds of
+        matrix-vector products at 0; ``1e-6`` takes about half as many.  Near-degenerate
+        eigenvalues make the individual eigenvectors -- and so the labels -- sensitive to it.
 
     Returns
     -------
@@ -285,9 +301,10 @@ def smic(
     c = _check_n_clusters(n_clusters, n)
     t = _check_t(t, n)
     pi = _check_prior(class_prior, c)
+    eigen_tol = _check_eigen_tol(eigen_tol)
     kern = local_scaling_kernel(X, t)
     with _one_blas_thread():
-        return _smic_from_kernel(kern, c, pi, eigen_solver, normalize)
+        return _smic_from_kernel(kern, c, pi, eigen_solver, normalize, eigen_tol)
 
 
 def _normalized(K, deg_rows, deg_cols):
@@ -297,13 +314,13 @@ def _normalized(K, deg_rows, deg_cols):
 
 
 def _smic_from_kernel(kern, c: int, pi: np.ndarray, eigen_solver: str,
-                      normalize: bool = False) -> SMICResult:
+                      normalize: bool = False, eigen_tol: float = 0.0) -> SMICResult:
     K = kern.K
     deg = None
     if normalize:
         deg = np.asarray(K.sum(axis=1)).reshape(-1)  # >= 1 (K_ii = 1)
         K = _normalized(K, deg, deg)
-    w, V = _top_eigenpairs(K, c, eigen_solver)
+    w, V = _top_eigenpairs(K, c, eigen_solver, eigen_tol)
     V = V * np.where(V.sum(axis=0) >= 0, 1.0, -1.0)
     # Pair eigenvector k (k-th largest lambda) with the k-th smallest prior.
     order = np.argsort(pi, kind="stable")
@@ -473,17 +490,15 @@ def _check_centers(centers: Any, n: int) -> np.ndarray:
     return centers.astype(np.int64)
 
 
-def _classwise(L: np.ndarray, y: np.ndarray, yc: np.ndarray, deltas: np.ndarray,
-               L_eval: np.ndarray | None = None, y_eval: np.ndarray | None = None):
+def _classwise(L: np.ndarray, y: np.ndarray, yc: np.ndarray, deltas: np.ndarray):
     """Class-wise fits for all ``deltas`` at once.
 
-    ``L`` (n_train, b): kernel of the training rows to the centres (labels ``y``, centre
-    labels ``yc``).  Returns ``theta`` (b, n_delta) and, without ``L_eval``, the in-sample
-    LSMI (n_delta,); with ``L_eval``/``y_eval`` the hold-out criterion CV_m (n_delta,).
+    ``L`` (n, b): kernel of the rows to the centres (labels ``y``, centre labels ``yc``).
+    Returns ``theta`` (b, n_delta) and the in-sample LSMI (n_delta,).
     """
     c = int(max(y.max(), yc.max())) + 1
     return _classwise_moments(L.T @ L, _class_sums(L, y, c), np.bincount(y, minlength=c), L.shape[0], yc,
-                              deltas, L_eval, y_eval)
+                              deltas)
 
 
 def _class_sums(L: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -494,16 +509,24 @@ def _class_sums(L: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def _classwise_moments(G: np.ndarray, S: np.ndarray, counts: np.ndarray, n: int, yc: np.ndarray,
-                       deltas: np.ndarray, L_eval: np.ndarray | None = None, y_eval: np.ndarray | None = None):
+                       deltas: np.ndarray, G_eval: np.ndarray | None = None, S_eval: np.ndarray | None = None,
+                       counts_eval: np.ndarray | None = None):
     """:func:`_classwise` from the moments of the training rows: their Gram matrix ``G`` (b, b),
     per-class row sums ``S`` (n_classes, b) and class counts, ``n`` rows.  The moments are
-    what several labellings of the same rows share (:func:`_lsmi_cv_many`)."""
+    what several labellings of the same rows share (:func:`_lsmi_cv_many`).
+
+    With the same moments of the held-out rows (``G_eval``, ``S_eval``, ``counts_eval``)
+    it returns the hold-out criterion CV_m (n_delta,) instead of the in-sample LSMI: with
+    ``R = L_eval[:, cols] theta`` the fitted ratios of class ``cls`` at the held-out rows,
+    ``sum_i R_i^2 = theta^T G_eval[cols, cols] theta`` and ``sum_{i: y_i = cls} R_i =
+    S_eval[cls, cols] theta``, so the held-out kernel rows themselves are not needed.
+    """
     nd = deltas.shape[0]
     theta = np.zeros((G.shape[0], nd))
     value = np.full(nd, -0.5)
     cv = np.zeros(nd)
-    if L_eval is not None:
-        n_m = L_eval.shape[0]
+    if G_eval is not None:
+        n_m = int(counts_eval.sum())
     for cls in np.unique(yc):
         cols = np.flatnonzero(yc == cls)
         n_y = int(counts[cls]) if cls < counts.shape[0] else 0
@@ -515,14 +538,15 @@ def _classwise_moments(G: np.ndarray, S: np.ndarray, counts: np.ndarray, n: int,
         Uh = U.T @ h
         th = U @ (Uh[:, None] / (ev[:, None] + deltas[None, :]))  # (b_y, n_delta)
         theta[cols] = th
-        if L_eval is None:
+        if G_eval is None:
             Hth = H @ th
             value += -0.5 * np.sum(th * Hth, axis=0) + h @ th
         else:
-            R = L_eval[:, cols] @ th  # r_m(x_i, cls) for held-out i, (n_m, n_delta)
-            n_my = np.sum(y_eval == cls)
-            cv += n_my * np.sum(R * R, axis=0) / (2.0 * n_m**2) - R[y_eval == cls].sum(axis=0) / n_m
-    return theta, (value if L_eval is None else cv)
+            sum_r2 = np.sum(th * (G_eval[np.ix_(cols, cols)] @ th), axis=0)
+            n_my = int(counts_eval[cls]) if cls < counts_eval.shape[0] else 0
+            sum_r_own = S_eval[cls, cols] @ th if n_my else 0.0
+            cv += n_my * sum_r2 / (2.0 * n_m**2) - sum_r_own / n_m
+    return theta, (value if G_eval is None else cv)
 
 
 class LSMIResult(NamedTuple):
@@ -570,39 +594,69 @@ def _lsmi_cv_many(X: np.ndarray, Y: np.ndarray, centers: np.ndarray, folds: np.n
                   gammas: np.ndarray, deltas: np.ndarray, sq: np.ndarray | None = None) -> list[LSMIResult]:
     """Cross-validated LSMI of every labelling ``Y[r]`` (each coded 0..c_r-1) of the same rows.
 
-    The kernel of every gamma and its Gram matrices per fold do not depend on the labels:
-    they are computed once for all labellings (the Gram of the training rows is the whole
-    Gram minus the held-out fold's), and each labelling adds only its class sums.
+    Everything the fits and the hold-out scores need is a moment of the kernel rows: per
+    gamma and fold, the Gram matrix of the fold's rows and their per-class sums (one matrix
+    product for every labelling's classes).  The training moments of fold ``m`` are the
+    totals minus fold ``m``'s, the hold-out criterion uses fold ``m``'s own
+    (:func:`_classwise_moments`), and the final refit at the selected ``(gamma, delta)`` the
+    totals.  The rows are grouped by fold once, so every fold is a contiguous block;
+    identical labellings are scored once.
     """
     if sq is None:
         sq = _sqdist(X, X[centers])
     n = X.shape[0]
     n_folds = int(folds.max()) + 1
     center_fold = folds[centers]
-    cv = np.zeros((Y.shape[0], gammas.size, deltas.size))
+    Y = np.asarray(Y)
+    uniq, back = [], []  # identical labellings (often, for neighbouring t) are scored once
+    for y in Y:
+        same = [u for u, z in enumerate(uniq) if np.array_equal(z, y)]
+        back.append(same[0] if same else len(uniq))
+        if not same:
+            uniq.append(y)
+    uniq = np.stack(uniq)
+    n_classes = [int(y.max()) + 1 for y in uniq]
+    offs = np.concatenate([[0], np.cumsum(n_classes)])
+    order = np.argsort(folds, kind="stable")
+    bounds = np.searchsorted(folds[order], np.arange(n_folds + 1))
+    sq_f = sq[order]
+    onehot = np.zeros((n, int(offs[-1])))  # (row, (labelling, class)) indicators, rows by fold
+    for r, y in enumerate(uniq):
+        onehot[np.arange(n), offs[r] + y[order]] = 1.0
+    counts_f = np.stack([onehot[a:b].sum(axis=0) for a, b in zip(bounds[:-1], bounds[1:])])
+    counts_all = counts_f.sum(axis=0)
+    cv = np.zeros((uniq.shape[0], gammas.size, deltas.size))
+    G_tot, S_tot = [], []
+    L = np.empty_like(sq_f)
     for g, gamma in enumerate(gammas):
-        L = _gauss(sq, gamma)
-        G_all = L.T @ L
-        S_all = [_class_sums(L, y, int(y.max()) + 1) for y in Y]
+        np.multiply(sq_f, -1.0 / (2.0 * gamma * gamma), out=L)
+        np.exp(L, out=L)
+        blocks = [L[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        G_f = [blk.T @ blk for blk in blocks]
+        S_f = [oh.T @ blk for oh, blk in zip((onehot[a:b] for a, b in zip(bounds[:-1], bounds[1:])), blocks)]
+        G_all, S_all = sum(G_f), sum(S_f)
+        G_tot.append(G_all)
+        S_tot.append(S_all)
         for m in range(n_folds):
-            te = folds == m
             keep = np.flatnonzero(center_fold != m)  # centres in the training part only
-            L_te = L[te]
-            G_tr = (G_all - L_te.T @ L_te)[np.ix_(keep, keep)]
-            L_eval = L_te[:, keep]
-            n_tr = n - L_te.shape[0]
-            for r, y in enumerate(Y):
-                c = S_all[r].shape[0]
-                S_tr = (S_all[r] - _class_sums(L_te, y[te], c))[:, keep]
-                counts = np.bincount(y[~te], minlength=c)
-                _, cv_m = _classwise_moments(G_tr, S_tr, counts, n_tr, y[centers][keep], deltas, L_eval, y[te])
+            kk = np.ix_(keep, keep)
+            G_tr, G_te = (G_all - G_f[m])[kk], G_f[m][kk]
+            n_tr = n - (bounds[m + 1] - bounds[m])
+            for r, y in enumerate(uniq):
+                sl = slice(offs[r], offs[r + 1])
+                S_tr, S_te = (S_all[sl] - S_f[m][sl])[:, keep], S_f[m][sl][:, keep]
+                c_te = counts_f[m, sl]
+                _, cv_m = _classwise_moments(G_tr, S_tr, counts_all[sl] - c_te, n_tr, y[centers][keep],
+                                             deltas, G_te, S_te, c_te)
                 cv[r, g] += cv_m / n_folds
-    out = []
-    for r, y in enumerate(Y):
+    fits = []
+    for r, y in enumerate(uniq):
         g, d = np.unravel_index(np.argmin(cv[r]), cv[r].shape)
-        theta, value = _classwise(_gauss(sq, gammas[g]), y, y[centers], deltas[d:d + 1])
-        out.append(LSMIResult(float(value[0]), float(gammas[g]), float(deltas[d]), cv[r], theta[:, 0], centers))
-    return out
+        sl = slice(offs[r], offs[r + 1])
+        theta, value = _classwise_moments(G_tot[g], S_tot[g][sl], counts_all[sl], n, y[centers],
+                                          deltas[d:d + 1])
+        fits.append(LSMIResult(float(value[0]), float(gammas[g]), float(deltas[d]), cv[r], theta[:, 0], centers))
+    return [fits[i] for i in back]
 
 
 def lsmi(
@@ -721,6 +775,7 @@ def smic_select(
     n_folds: int = 5,
     n_basis: int = 200,
     normalize: bool = False,
+    eigen_tol: float = 0.0,
 ) -> SMICSelection:
     r"""SMIC with the kernel parameter ``t`` chosen by maximising LSMI ([S] Fig. 1).
 
@@ -738,8 +793,10 @@ def smic_select(
         ``c >= 2``.
     candidates : sequence of int, default 1..10
         Each ``1 <= t < n``.
-    class_prior, eigen_solver, normalize
+    class_prior, eigen_solver, normalize, eigen_tol
         As in :func:`smic` (``normalize=True`` is our degree-normalised extension, not in [S]).
+        The kernels of all candidates come from one k-NN search at the largest ``t``
+        (:func:`bayesclust.graphs.local_scaling_kernels`).
     gammas, deltas, n_folds, n_basis
         As in :func:`lsmi`.
 
@@ -770,13 +827,15 @@ def smic_select(
     n_basis = check_int(n_basis, "n_basis", minimum=1)
     gammas = np.array([check_positive(g, "gammas") for g in gammas])
     deltas = np.array([check_positive(d, "deltas") for d in deltas])
+    eigen_tol = _check_eigen_tol(eigen_tol)
     centers, folds = _lsmi_design(key, n, n_basis, n_folds)
     sq = _sqdist(X, X[centers])
     results = []
     t0 = time.perf_counter()
-    for t in cands:
+    # one k-NN search at the largest t serves every candidate (the neighbour lists are nested)
+    for kern in local_scaling_kernels(X, cands):
         with _one_blas_thread():
-            results.append(_smic_from_kernel(local_scaling_kernel(X, t), c, pi, eigen_solver, normalize))
+            results.append(_smic_from_kernel(kern, c, pi, eigen_solver, normalize, eigen_tol))
     t1 = time.perf_counter()
     # one pass over the (gamma, fold) grid scores every candidate's labels
     with _one_blas_thread():
