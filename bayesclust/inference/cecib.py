@@ -710,50 +710,114 @@ def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState
     return CECIBState(st.labels, st.active, total, np.asarray([total]), 0, False, st)
 
 
-def _pass(st: _ClusterStats, tol, on_move=None) -> bool:
-    """One Hartigan pass over the points, in place; True when a point moved."""
-    X, z, n_min = st.X, st.z, st.n_min
-    switched = False
-    for i in range(X.shape[0]):
-        a = int(st.labels[i])
-        x, zi = X[i], int(z[i])
-        Ea, ld_a, H_a, S_a, aux_a = st.remove_candidate(a, x, zi, i)
-        if not np.isfinite(Ea):
-            continue
-        E, ld, H, S, aux = st.add_candidates(x, zi)
-        gain = np.where(st.active, st.E + (st.E[a] - Ea) - E, -np.inf)
-        gain[a] = 0.0
-        j = int(gain.argmax())
-        if gain[j] <= tol:
-            continue
-        st.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
-        st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
-        st.labels[i] = j
-        if st.cov_type == "full" and aux_a[3]:
-            st.recompute_slot(a)
-        switched = True
+def _visit(st: _ClusterStats, i: int, tol, on_move=None) -> bool:
+    """One Hartigan visit of point ``i``, in place; True when it moved."""
+    a = int(st.labels[i])
+    x, zi = st.X[i], int(st.z[i])
+    Ea, ld_a, H_a, S_a, aux_a = st.remove_candidate(a, x, zi, i)
+    if not np.isfinite(Ea):
+        return False
+    E, ld, H, S, aux = st.add_candidates(x, zi)
+    gain = np.where(st.active, st.E + (st.E[a] - Ea) - E, -np.inf)
+    gain[a] = 0.0
+    j = int(gain.argmax())
+    if gain[j] <= tol:
+        return False
+    st.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
+    st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
+    st.labels[i] = j
+    if st.cov_type == "full" and aux_a[3]:
+        st.recompute_slot(a)
+    if on_move is not None:
+        on_move("move", i, a, j, float(gain[j]), st)
+    if st.n[a] < st.n_min:
+        members = np.flatnonzero(st.labels == a)
+        st.delete(a)
+        st.labels[members] = -1
+        for p in members:
+            st.assign_greedy(p)
         if on_move is not None:
-            on_move("move", i, a, j, float(gain[j]), st)
-        if st.n[a] < n_min:
-            members = np.flatnonzero(st.labels == a)
-            st.delete(a)
-            st.labels[members] = -1
-            for p in members:
-                st.assign_greedy(p)
-            if on_move is not None:
-                on_move("delete", i, a, -1, 0.0, st)
+            on_move("delete", i, a, -1, 0.0, st)
+    return True
+
+
+def _end_pass(st: _ClusterStats) -> None:
     st.recompute()  # from scratch: no drift of the rank-one updates across passes
     if not np.all(np.isfinite(st.logdet[st.active])):
         # round-off let a cluster become singular (duplicate/collinear points): remove it
-        _drop_small(st, n_min)
+        _drop_small(st, st.n_min)
         st.recompute()
+
+
+def _pass(st: _ClusterStats, tol, on_move=None) -> bool:
+    """One Hartigan pass over the points, in place; True when a point moved (NumPy loop)."""
+    switched = False
+    for i in range(st.X.shape[0]):
+        switched |= _visit(st, i, tol, on_move)
+    _end_pass(st)
     return switched
 
 
-def _step(state: CECIBState, tol, on_move=None) -> tuple[CECIBState, CECIBInfo]:
+_STAT_FIELDS = ("mu", "cov", "inv", "logdet", "n", "counts", "L", "S", "H", "E")
+
+
+def _pass_compiled(st: _ClusterStats, tol) -> bool:
+    """:func:`_pass` for full covariances with the visits in a compiled loop.
+
+    The same visits in the same order with the same formulas (float64): the
+    compiled scan (:func:`_scan_impl`) makes every visit except the rare ones that
+    need the member points (an ill-conditioned downdate, a cluster deletion),
+    which it hands back to the host's :func:`_visit`.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from ..kernels import padded_rows
+
+    n = st.X.shape[0]
+    scan = _scan_fn()
+    switched = False
+    with jax.enable_x64(True):
+        rows = padded_rows(n) + _CHUNK  # a chunk read at the last point stays in the buffer
+        if getattr(st, "_dev_rows", None) != rows:
+            Xp = np.zeros((rows, st.d))
+            Xp[:n] = st.X
+            zp = np.full(rows, -1, np.int64)
+            zp[:n] = st.z
+            st._dev_rows = rows
+            st._dev_data = (jnp.asarray(Xp), jnp.asarray(zp))
+        Xp, zp = st._dev_data
+        consts = (jnp.asarray(n, jnp.int32), jnp.asarray(float(st.n_min)), jnp.asarray(float(tol)),
+                  jnp.asarray(float(st.beta)), jnp.asarray(float(st.c0)))
+        pos = 0
+        while pos < n:
+            lab = np.zeros(rows, np.int64)
+            lab[:n] = st.labels
+            stats = [jnp.asarray(getattr(st, f)) for f in _STAT_FIELDS]
+            out = scan(Xp, zp, jnp.asarray(lab), *stats, jnp.asarray(st.active),
+                       jnp.asarray(pos, jnp.int32), *consts)
+            out = jax.device_get(out)
+            st.labels[:] = out[0][:n]
+            for f, value in zip(_STAT_FIELDS, out[1:11], strict=True):
+                setattr(st, f, np.array(value))
+            st._refresh()
+            pos, host, moved = int(out[11]), bool(out[12]), bool(out[13])
+            switched |= moved
+            if host:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    switched |= _visit(st, pos, tol)
+                pos += 1
+    _end_pass(st)
+    return switched
+
+
+def _step(state: CECIBState, tol, on_move=None, compiled=None) -> tuple[CECIBState, CECIBInfo]:
+    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled scan."""
     st = state.stats.copy()
+    if compiled is None:
+        compiled = on_move is None and st.cov_type == "full"
     with np.errstate(divide="ignore", invalid="ignore"):
-        switched = _pass(st, tol, on_move)
+        switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
         total = st.total()
     new = CECIBState(st.labels, st.active, total, np.append(state.objective_trace, total),
                      state.n_iter + 1, not switched, st)
@@ -867,7 +931,7 @@ def _check_sizes(n, d, K, eps, covariance_type) -> int:
 
 def _hartigan(
     X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, tol,
-    on_move: Callable | None = None,
+    on_move: Callable | None = None, compiled: bool | None = None,
 ) -> CECIBState:
     """One Hartigan run from ``labels0``: :func:`cecib_step` until converged or ``max_iter``.
 
@@ -876,7 +940,7 @@ def _hartigan(
     """
     state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
     while state.n_iter < max_iter and not state.converged:
-        state, _ = _step(state, tol, on_move)
+        state, _ = _step(state, tol, on_move, compiled)
     return state
 
 
@@ -1066,3 +1130,144 @@ def cecib_log_density(X: Any, result: CECIBResult) -> np.ndarray:
         logdet = 2.0 * np.sum(np.log(np.diag(chol)))
         out[:, j] = math.log(result.weights[j]) - 0.5 * (d * math.log(2 * math.pi) + logdet + maha)
     return out
+
+
+# --------------------------------------------------------------------------- compiled scan
+
+#: Points whose moves one iteration of the compiled scan evaluates together.
+_CHUNK = 16
+
+
+def _scan_fn():
+    """The jitted scan (built on first use: importing this module imports no JAX)."""
+    global _SCAN
+    if _SCAN is None:
+        import jax
+
+        _SCAN = jax.jit(_scan_impl)
+    return _SCAN
+
+
+_SCAN = None
+
+
+def _scan_impl(Xp, zp, labels, mu, cov, inv, logdet, n, counts, L, S, H, E, active,
+               pos0, n_real, n_min, tol, beta, c0):
+    """Hartigan visits of points ``pos0..n_real-1`` until a visit the host must make.
+
+    Exactly the visits of :func:`_pass` (full covariances) in the same order:
+    the gains of the next ``_CHUNK`` points are evaluated against the current
+    statistics together, and the first point that moves is committed by the
+    same rank-one formulas; every point before it would have left the state
+    unchanged.  A visit whose downdate factor is at or below ``_SUSPECT_TOL``
+    (the host checks it against the member points) or whose move would empty
+    its cluster below ``n_min`` (the host deletes the cluster) stops the scan
+    at that point: it returns ``(stats..., pos, event, moved)`` with ``pos`` the
+    point the host visits next (``>= n_real`` when the scan ran to the end).
+    """
+    import jax.numpy as jnp
+    from jax import lax
+
+    B = _CHUNK
+    K, d = mu.shape
+    n_total = n_real.astype(Xp.dtype)
+    big = jnp.asarray(B, jnp.int32)
+
+    def cond(c):
+        return (c[-3] < n_real) & ~c[-2]
+
+    def body(c):
+        labels, mu, cov, inv, logdet, n, counts, L, S, H, E, pos, _, moved = c
+        xb = lax.dynamic_slice_in_dim(Xp, pos, B)
+        zb = lax.dynamic_slice_in_dim(zp, pos, B)
+        lb = lax.dynamic_slice_in_dim(labels, pos, B)
+        valid = pos + jnp.arange(B) < n_real
+        v = xb[:, None, :] - mu[None]  # (B, K, d)
+        w = jnp.einsum("kde,bke->bkd", inv, v)
+        q = jnp.sum(v * w, axis=-1)  # (B, K)
+        # -- adding every point to every cluster (the add_candidates formulas)
+        n1 = n + 1.0
+        inv_n1 = 1.0 / n1
+        ldr = logdet + d * jnp.log(n / n1)
+        p1 = n1 / n_total
+        base1 = p1 * (c0 - jnp.log(p1))
+        ld_add = ldr[None] + jnp.log1p(q * inv_n1[None])
+        labelled = zb >= 0
+        zc = jnp.maximum(zb, 0)
+        c_add = counts[:, zc].T  # (B, K)
+        S_add = jnp.where(labelled[:, None], S[None] - _xlogx_j(c_add) + _xlogx_j(c_add + 1.0), S[None])
+        L_add = L[None] + 1.0
+        H_lab = jnp.log(L_add) - S_add / L_add
+        E_add = jnp.where(labelled[:, None], base1[None] + p1[None] * beta * H_lab + 0.5 * p1[None] * ld_add,
+                          (base1 + p1 * beta * H)[None] + (0.5 * p1)[None] * ld_add)
+        H_add = jnp.where(labelled[:, None], H_lab, H[None])
+        # -- removing every point from its own cluster (remove_candidate)
+        rows = jnp.arange(B)
+        na = n[lb]
+        qa = q[rows, lb]
+        f = 1.0 - qa / (na - 1.0)
+        suspect = valid & (f <= _SUSPECT_TOL)
+        ld_rm = logdet[lb] + d * jnp.log(na / (na - 1.0)) + jnp.log(jnp.where(suspect, 1.0, f))
+        c_rm = counts[lb, zc]
+        S_rm_lab = S[lb] - c_rm * jnp.log(jnp.maximum(c_rm, 1e-300)) + jnp.where(
+            c_rm > 1, (c_rm - 1.0) * jnp.log(jnp.maximum(c_rm - 1.0, 1e-300)), 0.0)
+        L_rm = L[lb] - 1.0
+        H_rm_lab = jnp.where(L_rm > 0, jnp.log(jnp.maximum(L_rm, 1e-300)) - S_rm_lab / jnp.where(L_rm > 0, L_rm, 1.0), 0.0)
+        S_rm = jnp.where(labelled, S_rm_lab, S[lb])
+        H_rm = jnp.where(labelled, H_rm_lab, H[lb])
+        p_rm = (na - 1.0) / n_total
+        E_rm = p_rm * (c0 + 0.5 * ld_rm + beta * H_rm - jnp.log(p_rm))
+        gain = jnp.where(active[None], E[None] + (E[lb] - E_rm)[:, None] - E_add, -jnp.inf)
+        gain = gain.at[rows, lb].set(0.0)
+        j = jnp.argmax(gain, axis=1)
+        g = gain[rows, j]
+        mover = valid & ~suspect & (g > tol)
+        stop = suspect | mover
+        any_stop = jnp.any(stop)
+        b = jnp.argmax(stop)
+        a_b, j_b = lb[b], j[b]
+        host = any_stop & (suspect[b] | (n[a_b] - 1.0 < n_min))
+        commit = any_stop & ~host
+        i = pos + b
+
+        def do_move(_):
+            x, zi = xb[b], zb[b]
+            # remove from a
+            na_, va, wa, qa_ = n[a_b], v[b, a_b], w[b, a_b], q[b, a_b]
+            r = na_ / (na_ - 1.0)
+            mu2 = mu.at[a_b].add(-va / (na_ - 1.0))
+            cov2 = cov.at[a_b].set(r * (cov[a_b] - jnp.outer(va, va) / (na_ - 1.0)))
+            inv2 = inv.at[a_b].set((inv[a_b] + jnp.outer(wa, wa) / (na_ - 1.0 - qa_)) / r)
+            # add to j (its statistics before the move: j != a)
+            nj, vj, wj, qj = n[j_b], v[b, j_b], w[b, j_b], q[b, j_b]
+            rj = nj / (nj + 1.0)
+            mu2 = mu2.at[j_b].add(vj / (nj + 1.0))
+            cov2 = cov2.at[j_b].set(rj * (cov[j_b] + jnp.outer(vj, vj) / (nj + 1.0)))
+            inv2 = inv2.at[j_b].set((inv[j_b] - jnp.outer(wj, wj) / (nj + 1.0 + qj)) / rj)
+            logdet2 = logdet.at[a_b].set(ld_rm[b]).at[j_b].set(ld_add[b, j_b])
+            n2 = n.at[a_b].add(-1.0).at[j_b].add(1.0)
+            dz = jnp.where(zi >= 0, 1.0, 0.0)
+            counts2 = counts.at[a_b, jnp.maximum(zi, 0)].add(-dz).at[j_b, jnp.maximum(zi, 0)].add(dz)
+            L2 = L.at[a_b].add(-dz).at[j_b].add(dz)
+            S2 = S.at[a_b].set(S_rm[b]).at[j_b].set(S_add[b, j_b])
+            H2 = H.at[a_b].set(H_rm[b]).at[j_b].set(H_add[b, j_b])
+            E2 = E.at[a_b].set(E_rm[b]).at[j_b].set(E_add[b, j_b])
+            labels2 = labels.at[i].set(j_b.astype(labels.dtype))
+            return labels2, mu2, cov2, inv2, logdet2, n2, counts2, L2, S2, H2, E2
+
+        def keep(_):
+            return labels, mu, cov, inv, logdet, n, counts, L, S, H, E
+
+        stats = lax.cond(commit, do_move, keep, None)
+        new_pos = jnp.where(any_stop, jnp.where(host, i, i + 1), pos + big).astype(jnp.int32)
+        return (*stats, new_pos, host, moved | commit)
+
+    init = (labels, mu, cov, inv, logdet, n, counts, L, S, H, E,
+            pos0.astype(jnp.int32), jnp.asarray(False), jnp.asarray(False))
+    return lax.while_loop(cond, body, init)
+
+
+def _xlogx_j(c):
+    import jax.numpy as jnp
+
+    return jnp.where(c > 0, c * jnp.log(jnp.where(c > 0, c, 1.0)), 0.0)
