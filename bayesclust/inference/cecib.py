@@ -22,9 +22,18 @@ The optimiser is Hartigan's: visit every point, move it to the cluster whose
 change of cost is the largest decrease, and update the two clusters' means,
 covariances, inverses and log-determinants by rank-one formulas (matrix
 determinant lemma, Sherman--Morrison), so a visit costs :math:`O(kN^2)`.  It
-stops when a full pass moves nothing.  NumPy float64 throughout (the loop is
-sequential; the candidate clusters of a point are evaluated in one vectorised
-step).
+stops when a full pass moves nothing.  float64 throughout.  With full
+covariances the visits run in a compiled JAX loop (``jax.lax.while_loop`` under
+``jax.enable_x64``): it evaluates the next few points' moves against the current
+statistics together and commits the first point that moves, which is the point
+the sequential loop would move next (every visit before it changes nothing), so
+the visits, their order and their formulas are those of the NumPy loop; a cluster
+that falls below the minimum size is deleted and its points reassigned inside the
+loop too, and only an ill-conditioned downdate (checked against the member points)
+returns to the host.  The diagonal and spherical families, and passes observed by
+a callback, run the NumPy loop.  Programs are compiled per padded row count
+(:func:`bayesclust.kernels.padded_rows`), dimension, number of clusters and label
+categories rounded up to a power of two.
 
 References
 ----------
@@ -649,7 +658,8 @@ class CECIBState(NamedTuple):
     """State of one CEC-IB run (one start) between two Hartigan passes.
 
     Made by :func:`init_cecib_state`, advanced by :func:`cecib_step`;
-    :func:`cecib` loops over the step from every start.  Host NumPy, float64.
+    :func:`cecib` loops over the step from every start.  Host NumPy, float64 (a full-covariance
+    pass runs its visits in a compiled JAX loop and returns host arrays).
 
     Attributes
     ----------
