@@ -33,7 +33,7 @@ loop too, and only an ill-conditioned downdate (checked against the member point
 returns to the host.  The diagonal and spherical families, and passes observed by
 a callback, run the NumPy loop.  Programs are compiled per padded row count
 (:func:`bayesclust.kernels.padded_rows`), dimension, number of clusters and label
-categories rounded up to a power of two.
+categories rounded up to a power of two (at least 8).
 
 References
 ----------
@@ -799,9 +799,10 @@ def _pass_compiled(st: _ClusterStats, tol) -> bool:
         Xp, zp = st._dev_data
         consts = (jnp.asarray(n, jnp.int32), jnp.asarray(float(st.n_min)), jnp.asarray(float(tol)),
                   jnp.asarray(float(st.beta)), jnp.asarray(float(st.c0)))
-        # label columns padded to a power of two: one program serves 1, 2, 3-4, 5-8, ... categories
+        # label columns padded to a power of two, at least 8: one program serves 0-8, 9-16, ...
+        # categories (a draw of partial labels that misses a class compiles nothing new)
         m_cols = st.counts.shape[1]
-        cols = 1 << (m_cols - 1).bit_length()
+        cols = max(8, 1 << (m_cols - 1).bit_length())
         pos = 0
         while pos < n:
             lab = np.zeros(rows, np.int64)
