@@ -22,9 +22,18 @@ The optimiser is Hartigan's: visit every point, move it to the cluster whose
 change of cost is the largest decrease, and update the two clusters' means,
 covariances, inverses and log-determinants by rank-one formulas (matrix
 determinant lemma, Sherman--Morrison), so a visit costs :math:`O(kN^2)`.  It
-stops when a full pass moves nothing.  NumPy float64 throughout (the loop is
-sequential; the candidate clusters of a point are evaluated in one vectorised
-step).
+stops when a full pass moves nothing.  float64 throughout.  With full
+covariances the visits run in a compiled JAX loop (``jax.lax.while_loop`` under
+``jax.enable_x64``): it evaluates the next few points' moves against the current
+statistics together and commits the first point that moves, which is the point
+the sequential loop would move next (every visit before it changes nothing), so
+the visits, their order and their formulas are those of the NumPy loop; a cluster
+that falls below the minimum size is deleted and its points reassigned inside the
+loop too, and only an ill-conditioned downdate (checked against the member points)
+returns to the host.  The diagonal and spherical families, and passes observed by
+a callback, run the NumPy loop.  Programs are compiled per padded row count
+(:func:`bayesclust.kernels.padded_rows`), dimension, number of clusters and label
+categories rounded up to a power of two (at least 8).
 
 References
 ----------
@@ -649,7 +658,8 @@ class CECIBState(NamedTuple):
     """State of one CEC-IB run (one start) between two Hartigan passes.
 
     Made by :func:`init_cecib_state`, advanced by :func:`cecib_step`;
-    :func:`cecib` loops over the step from every start.  Host NumPy, float64.
+    :func:`cecib` loops over the step from every start.  Host NumPy, float64 (a full-covariance
+    pass runs its visits in a compiled JAX loop and returns host arrays).
 
     Attributes
     ----------
@@ -710,50 +720,127 @@ def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState
     return CECIBState(st.labels, st.active, total, np.asarray([total]), 0, False, st)
 
 
-def _pass(st: _ClusterStats, tol, on_move=None) -> bool:
-    """One Hartigan pass over the points, in place; True when a point moved."""
-    X, z, n_min = st.X, st.z, st.n_min
-    switched = False
-    for i in range(X.shape[0]):
-        a = int(st.labels[i])
-        x, zi = X[i], int(z[i])
-        Ea, ld_a, H_a, S_a, aux_a = st.remove_candidate(a, x, zi, i)
-        if not np.isfinite(Ea):
-            continue
-        E, ld, H, S, aux = st.add_candidates(x, zi)
-        gain = np.where(st.active, st.E + (st.E[a] - Ea) - E, -np.inf)
-        gain[a] = 0.0
-        j = int(gain.argmax())
-        if gain[j] <= tol:
-            continue
-        st.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
-        st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
-        st.labels[i] = j
-        if st.cov_type == "full" and aux_a[3]:
-            st.recompute_slot(a)
-        switched = True
+def _visit(st: _ClusterStats, i: int, tol, on_move=None) -> bool:
+    """One Hartigan visit of point ``i``, in place; True when it moved."""
+    a = int(st.labels[i])
+    x, zi = st.X[i], int(st.z[i])
+    Ea, ld_a, H_a, S_a, aux_a = st.remove_candidate(a, x, zi, i)
+    if not np.isfinite(Ea):
+        return False
+    E, ld, H, S, aux = st.add_candidates(x, zi)
+    gain = np.where(st.active, st.E + (st.E[a] - Ea) - E, -np.inf)
+    gain[a] = 0.0
+    j = int(gain.argmax())
+    if gain[j] <= tol:
+        return False
+    st.commit_remove(a, x, zi, Ea, ld_a, H_a, S_a, aux_a)
+    st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
+    st.labels[i] = j
+    if st.cov_type == "full" and aux_a[3]:
+        st.recompute_slot(a)
+    if on_move is not None:
+        on_move("move", i, a, j, float(gain[j]), st)
+    if st.n[a] < st.n_min:
+        members = np.flatnonzero(st.labels == a)
+        st.delete(a)
+        st.labels[members] = -1
+        for p in members:
+            st.assign_greedy(p)
         if on_move is not None:
-            on_move("move", i, a, j, float(gain[j]), st)
-        if st.n[a] < n_min:
-            members = np.flatnonzero(st.labels == a)
-            st.delete(a)
-            st.labels[members] = -1
-            for p in members:
-                st.assign_greedy(p)
-            if on_move is not None:
-                on_move("delete", i, a, -1, 0.0, st)
+            on_move("delete", i, a, -1, 0.0, st)
+    return True
+
+
+def _end_pass(st: _ClusterStats) -> None:
     st.recompute()  # from scratch: no drift of the rank-one updates across passes
     if not np.all(np.isfinite(st.logdet[st.active])):
         # round-off let a cluster become singular (duplicate/collinear points): remove it
-        _drop_small(st, n_min)
+        _drop_small(st, st.n_min)
         st.recompute()
+
+
+def _pass(st: _ClusterStats, tol, on_move=None) -> bool:
+    """One Hartigan pass over the points, in place; True when a point moved (NumPy loop)."""
+    switched = False
+    for i in range(st.X.shape[0]):
+        switched |= _visit(st, i, tol, on_move)
+    _end_pass(st)
     return switched
 
 
-def _step(state: CECIBState, tol, on_move=None) -> tuple[CECIBState, CECIBInfo]:
+_STAT_FIELDS = ("mu", "cov", "inv", "logdet", "n", "counts", "L", "S", "H", "E")
+
+
+def _pass_compiled(st: _ClusterStats, tol) -> bool:
+    """:func:`_pass` for full covariances with the visits in a compiled loop.
+
+    The same visits in the same order with the same formulas (float64): the
+    compiled scan (:func:`_scan_impl`) makes every visit except the rare ones that
+    need the member points (an ill-conditioned downdate, a cluster deletion),
+    which it hands back to the host's :func:`_visit`.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from ..kernels import padded_rows
+
+    n = st.X.shape[0]
+    scan = _scan_fn()
+    switched = False
+    with jax.enable_x64(True):
+        rows = padded_rows(n) + _CHUNK  # a chunk read at the last point stays in the buffer
+        if getattr(st, "_dev_rows", None) != rows:
+            Xp = np.zeros((rows, st.d))
+            Xp[:n] = st.X
+            zp = np.full(rows, -1, np.int64)
+            zp[:n] = st.z
+            st._dev_rows = rows
+            st._dev_data = (jnp.asarray(Xp), jnp.asarray(zp))
+        Xp, zp = st._dev_data
+        consts = (jnp.asarray(n, jnp.int32), jnp.asarray(float(st.n_min)), jnp.asarray(float(tol)),
+                  jnp.asarray(float(st.beta)), jnp.asarray(float(st.c0)))
+        # label columns padded to a power of two, at least 8: one program serves 0-8, 9-16, ...
+        # categories (a draw of partial labels that misses a class compiles nothing new)
+        m_cols = st.counts.shape[1]
+        cols = max(8, 1 << (m_cols - 1).bit_length())
+        pos = 0
+        while pos < n:
+            lab = np.zeros(rows, np.int64)
+            lab[:n] = st.labels
+            stats = [getattr(st, f) for f in _STAT_FIELDS]
+            stats[5] = np.pad(stats[5], ((0, 0), (0, cols - stats[5].shape[1])))
+            stats = [jnp.asarray(a) for a in stats]
+            out = scan(Xp, zp, jnp.asarray(lab), *stats, jnp.asarray(st.active),
+                       jnp.asarray(pos, jnp.int32), *consts)
+            out = jax.device_get(out)
+            st.labels[:] = out[0][:n]
+            for f, value in zip(_STAT_FIELDS, out[1:11], strict=True):
+                setattr(st, f, np.array(value))
+            st.counts = st.counts[:, :m_cols]
+            active = np.array(out[11])
+            st._deleted |= st.active & ~active
+            st.active = active
+            with np.errstate(divide="ignore", invalid="ignore"):
+                st._refresh()
+            pos, host, moved, fail = int(out[12]), bool(out[13]), bool(out[14]), bool(out[15])
+            if fail:
+                raise ValueError("X is degenerate: no cluster with a non-singular covariance can take a point")
+            switched |= moved
+            if host:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    switched |= _visit(st, pos, tol)
+                pos += 1
+    _end_pass(st)
+    return switched
+
+
+def _step(state: CECIBState, tol, on_move=None, compiled=None) -> tuple[CECIBState, CECIBInfo]:
+    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled scan."""
     st = state.stats.copy()
+    if compiled is None:
+        compiled = on_move is None and st.cov_type == "full"
     with np.errstate(divide="ignore", invalid="ignore"):
-        switched = _pass(st, tol, on_move)
+        switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
         total = st.total()
     new = CECIBState(st.labels, st.active, total, np.append(state.objective_trace, total),
                      state.n_iter + 1, not switched, st)
@@ -867,7 +954,7 @@ def _check_sizes(n, d, K, eps, covariance_type) -> int:
 
 def _hartigan(
     X, z, m, labels0, K, beta, n_min, covariance_type, max_iter, tol,
-    on_move: Callable | None = None,
+    on_move: Callable | None = None, compiled: bool | None = None,
 ) -> CECIBState:
     """One Hartigan run from ``labels0``: :func:`cecib_step` until converged or ``max_iter``.
 
@@ -876,7 +963,7 @@ def _hartigan(
     """
     state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
     while state.n_iter < max_iter and not state.converged:
-        state, _ = _step(state, tol, on_move)
+        state, _ = _step(state, tol, on_move, compiled)
     return state
 
 
@@ -1066,3 +1153,191 @@ def cecib_log_density(X: Any, result: CECIBResult) -> np.ndarray:
         logdet = 2.0 * np.sum(np.log(np.diag(chol)))
         out[:, j] = math.log(result.weights[j]) - 0.5 * (d * math.log(2 * math.pi) + logdet + maha)
     return out
+
+
+# --------------------------------------------------------------------------- compiled scan
+
+#: Points whose moves one iteration of the compiled scan evaluates together.
+_CHUNK = 8  # fastest of 4..64 on Digits (n = 1797, d = 10, K = 20)
+
+
+def _scan_fn():
+    """The jitted scan (built on first use: importing this module imports no JAX)."""
+    global _SCAN
+    if _SCAN is None:
+        import jax
+
+        _SCAN = jax.jit(_scan_impl)
+    return _SCAN
+
+
+_SCAN = None
+
+
+def _scan_impl(Xp, zp, labels, mu, cov, inv, logdet, n, counts, L, S, H, E, active,
+               pos0, n_real, n_min, tol, beta, c0):
+    """Hartigan visits of points ``pos0..n_real-1`` until a visit the host must make.
+
+    Exactly the visits of :func:`_pass` (full covariances) in the same order:
+    the gains of the next ``_CHUNK`` points are evaluated against the current
+    statistics together, and the first point that moves is committed by the
+    same rank-one formulas; every point before it would have left the state
+    unchanged.  A move that leaves its cluster below ``n_min`` points deletes
+    the cluster and puts its members one by one into the cluster of smallest
+    cost increase, as :meth:`_ClusterStats.assign_greedy` does.  A visit whose
+    downdate factor is at or below ``_SUSPECT_TOL`` (the host checks it against
+    the member points) stops the scan at that point.  Returns
+    ``(labels, stats..., active, pos, host, moved, fail)``: ``pos`` the point the
+    host visits next (``>= n_real`` when the scan ran to the end), ``fail`` set
+    when a deleted cluster's point found no cluster to take it.
+    """
+    import jax.numpy as jnp
+    from jax import lax
+
+    B = _CHUNK
+    K, d = mu.shape
+    n_total = n_real.astype(Xp.dtype)
+    big = jnp.asarray(B, jnp.int32)
+    in_data = jnp.arange(Xp.shape[0]) < n_real
+
+    def add_terms(n, logdet, counts, L, S, H, q, zb):
+        """add_candidates for a batch: ``q`` (..., K), ``zb`` (...)."""
+        n1 = n + 1.0
+        ldr = logdet + d * jnp.log(n / n1)
+        p1 = n1 / n_total
+        base1 = p1 * (c0 - jnp.log(p1))
+        ld = ldr + jnp.log1p(q * (1.0 / n1))
+        labelled = (zb >= 0)[..., None]
+        c = jnp.moveaxis(counts[:, jnp.maximum(zb, 0)], 0, -1)
+        S_lab = S - _xlogx_j(c) + _xlogx_j(c + 1.0)
+        H_lab = jnp.log(L + 1.0) - S_lab / (L + 1.0)
+        E_add = jnp.where(labelled, base1 + p1 * beta * H_lab + 0.5 * p1 * ld,
+                          (base1 + p1 * beta * H) + (0.5 * p1) * ld)
+        return E_add, ld, jnp.where(labelled, S_lab, S), jnp.where(labelled, H_lab, H)
+
+    def commit_add(st, j, v, w, q, ld, S_new, H_new, E_new, zi):
+        mu, cov, inv, logdet, n, counts, L, S, H, E = st
+        nj = n[j]
+        rj = nj / (nj + 1.0)
+        dz = jnp.where(zi >= 0, 1.0, 0.0)
+        return (mu.at[j].add(v / (nj + 1.0)),
+                cov.at[j].set(rj * (cov[j] + jnp.outer(v, v) / (nj + 1.0))),
+                inv.at[j].set((inv[j] - jnp.outer(w, w) / (nj + 1.0 + q)) / rj),
+                logdet.at[j].set(ld), n.at[j].add(1.0),
+                counts.at[j, jnp.maximum(zi, 0)].add(dz), L.at[j].add(dz),
+                S.at[j].set(S_new), H.at[j].set(H_new), E.at[j].set(E_new))
+
+    def greedy(p, carry):
+        """assign_greedy of point ``p`` (its label is -1)."""
+        labels, st, active, fail = carry
+        mu, cov, inv, logdet, n, counts, L, S, H, E = st
+        x, zi = Xp[p], zp[p]
+        v = x[None] - mu
+        w = jnp.einsum("kde,ke->kd", inv, v)
+        q = jnp.sum(v * w, axis=-1)
+        E_add, ld, S_add, H_add = add_terms(n, logdet, counts, L, S, H, q, zi)
+        inc = jnp.where(active, E_add - E, jnp.inf)
+        inc = jnp.where(jnp.isnan(inc), jnp.inf, inc)
+        j = jnp.argmin(inc)
+        st = commit_add(st, j, v[j], w[j], q[j], ld[j], S_add[j], H_add[j], E_add[j], zi)
+        return labels.at[p].set(j.astype(labels.dtype)), st, active, fail | ~jnp.isfinite(inc[j])
+
+    def delete(args):
+        """Remove slot ``a`` for good and reassign its members in index order."""
+        labels, st, active, a = args
+        mu, cov, inv, logdet, n, counts, L, S, H, E = st
+        st = (mu, cov, inv, logdet, n.at[a].set(0.0), counts, L, S, H, E.at[a].set(0.0))
+        active = active.at[a].set(False)
+        member = in_data & (labels == a)
+        idx = jnp.nonzero(member, size=Xp.shape[0], fill_value=0)[0]
+        labels = jnp.where(member, -1, labels)
+        m = jnp.sum(member)
+
+        def one(t, carry):
+            return greedy(idx[t], carry)
+
+        return lax.fori_loop(0, m, one, (labels, st, active, jnp.asarray(False)))
+
+    def no_delete(args):
+        labels, st, active, _ = args
+        return labels, st, active, jnp.asarray(False)
+
+    def cond(c):
+        pos, host, fail = c[3], c[4], c[6]
+        return (pos < n_real) & ~host & ~fail
+
+    def body(c):
+        labels, st, active, pos, _, moved, _ = c
+        mu, cov, inv, logdet, n, counts, L, S, H, E = st
+        xb = lax.dynamic_slice_in_dim(Xp, pos, B)
+        zb = lax.dynamic_slice_in_dim(zp, pos, B)
+        lb = lax.dynamic_slice_in_dim(labels, pos, B)
+        valid = pos + jnp.arange(B) < n_real
+        v = xb[:, None, :] - mu[None]  # (B, K, d)
+        w = jnp.einsum("kde,bke->bkd", inv, v)
+        q = jnp.sum(v * w, axis=-1)  # (B, K)
+        E_add, ld_add, S_add, H_add = add_terms(n, logdet, counts, L, S, H, q, zb)
+        # -- removing every point from its own cluster (remove_candidate)
+        rows = jnp.arange(B)
+        labelled = zb >= 0
+        zc = jnp.maximum(zb, 0)
+        na = n[lb]
+        f = 1.0 - q[rows, lb] / (na - 1.0)
+        suspect = valid & (f <= _SUSPECT_TOL)
+        ld_rm = logdet[lb] + d * jnp.log(na / (na - 1.0)) + jnp.log(jnp.where(suspect, 1.0, f))
+        c_rm = counts[lb, zc]
+        S_rm_lab = S[lb] - c_rm * jnp.log(jnp.maximum(c_rm, 1e-300)) + jnp.where(
+            c_rm > 1, (c_rm - 1.0) * jnp.log(jnp.maximum(c_rm - 1.0, 1e-300)), 0.0)
+        L_rm = L[lb] - 1.0
+        H_rm_lab = jnp.where(L_rm > 0, jnp.log(jnp.maximum(L_rm, 1e-300))
+                             - S_rm_lab / jnp.where(L_rm > 0, L_rm, 1.0), 0.0)
+        S_rm = jnp.where(labelled, S_rm_lab, S[lb])
+        H_rm = jnp.where(labelled, H_rm_lab, H[lb])
+        p_rm = (na - 1.0) / n_total
+        E_rm = p_rm * (c0 + 0.5 * ld_rm + beta * H_rm - jnp.log(p_rm))
+        gain = jnp.where(active[None], E[None] + (E[lb] - E_rm)[:, None] - E_add, -jnp.inf)
+        gain = gain.at[rows, lb].set(0.0)
+        j = jnp.argmax(gain, axis=1)
+        mover = valid & ~suspect & (gain[rows, j] > tol)
+        stop = suspect | mover
+        any_stop = jnp.any(stop)
+        b = jnp.argmax(stop)
+        a_b, j_b = lb[b], j[b]
+        host = any_stop & suspect[b]
+        commit = any_stop & ~host
+        i = pos + b
+
+        def do_move(_):
+            zi = zb[b]
+            na_, va, wa, qa = n[a_b], v[b, a_b], w[b, a_b], q[b, a_b]
+            r = na_ / (na_ - 1.0)
+            dz = jnp.where(zi >= 0, 1.0, 0.0)
+            st_rm = (mu.at[a_b].add(-va / (na_ - 1.0)),
+                     cov.at[a_b].set(r * (cov[a_b] - jnp.outer(va, va) / (na_ - 1.0))),
+                     inv.at[a_b].set((inv[a_b] + jnp.outer(wa, wa) / (na_ - 1.0 - qa)) / r),
+                     logdet.at[a_b].set(ld_rm[b]), n.at[a_b].add(-1.0),
+                     counts.at[a_b, zc[b]].add(-dz), L.at[a_b].add(-dz),
+                     S.at[a_b].set(S_rm[b]), H.at[a_b].set(H_rm[b]), E.at[a_b].set(E_rm[b]))
+            st2 = commit_add(st_rm, j_b, v[b, j_b], w[b, j_b], q[b, j_b], ld_add[b, j_b],
+                             S_add[b, j_b], H_add[b, j_b], E_add[b, j_b], zi)
+            return labels.at[i].set(j_b.astype(labels.dtype)), st2
+
+        def keep(_):
+            return labels, st
+
+        labels2, st2 = lax.cond(commit, do_move, keep, None)
+        labels2, st2, active2, fail = lax.cond(commit & (st2[4][a_b] < n_min), delete, no_delete,
+                                               (labels2, st2, active, a_b))
+        new_pos = jnp.where(any_stop, jnp.where(host, i, i + 1), pos + big).astype(jnp.int32)
+        return labels2, st2, active2, new_pos, host, moved | commit, fail
+
+    init = (labels, (mu, cov, inv, logdet, n, counts, L, S, H, E), active,
+            pos0.astype(jnp.int32), jnp.asarray(False), jnp.asarray(False), jnp.asarray(False))
+    labels, st, active, pos, host, moved, fail = lax.while_loop(cond, body, init)
+    return (labels, *st, active, pos, host, moved, fail)
+
+
+def _xlogx_j(c):
+    import jax.numpy as jnp
+
+    return jnp.where(c > 0, c * jnp.log(jnp.where(c > 0, c, 1.0)), 0.0)
