@@ -264,3 +264,36 @@ def test_default_prior_values():
     assert p.dof == 4.0 and p.kappa == pytest.approx(0.25)
     pd = default_gaussian_prior(X, "diag", n_clusters=4)
     np.testing.assert_allclose(pd.scale, np.var(X, axis=0, ddof=1) / 4.0)
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+def test_numpyro_program_runs_and_matches_the_prior(cov):
+    import jax
+    from numpyro.infer import Predictive
+
+    from bayesclust.models.dp_gaussian import dp_gaussian_mixture
+
+    S0 = np.array([[2.0, 0.5], [0.5, 1.0]])
+    prior = GaussianClusterPrior(np.array([1.0, -1.0]), 0.5, 6.0, S0)
+    draws = Predictive(dp_gaussian_mixture, num_samples=4000)(
+        jax.random.PRNGKey(0), covariance_type=cov, prior=prior, n=3, truncation=3)
+    assert draws["x"].shape == (4000, 3, 2)
+    assert draws["z"].shape == (4000, 3)
+    if cov == "full":
+        A = np.asarray(draws["precision_chol"])  # (S, T, d, d)
+        Sigma = np.linalg.inv(A @ np.swapaxes(A, -1, -2))
+        # E[Sigma] = S0 / (nu0 - d - 1) under IW(nu0, S0).
+        np.testing.assert_allclose(Sigma.mean((0, 1)), S0 / 3.0, rtol=0.1, atol=0.03)
+    else:
+        lam = np.asarray(draws["precision"])
+        np.testing.assert_allclose(lam.mean((0, 1)), 6.0 / np.diag(S0), rtol=0.05)
+    np.testing.assert_allclose(np.asarray(draws["means"]).mean((0, 1)), prior.mean, atol=0.1)
+    # Conditioned on data it is a log density NUTS can use.
+    from numpyro.infer.util import log_density
+
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    params = {k: v[0] for k, v in draws.items() if k not in ("x", "z", "precision_chol")}
+    params["z"] = np.zeros(5, int)
+    lp, _ = log_density(dp_gaussian_mixture, (X,), dict(covariance_type=cov, prior=prior,
+                                                      truncation=3), params)
+    assert np.isfinite(float(lp))
