@@ -58,7 +58,7 @@ def _niw_log_marginal(Xc, m0, k0, nu0, S0):
 
 
 def _ng_log_marginal(Xc, m0, k0, nu0, s0):
-    """Murphy (2007), eq. 95, per dimension (a0 = nu0/2, b0 = s0/2)."""
+    """Murphy (2007), eq. 95, per dimension (a0 = nu0/2, b0 = s0/2; nu0 the marginal dof)."""
     n = Xc.shape[0]
     kn = k0 + n
     xbar = Xc.mean(0)
@@ -82,7 +82,8 @@ def _exact_posterior(X, prior, alpha, cov):
             if cov == "full":
                 lp += _niw_log_marginal(Xc, prior.mean, prior.kappa, prior.dof, prior.scale)
             else:
-                lp += _ng_log_marginal(Xc, prior.mean, prior.kappa, prior.dof, np.diag(prior.scale))
+                lp += _ng_log_marginal(Xc, prior.mean, prior.kappa, prior.dof - X.shape[1] + 1,
+                                       np.diag(prior.scale))
         logp.append(lp)
     logp = np.array(logp)
     w = np.exp(logp - logp.max())
@@ -122,7 +123,7 @@ def test_partition_frequencies_match_exact_enumeration(case):
     lab = post.labels[0, -1]
     ref = sum(_niw_log_marginal(X[lab == c], prior.mean, prior.kappa, prior.dof, prior.scale)
               if cov == "full" else
-              _ng_log_marginal(X[lab == c], prior.mean, prior.kappa, prior.dof, np.diag(prior.scale))
+              _ng_log_marginal(X[lab == c], prior.mean, prior.kappa, prior.dof - d + 1, np.diag(prior.scale))
               for c in np.unique(lab))
     assert post.log_likelihood[0, -1] == pytest.approx(ref, rel=1e-4, abs=1e-3)
     assert gaussian_log_marginal(X, lab, covariance_type=cov, prior=prior) == pytest.approx(ref, rel=1e-10)
@@ -170,8 +171,9 @@ def test_predictive_matches_scipy_student_t():
         v = nn - d + 1
         ref = stats.multivariate_t(mn, Sn * (kn + 1) / (kn * v), df=v).logpdf(X_new)
         np.testing.assert_allclose(lp[:, c], ref, rtol=1e-10)
-        s2 = np.diag(Sn) * (kn + 1) / (kn * nn)
-        refd = stats.t(df=nn, loc=mn, scale=np.sqrt(s2)).logpdf(X_new).sum(1)
+        nd = nn - d + 1  # the marginal dof of the NIW's diagonal
+        s2 = np.diag(Sn) * (kn + 1) / (kn * nd)
+        refd = stats.t(df=nd, loc=mn, scale=np.sqrt(s2)).logpdf(X_new).sum(1)
         np.testing.assert_allclose(lpd[:, c], refd, rtol=1e-10)
 
 
@@ -286,7 +288,7 @@ def test_numpyro_program_runs_and_matches_the_prior(cov):
         np.testing.assert_allclose(Sigma.mean((0, 1)), S0 / 3.0, rtol=0.1, atol=0.03)
     else:
         lam = np.asarray(draws["precision"])
-        np.testing.assert_allclose(lam.mean((0, 1)), 6.0 / np.diag(S0), rtol=0.05)
+        np.testing.assert_allclose(lam.mean((0, 1)), 5.0 / np.diag(S0), rtol=0.05)
     np.testing.assert_allclose(np.asarray(draws["means"]).mean((0, 1)), prior.mean, atol=0.1)
     # Conditioned on data it is a log density NUTS can use.
     from numpyro.infer.util import log_density

@@ -8,10 +8,11 @@ The model (the generative program is
   \nu_0, S_0)`, i.e. :math:`\Sigma_c \sim \mathrm{IW}(\nu_0, S_0)`,
   :math:`\mu_c \mid \Sigma_c \sim N(m_0, \Sigma_c / \kappa_0)`;
 * ``covariance_type="diag"`` -- per dimension ``j`` independently, precision
-  :math:`\lambda_{cj} \sim \mathrm{Gamma}(\nu_0/2, S_{0,jj}/2)` and
+  :math:`\lambda_{cj} \sim \mathrm{Gamma}((\nu_0 - d + 1)/2, S_{0,jj}/2)` and
   :math:`\mu_{cj} \mid \lambda_{cj} \sim N(m_{0j}, 1/(\kappa_0 \lambda_{cj}))`
-  (the one-dimensional NIW of each coordinate, so ``"diag"`` and ``"full"`` coincide
-  when ``d = 1``);
+  (the NIW's marginal law of each diagonal entry, :math:`\Sigma_{jj} \sim
+  \mathrm{InvGamma}((\nu_0 - d + 1)/2, S_{0,jj}/2)`, so the two types expect the
+  same variances, and coincide when ``d = 1``);
 
 and :math:`x_i \mid z_i = c \sim N(\mu_c, \Sigma_c)`.  Means and covariances are
 integrated out (Neal 2000, Algorithm 3): a point joins cluster ``c`` with weight
@@ -98,8 +99,9 @@ class GaussianClusterPrior(NamedTuple):
         ``kappa0`` (> 0): prior pseudo-count of the mean (its covariance is
         ``Sigma / kappa0``).
     dof : float
-        ``nu0``: degrees of freedom of the inverse-Wishart (> d - 1 for ``"full"``; for
-        ``"diag"`` each precision is ``Gamma(nu0 / 2, S0_jj / 2)``, ``nu0 > 0``).
+        ``nu0``: degrees of freedom of the inverse-Wishart (> d - 1; for ``"diag"`` each
+        precision is ``Gamma((nu0 - d + 1) / 2, S0_jj / 2)``, the marginal of the NIW's
+        diagonal).
     scale : ndarray (d, d) or (d,)
         ``S0``, the inverse-Wishart scale matrix (symmetric positive definite); a vector
         is a diagonal matrix (all ``"diag"`` reads).
@@ -144,8 +146,8 @@ def default_gaussian_prior(X, covariance_type: str = "full",
     --------
     >>> import numpy as np
     >>> p = default_gaussian_prior(np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 4.0]]), "diag", 4)
-    >>> p.kappa, p.dof, p.scale.tolist()
-    (0.25, 4.0, [0.3333333333333333, 1.3333333333333333])
+    >>> p.kappa, p.dof, np.round(p.scale, 6).tolist()
+    (0.25, 4.0, [0.333333, 1.333333])
     """
     X = np.asarray(V.check_array(X, "X"), np.float64)
     _check_covariance_type(covariance_type)
@@ -190,9 +192,8 @@ def check_gaussian_prior(prior, d: int, covariance_type: str) -> GaussianCluster
                          f"{mean.shape}")
     kappa = V.check_positive(prior.kappa, "prior.kappa")
     dof = V.check_positive(prior.dof, "prior.dof")
-    if covariance_type == "full" and dof <= d - 1:
-        raise ValueError(f"prior.dof must exceed d - 1 = {d - 1} for covariance_type='full', "
-                         f"got {dof}")
+    if dof <= d - 1:
+        raise ValueError(f"prior.dof must exceed d - 1 = {d - 1}, got {dof}")
     scale = np.asarray(prior.scale, np.float64)
     if scale.shape == (d,):
         scale = np.diag(scale)
@@ -585,7 +586,8 @@ def gibbs_dp_gaussian(
     Zj = jnp.asarray(Z, V.working_dtype(X.dtype))
     dtype = Zj.dtype
     kappa0 = jnp.asarray(prior.kappa, dtype)
-    nu0 = jnp.asarray(prior.dof, dtype)
+    # "diag" runs the one-dimensional formulas with the marginal dof nu0 - d + 1.
+    nu0 = jnp.asarray(prior.dof if full else prior.dof - d + 1.0, dtype)
     k0 = int(labels0.max()) + 1
     capacity = max(k0, min(max(8, 2 * k0), limit))
     state = _init_chains(Zj, jnp.asarray(labels0), float(np.log(alpha)), kappa0, K=capacity,
@@ -621,10 +623,12 @@ def gibbs_dp_gaussian(
     return post
 
 
-def _cluster_posterior(X, labels, prior: GaussianClusterPrior):
+def _cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
     """Per cluster ``(n, kappa_n, nu_n, m_n, S_n)`` in float64 (host), clusters ``0..k-1``."""
     k = int(labels.max()) + 1
     out = []
+    if diag:  # the one-dimensional formulas with the marginal dof of the NIW's diagonal
+        prior = prior._replace(dof=prior.dof - X.shape[1] + 1.0)
     for c in range(k):
         Xc = X[labels == c]
         n = Xc.shape[0]
@@ -646,7 +650,8 @@ def gaussian_predictive_logpdf(X_new, X, labels, *, covariance_type: str = "full
     (\nu_n - d + 1)} S_n\big)` (Murphy 2007, §9, eq. 258) for ``"full"``, and for
     ``"diag"`` the product over dimensions of
     :math:`t_{\nu_n}\big(x_j \mid m_{nj}, \tfrac{\kappa_n + 1}{\kappa_n \nu_n} S_{n,jj}\big)`
-    (Murphy 2007, §8.3, eq. 100, with :math:`a = \nu/2, b = S/2`).
+    (Murphy 2007, §8.3, eq. 100, with :math:`a = \nu/2, b = S/2`), where for ``"diag"``
+    :math:`\nu_n = \nu_0 - d + 1 + n`.
 
     Parameters
     ----------
@@ -684,7 +689,8 @@ def gaussian_predictive_logpdf(X_new, X, labels, *, covariance_type: str = "full
         prior = default_gaussian_prior(X, covariance_type)
     prior = check_gaussian_prior(prior, d, covariance_type)
     cols = []
-    for _, kn, nn, mn, Sn in _cluster_posterior(X, labels.reshape(-1), prior):
+    for _, kn, nn, mn, Sn in _cluster_posterior(X, labels.reshape(-1), prior,
+                                                 covariance_type == "diag"):
         y = X_new - mn
         if covariance_type == "full":
             v = nn - d + 1.0
@@ -740,7 +746,8 @@ def gaussian_log_marginal(X, labels, *, covariance_type: str = "full",
         prior = default_gaussian_prior(X, covariance_type)
     prior = check_gaussian_prior(prior, d, covariance_type)
     total = 0.0
-    for m, kn, nn, _, Sn in _cluster_posterior(X, labels.reshape(-1), prior):
+    diag = covariance_type == "diag"
+    for m, kn, nn, _, Sn in _cluster_posterior(X, labels.reshape(-1), prior, diag):
         if covariance_type == "full":
             total += (-0.5 * m * d * np.log(np.pi) + multigammaln(0.5 * nn, d)
                       - multigammaln(0.5 * prior.dof, d)
@@ -749,7 +756,7 @@ def gaussian_log_marginal(X, labels, *, covariance_type: str = "full",
         else:
             from scipy.special import gammaln as lg
 
-            a0, an = 0.5 * prior.dof, 0.5 * nn
+            a0, an = 0.5 * (prior.dof - d + 1.0), 0.5 * nn
             b0, bn = 0.5 * np.diag(prior.scale), 0.5 * np.diag(Sn)
             total += float(np.sum(lg(an) - lg(a0) + a0 * np.log(b0) - an * np.log(bn)
                                   + 0.5 * np.log(prior.kappa / kn) - 0.5 * m * np.log(2 * np.pi)))

@@ -13,7 +13,7 @@ with, per component, ``covariance_type="full"``: :math:`\Sigma_k \sim \mathrm{IW
 S_0)`, :math:`\mu_k \mid \Sigma_k \sim N(m_0, \Sigma_k / \kappa_0)` (the
 Normal-inverse-Wishart; Murphy 2007, §9; Gelman et al. 2013, §3.6), and
 ``covariance_type="diag"``: per dimension a precision :math:`\lambda_{kj} \sim
-\mathrm{Gamma}(\nu_0/2, S_{0,jj}/2)` and :math:`\mu_{kj} \mid \lambda_{kj} \sim N(m_{0j},
+\mathrm{Gamma}((\nu_0 - d + 1)/2, S_{0,jj}/2)` and :math:`\mu_{kj} \mid \lambda_{kj} \sim N(m_{0j},
 1/(\kappa_0 \lambda_{kj}))` (Murphy 2007, §8).  As the truncation ``T`` grows its
 partition law tends to the CRP form the Gibbs sampler uses.
 
@@ -103,7 +103,8 @@ def dp_gaussian_mixture(X=None, *, covariance_type="full", prior=None, alpha=1.0
             means = numpyro.sample("means", dist.MultivariateNormal(
                 m0, precision_matrix=kappa0 * A @ jnp.swapaxes(A, -1, -2)))
         else:
-            lam = numpyro.sample("precision", dist.Gamma(0.5 * nu0, 0.5 * jnp.diag(S0)).to_event(1))
+            lam = numpyro.sample("precision", dist.Gamma(0.5 * (nu0 - d + 1), 0.5 * jnp.diag(S0))
+                                  .to_event(1))
             means = numpyro.sample("means", dist.Normal(m0, 1.0 / jnp.sqrt(kappa0 * lam)).to_event(1))
     with numpyro.plate("data", n):
         z = numpyro.sample("z", dist.Categorical(w))
