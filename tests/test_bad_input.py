@@ -46,6 +46,10 @@ ENTRY_POINTS = {
     "dc_map": (lambda X: dc_map(0, X, np.arange(len(X)) % 2, 2, 1.0), "X"),
     "gibbs_dp_gmm": (lambda X: bc.gibbs_dp_gmm(0, X, num_warmup=1, num_samples=1,
                                                progress_bar=False), "X"),
+    "gibbs_dp_gaussian": (lambda X: bc.gibbs_dp_gaussian(0, X, num_warmup=1, num_samples=1,
+                                                         num_chains=1, progress_bar=False), "X"),
+    "gaussian_predictive_logpdf": (lambda X: bc.gaussian_predictive_logpdf(
+        np.zeros((1, np.shape(SMALL)[1])), X, np.zeros(np.shape(SMALL)[0], int)), "X"),
     "gibbs_hdp_gmm": (lambda X: bc.gibbs_hdp_gmm(0, X, group_ids=np.zeros(len(X), int),
                                                  num_warmup=1, num_samples=1,
                                                  progress_bar=False), "groups"),

@@ -53,7 +53,11 @@ def test_sklearn_contract(estimator, check):
 # checks cannot pass `groups`).
 @parametrize_with_checks(
     [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0),
-     HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
+     HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0),
+     DPGaussianMixture(covariance_type="diag", num_warmup=20, num_samples=20, num_chains=2,
+                       random_state=0),
+     DPGaussianMixture(covariance_type="full", num_warmup=20, num_samples=20, num_chains=2,
+                       random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
     check(estimator)

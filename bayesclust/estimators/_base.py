@@ -136,6 +136,13 @@ class _PointPartitionPredictive:
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
         sums = np.zeros((self.n_clusters_, X.shape[1]))
         np.add.at(sums, labels, X - self._offset)
+        if getattr(self, "covariance_type", "spherical") != "spherical":
+            # Per-cluster covariances: the predictive needs the members themselves.
+            prior = self.prior_
+            self._X_fit = np.asarray(X, np.float64)
+            self.cluster_centers_ = ((prior.kappa * prior.mean + sums + self._counts[:, None] * self._offset)
+                                     / (prior.kappa + self._counts)[:, None])
+            return
         self._sigma2_mean = float(np.mean(post.params["sigma2"]))
         rho2 = self.rho2 if rho2 is None else rho2
         self._mean_var = 1.0 / (1.0 / rho2 + self._counts / self._sigma2_mean)
@@ -148,6 +155,13 @@ class _PointPartitionPredictive:
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         from scipy.special import logsumexp
 
+        if getattr(self, "covariance_type", "spherical") != "spherical":
+            from ..inference.gibbs_gaussian import gaussian_predictive_logpdf
+
+            logp = np.log(self._counts)[None] + gaussian_predictive_logpdf(
+                X, self._X_fit, self.labels_, covariance_type=self.covariance_type,
+                prior=self.prior_)
+            return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
         var = self._sigma2_mean + self._mean_var
         d = X.shape[1]
         sq = ((X - self._offset)[:, None, :] - self._mean_centred[None]) ** 2

@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 from ..inference.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.dp_means import dp_means
 from ..inference.gibbs import gibbs_dp_gmm, prior_distribution
+from ..inference.gibbs_gaussian import GaussianClusterPrior
 from ..models.dp_gmm import data_scaled_variances
 from ._base import (
     DEPRECATED,
@@ -267,6 +268,18 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         singletons; Wade & Ghahramani 2018).
     progress_bar : bool, default False
     random_state : int, RandomState instance or None
+    covariance_type : {"spherical", "diag", "full"}, default "spherical"
+        ``"spherical"``: the model above (fixed ``sigma2 I``).  ``"diag"`` / ``"full"``:
+        every cluster has its own diagonal / full covariance under a per-dimension
+        Normal-Gamma / Normal-inverse-Wishart prior, means and covariances integrated
+        out (:func:`bayesclust.gibbs_dp_gaussian`, single-site moves); ``sigma2``,
+        ``rho2``, ``sigma2_prior``, ``sampler`` and ``split_merge`` are then unused.
+        Small-variance limits: ``"spherical"`` tends to :class:`DPMeans` (Kulis &
+        Jordan 2012); ``"diag"``/``"full"`` tend to Bregman / Mahalanobis hard
+        clustering (Jiang, Kulis & Jordan 2012), which bayesclust does not implement.
+    prior : GaussianClusterPrior or None, default None
+        Cluster prior of ``"diag"`` / ``"full"``; None: the data-scaled
+        :func:`bayesclust.default_gaussian_prior` (docs/deviations.md#dp-gaussian-default-prior).
 
     Attributes
     ----------
@@ -279,7 +292,9 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         Posterior means of the point partition's cluster means.
     sigma2_, rho2_ : float
         The component variance (initial value under ``sigma2_prior``) and the prior
-        variance of the means the sampler used (``"auto"`` resolved).
+        variance of the means the sampler used (``"auto"`` resolved; ``"spherical"`` only).
+    prior_ : GaussianClusterPrior
+        The cluster prior used (``"diag"`` / ``"full"`` only).
     n_features_in_ : int
 
     Notes
@@ -297,7 +312,9 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     probability of joining each cluster of the point partition (no new-cluster
     column): :math:`p(c | x) \propto n_c N(x | m_c, (\sigma^2 + s_c^2) I)` with
     :math:`m_c, s_c^2` the posterior mean and variance of :math:`\mu_c` given
-    its members and the posterior mean of :math:`\sigma^2`.
+    its members and the posterior mean of :math:`\sigma^2`; for ``"diag"`` /
+    ``"full"``, :math:`p(c | x) \propto n_c\, p(x \mid X_c)` with the Student-t
+    predictive of :func:`bayesclust.gaussian_predictive_logpdf`.
 
     Examples
     --------
@@ -315,6 +332,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         "rho2": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "sampler": [StrOptions({"collapsed", "kj"})],
         "split_merge": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "covariance_type": [StrOptions({"spherical", "diag", "full"})],
+        "prior": [GaussianClusterPrior, None],
     }
 
     def __init__(
@@ -334,7 +353,11 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         loss="vi",
         progress_bar=False,
         random_state=None,
+        covariance_type="spherical",
+        prior=None,
     ):
+        self.covariance_type = covariance_type
+        self.prior = prior
         self.alpha = alpha
         self.sigma2 = sigma2
         self.rho2 = rho2
@@ -364,6 +387,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
+        if self.covariance_type != "spherical":
+            return _fit_gaussian(self, X)
         self.sigma2_, self.rho2_ = data_scaled_variances(X, self.sigma2, self.rho2)
         post = gibbs_dp_gmm(
             _key_from_random_state(self.random_state), X,
@@ -376,3 +401,21 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         )
         self._set_posterior(X, post, rho2=self.rho2_)
         return self
+
+
+def _fit_gaussian(est, X):
+    """``fit`` of :class:`DPGaussianMixture` with ``covariance_type`` "diag" or "full"."""
+    from ..inference.gibbs_gaussian import default_gaussian_prior, gibbs_dp_gaussian
+
+    prior = est.prior
+    if prior is None:
+        prior = default_gaussian_prior(X, est.covariance_type)
+    post = gibbs_dp_gaussian(
+        _key_from_random_state(est.random_state), X, covariance_type=est.covariance_type,
+        alpha=est.alpha, alpha_prior=prior_distribution(est.alpha_prior, "alpha_prior", "gamma"),
+        prior=prior, num_warmup=est.num_warmup, num_samples=est.num_samples, thin=est.thin,
+        num_chains=est.num_chains, progress_bar=est.progress_bar,
+    )
+    est.prior_ = prior
+    est._set_posterior(X, post)
+    return est

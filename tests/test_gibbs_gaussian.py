@@ -1,0 +1,301 @@
+"""Collapsed Gibbs sampler of the DP mixture with diagonal / full covariances.
+
+References are the textbook formulas written out here (Murphy 2007, §8-9), SciPy's
+Student-t densities, NumPy's Cholesky factorisation and exact enumeration of all
+set partitions.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import gammaln, multigammaln
+
+from bayesclust.inference.gibbs_gaussian import (
+    GaussianClusterPrior,
+    default_gaussian_prior,
+    gaussian_log_marginal,
+    gaussian_predictive_logpdf,
+    gibbs_dp_gaussian,
+)
+from bayesclust.kernels import cholesky_rank_one
+from bayesclust.metrics import ari as adjusted_rand_index
+
+
+def _set_partitions(n):
+    """All set partitions of ``range(n)`` as canonical label tuples (restricted growth)."""
+    out = []
+
+    def rec(prefix, k):
+        if len(prefix) == n:
+            out.append(tuple(prefix))
+            return
+        for c in range(k + 1):
+            rec(prefix + [c], max(k, c + 1))
+
+    rec([], 0)
+    return out
+
+
+def _canon(labels):
+    seen = {}
+    return tuple(seen.setdefault(int(v), len(seen)) for v in labels)
+
+
+def _niw_log_marginal(Xc, m0, k0, nu0, S0):
+    """Murphy (2007), eq. 266, written out."""
+    n, d = Xc.shape
+    kn, nn = k0 + n, nu0 + n
+    xbar = Xc.mean(0)
+    C = (Xc - xbar).T @ (Xc - xbar)
+    Sn = S0 + C + k0 * n / kn * np.outer(xbar - m0, xbar - m0)
+    return (-0.5 * n * d * np.log(np.pi) + multigammaln(nn / 2, d) - multigammaln(nu0 / 2, d)
+            + nu0 / 2 * np.linalg.slogdet(S0)[1] - nn / 2 * np.linalg.slogdet(Sn)[1]
+            + d / 2 * np.log(k0 / kn))
+
+
+def _ng_log_marginal(Xc, m0, k0, nu0, s0):
+    """Murphy (2007), eq. 95, per dimension (a0 = nu0/2, b0 = s0/2; nu0 the marginal dof)."""
+    n = Xc.shape[0]
+    kn = k0 + n
+    xbar = Xc.mean(0)
+    a0, an = nu0 / 2, nu0 / 2 + n / 2
+    b0 = s0 / 2
+    bn = b0 + 0.5 * ((Xc - xbar) ** 2).sum(0) + k0 * n * (xbar - m0) ** 2 / (2 * kn)
+    return float(np.sum(gammaln(an) - gammaln(a0) + a0 * np.log(b0) - an * np.log(bn)
+                        + 0.5 * np.log(k0 / kn) - n / 2 * np.log(2 * np.pi)))
+
+
+def _exact_posterior(X, prior, alpha, cov):
+    parts = _set_partitions(X.shape[0])
+    logp = []
+    for p in parts:
+        lab = np.array(p)
+        k = lab.max() + 1
+        lp = k * np.log(alpha)
+        for c in range(k):
+            Xc = X[lab == c]
+            lp += gammaln(len(Xc))
+            if cov == "full":
+                lp += _niw_log_marginal(Xc, prior.mean, prior.kappa, prior.dof, prior.scale)
+            else:
+                lp += _ng_log_marginal(Xc, prior.mean, prior.kappa, prior.dof - X.shape[1] + 1,
+                                       np.diag(prior.scale))
+        logp.append(lp)
+    logp = np.array(logp)
+    w = np.exp(logp - logp.max())
+    return parts, w / w.sum()
+
+
+CASES = {
+    "full-d1": ("full", np.array([[0.0], [0.4], [1.5], [2.0], [-0.6]])),
+    "diag-d1": ("diag", np.array([[0.0], [0.4], [1.5], [2.0], [-0.6]])),
+    "full-d2": ("full", np.array([[0.0, 0.0], [0.5, 0.3], [1.6, 1.2], [2.0, 0.6]])),
+    "diag-d2": ("diag", np.array([[0.0, 0.0], [0.5, 0.3], [1.6, 1.2], [2.0, 0.6]])),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_partition_frequencies_match_exact_enumeration(case):
+    cov, X = CASES[case]
+    d = X.shape[1]
+    S0 = np.eye(d) * 0.5 if d == 1 else np.array([[0.5, 0.1], [0.1, 0.3]])
+    prior = GaussianClusterPrior(np.full(d, 0.8), 0.5, d + 1.0, S0)
+    alpha = 1.3
+    parts, exact = _exact_posterior(X, prior, alpha, cov)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = gibbs_dp_gaussian(1, X, covariance_type=cov, alpha=alpha, prior=prior,
+                                 num_warmup=50, num_samples=4000, thin=1, num_chains=8,
+                                 progress_bar=False)
+    index = {p: i for i, p in enumerate(parts)}
+    freq = np.zeros(len(parts))
+    for lab in post.labels.reshape(-1, X.shape[0]):
+        freq[index[_canon(lab)]] += 1
+    freq /= freq.sum()
+    tv = 0.5 * np.abs(freq - exact).sum()
+    assert exact.max() < 0.5  # a spread posterior, so the comparison has teeth
+    assert tv < 0.03, (tv, exact.round(3), freq.round(3))
+    # The collapsed log-likelihood is log p(X | z) of the textbook formula.
+    lab = post.labels[0, -1]
+    ref = sum(_niw_log_marginal(X[lab == c], prior.mean, prior.kappa, prior.dof, prior.scale)
+              if cov == "full" else
+              _ng_log_marginal(X[lab == c], prior.mean, prior.kappa, prior.dof - d + 1, np.diag(prior.scale))
+              for c in np.unique(lab))
+    assert post.log_likelihood[0, -1] == pytest.approx(ref, rel=1e-4, abs=1e-3)
+    assert gaussian_log_marginal(X, lab, covariance_type=cov, prior=prior) == pytest.approx(ref, rel=1e-10)
+
+
+def test_marginal_is_the_product_of_sequential_predictives():
+    # p(X_c) = prod_i p(x_i | x_<i), each a scipy multivariate_t (Murphy 2007, eq. 258).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 3))
+    prior = GaussianClusterPrior(np.array([0.1, -0.2, 0.3]), 0.3, 4.5,
+                                 np.array([[1.0, 0.2, 0.0], [0.2, 0.8, 0.1], [0.0, 0.1, 1.5]]))
+    total = 0.0
+    d = 3
+    for i in range(6):
+        prev = X[:i]
+        n = i
+        kn, nn = prior.kappa + n, prior.dof + n
+        mn = (prior.kappa * prior.mean + prev.sum(0)) / kn
+        xbar = prev.mean(0) if n else np.zeros(d)
+        Sn = prior.scale + ((prev - xbar).T @ (prev - xbar) if n else 0) \
+            + prior.kappa * n / kn * np.outer(xbar - prior.mean, xbar - prior.mean)
+        v = nn - d + 1
+        total += stats.multivariate_t(mn, Sn * (kn + 1) / (kn * v), df=v).logpdf(X[i])
+    assert gaussian_log_marginal(X, np.zeros(6, int), prior=prior) == pytest.approx(total, rel=1e-10)
+    assert _niw_log_marginal(X, prior.mean, prior.kappa, prior.dof, prior.scale) == pytest.approx(
+        total, rel=1e-10)
+
+
+def test_predictive_matches_scipy_student_t():
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.normal(0, 1, (7, 2)), rng.normal(4, 0.5, (5, 2))])
+    labels = np.array([0] * 7 + [1] * 5)
+    X_new = rng.normal(2, 2, (4, 2))
+    prior = default_gaussian_prior(X, "full")
+    lp = gaussian_predictive_logpdf(X_new, X, labels, covariance_type="full", prior=prior)
+    lpd = gaussian_predictive_logpdf(X_new, X, labels, covariance_type="diag", prior=prior)
+    for c in range(2):
+        Xc = X[labels == c]
+        n, d = Xc.shape
+        kn, nn = prior.kappa + n, prior.dof + n
+        mn = (prior.kappa * prior.mean + Xc.sum(0)) / kn
+        xbar = Xc.mean(0)
+        Sn = prior.scale + (Xc - xbar).T @ (Xc - xbar) + prior.kappa * n / kn * np.outer(
+            xbar - prior.mean, xbar - prior.mean)
+        v = nn - d + 1
+        ref = stats.multivariate_t(mn, Sn * (kn + 1) / (kn * v), df=v).logpdf(X_new)
+        np.testing.assert_allclose(lp[:, c], ref, rtol=1e-10)
+        nd = nn - d + 1  # the marginal dof of the NIW's diagonal
+        s2 = np.diag(Sn) * (kn + 1) / (kn * nd)
+        refd = stats.t(df=nd, loc=mn, scale=np.sqrt(s2)).logpdf(X_new).sum(1)
+        np.testing.assert_allclose(lpd[:, c], refd, rtol=1e-10)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cholesky_rank_one_matches_numpy(sign):
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(5, 5))
+    A = A @ A.T + 5 * np.eye(5)
+    v = rng.normal(size=5) * (0.5 if sign < 0 else 1.0)
+    L = cholesky_rank_one(np.linalg.cholesky(A).astype(np.float32), v.astype(np.float32), sign)
+    np.testing.assert_allclose(np.asarray(L), np.linalg.cholesky(A + sign * np.outer(v, v)),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_bad_input_names_the_argument():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    kw = dict(num_warmup=1, num_samples=1, num_chains=1, progress_bar=False)
+    with pytest.raises(ValueError, match="covariance_type"):
+        gibbs_dp_gaussian(0, X, covariance_type="tied", **kw)
+    good = default_gaussian_prior(X, "full")
+    with pytest.raises(ValueError, match="prior.dof"):
+        gibbs_dp_gaussian(0, X, prior=good._replace(dof=0.5), **kw)
+    with pytest.raises(ValueError, match="prior.scale"):
+        gibbs_dp_gaussian(0, X, prior=good._replace(scale=np.array([[1.0, 2.0], [2.0, 1.0]])), **kw)
+    with pytest.raises(ValueError, match="prior.mean"):
+        gibbs_dp_gaussian(0, X, prior=good._replace(mean=np.zeros(3)), **kw)
+    with pytest.raises(ValueError, match="prior.kappa"):
+        gibbs_dp_gaussian(0, X, prior=good._replace(kappa=-1.0), **kw)
+    with pytest.raises(TypeError, match="prior"):
+        gibbs_dp_gaussian(0, X, prior="vague", **kw)
+    with pytest.raises(ValueError, match="alpha"):
+        gibbs_dp_gaussian(0, X, alpha=0.0, **kw)
+    with pytest.raises(ValueError, match="X"):
+        gibbs_dp_gaussian(0, np.full((4, 2), np.nan), **kw)
+
+
+def _anisotropic(seed=0, correlated=True):
+    """Three well-separated elongated clusters (the third correlated unless not ``correlated``)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(0, [3.0, 0.3], (60, 2))
+    B = rng.normal(0, [0.3, 3.0], (60, 2)) + [12.0, 0.0]
+    R = np.array([[1.0, 0.9], [0.9, 1.0]])
+    if correlated:
+        C = rng.normal(0, 1, (60, 2)) @ np.linalg.cholesky(R).T * 1.5 + [0.0, 12.0]
+    else:
+        C = rng.normal(0, [2.0, 0.5], (60, 2)) + [0.0, 12.0]
+    return np.concatenate([A, B, C]), np.repeat([0, 1, 2], 60)
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+def test_estimator_recovers_anisotropic_clusters(cov):
+    from bayesclust import DPGaussianMixture
+
+    X, y = _anisotropic(correlated=cov == "full")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPGaussianMixture(covariance_type=cov, num_warmup=100, num_samples=100,
+                                num_chains=4, random_state=0).fit(X)
+    assert est.n_clusters_ == 3
+    assert adjusted_rand_index(y, est.labels_) > 0.97
+    proba = est.predict_proba(X)
+    assert proba.shape == (180, 3)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert np.mean(est.predict(X) == est.labels_) > 0.97
+    # The centres are the posterior means of the clusters' means.
+    for c in range(3):
+        Xc = X[est.labels_ == c]
+        ref = (est.prior_.kappa * est.prior_.mean + Xc.sum(0)) / (est.prior_.kappa + len(Xc))
+        np.testing.assert_allclose(est.cluster_centers_[c], ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+def test_default_prior_is_unit_free(cov):
+    X, _ = _anisotropic(1)
+    kw = dict(covariance_type=cov, num_warmup=20, num_samples=10, num_chains=2, progress_bar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = gibbs_dp_gaussian(3, X, **kw)
+        # A power-of-two scale and a shift: the whitened data, hence the draws, are the same.
+        b = gibbs_dp_gaussian(3, X * 1024.0 + 7.0, **kw)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_allclose(b.log_likelihood, a.log_likelihood - X.size * np.log(1024.0), rtol=1e-5)
+
+
+def test_default_prior_values():
+    X, _ = _anisotropic(2)
+    p = default_gaussian_prior(X, "full", n_clusters=4)
+    np.testing.assert_allclose(p.mean, X.mean(0))
+    np.testing.assert_allclose(p.scale, np.cov(X, rowvar=False) / 4.0)
+    assert p.dof == 4.0 and p.kappa == pytest.approx(0.25)
+    pd = default_gaussian_prior(X, "diag", n_clusters=4)
+    np.testing.assert_allclose(pd.scale, np.var(X, axis=0, ddof=1) / 4.0)
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+def test_numpyro_program_runs_and_matches_the_prior(cov):
+    import jax
+    from numpyro.infer import Predictive
+
+    from bayesclust.models.dp_gaussian import dp_gaussian_mixture
+
+    S0 = np.array([[2.0, 0.5], [0.5, 1.0]])
+    prior = GaussianClusterPrior(np.array([1.0, -1.0]), 0.5, 6.0, S0)
+    draws = Predictive(dp_gaussian_mixture, num_samples=4000)(
+        jax.random.PRNGKey(0), covariance_type=cov, prior=prior, n=3, truncation=3)
+    assert draws["x"].shape == (4000, 3, 2)
+    assert draws["z"].shape == (4000, 3)
+    if cov == "full":
+        A = np.asarray(draws["precision_chol"])  # (S, T, d, d)
+        Sigma = np.linalg.inv(A @ np.swapaxes(A, -1, -2))
+        # E[Sigma] = S0 / (nu0 - d - 1) under IW(nu0, S0).
+        np.testing.assert_allclose(Sigma.mean((0, 1)), S0 / 3.0, rtol=0.1, atol=0.03)
+    else:
+        lam = np.asarray(draws["precision"])
+        np.testing.assert_allclose(lam.mean((0, 1)), 5.0 / np.diag(S0), rtol=0.05)
+    np.testing.assert_allclose(np.asarray(draws["means"]).mean((0, 1)), prior.mean, atol=0.1)
+    # Conditioned on data it is a log density NUTS can use.
+    from numpyro.infer.util import log_density
+
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    params = {k: v[0] for k, v in draws.items() if k not in ("x", "z", "precision_chol")}
+    params["z"] = np.zeros(5, int)
+    lp, _ = log_density(dp_gaussian_mixture, (X,), dict(covariance_type=cov, prior=prior,
+                                                      truncation=3), params)
+    assert np.isfinite(float(lp))
