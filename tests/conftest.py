@@ -40,6 +40,34 @@ def _drop_compiled_programs():
     gc.collect()
 
 
+#: Memory maps at which a test module's compiled programs are freed before it ends.
+_MAPS_HIGH = 30_000
+_tests_run = [0]
+
+
+def _memory_maps() -> int:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return f.read().count(b"\n")
+    except OSError:  # not Linux: nothing to count
+        return 0
+
+
+@pytest.fixture(autouse=True)
+def _drop_compiled_programs_when_many():
+    """Free the compiled programs inside a module whose tests compile thousands of them.
+
+    ``tests/test_estimators.py`` runs scikit-learn's check suite on every sampled
+    estimator at many data shapes: one module alone came within 20 maps of the limit
+    above.  Every tenth test counts the maps and frees the caches past ``_MAPS_HIGH``.
+    """
+    yield
+    _tests_run[0] += 1
+    if _tests_run[0] % 10 == 0 and _memory_maps() > _MAPS_HIGH:
+        jax.clear_caches()
+        gc.collect()
+
+
 @pytest.fixture
 def x64():
     """Run a test in float64 (exact comparisons against slow references)."""
