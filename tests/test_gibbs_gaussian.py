@@ -299,3 +299,71 @@ def test_numpyro_program_runs_and_matches_the_prior(cov):
     lp, _ = log_density(dp_gaussian_mixture, (X,), dict(covariance_type=cov, prior=prior,
                                                       truncation=3), params)
     assert np.isfinite(float(lp))
+
+
+def _reference_log_marginal(X, labels, prior, cov):
+    d = X.shape[1]
+    total = 0.0
+    for c in np.unique(labels):
+        Xc = X[labels == c]
+        if cov == "full":
+            total += _niw_log_marginal(Xc, prior.mean, prior.kappa, prior.dof, prior.scale)
+        else:
+            total += _ng_log_marginal(Xc, prior.mean, prior.kappa, prior.dof - d + 1,
+                                      np.diag(prior.scale) if prior.scale.ndim == 2 else prior.scale)
+    return total
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+def test_large_tight_cluster_far_from_the_prior_mean(cov):
+    """20,000 points of variance 1e-3 at distance 10: the sampler's float32 statistics
+    must not cancel (raw second moments gave a NaN factor / a log-likelihood thousands
+    of nats off)."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 1, (20_000, 2)), 10 + rng.normal(0, 0.03, (20_000, 2))])
+    truth = np.repeat([0, 1], 20_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = gibbs_dp_gaussian(0, X, covariance_type=cov, num_warmup=1, num_samples=2,
+                                 num_chains=1, init_labels=truth, progress_bar=False)
+    labels = np.asarray(post.labels[0, -1])
+    ref = _reference_log_marginal(X, labels, default_gaussian_prior(X, cov), cov)
+    assert np.isfinite(post.log_likelihood).all()
+    assert post.log_likelihood[0, -1] == pytest.approx(ref, abs=1e-5 * abs(ref) + 0.5)
+
+
+def test_near_constant_feature_gets_a_finite_prior_and_predictive():
+    """A column of 0.1s has round-off variance (~1e-34), not zero: it is treated as constant."""
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(size=50), np.full(50, 0.1)])
+    prior = default_gaussian_prior(X, "diag")
+    assert prior.scale[1] == pytest.approx(prior.scale[0])  # the other column's variance
+    labels = np.repeat([0, 1], 25)
+    assert np.isfinite(gaussian_log_marginal(X, labels, covariance_type="diag"))
+    assert np.isfinite(gaussian_predictive_logpdf(X[:5], X, labels, covariance_type="diag")).all()
+
+
+def test_estimator_takes_a_prior_of_plain_lists():
+    from bayesclust import DPGaussianMixture
+
+    X = np.random.default_rng(2).normal(size=(20, 2))
+    prior = GaussianClusterPrior([0.0, 0.0], 2, 4.0, [1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPGaussianMixture(covariance_type="full", prior=prior, num_warmup=5, num_samples=5,
+                                num_chains=2, random_state=0).fit(X)
+    assert est.prior_.kappa == 2.0 and est.prior_.mean.shape == (2,)
+    np.testing.assert_allclose(est.cluster_centers_.shape, (est.n_clusters_, 2))
+
+
+def test_large_units_and_round_off_asymmetric_scale_are_accepted():
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = gibbs_dp_gaussian(0, 1e18 * rng.normal(size=(60, 2)), covariance_type="diag",
+                                 num_warmup=2, num_samples=2, num_chains=1, progress_bar=False)
+        assert np.isfinite(post.log_likelihood).all()
+        S = np.array([[1.0, 1e-17], [0.0, 1.0]])
+        post = gibbs_dp_gaussian(0, rng.normal(size=(10, 2)), prior=GaussianClusterPrior(np.zeros(2), 1.0, 4.0, S),
+                                 num_warmup=2, num_samples=2, num_chains=1, progress_bar=False)
+    assert post.n_draws == 2

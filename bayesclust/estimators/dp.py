@@ -405,11 +405,13 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
 
 def _fit_gaussian(est, X):
     """``fit`` of :class:`DPGaussianMixture` with ``covariance_type`` "diag" or "full"."""
-    from ..inference.gibbs_gaussian import default_gaussian_prior, gibbs_dp_gaussian
+    from ..inference.gibbs_gaussian import check_gaussian_prior, default_gaussian_prior, gibbs_dp_gaussian
 
     prior = est.prior
     if prior is None:
         prior = default_gaussian_prior(X, est.covariance_type)
+    # Validated before sampling: the predictive's statistics use it after the run.
+    prior = check_gaussian_prior(prior, X.shape[1], est.covariance_type)
     post = gibbs_dp_gaussian(
         _key_from_random_state(est.random_state), X, covariance_type=est.covariance_type,
         alpha=est.alpha, alpha_prior=prior_distribution(est.alpha_prior, "alpha_prior", "gamma"),

@@ -157,9 +157,13 @@ def default_gaussian_prior(X, covariance_type: str = "full",
     # Constant features would make S0 singular: their variance is replaced by the
     # mean variance of the others, or 1 when all are constant.
     var = np.diag(cov).copy()
-    if np.any(var <= 0):
-        fill = var[var > 0].mean() if np.any(var > 0) else 1.0
-        cov[np.diag_indices(d)] = np.where(var > 0, var, fill)
+    # Round-off variance (1e-34 for a column of 0.1s) counts as constant.
+    constant = var <= 1e-12 * max(float(var.max()), float(np.mean(X * X)), np.finfo(float).tiny)
+    if np.any(constant):
+        fill = var[~constant].mean() if np.any(~constant) else 1.0
+        cov[constant, :] = 0.0
+        cov[:, constant] = 0.0
+        cov[np.diag_indices(d)] = np.where(constant, fill, var)
     scale = cov / n_clusters ** (2.0 / d)
     if covariance_type == "diag":
         scale = np.diag(scale).copy()
@@ -205,8 +209,9 @@ def check_gaussian_prior(prior, d: int, covariance_type: str) -> GaussianCluster
             raise ValueError("prior.scale must have a positive diagonal")
         scale = np.diag(np.diag(scale))
     else:
-        if not np.allclose(scale, scale.T, rtol=1e-10, atol=0.0):
+        if not np.allclose(scale, scale.T, rtol=1e-10, atol=1e-10 * np.abs(scale).max()):
             raise ValueError("prior.scale must be symmetric")
+        scale = 0.5 * (scale + scale.T)
         try:
             np.linalg.cholesky(scale)
         except np.linalg.LinAlgError:
@@ -256,15 +261,25 @@ def _exact_stats(Z, labels, K, kappa0, full):
     n, d = Z.shape
     seg = functools.partial(jax.ops.segment_sum, segment_ids=labels, num_segments=K)
     counts = seg(jnp.ones((n,), Z.dtype))
-    sums = seg(Z)
     kn = kappa0 + counts
-    means = sums / kn[:, None]
+    # Centred (two-pass) moments: raw moments cancel catastrophically in float32 for a
+    # large tight cluster away from the prior mean.  S_n = I + C + (kappa0 n / kappa_n)
+    # xbar xbar^T with C the scatter about the cluster mean xbar (prior mean 0 here).
+    safe = jnp.maximum(counts, 1.0)[:, None]
+    xbar = seg(Z) / safe
+    Y = Z - xbar[labels]
+    r = seg(Y)
+    xbar = xbar + r / safe  # one correction step of the mean
+    Y = Z - xbar[labels]
+    shrink = kappa0 * counts / kn
+    means = counts[:, None] * xbar / kn[:, None]
     if not full:
-        m2 = seg(Z * Z)
-        beta = 0.5 + 0.5 * jnp.maximum(m2 - sums * sums / kn[:, None], 0.0)
+        scatter = seg(Y * Y)
+        beta = 0.5 + 0.5 * (jnp.maximum(scatter, 0.0) + shrink[:, None] * xbar * xbar)
         return counts, means, beta, jnp.zeros_like(counts)
-    m2 = seg((Z[:, :, None] * Z[:, None, :]).reshape(n, d * d)).reshape(K, d, d)
-    S = jnp.eye(d, dtype=Z.dtype) + m2 - sums[:, :, None] * sums[:, None, :] / kn[:, None, None]
+    scatter = seg((Y[:, :, None] * Y[:, None, :]).reshape(n, d * d)).reshape(K, d, d)
+    S = (jnp.eye(d, dtype=Z.dtype) + scatter
+         + shrink[:, None, None] * xbar[:, :, None] * xbar[:, None, :])
     S = 0.5 * (S + jnp.swapaxes(S, 1, 2))
     L = jnp.linalg.cholesky(S)
     logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=1)
@@ -553,7 +568,6 @@ def gibbs_dp_gaussian(
 
     key = V.as_rng_key(rng_key)
     X = V.check_array(X, "X")
-    V.check_squares_representable(X, "X")
     _check_covariance_type(covariance_type)
     full = covariance_type == "full"
     alpha = V.check_positive(alpha, "alpha")
@@ -583,6 +597,9 @@ def gibbs_dp_gaussian(
         lab = np.unique(lab, return_inverse=True)[1].astype(np.int32).reshape(n)
         labels0 = np.broadcast_to(lab, (num_chains, n)).copy()
     Z, logdet0 = _whiten(X, prior)
+    # The sampler works on the whitened data: their squares must fit the working dtype
+    # (the data's own units do not matter).
+    V.check_squares_representable(Z, "X (whitened by the prior)", dtype=V.working_dtype(X.dtype))
     Zj = jnp.asarray(Z, V.working_dtype(X.dtype))
     dtype = Zj.dtype
     kappa0 = jnp.asarray(prior.kappa, dtype)
@@ -634,8 +651,11 @@ def _cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
         n = Xc.shape[0]
         kn, nn = prior.kappa + n, prior.dof + n
         mn = (prior.kappa * prior.mean + Xc.sum(0)) / kn
-        Sn = (prior.scale + Xc.T @ Xc + prior.kappa * np.outer(prior.mean, prior.mean)
-              - kn * np.outer(mn, mn))
+        # Centred form (raw moments cancel for tight clusters far from the prior mean).
+        xbar = Xc.mean(0) if n else prior.mean
+        Yc = Xc - xbar
+        Sn = (prior.scale + Yc.T @ Yc
+              + (prior.kappa * n / kn) * np.outer(xbar - prior.mean, xbar - prior.mean))
         out.append((n, kn, nn, mn, 0.5 * (Sn + Sn.T)))
     return out
 
