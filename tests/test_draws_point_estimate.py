@@ -127,7 +127,7 @@ def test_dp_mixture_on_100k_points_fits_in_4_gib():
         from bayesclust import ConvergenceWarning, DPGaussianMixture
         X, _ = make_blobs(100_000, n_features=2, centers=3, cluster_std=0.5, random_state=0)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = DPGaussianMixture(sigma2=0.25, num_warmup=10, num_samples=10, thin=1,
+        est = DPGaussianMixture(sigma2=0.25, rho2=100.0, num_warmup=10, num_samples=10, thin=1,
                                 random_state=0).fit(X)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
         print(est.n_clusters_, est.labels_.shape[0], peak)
