@@ -134,15 +134,17 @@ class _PointPartitionPredictive:
         self.n_clusters_ = int(labels.max()) + 1
         self._offset = X.mean(0)
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
-        sums = np.zeros((self.n_clusters_, X.shape[1]))
-        np.add.at(sums, labels, X - self._offset)
         if getattr(self, "covariance_type", "spherical") != "spherical":
             # Per-cluster covariances: the predictive needs the members themselves.
-            prior = self.prior_
+            from ..inference.gibbs_gaussian import _cluster_posterior
+
             self._X_fit = np.asarray(X, np.float64)
-            self.cluster_centers_ = ((prior.kappa * prior.mean + sums + self._counts[:, None] * self._offset)
-                                     / (prior.kappa + self._counts)[:, None])
+            # The posterior mean m_n of each cluster, as the predictive computes it.
+            self.cluster_centers_ = np.stack(
+                [mn for _, _, _, mn, _ in _cluster_posterior(self._X_fit, self.labels_, self.prior_)])
             return
+        sums = np.zeros((self.n_clusters_, X.shape[1]))
+        np.add.at(sums, labels, X - self._offset)
         self._sigma2_mean = float(np.mean(post.params["sigma2"]))
         rho2 = self.rho2 if rho2 is None else rho2
         self._mean_var = 1.0 / (1.0 / rho2 + self._counts / self._sigma2_mean)
