@@ -498,7 +498,7 @@ def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool
     ----------
     ensemble : array_like (N, n), list of N label vectors, ``Ensemble`` or Posterior
         Integer labels; each partition may use any number of clusters.  A
-        :class:`~bayesclust.inference.posterior.Posterior` contributes its pooled label
+        :class:`~bayesclust.inference.mixtures.posterior.Posterior` contributes its pooled label
         draws (``chains * draws`` partitions).
     allow_missing : bool, optional
         Whether ``-1`` marks an object left out of a partition.  Default: True for an
@@ -520,7 +520,7 @@ def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool
         Non-numeric labels.
     """
     labelings = ensemble
-    is_ensemble = hasattr(labelings, "labels") and hasattr(labelings, "k_min")  # inference.ensembles.Ensemble
+    is_ensemble = hasattr(labelings, "labels") and hasattr(labelings, "k_min")  # inference.consensus.ensembles.Ensemble
     if allow_missing is None:
         allow_missing = is_ensemble
     if is_ensemble:

@@ -59,7 +59,7 @@ def labels_file(data: str) -> Path:
 
 def _cmd_fit(args) -> int:
     from . import _validation as V
-    from .inference.dp_means import dp_means, farthest_first_lambda
+    from .inference.hard.dp_means import dp_means, farthest_first_lambda
 
     X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
@@ -118,8 +118,8 @@ def _cmd_compare(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .datasets import DATASETS
-    from .inference.convergence import DP_SAMPLER_DEFAULTS as _DP
-    from .inference.convergence import HDP_SAMPLER_DEFAULTS as _HDP
+    from .inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DP
+    from .inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _HDP
 
     parser = _Parser(
         prog="bayesclust",

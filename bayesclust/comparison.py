@@ -1,6 +1,6 @@
 """Sampled against hard: compare a posterior with its model's small-variance limit.
 
-* :func:`compare` -- a table comparing a :class:`~bayesclust.inference.posterior.Posterior`
+* :func:`compare` -- a table comparing a :class:`~bayesclust.inference.mixtures.posterior.Posterior`
   with a hard-limit result (k, NMI/ARI against the truth and against each other, the
   DP-means objective of both partitions, time).
 * :func:`small_variance_path` -- the Gibbs sampler annealed through decreasing ``sigma2``
@@ -23,10 +23,10 @@ from scipy.special import gammaln
 
 from . import _validation as V
 from . import metrics
-from .inference.convergence import ConvergenceWarning
-from .inference.dp_means import dp_means
-from .inference.gibbs import gibbs_dp_gmm
-from .inference.posterior import Posterior
+from .inference.hard.dp_means import dp_means
+from .inference.mixtures.convergence import ConvergenceWarning
+from .inference.mixtures.gibbs import gibbs_dp_gmm
+from .inference.mixtures.posterior import Posterior
 from .models.dp_gmm import log_alpha_from_lam
 
 __all__ = ["compare", "ComparisonTable", "small_variance_path", "SmallVariancePath", "score"]

@@ -573,7 +573,7 @@ def anmi(consensus_labels: Any, ensemble: Any, *, per_partition: bool = False) -
     ensemble : array_like of int, shape (N, n), list of N label vectors, ``Ensemble`` or Posterior
         The partitions :math:`P^1, \\dots, P^N` (:math:`N \\ge 2`), validated by
         :func:`bayesclust._validation.check_ensemble`; ``-1`` marks an object missing from a
-        (sub-sampled) partition.  A :class:`~bayesclust.inference.posterior.Posterior`
+        (sub-sampled) partition.  A :class:`~bayesclust.inference.mixtures.posterior.Posterior`
         contributes its pooled label draws.
     per_partition : bool, default False
         Return the ``N`` terms :math:`NMI(P^*_{|O_l}, P^l)` (ndarray of float64, shape
@@ -1039,9 +1039,9 @@ def silhouette(X_or_S: Any, labels: Any, *, space: str = "data") -> float:
         ``space="data"``: the points ``X``.  ``space="similarity"``: a similarity ``S`` with
         values in [0, 1] -- a dense symmetric ndarray, a ``scipy.sparse`` matrix holding
         either only the upper triangle (``i < j``, as
-        :meth:`~bayesclust.inference.coassociation.CoAssociation.normalized` returns it) or
+        :meth:`~bayesclust.inference.consensus.coassociation.CoAssociation.normalized` returns it) or
         both triangles (then symmetric), or a
-        :class:`~bayesclust.inference.coassociation.CoAssociation`.  A pair missing from a
+        :class:`~bayesclust.inference.consensus.coassociation.CoAssociation`.  A pair missing from a
         sparse matrix has similarity 0; the diagonal is ignored (:math:`s_{ii} = 1`)
         (docs/deviations.md#similarity-space-input).
     labels : array_like of int, shape (n,)
@@ -2236,7 +2236,7 @@ def vi_lower_bound(labels: Any, psm: Any) -> float:
 
         in nats (the paper uses base 2), exactly the function of Wade & Ghahramani (2018,
         Section 3.2; ``VI.lb`` of their R package ``mcclust.ext``).  It needs only the psm,
-        so it is cheap; :func:`bayesclust.inference.point_estimates.partition_point_estimate` uses it to rank candidates.
+        so it is cheap; :func:`bayesclust.inference.mixtures.point_estimates.partition_point_estimate` uses it to rank candidates.
 
     Notes
     -----

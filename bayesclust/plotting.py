@@ -319,7 +319,7 @@ def plot_temporal_coassociation(coassociation, *, time_index=None, n_samples=Non
     ----------
     coassociation : array_like, shape (m, m)
         Co-association of the (kept) samples in time order
-        (:attr:`~bayesclust.inference.temporal.TemporalStatesResult.coassociation`).
+        (:attr:`~bayesclust.inference.consensus.temporal.TemporalStatesResult.coassociation`).
     time_index : array_like of int, shape (m,), optional
         The samples' positions in the whole sequence (``DenoiseResult.kept``): the removed
         samples are drawn as blank rows and columns, so that before and after line up.

@@ -37,7 +37,7 @@ import _common as bench
 import numpy as np
 
 from bayesclust import datasets, metrics
-from bayesclust.inference.cecib import beta_0, cecib
+from bayesclust.inference.information.cecib import beta_0, cecib
 
 FRACTIONS = (0.0, 0.05, 0.1, 0.2, 0.3)
 NOISE = (0.0, 0.1, 0.3, 0.5)

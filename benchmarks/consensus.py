@@ -102,9 +102,9 @@ import numpy as np
 
 from bayesclust import metrics
 from bayesclust.datasets import ten_gaussians
-from bayesclust.inference import coassociation as coassoc
-from bayesclust.inference import ensembles
-from bayesclust.inference import linkage as linkages
+from bayesclust.inference.consensus import coassociation as coassoc
+from bayesclust.inference.consensus import ensembles
+from bayesclust.inference.consensus import linkage as linkages
 
 FULL_N = [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000]
 QUICK_N = [1000, 2000, 4000]
@@ -131,7 +131,7 @@ def run_peer_loop(X: np.ndarray, ks: np.ndarray, max_iter: int, n_pp: int, seed:
     """
     from sklearn.cluster import KMeans
 
-    from bayesclust.inference.kmeans import lloyd_host
+    from bayesclust.inference.hard.kmeans import lloyd_host
 
     X = np.asarray(X, np.float64)
     n = X.shape[0]
@@ -323,7 +323,7 @@ def _ppc_setup(n: int, n_partitions: int, max_iter: int, K: int, seed: int):
 def run_ppc_dense(n: int = 5000, n_partitions: int = 50, iters: int = 50, K: int = 10,
                   max_iter: int = 20, seed: int = 0) -> dict:
     """Sparse ``ppc`` vs a dense NumPy loop of eq. 5 from the same start, ``iters`` iterations."""
-    from bayesclust.inference.ppc import ppc
+    from bayesclust.inference.consensus.ppc import ppc
 
     _, ens, C, Y0 = _ppc_setup(n, n_partitions, max_iter, K, seed)
 
@@ -354,7 +354,7 @@ def run_ppc_dense(n: int = 5000, n_partitions: int = 50, iters: int = 50, K: int
 def run_ppc_scaling(n: int, n_partitions: int = 50, K: int = 10, max_iter: int = 20, seed: int = 0,
                     short: int = 5, long: int = 25) -> dict:
     """Time per iteration of ``ppc`` on the linear-rule co-association against nnz and n^2."""
-    from bayesclust.inference.ppc import ppc
+    from bayesclust.inference.consensus.ppc import ppc
 
     y, ens, C, Y0 = _ppc_setup(n, n_partitions, max_iter, K, seed)
 
@@ -378,9 +378,9 @@ def run_aspect_bayes(name: str, n_aspects: int, n_partitions: int = 50, num_step
     from numpyro.infer.util import log_density
 
     from bayesclust import datasets
-    from bayesclust.inference.aspect_em import aspect_em
-    from bayesclust.inference.coassociation import coassociation_pairs
-    from bayesclust.inference.consensus_bayes import aspect_posterior
+    from bayesclust.inference.consensus.aspect_em import aspect_em
+    from bayesclust.inference.consensus.coassociation import coassociation_pairs
+    from bayesclust.inference.consensus.consensus_bayes import aspect_posterior
     from bayesclust.models.dyadic_aspect import dyadic_aspect
 
     X, _ = datasets.load(name)
@@ -431,7 +431,7 @@ def _load_consensus_data(name: str, standardise: bool):
 def run_ensemble_consensus(name: str, k: int, standardise: bool, seed: int, n_partitions: int = 150,
                            dump_dir: str | None = None, peer: dict | None = None) -> dict:
     """CI of EAC / PEnCA / PPC / CSPA / MCLA and of the selected consensus on one ensemble."""
-    from bayesclust.inference.consensus_selection import consensus_candidates, select_consensus
+    from bayesclust.inference.consensus.consensus_selection import consensus_candidates, select_consensus
 
     X, y = _load_consensus_data(name, standardise)
     ens = ensembles.kmeans_ensemble(seed, X, n_partitions)
@@ -457,7 +457,7 @@ def run_ensemble_consensus(name: str, k: int, standardise: bool, seed: int, n_pa
         se = sel.standard_errors[i_cspa]
         # the selected candidate's lead over CSPA on the index, in paired standard errors
         row[f"{crit}_lead_over_cspa_se"] = float((sel.scores[sel.index] - sel.scores[i_cspa]) / se) if se > 0 else 0.0
-    from bayesclust.inference.hypergraph import cspa, mcla
+    from bayesclust.inference.consensus.hypergraph import cspa, mcla
 
     _, row["cspa_seconds"] = bench.timed(lambda: cspa(seed, C, k))
     _, row["mcla_seconds"] = bench.timed(lambda: mcla(seed, ens, k))

@@ -40,8 +40,8 @@ import numpy as np
 
 
 def coassociation_of(X, seed=0):
-    from bayesclust.inference.coassociation import coassociation
-    from bayesclust.inference.ensembles import kmeans_ensemble
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.ensembles import kmeans_ensemble
 
     return coassociation(kmeans_ensemble(seed, X, 50, n_clusters_range=(10, 30))).toarray()
 
@@ -58,7 +58,7 @@ def csl_row(n, reps, n_constraints):
     from sklearn.metrics import adjusted_rand_score
 
     from bayesclust import datasets
-    from bayesclust.inference.constrained import constrained_linkage_consensus, random_constraints
+    from bayesclust.inference.consensus.constrained import constrained_linkage_consensus, random_constraints
 
     X, y = datasets.ten_gaussians(0, n)
     C = coassociation_of(X)
@@ -83,7 +83,7 @@ def csl_row(n, reps, n_constraints):
 def ccl_row(per, n_constraints):
     from scipy.sparse.csgraph import csgraph_from_dense, shortest_path
 
-    from bayesclust.inference.constrained import constrained_shortest_paths, random_constraints
+    from bayesclust.inference.consensus.constrained import constrained_shortest_paths, random_constraints
 
     X, y = gaussians(7, per)
     n = X.shape[0]
@@ -131,10 +131,10 @@ def _weacs_data(name):
 
 def weacs_rows(seeds):
     from bayesclust import metrics
-    from bayesclust.inference.coassociation import coassociation
-    from bayesclust.inference.ensembles import kmeans_ensemble
-    from bayesclust.inference.linkage import linkage_consensus
-    from bayesclust.inference.weacs import validity_weights
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+    from bayesclust.inference.consensus.linkage import linkage_consensus
+    from bayesclust.inference.consensus.weacs import validity_weights
 
     rows = []
     for name in ("iris", "wine-norm", "biopsy"):

@@ -144,10 +144,10 @@ def scipy_average(X: np.ndarray) -> np.ndarray:
 #: What a child process times: the modules it imports (timed) and the call.
 _CHILD = {
     "increments": ("bayesclust.graphs", lambda X: sys.modules["bayesclust.graphs"].increments(X)),
-    "sl_did": ("bayesclust.inference.did_hierarchy",
-               lambda X: sys.modules["bayesclust.inference.did_hierarchy"].sl_did(X)),
-    "sl_aglo": ("bayesclust.inference.did_hierarchy",
-                lambda X: sys.modules["bayesclust.inference.did_hierarchy"].sl_aglo(X, TAU)),
+    "sl_did": ("bayesclust.inference.increments.did_hierarchy",
+               lambda X: sys.modules["bayesclust.inference.increments.did_hierarchy"].sl_did(X)),
+    "sl_aglo": ("bayesclust.inference.increments.did_hierarchy",
+                lambda X: sys.modules["bayesclust.inference.increments.did_hierarchy"].sl_aglo(X, TAU)),
     "scipy_single": ("scipy.cluster.hierarchy", scipy_single),
 }
 
@@ -227,7 +227,7 @@ def run_increments(n: int, d: int, reps: int = 3) -> dict:
 
 
 def run_hierarchy(n: int, reps: int) -> list[dict]:
-    from bayesclust.inference.did_hierarchy import sl_aglo, sl_did
+    from bayesclust.inference.increments.did_hierarchy import sl_aglo, sl_did
 
     X = blobs(n)
     nxn = 8.0 * n * n
@@ -257,7 +257,7 @@ def run_hierarchy(n: int, reps: int) -> list[dict]:
 
 
 def run_gdid(n: int, reps: int = 3) -> dict:
-    from bayesclust.inference.did_hierarchy import gdid_cut
+    from bayesclust.inference.increments.did_hierarchy import gdid_cut
 
     X = blobs(n)
     link_s = bench.least_seconds(lambda: scipy_average(X), reps)
@@ -271,7 +271,7 @@ def run_gdid(n: int, reps: int = 3) -> dict:
 
 def run_gmdid(n: int, pieces: int) -> dict:
     """GMDID from a start that cuts each of five blobs into ``pieces`` slabs: cached vs literal."""
-    from bayesclust.inference.gmdid import gmdid
+    from bayesclust.inference.increments.gmdid import gmdid
 
     rng = np.random.default_rng(0)
     spreads, centres = [1.0, 0.5, 1.5, 0.8, 1.2], [(0, 0), (8, 0), (0, 9), (9, 9), (4, 18)]

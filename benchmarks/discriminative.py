@@ -69,8 +69,8 @@ import jax
 import numpy as np
 
 from bayesclust.datasets import load
-from bayesclust.inference.dc_baselines import mda2_em, mog_em
-from bayesclust.inference.kmeans import kmeans
+from bayesclust.inference.discriminative.dc_baselines import mda2_em, mog_em
+from bayesclust.inference.hard.kmeans import kmeans
 from bayesclust.kernels import nearest_center
 from bayesclust.metrics import dc_log_posterior
 
@@ -97,7 +97,7 @@ PARAM = {"cg_map": "smooth_std", "cg_map_kmeans": "smooth_std", "sa_map": "jump_
 
 
 def _dc():
-    from bayesclust.inference import discriminative
+    from bayesclust.inference.discriminative import discriminative
 
     return discriminative
 

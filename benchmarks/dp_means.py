@@ -78,7 +78,7 @@ import numpy as np
 from jax import lax
 
 from bayesclust import dp_means, farthest_first_lambda
-from bayesclust.inference.dp_means import dp_means_iteration
+from bayesclust.inference.hard.dp_means import dp_means_iteration
 
 SHAPES = [
     (100_000, 2, 16), (100_000, 16, 64), (100_000, 128, 100),

@@ -5,7 +5,7 @@ Prints JSON lines:
 * ``dp_mixture_real``: one row per data set and seed.  NMI (and ARI) to the classes of the
   posterior point partition of :class:`bayesclust.DPGaussianMixture` for each
   ``covariance_type`` it offers, with its defaults (data-scaled priors, the package's
-  sampler defaults: :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`), next to
+  sampler defaults: :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`), next to
   scikit-learn's ``BayesianGaussianMixture(weight_concentration_prior_type=
   "dirichlet_process", n_components=20, max_iter=1000)`` (its other defaults: full
   covariances, k-means start) with the same seed.  For every sampler: the number of

@@ -35,7 +35,7 @@ import _common as bench
 import numpy as np
 
 from bayesclust import datasets
-from bayesclust.inference.gmd import gmd
+from bayesclust.inference.increments.gmd import gmd
 
 #: BLAS / OpenMP threads of the scikit-learn fits: on a shared 2-core machine its default
 #: threads made single fits of Iris take 2-450 ms from one repetition to the next.

@@ -15,7 +15,7 @@ James's blocked sampler on the truncated stick-breaking model at NUTS's truncati
 kernel on the truncated stick-breaking program ``models.dp_gmm.dp_gmm`` with
 ``truncation = DEFAULT_TRUNCATION`` and NumPyro's defaults (``init_to_uniform``, diagonal
 mass matrix adapted in Stan's windows, ``max_tree_depth = 10``), then the labels drawn
-from ``p(z | x, w, mu, sigma2)`` with ``inference.mcmc.sample_mixture_labels`` -- what
+from ``p(z | x, w, mu, sigma2)`` with ``inference.mixtures.mcmc.sample_mixture_labels`` -- what
 ``run_nuts`` does, with the warm-up and sampling phases timed separately (see
 :func:`run_nuts_phased`).  Both run 2 chains (Gibbs: all chains in one native call, one
 chain per thread; NUTS: vmapped, as ``chain_method="vectorized"``).  Then the many-chains comparison (:data:`MANY_GIBBS`,
@@ -66,9 +66,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesclust.datasets import three_gaussians
-from bayesclust.inference.gibbs import gibbs_dp_gmm
-from bayesclust.inference.mcmc import sample_mixture_labels
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures.gibbs import gibbs_dp_gmm
+from bayesclust.inference.mixtures.mcmc import sample_mixture_labels
+from bayesclust.inference.mixtures.posterior import Posterior
 from bayesclust.kernels import complete_data_log_likelihood
 from bayesclust.models.dp_gmm import DEFAULT_TRUNCATION, check_truncation, dp_gmm
 

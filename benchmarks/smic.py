@@ -34,7 +34,7 @@ import _common as bench
 import numpy as np
 
 from bayesclust import datasets
-from bayesclust.inference.smic import smic, smic_select
+from bayesclust.inference.information.smic import smic, smic_select
 
 
 def standardize(X):

@@ -32,8 +32,8 @@ import numpy as np
 def fitness_row(reps):
     from bayesclust import _validation as V
     from bayesclust.datasets import temporal_states as make
-    from bayesclust.inference.ensembles import _default_sigmas
-    from bayesclust.inference.temporal import DEFAULT_LINKAGES, SPECTRAL_METHODS, _Problem
+    from bayesclust.inference.consensus.ensembles import _default_sigmas
+    from bayesclust.inference.consensus.temporal import DEFAULT_LINKAGES, SPECTRAL_METHODS, _Problem
 
     X, y = make(0, "DS2")
     sig = _default_sigmas()
@@ -60,7 +60,7 @@ def fitness_row(reps):
 
 def denoise_row():
     from bayesclust.datasets import temporal_states as make
-    from bayesclust.inference.temporal import denoise_sequence
+    from bayesclust.inference.consensus.temporal import denoise_sequence
 
     X, _ = make(0, "DS2")
     res, t = bench.timed(lambda: denoise_sequence(0, X))
@@ -72,7 +72,7 @@ def denoise_row():
 
 def seeds_row(n_seeds):
     from bayesclust.datasets import temporal_states as make
-    from bayesclust.inference.temporal import denoise_sequence, temporal_states
+    from bayesclust.inference.consensus.temporal import denoise_sequence, temporal_states
 
     ds1 = ds2_before_found = ds2_ambiguous = found = covered = success = 0
     cov, jac, removed = [], [], []

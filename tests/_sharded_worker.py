@@ -32,7 +32,7 @@ def main(src: str, dst: str) -> None:
 
     import bayesclust
     from bayesclust import dp_means, hard_hdp
-    from bayesclust.inference.dp_means import dp_means_pass
+    from bayesclust.inference.hard.dp_means import dp_means_pass
 
     assert jax.device_count() == 8, jax.devices()
     mesh = Mesh(np.array(jax.devices()), ("data",))

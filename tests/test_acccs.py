@@ -5,8 +5,8 @@ import pytest
 
 from bayesclust import metrics
 from bayesclust.datasets import load_iris
-from bayesclust.inference import acccs as A
-from bayesclust.inference.ensembles import kmeans_ensemble
+from bayesclust.inference.consensus import acccs as A
+from bayesclust.inference.consensus.ensembles import kmeans_ensemble
 
 
 def _random_ensemble(rng, N=25, n=80, kmax=7, missing=0.0):
@@ -191,7 +191,7 @@ def test_biopsy_200_constraints_table1():
     # Duarte, Fred & Duarte (2009), Table 1, MASS biopsy, 200 constraints: ACCCS CI 90.52;
     # measured 93.28 (best 95.17) over 20 ensembles of 50 k-means partitions, K ~ U{10..30}.
     from bayesclust.datasets import load_biopsy
-    from bayesclust.inference.constrained import random_constraints
+    from bayesclust.inference.consensus.constrained import random_constraints
 
     X, y = load_biopsy()
     cis = []

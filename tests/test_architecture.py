@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "bayesclust"
 
 #: What each layer may import (besides itself).  A module's layer is its first
-#: name under bayesclust: "inference" for bayesclust.inference.gibbs.
+#: name under bayesclust: "inference" for bayesclust.inference.mixtures.gibbs.
 ALLOWED = {
     "_native": set(),
     "_cache": set(),
@@ -106,8 +106,10 @@ def test_no_import_cycles():
             visit(m)
 
 
-def test_at_most_two_levels_deep():
-    deep = [m for m in MODULES if m.count(".") > 2]
+def test_at_most_three_levels_deep():
+    """Two levels, plus the family folders of ``inference``."""
+    deep = [m for m in MODULES if m.count(".") > 2 and not m.startswith("bayesclust.inference.")]
+    deep += [m for m in MODULES if m.count(".") > 3]
     assert not deep, deep
 
 

@@ -11,11 +11,11 @@ import scipy.stats as st
 from numpyro.infer.util import log_density
 
 from bayesclust import datasets
-from bayesclust.inference.aspect_em import aspect_em
-from bayesclust.inference.coassociation import coassociation, coassociation_pairs
-from bayesclust.inference.consensus_bayes import aspect_posterior, memberships_posterior
-from bayesclust.inference.ensembles import kmeans_ensemble
-from bayesclust.inference.ppc import ppc
+from bayesclust.inference.consensus.aspect_em import aspect_em
+from bayesclust.inference.consensus.coassociation import coassociation, coassociation_pairs
+from bayesclust.inference.consensus.consensus_bayes import aspect_posterior, memberships_posterior
+from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+from bayesclust.inference.consensus.ppc import ppc
 from bayesclust.models import pairwise_memberships as pm
 from bayesclust.models.dyadic_aspect import dyadic_aspect
 
@@ -142,7 +142,7 @@ def test_ppc_with_masked_diagonal_is_the_gaussian_map(x64, iris_c50):
     import jax.numpy as jnp
 
     ref = ppc(0, iris_c50, 3, mask_diagonal=True, max_iter=5000)
-    from bayesclust.inference.ppc import _as_pairs
+    from bayesclust.inference.consensus.ppc import _as_pairs
 
     rows, cols, vals, _ = _as_pairs(iris_c50)
     n = iris_c50.n_samples

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from bayesclust import metrics
 from bayesclust._validation import as_numpy_rng
-from bayesclust.inference import aspect_em as ae
-from bayesclust.inference import coassociation as coassoc
-from bayesclust.inference import mixture_of_ensembles as moe
+from bayesclust.inference.consensus import aspect_em as ae
+from bayesclust.inference.consensus import coassociation as coassoc
+from bayesclust.inference.consensus import mixture_of_ensembles as moe
 
 
 def _dense_penca(C, p, B, n_iter):

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from bayesclust import datasets, metrics
-from bayesclust.inference.cecib import (
+from bayesclust.inference.information.cecib import (
     CECIBInfo,
     CECIBState,
     _ClusterStats,
@@ -231,7 +231,7 @@ def test_rank_one_updates_equal_recomputation(family):
             assert Ea == pytest.approx(w_a * (ref_a - math.log(w_a)), rel=1e-9)
             assert E[j] == pytest.approx(w_j * (ref_j - math.log(w_j)), rel=1e-9)
             st.commit_remove(a, x, zi, Ea, *ra)
-            from bayesclust.inference.cecib import _pick
+            from bayesclust.inference.information.cecib import _pick
 
             st.commit_add(j, x, zi, E[j], ld[j], H[j], S[j], _pick(aux, j))
             st.labels[i] = j
@@ -404,8 +404,8 @@ def test_clusters_are_removed_down_to_the_true_number():
 def test_kmeanspp_starts_use_the_seeds_of_kmeans_init():
     import jax
 
-    from bayesclust.inference.cecib import _initial_labels
-    from bayesclust.inference.kmeans import kmeans_init
+    from bayesclust.inference.hard.kmeans import kmeans_init
+    from bayesclust.inference.information.cecib import _initial_labels
 
     X, y = blobs(2, n_per=150)
     key = jax.random.PRNGKey(3)

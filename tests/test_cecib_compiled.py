@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclust.inference import cecib as C
+from bayesclust.inference.information import cecib as C
 
 from .test_cecib import ref_cost
 

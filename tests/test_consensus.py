@@ -9,10 +9,10 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
 from bayesclust import metrics
-from bayesclust.inference import coassociation as coassoc
-from bayesclust.inference import ensembles
-from bayesclust.inference import linkage as linkages
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.consensus import coassociation as coassoc
+from bayesclust.inference.consensus import ensembles
+from bayesclust.inference.consensus import linkage as linkages
+from bayesclust.inference.mixtures.posterior import Posterior
 
 # Scalability paper Table I (Lourenco, Fred & Jain 2010): (name, n, (A) kmin, kmax, (B) kmin, kmax).
 TABLE_I = [
@@ -211,11 +211,11 @@ def test_kmeans_ensemble_k_rule_and_subsample():
 def test_ensemble_kmeans_runs_equal_reference_lloyd():
     import jax
 
-    from bayesclust.inference.kmeans import kmeans
+    from bayesclust.inference.hard.kmeans import kmeans
 
     rng = np.random.default_rng(8)
     X = np.repeat([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]], 10, axis=0) + rng.normal(size=(30, 2))
-    # numpy backend: same initial points -> the same Lloyd fixed point as inference.kmeans.
+    # numpy backend: same initial points -> the same Lloyd fixed point as inference.hard.kmeans.
     lab = ensembles._kmeans_numpy(np.random.default_rng(3), X, 4, 100)
     init = X[np.random.default_rng(3).choice(30, size=4, replace=False)]
     ref = kmeans(0, X, 4, init=init, tol=0.0).labels
@@ -341,7 +341,7 @@ def test_run_compare_consensus_writes_report(tmp_path):
     row = saved["rows"][methods.index("EAC average link, K")]
     assert row["ci"] == pytest.approx(metrics.consistency_index(y, ref))
     # so are CSPA and MCLA (Strehl & Ghosh 2002) on the same ensemble
-    from bayesclust.inference.hypergraph import cspa, mcla
+    from bayesclust.inference.consensus.hypergraph import cspa, mcla
 
     ens = ensembles.kmeans_ensemble(1, X, 12)
     for name, lab in (("CSPA (Strehl-Ghosh)", cspa(1, coassoc.coassociation(ens), 2).labels),

@@ -13,8 +13,8 @@ from scipy.spatial.distance import squareform
 from sklearn.metrics import adjusted_rand_score
 
 from bayesclust import EvidenceAccumulation, clustering_ensemble
-from bayesclust.inference.coassociation import CoAssociation
-from bayesclust.inference.linkage import LINKAGE_METHODS, linkage_consensus
+from bayesclust.inference.consensus.coassociation import CoAssociation
+from bayesclust.inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
 
 METHODS = ("single", "average", "complete", "weighted", "ward", "centroid", "median")
 MONOTONE = ("single", "average", "complete", "weighted", "ward")
@@ -164,7 +164,7 @@ def test_spectral_agrees_with_scikit_learn_on_rings():
 def test_spectral_partition_is_kmeans_of_the_literal_njw_embedding():
     from sklearn.cluster import KMeans
 
-    from bayesclust.inference.ensembles import _kmeanspp_rows, _njw_spectral
+    from bayesclust.inference.consensus.ensembles import _kmeanspp_rows, _njw_spectral
 
     X = np.random.default_rng(9).uniform(size=(40, 2))
     gamma, k, n = 10.0, 8, 40

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from bayesclust import datasets, metrics
-from bayesclust.inference import aspect_em as ae
-from bayesclust.inference import coassociation as coassoc
-from bayesclust.inference import ensembles
-from bayesclust.inference import linkage as linkages
-from bayesclust.inference import mixture_of_ensembles as moe
+from bayesclust.inference.consensus import aspect_em as ae
+from bayesclust.inference.consensus import coassociation as coassoc
+from bayesclust.inference.consensus import ensembles
+from bayesclust.inference.consensus import linkage as linkages
+from bayesclust.inference.consensus import mixture_of_ensembles as moe
 
 
 def _runs(X, y, seeds, *, restarts=10, eac_init=False):

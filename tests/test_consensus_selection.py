@@ -16,16 +16,16 @@ from sklearn.metrics import adjusted_rand_score
 import bayesclust
 from bayesclust import datasets, metrics
 from bayesclust.estimators import EvidenceAccumulation
-from bayesclust.inference.coassociation import coassociation
-from bayesclust.inference.consensus_selection import (
+from bayesclust.inference.consensus.coassociation import coassociation
+from bayesclust.inference.consensus.consensus_selection import (
     CRITERIA,
     ConsensusCandidates,
     consensus_candidates,
     select_consensus,
     validity_index,
 )
-from bayesclust.inference.ensembles import kmeans_ensemble
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+from bayesclust.inference.mixtures.posterior import Posterior
 
 
 def _blobs(seed=0, n_per=20):

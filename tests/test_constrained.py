@@ -13,10 +13,10 @@ from sklearn.metrics import adjusted_rand_score
 
 import bayesclust
 from bayesclust import datasets, metrics
-from bayesclust.inference import coassociation as coassoc
-from bayesclust.inference import ensembles
-from bayesclust.inference import linkage as linkages
-from bayesclust.inference.constrained import (
+from bayesclust.inference.consensus import coassociation as coassoc
+from bayesclust.inference.consensus import ensembles
+from bayesclust.inference.consensus import linkage as linkages
+from bayesclust.inference.consensus.constrained import (
     constrained_linkage_consensus,
     constrained_shortest_paths,
     constraint_satisfaction,

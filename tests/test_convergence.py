@@ -8,12 +8,12 @@ import pytest
 
 import bayesclust
 from bayesclust import ConvergenceWarning, datasets, gibbs_dp_gmm
-from bayesclust.inference.convergence import (
+from bayesclust.inference.mixtures.convergence import (
     DP_SAMPLER_DEFAULTS,
     HDP_SAMPLER_DEFAULTS,
     convergence_problems,
 )
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures.posterior import Posterior
 
 
 def _k_draws(k: np.ndarray, n: int = 12) -> np.ndarray:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from bayesclust.inference.dc_baselines import mda2_em, mog_em
-from bayesclust.inference.kmeans import kmeans, kmeans_init
+from bayesclust.inference.discriminative.dc_baselines import mda2_em, mog_em
+from bayesclust.inference.hard.kmeans import kmeans, kmeans_init
 
 
 def _blobs(seed, n=300, d=4, k=4, scale=3.0):

@@ -14,8 +14,8 @@ from scipy.special import gammaln, logsumexp, softmax
 from sklearn.cluster import KMeans
 
 from bayesclust.datasets import dc_toy
-from bayesclust.inference import discriminative as dcmod
-from bayesclust.inference.discriminative import (
+from bayesclust.inference.discriminative import discriminative as dcmod
+from bayesclust.inference.discriminative.discriminative import (
     DCResult,
     dc_anneal,
     dc_map,
@@ -149,7 +149,7 @@ def test_cg_map_random_init_and_max_iter_zero():
 
 
 def test_cg_map_kmeans_init():
-    pytest.importorskip("bayesclust.inference.kmeans")
+    pytest.importorskip("bayesclust.inference.hard.kmeans")
     X, c = dc_toy(1, 600)
     res = dc_map(0, X, c, 4, 0.3)  # default init="kmeans"
     assert res.prototypes.shape == (4, 2)

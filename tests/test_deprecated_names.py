@@ -80,7 +80,7 @@ def test_check_labelings_is_check_ensemble():
 
 
 def test_aspect_em_and_select_n_aspects_n_restarts():
-    from bayesclust.inference.aspect_em import aspect_em, select_n_aspects
+    from bayesclust.inference.consensus.aspect_em import aspect_em, select_n_aspects
 
     C = _blocks()
     with _warns("n_init=..."):
@@ -94,7 +94,7 @@ def test_aspect_em_and_select_n_aspects_n_restarts():
 
 
 def test_mixture_of_ensembles_n_restarts_and_labelings():
-    from bayesclust.inference.mixture_of_ensembles import mixture_of_ensembles
+    from bayesclust.inference.consensus.mixture_of_ensembles import mixture_of_ensembles
 
     new = mixture_of_ensembles(0, ensemble=PARTS, n_clusters=2, n_init=3)
     with _warns("n_init=..."), _warns("ensemble=..."):
@@ -105,7 +105,7 @@ def test_mixture_of_ensembles_n_restarts_and_labelings():
 
 
 def test_run_svi_num_restarts():
-    from bayesclust.inference.mcmc import run_svi
+    from bayesclust.inference.mixtures.mcmc import run_svi
     from bayesclust.models.dp_gmm import dp_gmm
 
     X = _blobs(n_per=5)
@@ -165,7 +165,7 @@ def test_aspect_consensus_n_restarts_and_fit_labelings():
 
 
 def test_coassociation_labelings():
-    from bayesclust.inference.coassociation import coassociation, coassociation_dense
+    from bayesclust.inference.consensus.coassociation import coassociation, coassociation_dense
 
     with _warns("ensemble=..."):
         old = coassociation(labelings=PARTS)
@@ -176,7 +176,7 @@ def test_coassociation_labelings():
 
 
 def test_kmeans_ensemble_and_k_bounds_rule():
-    from bayesclust.inference.ensembles import k_bounds, kmeans_ensemble
+    from bayesclust.inference.consensus.ensembles import k_bounds, kmeans_ensemble
 
     with _warns("k_rule=..."):
         assert k_bounds(450, rule="linear") == k_bounds(450, k_rule="linear")
@@ -206,7 +206,7 @@ def test_cecib_result_and_estimator_old_fields():
 
 
 def test_mog_and_mda2_log_likelihood_trace():
-    from bayesclust.inference.dc_baselines import mda2_em, mog_em
+    from bayesclust.inference.discriminative.dc_baselines import mda2_em, mog_em
 
     X = _blobs()
     c = np.repeat([0, 1, 1], 20)
@@ -381,7 +381,7 @@ def test_sampler_priors_must_be_the_conjugate_family(kwargs, exc, match):
 def test_smic_n_neighbors():
     from bayesclust import SMIC
     from bayesclust.graphs import local_scaling_cross_kernel, local_scaling_kernel
-    from bayesclust.inference.smic import smic, smic_select
+    from bayesclust.inference.information.smic import smic, smic_select
 
     X = _blobs(n_per=10)
     with _warns("t=..."):
@@ -415,7 +415,7 @@ def test_smic_n_neighbors():
 
 def test_spectral_dp_means_lam_and_solver():
     from bayesclust import SpectralDPMeans, penalized_ncut, spectral_dp_means
-    from bayesclust.inference.spectral import thresholded_eigenvectors
+    from bayesclust.inference.hard.spectral import thresholded_eigenvectors
 
     K = np.kron(np.eye(3), np.ones((4, 4)))
     new = spectral_dp_means(K, eigenvalue_threshold=2.0, eigen_solver="dense")
@@ -444,8 +444,8 @@ def test_spectral_dp_means_lam_and_solver():
 
 def test_sdc_n_steps_and_point_estimate_max_sweeps():
     from bayesclust.datasets import dc_toy
-    from bayesclust.inference.discriminative import sdc
-    from bayesclust.inference.point_estimates import partition_point_estimate
+    from bayesclust.inference.discriminative.discriminative import sdc
+    from bayesclust.inference.mixtures.point_estimates import partition_point_estimate
 
     X, c = dc_toy(0, 200)
     with _warns("n_iter=..."):

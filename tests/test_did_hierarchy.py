@@ -12,7 +12,7 @@ from sklearn.metrics import adjusted_rand_score as adjusted_rand_index
 
 import bayesclust
 from bayesclust.graphs import gaps, increments
-from bayesclust.inference.did_hierarchy import gdid_cut, gdid_index, sl_aglo, sl_did
+from bayesclust.inference.increments.did_hierarchy import gdid_cut, gdid_index, sl_aglo, sl_did
 from bayesclust.kernels import DID2_FISHER, description_length, did_cdf, did_logpdf
 from bayesclust.metrics import consistency_index, purity
 
@@ -255,7 +255,7 @@ def test_single_link_at_the_right_k_fails_where_sl_did_does_not(seed):
 
 def test_sl_did_inner_increments_are_the_clusters_increments():
     """The driver's per-point 2-NN bookkeeping gives graphs.increments of the final clusters."""
-    from bayesclust.inference.did_hierarchy import _Agglomeration
+    from bayesclust.inference.increments.did_hierarchy import _Agglomeration
 
     X, y = blobs(2)
     agg = _Agglomeration(X)
@@ -359,7 +359,7 @@ def test_estimators():
 def test_driver_keeps_each_clusters_nearest_eligible_partner():
     """After any sequence of merges, rejections and isolations, every active cluster's
     (rowmin, rowarg) is the brute-force nearest untested, unfrozen cluster (ties: smallest)."""
-    from bayesclust.inference.did_hierarchy import _Agglomeration
+    from bayesclust.inference.increments.did_hierarchy import _Agglomeration
 
     X, _ = blobs(3)
     rng = np.random.default_rng(0)

@@ -8,7 +8,7 @@ import pytest
 from scipy.cluster.hierarchy import linkage
 
 from bayesclust.datasets import load_biopsy, load_iris
-from bayesclust.inference.did_hierarchy import gdid_cut, sl_did
+from bayesclust.inference.increments.did_hierarchy import gdid_cut, sl_did
 from bayesclust.metrics import consistency_index, purity
 
 pytestmark = pytest.mark.paper

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bayesclust import dp_means, farthest_first_lambda
-from bayesclust.inference.dp_means import (
+from bayesclust.inference.hard.dp_means import (
     DPMeansInfo,
     DPMeansState,
     dp_means_pass,
@@ -147,7 +147,7 @@ def test_super_blocks_of_candidates_match_loop(x64, monkeypatch):
     super-block, the rest validated in blocks, and the pass still equals the per-point loop."""
     import importlib
 
-    dpm = importlib.import_module("bayesclust.inference.dp_means")
+    dpm = importlib.import_module("bayesclust.inference.hard.dp_means")
     monkeypatch.setattr(dpm, "_CANDIDATE_BLOCK", 8)
     monkeypatch.setattr(dpm, "_SUPER_BLOCKS", 3)
     one_pass = jax.jit(lambda *a: dpm.dp_means_pass(*a))  # traced with the small blocks

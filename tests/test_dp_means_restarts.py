@@ -8,7 +8,7 @@ import pytest
 import bayesclust
 from bayesclust import DPMeans, dp_means
 from bayesclust import _validation as V
-from bayesclust.inference import dp_means as dpm
+from bayesclust.inference.hard import dp_means as dpm
 from bayesclust.metrics import dp_means_objective
 
 from ._reference import dp_means_loop, dp_means_pass_loop

@@ -10,9 +10,9 @@ from scipy.stats import entropy
 from sklearn.metrics import mutual_info_score
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from bayesclust.inference import point_estimates, posterior
-from bayesclust.inference.point_estimates import draws_point_estimate, partition_point_estimate
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures import point_estimates, posterior
+from bayesclust.inference.mixtures.point_estimates import draws_point_estimate, partition_point_estimate
+from bayesclust.inference.mixtures.posterior import Posterior
 
 from ._reference import all_partitions, canonical
 

@@ -11,15 +11,15 @@ from scipy.spatial.distance import pdist, squareform
 from sklearn.metrics import normalized_mutual_info_score
 
 from bayesclust import datasets, metrics
-from bayesclust.inference.coassociation import coassociation
-from bayesclust.inference.embedding import (
+from bayesclust.inference.consensus.coassociation import coassociation
+from bayesclust.inference.consensus.embedding import (
     EXTRACTORS,
     classical_mds,
     embed_coassociation,
     embedded_consensus,
 )
-from bayesclust.inference.ensembles import k_bounds, kmeans_ensemble
-from bayesclust.inference.linkage import linkage_consensus
+from bayesclust.inference.consensus.ensembles import k_bounds, kmeans_ensemble
+from bayesclust.inference.consensus.linkage import linkage_consensus
 
 
 def _blocks(sizes, off=0.0):

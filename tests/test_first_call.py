@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bayesclust.inference.dp_means as dpm
+import bayesclust.inference.hard.dp_means as dpm
 from bayesclust.kernels import padded_rows, sum_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ def test_persistent_cache_off_and_user_dir_kept(tmp_path):
 
 
 def test_hard_hdp_scalars_do_not_recompile():
-    import bayesclust.inference.hard_hdp as hh
+    import bayesclust.inference.hard.hard_hdp as hh
 
     groups = [_blobs(80, 3, 3, seed=s) for s in range(3)]
     hh.hard_hdp(groups, 4.0, 30.0)

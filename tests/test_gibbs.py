@@ -9,7 +9,7 @@ import pytest
 from scipy.special import logsumexp
 
 from bayesclust import _native
-from bayesclust.inference.gibbs import gibbs_dp_gmm
+from bayesclust.inference.mixtures.gibbs import gibbs_dp_gmm
 from bayesclust.kernels import crp_log_prior
 
 from ._reference import all_partitions, canonical, dp_gmm_log_posterior
@@ -123,7 +123,7 @@ def test_split_merge_move_alone_matches_enumeration(x64):
     """Split-merge moves alone (no single-site moves: they can reach every partition by
     splits and merges) leave the exact posterior over the 52 partitions of 5 points
     invariant: 4 chains x 20,000 moves from one cluster."""
-    from bayesclust.inference.gibbs import init_state, split_merge_move
+    from bayesclust.inference.mixtures.gibbs import init_state, split_merge_move
 
     exact = _crp_exact(_X5, **_HYPER5)
     X = jnp.asarray(_X5)
@@ -226,7 +226,7 @@ def test_blocked_sampler_matches_truncated_enumeration(x64):
 def test_blocked_sweep_jit_and_eager_agree(x64):
     """One blocked sweep (sticks, means, labels, alpha and sigma2 updates), compiled and
     op by op, from the same key."""
-    from bayesclust.inference.gibbs import blocked_sweep, init_blocked_state
+    from bayesclust.inference.mixtures.gibbs import blocked_sweep, init_blocked_state
 
     rng = np.random.default_rng(3)
     X = jnp.asarray(np.concatenate([rng.normal(c, 0.5, size=(3, 2)) for c in (-2.0, 0.0, 2.0)]))
@@ -265,7 +265,7 @@ def test_bad_scheme_arguments(kwargs, match):
 @pytest.mark.parametrize("collapsed", [True, False])
 def test_point_scan_of_a_chain_batch_matches_per_point_loop(x64, collapsed):
     """The chain-batched scan moves every chain exactly as a per-point loop of that chain."""
-    from bayesclust.inference.gibbs import _scan_points, init_state
+    from bayesclust.inference.mixtures.gibbs import _scan_points, init_state
 
     from ._reference import gibbs_point_pass_loop
 
@@ -292,7 +292,7 @@ def test_point_scan_of_a_chain_batch_matches_per_point_loop(x64, collapsed):
 
 def test_sweep_chains_equals_one_chain_sweeps():
     """A batch of chains gives each chain the sweep it gets alone (same key)."""
-    from bayesclust.inference.gibbs import gibbs_sweep, init_state, sweep_chains
+    from bayesclust.inference.mixtures.gibbs import gibbs_sweep, init_state, sweep_chains
 
     rng = np.random.default_rng(4)
     X = jnp.asarray(rng.normal(size=(30, 2)), jnp.float32)
@@ -311,7 +311,7 @@ def test_sweep_chains_equals_one_chain_sweeps():
 
 
 def test_sweep_chains_rejects_mismatched_keys_and_states():
-    from bayesclust.inference.gibbs import init_state, sweep_chains
+    from bayesclust.inference.mixtures.gibbs import init_state, sweep_chains
 
     X = jnp.zeros((5, 2))
     one = init_state(X, jnp.zeros(5, jnp.int32), 8, 0.0, 1.0)

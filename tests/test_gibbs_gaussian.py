@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln, multigammaln
 
-from bayesclust.inference.gibbs_gaussian import (
+from bayesclust.inference.mixtures.gibbs_gaussian import (
     GaussianClusterPrior,
     default_gaussian_prior,
     gaussian_log_marginal,

@@ -26,8 +26,8 @@ import pytest
 from numpyro.diagnostics import effective_sample_size
 from scipy.special import gammaln, logsumexp
 
-from bayesclust.inference.gibbs import gibbs_dp_gmm, gibbs_sweep, init_state
-from bayesclust.inference.mcmc import run_nuts
+from bayesclust.inference.mixtures.gibbs import gibbs_dp_gmm, gibbs_sweep, init_state
+from bayesclust.inference.mixtures.mcmc import run_nuts
 from bayesclust.models.dp_gmm import TruncationWarning, check_truncation, dp_gmm
 
 from ._reference import all_partitions, dp_gmm_log_posterior

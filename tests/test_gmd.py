@@ -22,8 +22,8 @@ from sklearn.mixture import GaussianMixture
 import bayesclust
 from bayesclust import _validation as V
 from bayesclust import datasets
-from bayesclust.inference import gmd as G
-from bayesclust.inference.gmd import GMDResult, gmd, gmd_step, init_gmd_state, message_length
+from bayesclust.inference.increments import gmd as G
+from bayesclust.inference.increments.gmd import GMDResult, gmd, gmd_step, init_gmd_state, message_length
 from bayesclust.metrics import consistency_index
 
 
@@ -383,7 +383,7 @@ def test_initialisations():
     assert M.shape == (20, 4) and len(np.unique(M, axis=0)) >= 19  # Iris repeats a few rows
     assert all((X.astype(np.float32) == m).all(1).any() for m in M)
     K = G._initial_means(key, X.astype(np.float32), 20, "kmeans", 3)
-    from bayesclust.inference.kmeans import kmeans
+    from bayesclust.inference.hard.kmeans import kmeans
 
     centres = kmeans(jax.random.split(key)[1], X.astype(np.float32), 3).centers
     np.testing.assert_array_equal(K[:3], centres)

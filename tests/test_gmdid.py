@@ -10,7 +10,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import adjusted_rand_score
 
 from bayesclust.graphs import increments
-from bayesclust.inference.gmdid import cluster_mahalanobis, gmdid, kmdid
+from bayesclust.inference.increments.gmdid import cluster_mahalanobis, gmdid, kmdid
 from bayesclust.kernels import did_logpdf
 
 
@@ -161,8 +161,8 @@ def test_bad_input():
 
 @pytest.mark.parametrize("criterion", ["mdl", "lrt"])
 def test_pair_statistics_are_the_papers_formulas(criterion):
-    from bayesclust.inference.did_hierarchy import _lam_floor
-    from bayesclust.inference.gmdid import _Merger
+    from bayesclust.inference.increments.did_hierarchy import _lam_floor
+    from bayesclust.inference.increments.gmdid import _Merger
 
     X, y, start = split_blobs(4, pieces=3)
     floor = _lam_floor(X)
@@ -184,8 +184,8 @@ def test_pair_statistics_are_the_papers_formulas(criterion):
 @pytest.mark.parametrize("rule", ["paper", "paper_literal"])
 def test_lrt_decision_rules_at_their_threshold(rule):
     """"paper": merge iff the p-value 1 - F(Lambda) >= alpha; "paper_literal": iff F(Lambda) < alpha."""
-    from bayesclust.inference.did_hierarchy import _lam_floor
-    from bayesclust.inference.gmdid import _Merger
+    from bayesclust.inference.increments.did_hierarchy import _lam_floor
+    from bayesclust.inference.increments.gmdid import _Merger
 
     X, y, start = split_blobs(4, pieces=3)
     floor = _lam_floor(X)

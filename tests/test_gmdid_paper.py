@@ -10,7 +10,7 @@ import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from bayesclust.datasets import load_biopsy, load_iris
-from bayesclust.inference.kmeans import kmeans
+from bayesclust.inference.hard.kmeans import kmeans
 from bayesclust.metrics import consistency_index
 
 pytestmark = pytest.mark.paper
@@ -66,8 +66,8 @@ K_MAX = 50  # the paper's "50 initial centroids in total" (stated for the k-mean
 
 
 def median_runs(name, init):
-    from bayesclust.inference.gmd import gmd
-    from bayesclust.inference.gmdid import gmdid
+    from bayesclust.inference.increments.gmd import gmd
+    from bayesclust.inference.increments.gmdid import gmdid
 
     X, y = LOADERS[name]()
     K = len(np.unique(y))

@@ -8,7 +8,7 @@ import pytest
 
 from bayesclust import HardHDPResult, hard_hdp, hard_hdp_penalties
 from bayesclust.datasets import hdp_groups
-from bayesclust.inference.hard_hdp import (
+from bayesclust.inference.hard.hard_hdp import (
     HardHDPInfo,
     HardHDPState,
     _point_pass,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from bayesclust.inference.hdp_gibbs import (
+from bayesclust.inference.mixtures.hdp_gibbs import (
     HDPState,
     gibbs_hdp_gmm,
     init_hdp_state,
@@ -124,7 +124,7 @@ def test_point_sweep_reproduces_hard_hdp_step_4(x64):
     """A whole pass over the points at sigma2 = 1e-5 gives the same global cluster for
     every point as the literal step 4 from the same state (separated data; every table
     keeps a point, so the two agree on which global clusters a data set uses)."""
-    from bayesclust.inference.hdp_gibbs import _scan_points
+    from bayesclust.inference.mixtures.hdp_gibbs import _scan_points
 
     rng = np.random.default_rng(3)
     centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]])

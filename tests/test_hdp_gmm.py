@@ -21,14 +21,14 @@ from numpyro.infer.util import log_density
 from scipy import stats
 from scipy.special import logsumexp, softmax
 
-from bayesclust.inference.mcmc import (
+from bayesclust.inference.mixtures.mcmc import (
     LABEL_SAMPLERS,
     POSTERIOR_CHECKS,
     _resolve_label_sampler,
     run_nuts,
     sample_mixture_labels,
 )
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures.posterior import Posterior
 from bayesclust.metrics import nmi
 from bayesclust.models.dp_gmm import TruncationWarning, dp_gmm, log_alpha_from_lam
 from bayesclust.models.hdp_gmm import (

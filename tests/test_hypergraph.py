@@ -11,14 +11,14 @@ from sklearn.metrics import adjusted_rand_score
 
 import bayesclust as bc
 from bayesclust import _validation as V
-from bayesclust.inference.coassociation import coassociation
-from bayesclust.inference.consensus_selection import (
+from bayesclust.inference.consensus.coassociation import coassociation
+from bayesclust.inference.consensus.consensus_selection import (
     CONSENSUS_FUNCTIONS,
     consensus_candidates,
     select_consensus,
 )
-from bayesclust.inference.ensembles import kmeans_ensemble, njw_partition
-from bayesclust.inference.hypergraph import cspa, hyperedges, hypergraph_consensus, mcla
+from bayesclust.inference.consensus.ensembles import kmeans_ensemble, njw_partition
+from bayesclust.inference.consensus.hypergraph import cspa, hyperedges, hypergraph_consensus, mcla
 
 
 def _same_partition(a, b) -> bool:

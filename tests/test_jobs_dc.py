@@ -13,7 +13,7 @@ from scipy.special import gammaln
 
 from bayesclust.cli import main
 from bayesclust.datasets import dc_toy
-from bayesclust.inference.discriminative import (
+from bayesclust.inference.discriminative.discriminative import (
     dc_map,
     heldout_cost,
     select_width,

@@ -4,8 +4,8 @@ order and shared out to threads gives the labels of a plain Lloyd loop and of sc
 import numpy as np
 import pytest
 
-from bayesclust.inference import ensembles
-from bayesclust.inference import kmeans as km
+from bayesclust.inference.consensus import ensembles
+from bayesclust.inference.hard import kmeans as km
 
 
 def _reference_lloyd(X, C, max_iter):

@@ -10,8 +10,8 @@ import numpy as np
 
 from bayesclust import datasets, farthest_first_lambda
 from bayesclust.comparison import small_variance_path
-from bayesclust.inference.dp_means import dp_means_pass
-from bayesclust.inference.gibbs import gibbs_sweep, init_state
+from bayesclust.inference.hard.dp_means import dp_means_pass
+from bayesclust.inference.mixtures.gibbs import gibbs_sweep, init_state
 from bayesclust.models.dp_gmm import log_alpha_from_lam
 
 from ._reference import canonical, dp_means_pass_live_counts

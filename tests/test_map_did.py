@@ -10,7 +10,7 @@ from sklearn.model_selection import cross_val_score
 import bayesclust
 from bayesclust.datasets import load_iris
 from bayesclust.graphs import increments
-from bayesclust.inference.map_did import map_did_fit, map_did_log_scores, map_did_predict
+from bayesclust.inference.increments.map_did import map_did_fit, map_did_log_scores, map_did_predict
 from bayesclust.models.did import map_did
 
 

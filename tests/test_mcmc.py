@@ -1,4 +1,4 @@
-"""NUTS / SVI glue (bayesclust.inference.mcmc) on the DP Gaussian mixture program.
+"""NUTS / SVI glue (bayesclust.inference.mixtures.mcmc) on the DP Gaussian mixture program.
 
 The statistical tests use three well-separated 2-D blobs (n = 90, std 0.5) and the
 model with sigma2 fixed at the true variance, rho2 = 100 (Kulis & Jordan §6.1).
@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp, softmax
 
-from bayesclust.inference.mcmc import (
+from bayesclust.inference.mixtures.mcmc import (
     LABEL_SAMPLERS,
     POSTERIOR_CHECKS,
     register_model,
@@ -22,7 +22,7 @@ from bayesclust.inference.mcmc import (
     run_svi,
     sample_mixture_labels,
 )
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures.posterior import Posterior
 from bayesclust.metrics import nmi
 from bayesclust.models.dp_gmm import TruncationWarning, alpha_from_lam, dp_gmm
 

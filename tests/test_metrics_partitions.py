@@ -14,7 +14,7 @@ import pytest
 import scipy.stats
 from sklearn import metrics as skm
 
-from bayesclust.inference.point_estimates import partition_point_estimate
+from bayesclust.inference.mixtures.point_estimates import partition_point_estimate
 from bayesclust.metrics import (
     binder_loss,
     co_clustering_matrix,

@@ -19,8 +19,8 @@ import pytest
 
 from bayesclust import _native
 from bayesclust import kernels as K
-from bayesclust.inference.dp_means import dp_means
-from bayesclust.inference.kmeans import kmeans
+from bayesclust.inference.hard.dp_means import dp_means
+from bayesclust.inference.hard.kmeans import kmeans
 
 from .test_kernels import _nearest_loop, _random_case
 

@@ -18,8 +18,8 @@ import pytest
 from scipy.special import logsumexp
 
 from bayesclust import _native
-from bayesclust.inference import gibbs as G
-from bayesclust.inference.gibbs import gibbs_dp_gmm, init_state
+from bayesclust.inference.mixtures import gibbs as G
+from bayesclust.inference.mixtures.gibbs import gibbs_dp_gmm, init_state
 
 from ._reference import (
     all_partitions,

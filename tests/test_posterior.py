@@ -1,4 +1,4 @@
-"""Tests of bayesclust.inference.posterior.Posterior.
+"""Tests of bayesclust.inference.mixtures.posterior.Posterior.
 
 References: hand counts and plain loops (number of clusters, k distribution, co-clustering),
 ArviZ called directly on the same arrays (R-hat / ESS), brute-force checks of the
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from bayesclust.inference import posterior as posterior_module
-from bayesclust.inference.posterior import Posterior, Relabelled
+from bayesclust.inference.mixtures import posterior as posterior_module
+from bayesclust.inference.mixtures.posterior import Posterior, Relabelled
 
 
 def _arviz():

@@ -13,9 +13,9 @@ from sklearn.metrics import adjusted_rand_score
 
 import bayesclust as bc
 from bayesclust import datasets, metrics
-from bayesclust.inference.coassociation import coassociation
-from bayesclust.inference.ensembles import kmeans_ensemble
-from bayesclust.inference.ppc import ppc
+from bayesclust.inference.consensus.coassociation import coassociation
+from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+from bayesclust.inference.consensus.ppc import ppc
 
 X_IRIS, Y_IRIS = datasets.load_iris()
 

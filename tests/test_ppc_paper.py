@@ -19,10 +19,10 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from bayesclust import datasets, metrics
-from bayesclust.inference.coassociation import coassociation
-from bayesclust.inference.ensembles import clustering_ensemble
-from bayesclust.inference.linkage import linkage_consensus
-from bayesclust.inference.ppc import ppc
+from bayesclust.inference.consensus.coassociation import coassociation
+from bayesclust.inference.consensus.ensembles import clustering_ensemble
+from bayesclust.inference.consensus.linkage import linkage_consensus
+from bayesclust.inference.consensus.ppc import ppc
 
 N_PER_SETTING = 100  # the paper's N per (algorithm, K)
 BASES = ("single", "complete", "average", "kmeans")

@@ -26,7 +26,7 @@ from bayesclust import (
 )
 from bayesclust.estimators.dp import DPMeans
 from bayesclust.graphs import knn_gaussian_affinity
-from bayesclust.inference.kmeans import kmeans
+from bayesclust.inference.hard.kmeans import kmeans
 
 SCALES64 = [1e-8, 1e-6, 1e-4, 1e-2, 3.7, 1e4, 1e8]
 SCALES32 = [1e-4, 1e-2, 3.7, 1e2, 1e4]

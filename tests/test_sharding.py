@@ -29,7 +29,7 @@ from jax.sharding import Mesh
 
 import bayesclust
 from bayesclust import dp_means, hard_hdp
-from bayesclust.inference.dp_means import dp_means_pass
+from bayesclust.inference.hard.dp_means import dp_means_pass
 
 WORKER = Path(__file__).with_name("_sharded_worker.py")
 MULTIHOST_WORKER = Path(__file__).with_name("_multihost_worker.py")

@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from bayesclust import datasets
 from bayesclust.estimators import SMIC
 from bayesclust.graphs import local_scaling_cross_kernel, local_scaling_kernel
-from bayesclust.inference.smic import (
+from bayesclust.inference.information.smic import (
     LSMI_DELTAS,
     LSMI_GAMMAS,
     lsmi,
@@ -485,7 +485,7 @@ def test_lsmi_cross_validation_equals_a_loop_of_lsmi_fit():
     """[S] §2.4: CV(gamma, delta) = mean over folds of the hold-out criterion of a fit on the
     other folds with the centres lying there; the shared-moments code against that loop, for
     several labellings scored at once (as smic_select does)."""
-    from bayesclust.inference.smic import _lsmi_cv_many, _lsmi_design
+    from bayesclust.inference.information.smic import _lsmi_cv_many, _lsmi_design
 
     rng = np.random.default_rng(3)
     n = 60

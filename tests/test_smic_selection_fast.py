@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bayesclust.graphs import local_scaling_kernel, local_scaling_kernels
-from bayesclust.inference.smic import (
+from bayesclust.inference.information.smic import (
     LSMI_DELTAS,
     LSMI_GAMMAS,
     _lsmi_cv_many,

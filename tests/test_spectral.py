@@ -25,7 +25,7 @@ from bayesclust import (
     spectral_dp_means,
 )
 from bayesclust.graphs import knn_gaussian_affinity
-from bayesclust.inference.spectral import (
+from bayesclust.inference.hard.spectral import (
     KernelDPMeansInfo,
     KernelDPMeansState,
     PenalizedNCutInfo,

@@ -15,8 +15,8 @@ from sklearn.metrics import adjusted_rand_score
 
 import bayesclust as bc
 from bayesclust import datasets
-from bayesclust.inference import temporal as T
-from bayesclust.inference.ensembles import _kmeanspp_rows, _shi_malik_spectral
+from bayesclust.inference.consensus import temporal as T
+from bayesclust.inference.consensus.ensembles import _kmeanspp_rows, _shi_malik_spectral
 
 SMALL_GRID = dict(n_clusters=[2, 3], sigmas=[0.5, 1.0])
 

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import davies_bouldin_score, silhouette_score
 
-from bayesclust.inference.coassociation import coassociation
+from bayesclust.inference.consensus.coassociation import coassociation
 from bayesclust.metrics import davies_bouldin, dunn, likelihood_index, silhouette
 
 TOL = 1e-10

@@ -5,8 +5,8 @@ import pytest
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score, silhouette_score
 
 from bayesclust import metrics
-from bayesclust.inference.coassociation import coassociation, coassociation_dense
-from bayesclust.inference.weacs import validity_weights, weacs
+from bayesclust.inference.consensus.coassociation import coassociation, coassociation_dense
+from bayesclust.inference.consensus.weacs import validity_weights, weacs
 
 
 def _ensemble(rng, N=12, n=40, missing=0.0):

@@ -1,7 +1,7 @@
 // One sweep of Neal's single-site Gibbs moves for the DP Gaussian mixture,
 // every chain, as an XLA:CPU FFI custom call.
 //
-// The same Markov kernel as bayesclust.inference.gibbs._scan_points (the XLA
+// The same Markov kernel as bayesclust.inference.mixtures.gibbs._scan_points (the XLA
 // path, which is the reference these kernels are tested against): for every
 // point in order and in every chain, remove the point from its cluster, weigh
 // the clusters

@@ -20,7 +20,7 @@ from sklearn.utils.validation import (
 
 from .. import _validation as V
 from .._validation import warn_renamed
-from ..inference.dp_means import farthest_first_lambda
+from ..inference.hard.dp_means import farthest_first_lambda
 from ..kernels import nearest_center, padded_rows
 
 #: Default of a renamed parameter's old spelling (scikit-learn's convention); the
@@ -136,7 +136,7 @@ class _PointPartitionPredictive:
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
         if getattr(self, "covariance_type", "spherical") != "spherical":
             # Per-cluster covariances: the predictive needs the members themselves.
-            from ..inference.gibbs_gaussian import _cluster_posterior
+            from ..inference.mixtures.gibbs_gaussian import _cluster_posterior
 
             self._X_fit = np.asarray(X, np.float64)
             # The posterior mean m_n of each cluster, as the predictive computes it.
@@ -158,7 +158,7 @@ class _PointPartitionPredictive:
         from scipy.special import logsumexp
 
         if getattr(self, "covariance_type", "spherical") != "spherical":
-            from ..inference.gibbs_gaussian import gaussian_predictive_logpdf
+            from ..inference.mixtures.gibbs_gaussian import gaussian_predictive_logpdf
 
             logp = np.log(self._counts)[None] + gaussian_predictive_logpdf(
                 X, self._X_fit, self.labels_, covariance_type=self.covariance_type,

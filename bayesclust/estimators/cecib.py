@@ -14,7 +14,7 @@ from sklearn.utils.validation import (
 )
 
 from .. import _validation as V
-from ..inference.cecib import cecib, cecib_log_density
+from ..inference.information.cecib import cecib, cecib_log_density
 from ._base import (
     _key_from_random_state,
 )

@@ -17,22 +17,27 @@ from sklearn.utils.validation import (
 )
 
 from .._validation import check_ensemble
-from ..inference.acccs import acccs
-from ..inference.aspect_em import aspect_em, select_n_aspects
-from ..inference.coassociation import coassociation
-from ..inference.consensus_bayes import aspect_posterior
-from ..inference.consensus_selection import (
+from ..inference.consensus.acccs import acccs
+from ..inference.consensus.aspect_em import aspect_em, select_n_aspects
+from ..inference.consensus.coassociation import coassociation
+from ..inference.consensus.consensus_bayes import aspect_posterior
+from ..inference.consensus.consensus_selection import (
     CONSENSUS_FUNCTIONS,
     CRITERIA,
     consensus_candidates,
     select_consensus,
 )
-from ..inference.constrained import CONSTRAINED_METHODS, constrained_linkage_consensus
-from ..inference.embedding import EMBEDDING_METHODS, EXTRACTORS, embed_coassociation, embedded_consensus
-from ..inference.ensembles import kmeans_ensemble
-from ..inference.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
-from ..inference.linkage import LINKAGE_METHODS, linkage_consensus
-from ..inference.ppc import ppc
+from ..inference.consensus.constrained import CONSTRAINED_METHODS, constrained_linkage_consensus
+from ..inference.consensus.embedding import (
+    EMBEDDING_METHODS,
+    EXTRACTORS,
+    embed_coassociation,
+    embedded_consensus,
+)
+from ..inference.consensus.ensembles import kmeans_ensemble
+from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
+from ..inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
+from ..inference.consensus.ppc import ppc
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -90,13 +95,13 @@ class EvidenceAccumulation(_ConsensusBase):
     r"""Evidence accumulation clustering (EAC): linkage consensus of a clustering ensemble.
 
     Builds an ensemble (k-means with K drawn from the split-and-merge rule, or any
-    partitions — including a :class:`~bayesclust.inference.posterior.Posterior`'s label
+    partitions — including a :class:`~bayesclust.inference.mixtures.posterior.Posterior`'s label
     draws), accumulates the sparse co-association :math:`C_{ij} = n_{ij}/N`, and cuts a
     linkage dendrogram of :math:`1 - C` at ``n_clusters`` or at the largest lifetime (Fred &
     Jain 2005).  With ``select``, a validity index chooses the consensus among the linkages
     ``method`` cut at every number of clusters of ``k_range`` (Duarte et al. 2010); the
     candidates may also come from other consensus functions of the same ensemble (CSPA,
-    MCLA, PEnCA, PPC: :data:`~bayesclust.inference.consensus_selection.CONSENSUS_FUNCTIONS`).
+    MCLA, PEnCA, PPC: :data:`~bayesclust.inference.consensus.consensus_selection.CONSENSUS_FUNCTIONS`).
 
     Parameters
     ----------
@@ -104,16 +109,16 @@ class EvidenceAccumulation(_ConsensusBase):
         Fixed K (merge-order cut, robust to ties); ``None``: the lifetime criterion, or with
         ``select`` every K of ``k_range``.
     method : str or list of str, default "average"
-        A linkage of :func:`~bayesclust.inference.linkage.linkage_consensus`: "average",
+        A linkage of :func:`~bayesclust.inference.consensus.linkage.linkage_consensus`: "average",
         "single", "complete", "weighted", "ward", "centroid" or "median"; with ``select``,
         also a list of linkages to choose among.  Ward, centroid and median read
         :math:`1 - C` as if it were Euclidean; centroid and median trees can be non-monotone
         (their negative lifetimes count as 0); every method but single and average link
         forms the dense :math:`1 - C`.  With ``select``, the list may also name ``"cspa"``,
         ``"mcla"`` (Strehl & Ghosh 2002), ``"penca"`` and ``"ppc"``
-        (:func:`~bayesclust.inference.consensus_selection.consensus_candidates`).
+        (:func:`~bayesclust.inference.consensus.consensus_selection.consensus_candidates`).
     select : str or None, default None
-        A criterion of :func:`~bayesclust.inference.consensus_selection.select_consensus`:
+        A criterion of :func:`~bayesclust.inference.consensus.consensus_selection.select_consensus`:
         ``"acc"``, ``"anmi"``, ``"div1"``, ``"div3"`` (against the ensemble),
         ``"silhouette"``, ``"dunn"``, ``"davies_bouldin"``, ``"likelihood"`` (on the
         co-association or, with ``select_space="data"``, on ``X``).
@@ -126,7 +131,7 @@ class EvidenceAccumulation(_ConsensusBase):
     n_clusters_range : (int, int) or None
         ``(K_min, K_max)`` of the ensemble; default from ``k_rule``.
     k_rule : {"penca", "sqrt", "linear"}, default "penca"
-        See :func:`bayesclust.inference.ensembles.k_bounds`.
+        See :func:`bayesclust.inference.consensus.ensembles.k_bounds`.
     subsample : float in (0, 1] or None
         Fraction of objects per partition.
     allow_k1 : bool, default False
@@ -139,7 +144,7 @@ class EvidenceAccumulation(_ConsensusBase):
     n_clusters_ : int
     ensemble_ : ndarray of shape (N, n_samples)
         The partitions (renumbered; -1 = not sampled).
-    coassociation_ : bayesclust.inference.coassociation.CoAssociation
+    coassociation_ : bayesclust.inference.consensus.coassociation.CoAssociation
     linkage_ : ndarray of shape (n_samples - 1, 4) or None
         The dendrogram of the chosen linkage (None when ``select`` chose another consensus
         function).
@@ -153,7 +158,7 @@ class EvidenceAccumulation(_ConsensusBase):
     selection_standard_errors_ : ndarray of shape (n_candidates,) or None
         With ``select="acc"`` or ``"anmi"``: the standard error of the chosen candidate's lead
         over each candidate, paired by partition
-        (:attr:`~bayesclust.inference.consensus_selection.ConsensusSelection.standard_errors`);
+        (:attr:`~bayesclust.inference.consensus.consensus_selection.ConsensusSelection.standard_errors`);
         None for the other criteria.
 
     Examples
@@ -259,7 +264,7 @@ class ConstrainedEAC(_ConsensusBase):
     n_clusters : int, default 2
         :math:`K^*`.
     method : {"single", "complete"}, default "single"
-        CSL or CCL (:func:`~bayesclust.inference.constrained.constrained_linkage_consensus`).
+        CSL or CCL (:func:`~bayesclust.inference.consensus.constrained.constrained_linkage_consensus`).
     n_partitions : int, default 50
         Ensemble size when ``fit`` builds the ensemble (50 in the CEAC experiments).
     n_clusters_range : (int, int) or None, default (10, 30)
@@ -280,7 +285,7 @@ class ConstrainedEAC(_ConsensusBase):
         Fraction of the constraints ``labels_`` satisfies (CEAC paper, eq. 5); NaN without
         constraints.
     ensemble_ : ndarray of shape (N, n_samples)
-    coassociation_ : bayesclust.inference.coassociation.CoAssociation
+    coassociation_ : bayesclust.inference.consensus.coassociation.CoAssociation
 
     Examples
     --------
@@ -343,13 +348,13 @@ class AspectConsensus(_ConsensusBase):
     :math:`P(y,z)=\sum_r p_rB_{r,y}B_{r,z}` and fitted by EM on the sparse count matrix
     (Lourenco, Fred & Figueiredo 2011); :math:`V_{y,r}\propto B_{r,y}p_r` are soft
     memberships.  ``hard=True`` fits the hard limit (classification EM).  See
-    :func:`bayesclust.inference.aspect_em.aspect_em`.
+    :func:`bayesclust.inference.consensus.aspect_em.aspect_em`.
 
     Parameters
     ----------
     n_clusters : int or None, default None
         Number of aspects L; ``None`` chooses it by MDL over ``1..max_clusters``
-        (:func:`~bayesclust.inference.aspect_em.select_n_aspects`, experimental).
+        (:func:`~bayesclust.inference.consensus.aspect_em.select_n_aspects`, experimental).
     max_clusters : int, default 10
     hard : bool, default False
     n_init : int, default 10
@@ -365,11 +370,11 @@ class AspectConsensus(_ConsensusBase):
         As in :class:`EvidenceAccumulation`.
     inference : {"em", "svi", "nuts"}, default "em"
         ``"em"``: the EM fit alone.  ``"svi"`` / ``"nuts"``: after EM, the posterior of the
-        aspect model by :func:`~bayesclust.inference.consensus_bayes.aspect_posterior`
+        aspect model by :func:`~bayesclust.inference.consensus.consensus_bayes.aspect_posterior`
         (started at and aligned to the EM fit; SVI's default guide is ``AutoDelta``, the MAP);
         not with ``hard=True``.
     inference_kwargs : dict or None, default None
-        Passed to :func:`~bayesclust.inference.consensus_bayes.aspect_posterior` (``guide``,
+        Passed to :func:`~bayesclust.inference.consensus.consensus_bayes.aspect_posterior` (``guide``,
         ``num_steps``, ``learning_rate``, ``num_samples``, ``num_warmup``, ``num_chains``,
         ``alpha_p``, ``alpha_B``; the last two also reach EM).
 
@@ -501,9 +506,9 @@ class EmbeddedConsensus(_ConsensusBase):
 
     Builds an ensemble (or takes partitions or a Posterior), accumulates the co-association
     :math:`C`, embeds it by classical MDS, Isomap or Laplacian eigenmaps
-    (:func:`~bayesclust.inference.embedding.embed_coassociation`, reading :math:`C` as
+    (:func:`~bayesclust.inference.consensus.embedding.embed_coassociation`, reading :math:`C` as
     similarities or as features) and extracts ``n_clusters`` clusters by k-means or a linkage
-    (:func:`~bayesclust.inference.embedding.embedded_consensus`) (Lourenço, Fred et al.
+    (:func:`~bayesclust.inference.consensus.embedding.embedded_consensus`) (Lourenço, Fred et al.
     2010, SIMBAD deliverable D2.3).
 
     Parameters
@@ -618,7 +623,7 @@ class PairwiseConsensus(_ConsensusBase):
     :math:`\mathbf y_i^\top\mathbf y_j` approximates the co-association :math:`c_{ij}` in least
     squares, :math:`\min_Y \|C - Y^\top Y\|_F^2`, by the Baum-Eagon growth transform on the
     sparse pairs (Rota Bulò, Lourenço, Fred & Pelillo 2010).  See
-    :func:`bayesclust.inference.ppc.ppc`.
+    :func:`bayesclust.inference.consensus.ppc.ppc`.
 
     Parameters
     ----------
@@ -729,7 +734,7 @@ class HypergraphConsensus(_ConsensusBase):
     meta-clusters and gives every object to the meta-cluster it is most associated with
     (Strehl & Ghosh 2002, §3.2, §3.4).  Both use a normalised-cut spectral partition in place
     of the paper's METIS (docs/deviations.md#cspa-mcla-partitioner).  See
-    :func:`bayesclust.inference.hypergraph.cspa` and :func:`~bayesclust.inference.hypergraph.mcla`.
+    :func:`bayesclust.inference.consensus.hypergraph.cspa` and :func:`~bayesclust.inference.consensus.hypergraph.mcla`.
 
     One estimator with ``method=``, like :class:`EmbeddedConsensus`: the two functions share
     the ensemble's hypergraph, the partitioner and their parameters, and differ in which
@@ -823,7 +828,7 @@ class ACCCS(_ConsensusBase):
     Maximises :math:`J = (1 - \beta) ACC + \beta CS` over partitions with ``n_clusters``
     labels, :math:`ACC` the average cluster consistency with the ensemble and :math:`CS` the
     fraction of satisfied must-link and cannot-link constraints (Duarte, Fred & Duarte 2009,
-    eqs. 5-7).  See :func:`bayesclust.inference.acccs.acccs`.
+    eqs. 5-7).  See :func:`bayesclust.inference.consensus.acccs.acccs`.
 
     The constraints are given to :meth:`fit` (``must_link=``, ``cannot_link=``), as they
     belong to the data, like ``y``; the estimator's parameters are the algorithm's settings.

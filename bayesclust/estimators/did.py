@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ..inference.did_hierarchy import gdid_index, sl_aglo, sl_did
+from ..inference.increments.did_hierarchy import gdid_index, sl_aglo, sl_did
 from ._base import _key_from_random_state
 
 __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
@@ -33,7 +33,7 @@ class SLDID(ClusterMixin, BaseEstimator):
     Agglomerates in single link's order; small clusters merge, a cluster whose gap lies in
     the tail of its dissimilarity-increments law is isolated, and two clusters merge when the
     union's increments have the shorter MDL description length (Aidos & Fred 2011).  See
-    :func:`bayesclust.inference.did_hierarchy.sl_did`.
+    :func:`bayesclust.inference.increments.did_hierarchy.sl_did`.
 
     Parameters
     ----------
@@ -102,7 +102,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
     A cluster is isolated when its gap reaches ``tau`` times its mean increment (the
     exponential model of the increments).  With ``tau="auto"`` every value of ``taus`` is run
     and the partition of smallest G-DID is kept, as Aidos & Fred (2011) choose it.  See
-    :func:`bayesclust.inference.did_hierarchy.sl_aglo`.
+    :func:`bayesclust.inference.increments.did_hierarchy.sl_aglo`.
 
     Parameters
     ----------
@@ -178,7 +178,7 @@ class GMDID(ClusterMixin, BaseEstimator):
     Learns a full-covariance mixture by Figueiredo & Jain's algorithm (:func:`~bayesclust.gmd`,
     from ``k_max`` components down to ``n_clusters_min``), takes each component's points as a
     cluster and merges clusters whose increments are explained by one 2-DID
-    (:func:`bayesclust.inference.gmdid.gmdid`; Aidos & Fred 2012).
+    (:func:`bayesclust.inference.increments.gmdid.gmdid`; Aidos & Fred 2012).
 
     Parameters
     ----------
@@ -247,8 +247,8 @@ class GMDID(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        from ..inference.gmd import gmd
-        from ..inference.gmdid import gmdid
+        from ..inference.increments.gmd import gmd
+        from ..inference.increments.gmdid import gmdid
 
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=3)
@@ -280,7 +280,7 @@ class MAPDIDClassifier(ClassifierMixin, BaseEstimator):
 
     A point goes to the class of largest :math:`\log\pi_c + \log p(x\mid c) +
     \log p_{DID}(w_c(x);\lambda_c)`, :math:`w_c(x)` its increment against the class's
-    training points (:func:`bayesclust.inference.map_did.map_did_fit`; the joint model is the
+    training points (:func:`bayesclust.inference.increments.map_did.map_did_fit`; the joint model is the
     NumPyro program :func:`bayesclust.models.did.map_did`).
 
     Parameters
@@ -331,7 +331,7 @@ class MAPDIDClassifier(ClassifierMixin, BaseEstimator):
         """
         from sklearn.utils.multiclass import check_classification_targets
 
-        from ..inference.map_did import map_did_fit
+        from ..inference.increments.map_did import map_did_fit
 
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3)
@@ -347,7 +347,7 @@ class MAPDIDClassifier(ClassifierMixin, BaseEstimator):
         from scipy.special import logsumexp
         from sklearn.utils.validation import check_is_fitted
 
-        from ..inference.map_did import map_did_log_scores
+        from ..inference.increments.map_did import map_did_log_scores
 
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)

@@ -15,10 +15,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..inference.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
-from ..inference.dp_means import dp_means
-from ..inference.gibbs import gibbs_dp_gmm, prior_distribution
-from ..inference.gibbs_gaussian import GaussianClusterPrior
+from ..inference.hard.dp_means import dp_means
+from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
+from ..inference.mixtures.gibbs import gibbs_dp_gmm, prior_distribution
+from ..inference.mixtures.gibbs_gaussian import GaussianClusterPrior
 from ..models.dp_gmm import data_scaled_variances
 from ._base import (
     DEPRECATED,
@@ -258,7 +258,7 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     num_warmup, num_samples, thin, num_chains : int, default 500, 1000, 4, 8
         Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
         defaults of :func:`bayesclust.gibbs_dp_gmm`
-        (:data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`).  ``fit``
+        (:data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`).  ``fit``
         issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
     split_merge : int or None, default None
         Split-merge moves per sweep; None: 2 with ``sampler="collapsed"``, 0 with
@@ -405,7 +405,11 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
 
 def _fit_gaussian(est, X):
     """``fit`` of :class:`DPGaussianMixture` with ``covariance_type`` "diag" or "full"."""
-    from ..inference.gibbs_gaussian import check_gaussian_prior, default_gaussian_prior, gibbs_dp_gaussian
+    from ..inference.mixtures.gibbs_gaussian import (
+        check_gaussian_prior,
+        default_gaussian_prior,
+        gibbs_dp_gaussian,
+    )
 
     prior = est.prior
     if prior is None:

@@ -16,11 +16,11 @@ from sklearn.utils.validation import (
 )
 
 from .._validation import renamed_attribute
-from ..inference.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
-from ..inference.gibbs import prior_distribution
-from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
-from ..inference.hdp_gibbs import gibbs_hdp_gmm
-from ..inference.posterior import Posterior
+from ..inference.hard.hard_hdp import hard_hdp, hard_hdp_penalties
+from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
+from ..inference.mixtures.gibbs import prior_distribution
+from ..inference.mixtures.hdp_gibbs import gibbs_hdp_gmm
+from ..inference.mixtures.posterior import Posterior
 from ._base import (
     DEPRECATED,
     _key_from_random_state,
@@ -62,7 +62,7 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     ----------
     lam_local, lam_global : float or None, default None
         Penalties (squared distances, > 0).  When either is None both come from
-        :func:`bayesclust.inference.hard_hdp.hard_hdp_penalties` for
+        :func:`bayesclust.inference.hard.hard_hdp.hard_hdp_penalties` for
         ``n_local`` local clusters per data set and ``n_global`` global
         clusters; a given value overrides its half.  With a single data set each
         is half the farthest-first DP-means penalty for ``n_global`` clusters.
@@ -218,7 +218,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     of each data set by CRP(:math:`\alpha`), each mapped to a global cluster
     by CRP(:math:`\gamma`), :math:`x \sim N(\mu_p, \sigma^2 I)`.  ``fit``
     runs the Chinese-restaurant-franchise Gibbs sampler
-    (:func:`bayesclust.inference.hdp_gibbs.gibbs_hdp_gmm`); ``labels_`` is the
+    (:func:`bayesclust.inference.mixtures.hdp_gibbs.gibbs_hdp_gmm`); ``labels_`` is the
     posterior point partition of the global clusters (VI or Binder loss), free
     of label switching.  Its small-variance limit is :class:`HardHDP`.
 
@@ -239,7 +239,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     num_warmup, num_samples, thin, num_chains : int, default 500, 500, 1, 8
         Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
         defaults of :func:`bayesclust.gibbs_hdp_gmm`
-        (:data:`bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`).  ``fit``
+        (:data:`bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`).  ``fit``
         issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
     loss : {"vi", "binder"}, default "vi"
     progress_bar : bool, default False

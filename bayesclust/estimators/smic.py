@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
 )
 
 from .._validation import renamed_attribute
-from ..inference.smic import (
+from ..inference.information.smic import (
     DEFAULT_CANDIDATES,
     smic_predict,
     smic_predict_proba,
@@ -37,7 +37,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     maximises the squared-loss mutual information; the solution is analytic (the top-c
     eigenvectors of the sparse local-scaling kernel ``K``, no restarts).  The neighbourhood
     size ``t`` of ``K`` (eq. 7) is chosen by maximising LSMI over ``candidates``
-    (:func:`bayesclust.inference.smic.smic_select`) or fixed.
+    (:func:`bayesclust.inference.information.smic.smic_select`) or fixed.
 
     Parameters
     ----------

@@ -65,8 +65,8 @@ def run_compare(
     num_warmup, num_samples, num_chains, thin : int, optional
         Sampler settings (not used by ``consensus``; ``thin`` only by ``dp`` and ``hdp``);
         None: the job's own default, for ``dp`` and ``hdp`` the sampler's
-        (:data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`,
-        :data:`~bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`).
+        (:data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`,
+        :data:`~bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`).
     plot, progress_bar : bool
 
     Returns

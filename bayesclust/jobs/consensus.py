@@ -22,14 +22,19 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
-from ..inference.aspect_em import aspect_em
-from ..inference.coassociation import coassociation
-from ..inference.consensus_selection import CRITERIA, consensus_candidates, select_consensus, validity_index
-from ..inference.ensembles import kmeans_ensemble
-from ..inference.hypergraph import cspa, mcla
-from ..inference.linkage import linkage_consensus
-from ..inference.mixture_of_ensembles import mixture_of_ensembles
-from ..inference.ppc import ppc
+from ..inference.consensus.aspect_em import aspect_em
+from ..inference.consensus.coassociation import coassociation
+from ..inference.consensus.consensus_selection import (
+    CRITERIA,
+    consensus_candidates,
+    select_consensus,
+    validity_index,
+)
+from ..inference.consensus.ensembles import kmeans_ensemble
+from ..inference.consensus.hypergraph import cspa, mcla
+from ..inference.consensus.linkage import linkage_consensus
+from ..inference.consensus.mixture_of_ensembles import mixture_of_ensembles
+from ..inference.consensus.ppc import ppc
 from ..plotting import project_2d
 from ._common import save_figure, timed, write_outputs
 
@@ -107,7 +112,7 @@ def run_compare_consensus(
     """Consensus of one k-means ensemble by PEnCA, EAC linkage and MM, side by side.
 
     Builds an ensemble of ``n_partitions`` k-means runs with the PEnCA K rule
-    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`), its sparse co-association, and extracts
+    (:func:`bayesclust.inference.consensus.ensembles.kmeans_ensemble`), its sparse co-association, and extracts
     a consensus with ``K`` = the true number of classes by: PEnCA (best likelihood of
     ``n_init`` random starts) and its hard limit (classification EM); EAC average and
     single link (merge-order cut at K) and average link with the lifetime criterion; MM

@@ -21,8 +21,8 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
-from ..inference.dc_baselines import mda2_em, mog_em
-from ..inference.discriminative import (
+from ..inference.discriminative.dc_baselines import mda2_em, mog_em
+from ..inference.discriminative.discriminative import (
     dc_anneal,
     dc_map,
     dc_nuts,
@@ -33,7 +33,7 @@ from ..inference.discriminative import (
     stratified_split,
     width_grid,
 )
-from ..inference.kmeans import kmeans
+from ..inference.hard.kmeans import kmeans
 from ._common import convergence, load_data, save_figure, timed, write_outputs
 
 __all__ = ["fig1_prototypes", "run_compare_dc"]
@@ -50,7 +50,7 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
                     n_init: int = 3) -> dict:
     r"""Prototypes of VQ-regularised DC on the toy of Kaski et al. (2005), Fig. 1.
 
-    For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.dc_map`)
+    For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.discriminative.dc_map`)
     of :math:`C_{VQ} = \text{MAP}_{DC} - \lambda_{VQ} E_{VQ}` (eq. 15) from
     ``n_init`` random initialisations and keeps the best smoothed objective
     (best of 3).  At ``lam_vq = 0`` the prototypes line up along the
@@ -72,7 +72,7 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
     -------
     dict
         ``"X"`` (n, 2), ``"classes"`` (n,), and ``"fits"``: a list of
-        :class:`~bayesclust.inference.discriminative.DCResult`, one per ``lam_vq``.
+        :class:`~bayesclust.inference.discriminative.discriminative.DCResult`, one per ``lam_vq``.
 
     Examples
     --------
@@ -118,7 +118,7 @@ def run_compare_dc(
     Splits the data 70/30 (stratified by class) and fits on the training part, with
     the classes as auxiliary data:
 
-    * **CG MAP** -- :func:`~bayesclust.inference.discriminative.dc_map` on the
+    * **CG MAP** -- :func:`~bayesclust.inference.discriminative.discriminative.dc_map` on the
       smoothed posterior (k-means start, at most 29 CG iterations);
     * **SA MAP (hard)** -- simulated annealing on the exact, unsmoothed posterior,
       the ``smooth_std -> 0`` limit of the model;
@@ -130,7 +130,7 @@ def run_compare_dc(
       the same DC cost of their centres' Voronoi cells.
 
     Widths (DC smoothing, SA jump, mixture spreads) are chosen by
-    :func:`~bayesclust.inference.discriminative.select_width` on a split of the
+    :func:`~bayesclust.inference.discriminative.discriminative.select_width` on a split of the
     training part, except on ``dc-toy`` where our Fig. 1 smoothing 0.3 is used
     for CG, sDC and NUTS.  Real data are standardised (z-scores of the training part).
     Writes ``compare_dc.json`` and ``compare_dc.png`` (on ``dc-toy`` with the Fig. 1

@@ -18,12 +18,12 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
-from ..inference.convergence import DP_SAMPLER_DEFAULTS
-from ..inference.did_hierarchy import sl_did
-from ..inference.gibbs import gibbs_dp_gmm
-from ..inference.gmd import gmd
-from ..inference.gmdid import gmdid
-from ..inference.kmeans import kmeans
+from ..inference.hard.kmeans import kmeans
+from ..inference.increments.did_hierarchy import sl_did
+from ..inference.increments.gmd import gmd
+from ..inference.increments.gmdid import gmdid
+from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
+from ..inference.mixtures.gibbs import gibbs_dp_gmm
 from ..plotting import project_2d
 from ._common import save_figure, timed, write_outputs
 
@@ -89,7 +89,7 @@ def run_compare_did(
         GMD's initial number of components.
     num_warmup, num_samples, num_chains, thin : int, optional
         The Gibbs sampler's settings (default:
-        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`, with split-merge moves).
+        :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`, with split-merge moves).
     plot, progress_bar : bool
 
     Returns

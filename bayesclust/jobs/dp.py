@@ -15,9 +15,9 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from ..comparison import compare, score, small_variance_path
-from ..inference.convergence import DP_SAMPLER_DEFAULTS
-from ..inference.dp_means import dp_means, farthest_first_lambda
-from ..inference.gibbs import gibbs_dp_gmm
+from ..inference.hard.dp_means import dp_means, farthest_first_lambda
+from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
+from ..inference.mixtures.gibbs import gibbs_dp_gmm
 from ._common import convergence, load_data, save_figure, timed, write_outputs
 
 __all__ = ["run_compare_dp"]

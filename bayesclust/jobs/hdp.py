@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
-from ..inference.convergence import HDP_SAMPLER_DEFAULTS
-from ..inference.dp_means import dp_means, farthest_first_lambda
-from ..inference.hard_hdp import hard_hdp, hard_hdp_penalties
-from ..inference.hdp_gibbs import gibbs_hdp_gmm
+from ..inference.hard.dp_means import dp_means, farthest_first_lambda
+from ..inference.hard.hard_hdp import hard_hdp, hard_hdp_penalties
+from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS
+from ..inference.mixtures.hdp_gibbs import gibbs_hdp_gmm
 from ._common import convergence, save_figure, timed, write_outputs
 
 __all__ = ["grouped_peers", "run_compare_hdp"]

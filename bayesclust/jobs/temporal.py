@@ -3,8 +3,8 @@
 * :func:`run_compare_temporal` -- the job behind ``bayesclust compare --model temporal``: on a
   time-ordered sequence (the synthetic DS1 / DS2 of :func:`bayesclust.datasets.temporal_states`,
   or a data file whose rows are in time order), the states found by evidence accumulation of
-  a spectral ensemble (:func:`bayesclust.inference.temporal.temporal_states`), the block the
-  genetic algorithm removes (:func:`bayesclust.inference.temporal.denoise_sequence`), the
+  a spectral ensemble (:func:`bayesclust.inference.consensus.temporal.temporal_states`), the block the
+  genetic algorithm removes (:func:`bayesclust.inference.consensus.temporal.denoise_sequence`), the
   states of the kept samples, and the time-ordered co-association before and after
   (Medina & Fred, SIMBAD deliverable D2.3, temporal study).
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets
-from ..inference.temporal import denoise_sequence, temporal_states
+from ..inference.consensus.temporal import denoise_sequence, temporal_states
 from ._common import save_figure, timed, write_outputs
 
 __all__ = ["run_compare_temporal", "TEMPORAL_DATA"]

@@ -71,7 +71,7 @@ def dp_gaussian_mixture(X=None, *, covariance_type="full", prior=None, alpha=1.0
     --------
     >>> import jax, numpy as np
     >>> from numpyro.infer import Predictive
-    >>> from bayesclust.inference.gibbs_gaussian import GaussianClusterPrior
+    >>> from bayesclust.inference.mixtures.gibbs_gaussian import GaussianClusterPrior
     >>> p = GaussianClusterPrior(np.zeros(2), 0.5, 4.0, np.eye(2))
     >>> draws = Predictive(dp_gaussian_mixture, num_samples=3)(jax.random.PRNGKey(0), prior=p, n=5)
     >>> draws["x"].shape, draws["means"].shape

@@ -10,7 +10,7 @@ zero-mean Gaussian base measure of variance ``rho2``,
     \\phi_i \\sim G, \\qquad x_i \\sim N(\\phi_i, \\sigma I),
 
 written with a truncated stick-breaking prior so that NUTS and SVI can fit it
-(:mod:`bayesclust.inference.mcmc`).  Beside it, :func:`alpha_from_lam` is the
+(:mod:`bayesclust.inference.mixtures.mcmc`).  Beside it, :func:`alpha_from_lam` is the
 map under which the small-variance limit of the DP mixture's Gibbs sampler is
 DP-means (:func:`bayesclust.dp_means`).
 
@@ -339,7 +339,7 @@ def dp_gmm(
     ``rho = rho2`` both **variances** (KJ §2.2, §3.1, §6.1).  The assignments
     ``z_i`` are summed out so that NUTS sees a smooth density; their exact
     conditional ``p(z_i = k | x_i, w, mu, sigma) ∝ w_k N(x_i | mu_k, sigma I)``
-    is sampled after the fact by :mod:`bayesclust.inference.mcmc`.
+    is sampled after the fact by :mod:`bayesclust.inference.mixtures.mcmc`.
 
     Parameters
     ----------

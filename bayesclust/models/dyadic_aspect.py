@@ -15,7 +15,7 @@ enter through their counts :math:`C_{yz}`: the likelihood is the weighted log-li
 upper-triangle pairs (twice, for both orders), never as a list of pairs.
 
 The Dirichlet priors are ours (not in the paper: docs/deviations.md#penca-dirichlet-priors); with ``alpha_p = alpha_B = 1``
-the MAP is the paper's maximum-likelihood EM (:func:`bayesclust.inference.aspect_em.aspect_em`),
+the MAP is the paper's maximum-likelihood EM (:func:`bayesclust.inference.consensus.aspect_em.aspect_em`),
 and other values give its MAP-EM.  NUTS is practical only for small ``n`` (B has
 ``L (n - 1)`` free parameters); use SVI otherwise.
 
@@ -68,7 +68,7 @@ def dyadic_aspect(rows, cols, counts, n_objects: int, n_aspects: int, *, alpha_p
     ----------
     rows, cols : int arrays, shape (m,)
         Stored pairs ``y < z`` of the co-association count matrix (e.g. from
-        :func:`bayesclust.inference.aspect_em.coassociation_pairs`).
+        :func:`bayesclust.inference.consensus.aspect_em.coassociation_pairs`).
     counts : array, shape (m,)
         :math:`C_{yz}`, the number of partitions in which ``y`` and ``z`` share a cluster.
     n_objects : int

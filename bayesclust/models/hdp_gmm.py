@@ -12,13 +12,13 @@ weights ``beta``,
     \\phi_{ij} \\sim G_j, \\qquad x_{ij} \\sim N(\\phi_{ij}, \\sigma I),
 
 written with a truncated stick-breaking ``G_0`` (``L`` atoms) so that NUTS and
-SVI can fit it (:mod:`bayesclust.inference.mcmc`): given the ``L`` atoms of
+SVI can fit it (:mod:`bayesclust.inference.mixtures.mcmc`): given the ``L`` atoms of
 ``G_0``, ``DP(alpha, G_0)`` puts ``Dirichlet(alpha beta)`` weights on them
 (the defining property of the DP; Teh et al. 2006, §4), and the point
 assignments are summed out.  Beside it,
 :func:`hdp_log_concentrations_from_lam` is the map under which the
 small-variance limit of the HDP's Chinese-restaurant-franchise Gibbs sampler
-(:func:`bayesclust.inference.hdp_gibbs.gibbs_hdp_gmm`) is the hard Gaussian
+(:func:`bayesclust.inference.mixtures.hdp_gibbs.gibbs_hdp_gmm`) is the hard Gaussian
 HDP (:func:`bayesclust.hard_hdp`).
 
 This module holds NumPyro programs only (no inference code) and imports only
@@ -164,7 +164,7 @@ def prepare_groups(groups, group_ids=None) -> GroupedData:
         ``X`` stacked group-major, ``group_ids`` ``0..D-1``, ``n_groups``,
         ``order`` (input row of every stacked row) and ``group_order``; pass
         ``*data.model_args`` to :func:`hdp_gmm` (or to
-        :func:`bayesclust.inference.mcmc.run_nuts`), and map per-row results
+        :func:`bayesclust.inference.mixtures.mcmc.run_nuts`), and map per-row results
         back with :meth:`GroupedData.to_input_order`.
 
     Raises
@@ -421,7 +421,7 @@ def hdp_gmm(
     HDP (apart from the floor below).  The global component ``z_i`` of every
     point is summed out so that NUTS sees a smooth density; its exact conditional
     ``p(z_i = k | x_i, pi, mu, sigma) ∝ pi_{g_i k} N(x_i | mu_k, sigma I)``
-    is sampled after the fact by :mod:`bayesclust.inference.mcmc`.
+    is sampled after the fact by :mod:`bayesclust.inference.mixtures.mcmc`.
 
     Parameters
     ----------

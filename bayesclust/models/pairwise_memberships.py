@@ -173,7 +173,7 @@ def pairwise_memberships(rows, cols, values, n_objects: int, n_clusters: int, *,
     :math:`\text{const} - \frac{1}{4\sigma^2}\sum_{i \ne j}(c_{ij} - \mathbf y_i^\top\mathbf y_j)^2`,
     so its MAP (for any ``sigma``) is the minimiser of PPC's objective
     :math:`\|C - Y^\top Y\|_F^2` (Rota Bulò et al. 2010, eq. 1) *without its diagonal*:
-    :func:`~bayesclust.inference.ppc.ppc` with ``mask_diagonal=True`` is the exact MAP.  PPC's
+    :func:`~bayesclust.inference.consensus.ppc.ppc` with ``mask_diagonal=True`` is the exact MAP.  PPC's
     default objective also has the terms :math:`(c_{ii} - \|\mathbf y_i\|^2)^2` with
     :math:`c_{ii} = 1`, which no model of pairs of distinct objects contains; they pull every
     :math:`\mathbf y_i` towards a vertex of the simplex, so the default PPC solution is harder

@@ -1,0 +1,413 @@
+"""k-means (Lloyd's algorithm), the VQ baseline of the discriminative-clustering
+experiments (Kulis & Jordan 2012, §6.2; Kaski et al. 2005, §7) and an initialiser for their optimisers.
+
+The assignment and update steps are the shared kernels
+(:func:`~bayesclust.kernels.nearest_center_stats`, :func:`~bayesclust.kernels.segment_stats`,
+:func:`~bayesclust.kernels.weighted_means`): the same numbers as DP-means'
+assignment and mean steps.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ... import _validation as V
+from ...kernels import (
+    nearest_center,
+    nearest_center_stats,
+    squared_norms,
+    weighted_means,
+)
+
+__all__ = ["kmeans", "KMeansResult", "kmeans_init"]
+
+
+class KMeansResult(NamedTuple):
+    """Result of :func:`kmeans`.
+
+    Attributes
+    ----------
+    centers : ndarray, shape (n_clusters, d)
+        Final centres.
+    labels : ndarray of int32, shape (n,)
+        Nearest final centre of every point (lowest index on ties).
+    inertia : float
+        ``sum_i w_i |x_i - centers[labels_i]|^2`` of the returned centres and labels.
+    n_iter : int
+        Lloyd iterations run (one iteration = assignment + mean update).
+    converged : bool
+        True when the assignment stopped changing or the total squared centre
+        shift fell to ``tol`` (relative) before ``max_iter``.
+    """
+
+    centers: np.ndarray
+    labels: np.ndarray
+    inertia: float
+    n_iter: int
+    converged: bool
+
+
+class _LloydState(NamedTuple):
+    centers: jax.Array  # (capacity, d)
+    labels: jax.Array  # (n,) int32, assignment to the previous centres
+    it: jax.Array  # int32
+    converged: jax.Array  # bool
+
+
+def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=None):
+    """Lloyd iterations on the active slots of a centre buffer (traceable, not jitted).
+
+    The one Lloyd loop of the package: :func:`kmeans` runs it with every slot
+    active, the ensembles' jitted runs
+    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="jax"``) with
+    ``K <= capacity`` active slots, so that one compilation serves every K.  An
+    iteration is the assignment to the nearest active centre and the mean update
+    (:func:`~bayesclust.kernels.nearest_center_stats`,
+    :func:`~bayesclust.kernels.weighted_means`); an empty or inactive slot keeps
+    its centre.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    sample_weight : array, shape (n,), or None
+        ``None``: unit weights.
+    centers : array, shape (capacity, d)
+        Initial centres; the inactive slots never win a point.
+    valid : bool array, shape (capacity,)
+        Active slots (at least one).
+    max_iter : int or int array
+    tol : float or array
+        Stop when the total squared centre shift is at most ``tol`` (absolute).
+        ``0`` stops only at a fixed point, where the shift is 0 or the assignment
+        repeats.
+    weighted_X : array, shape (n, d), optional
+        ``sample_weight[:, None] * X``, computed once by the caller.
+
+    Returns
+    -------
+    centers : array, shape (capacity, d)
+    nearest : NearestCenter
+        Assignment of every row to the returned centres (lowest index on ties).
+    n_iter : int32 array
+        Iterations run (assignment + mean update).
+    converged : bool array
+        The assignment repeated or the shift fell to ``tol`` before ``max_iter``.
+    """
+
+    def cond(s: _LloydState):
+        return (s.it < max_iter) & ~s.converged
+
+    def body(s: _LloydState):
+        assigned, stats = nearest_center_stats(X, s.centers, valid, sample_weight, weighted_X=weighted_X)
+        labels = assigned.index
+        # An empty cluster keeps its previous centre.
+        new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
+        shift = jnp.sum(jnp.square(new - s.centers))
+        done = jnp.all(labels == s.labels) | (shift <= tol)
+        return _LloydState(new, labels, s.it + 1, done)
+
+    n = X.shape[0]
+    init = _LloydState(centers, jnp.full(n, -1, jnp.int32), jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    s = lax.while_loop(cond, body, init)
+    return s.centers, nearest_center(X, s.centers, valid), s.it, s.converged
+
+
+@jax.jit
+def _lloyd(X, w, centers, max_iter, tol):
+    """:func:`masked_lloyd` with every centre active and the inertia of the result."""
+    C, final, it, conv = masked_lloyd(X, w, centers, jnp.ones(centers.shape[0], bool), max_iter, tol,
+                                      weighted_X=X * w[:, None])
+    return C, final.index, jnp.sum(w * final.sq_dist), it, conv
+
+
+#: From this many rows the KD-tree assignment of :func:`lloyd_host` queries in tree order.
+_KDTREE_ORDER_MIN_N = 4096
+#: From this many rows it shares each query out to every core (scipy's ``workers=-1``).
+_KDTREE_THREADS_MIN_N = 16384
+
+
+def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense", empty: str = "keep") -> np.ndarray:
+    """Lloyd's k-means on the host in float64, from given centres: the labels.
+
+    The host twin of :func:`masked_lloyd`, for callers that run many small
+    k-means whose shapes change from call to call, where the jitted loop would
+    compile (seconds) more often than it runs: the ensembles' default backend
+    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="numpy"``,
+    a new K for every partition) and the post-processing of spectral DP-means
+    and of the penalised normalised cut's spectral start (an embedding whose
+    width changes with every threshold).  It iterates until the assignment
+    repeats or ``max_iter``; an empty cluster keeps its centre (as
+    :func:`kmeans`).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    centers : ndarray, shape (k, d)
+        Initial centres (copied).
+    max_iter : int
+    assignment : {"dense", "kdtree"}
+        ``"dense"``: the GEMM scores ``|x|^2 - 2 x.c + |c|^2`` and their argmin
+        (lowest index on ties).  ``"kdtree"``: the exact nearest centre by a
+        :class:`scipy.spatial.cKDTree` query, ``O(n log k)`` per assignment in
+        low dimension (ties as the tree finds them).  From 4,096 rows the rows
+        are queried in the leaf order of a KD-tree built once on ``X`` (nearby
+        rows one after the other walk the same branches of the centres' tree),
+        from 16,384 rows on every core (``workers=-1``); neither changes any
+        row's answer, so the labels are those of a plain query.
+    empty : {"keep", "relocate"}
+        A cluster left empty by an assignment: ``"keep"`` leaves its centre
+        where it was (as :func:`kmeans`; the partition may end with fewer than
+        ``k`` clusters); ``"relocate"`` moves it onto the row farthest from its
+        own centre, scikit-learn's rule (``KMeans``), so that every one of the
+        ``k`` clusters ends non-empty unless the data have fewer distinct rows.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The assignment to the final centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]])
+    >>> lloyd_host(X, X[[0, 1]], 100).tolist()
+    [0, 0, 1, 1]
+    >>> C = np.array([[0.1, 0.0], [5.0, 5.0], [9.0, 9.0]])  # the third centre wins no row
+    >>> lloyd_host(X, C, 100).tolist(), lloyd_host(X, C, 100, empty="relocate").tolist()
+    ([0, 0, 1, 1], [0, 0, 1, 2])
+    """
+    X = np.asarray(X, np.float64)
+    C = np.array(centers, np.float64)
+    n, d = X.shape
+    k = C.shape[0]
+    if assignment == "dense":
+        x_sq = np.sum(X * X, axis=1)
+
+        def assign(C):
+            scores = x_sq[:, None] - 2.0 * X @ C.T + np.sum(C * C, axis=1)[None, :]
+            return np.argmin(scores, axis=1).astype(np.int64)
+    elif assignment == "kdtree":
+        from scipy.spatial import cKDTree
+
+        if n >= _KDTREE_ORDER_MIN_N:
+            # Query the rows in the leaf order of a KD-tree on X: consecutive queries walk
+            # the same branches of the centres' tree (cache-friendly, about 30 % faster at
+            # n = 200,000, K = 7,000, d = 2).  Every row's answer is the same in any order.
+            order = cKDTree(X).indices
+            Xq = np.ascontiguousarray(X[order])
+        else:
+            order, Xq = None, X
+        workers = -1 if n >= _KDTREE_THREADS_MIN_N else 1
+
+        def assign(C):
+            found = cKDTree(C).query(Xq, k=1, workers=workers)[1]
+            if order is None:
+                return found.astype(np.int64)
+            out = np.empty(n, np.int64)
+            out[order] = found
+            return out
+    else:
+        raise ValueError(f"assignment must be 'dense' or 'kdtree', got {assignment!r}")
+    if empty not in ("keep", "relocate"):
+        raise ValueError(f"empty must be 'keep' or 'relocate', got {empty!r}")
+    labels = np.full(n, -1, np.int64)
+    for _ in range(max_iter):
+        new = assign(C)
+        if np.array_equal(new, labels):
+            return labels
+        labels = new
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=k) for j in range(d)], axis=1)
+        if empty == "relocate" and np.any(counts == 0):
+            _relocate_empty(X, C, labels, counts, sums)
+        filled = counts > 0
+        C[filled] = sums[filled] / counts[filled, None]
+    return assign(C)
+
+
+def _relocate_empty(X, C, labels, counts, sums) -> None:
+    """Move every empty cluster onto one of the rows farthest from their centres (in place).
+
+    scikit-learn's rule (``KMeans``, Lloyd): the ``e`` empty clusters take the ``e`` rows
+    with the largest squared distance to their assigned centre ``C[labels]``, farthest
+    first to the lowest empty index; each such row leaves its cluster's sums and counts and
+    becomes its new cluster's only member (its centre at the next mean update).
+    """
+    empties = np.flatnonzero(counts == 0)
+    dist = np.sum((X - C[labels]) ** 2, axis=1)
+    far = np.argsort(-dist, kind="stable")[: empties.size]
+    for j, i in zip(empties, far):
+        old = labels[i]
+        sums[old] -= X[i]
+        counts[old] -= 1.0
+        sums[j] = X[i]
+        counts[j] = 1.0
+
+
+@functools.partial(jax.jit, static_argnames=("n_clusters", "method"))
+def _init_centers(rng_key, X, w, n_clusters, method):
+    n = X.shape[0]
+    if method == "random":
+        p = w / jnp.sum(w)
+        idx = jax.random.choice(rng_key, n, (n_clusters,), replace=False, p=p)
+        return X[idx]
+    # k-means++ (Arthur & Vassilvitskii 2007), one candidate per step.
+    k0, rng_key = jax.random.split(rng_key)
+    first = jax.random.choice(k0, n, p=w / jnp.sum(w))
+    centers = jnp.zeros((n_clusters, X.shape[1]), X.dtype).at[0].set(X[first])
+    d2 = squared_norms(X - X[first])
+
+    def step(j, carry):
+        centers, d2 = carry
+        p = w * d2
+        total = jnp.sum(p)
+        # All remaining mass on chosen points (duplicates): fall back to uniform.
+        p = jnp.where(total > 0, p / jnp.where(total > 0, total, 1.0), w / jnp.sum(w))
+        i = jax.random.choice(jax.random.fold_in(rng_key, j), n, p=p)
+        centers = centers.at[j].set(X[i])
+        return centers, jnp.minimum(d2, squared_norms(X - X[i]))
+
+    centers, _ = lax.fori_loop(1, n_clusters, step, (centers, d2))
+    return centers
+
+
+def kmeans_init(rng_key, X, n_clusters: int, *, init="random", sample_weight=None) -> np.ndarray:
+    """Initial centres of :func:`kmeans` (validated), shape (n_clusters, d).
+
+    ``"random"``: ``n_clusters`` distinct data points drawn uniformly (with
+    ``sample_weight``: proportionally to the weights, without replacement);
+    ``"k-means++"``: D^2 seeding.
+    """
+    X = V.check_array(X, "X")
+    n = X.shape[0]
+    n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
+    w = V.check_sample_weight(sample_weight, n, dtype=X.dtype)
+    return np.asarray(_initial(rng_key, X, w, n_clusters, init))
+
+
+def _initial(rng_key, X, w, n_clusters, init):
+    n, d = X.shape
+    if isinstance(init, str):
+        if init not in ("random", "k-means++"):
+            raise ValueError(f"init must be 'random', 'k-means++' or an array of centres, got {init!r}")
+        n_pos = int(np.count_nonzero(w > 0))
+        if n_clusters > n_pos:
+            raise ValueError(
+                f"n_clusters={n_clusters} exceeds the number of samples with positive weight ({n_pos})"
+            )
+        key = V.as_rng_key(rng_key)
+        Xj = jnp.asarray(X)
+        return _init_centers(key, Xj, jnp.asarray(w, Xj.dtype), n_clusters, init)
+    C = V.check_array(init, "init")
+    if C.shape != (n_clusters, d):
+        raise ValueError(f"init must have shape ({n_clusters}, {d}), got {C.shape}")
+    return jnp.asarray(C)
+
+
+def kmeans(
+    rng_key,
+    X,
+    n_clusters: int,
+    *,
+    init="random",
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    sample_weight=None,
+) -> KMeansResult:
+    r"""k-means by Lloyd's algorithm, one run from one initialisation.
+
+    Minimises :math:`\sum_i w_i \|x_i - \mu_{z_i}\|^2` over ``n_clusters``
+    centres by alternating the nearest-centre assignment and the mean update.
+
+    Parameters
+    ----------
+    rng_key : jax.random key or int
+        Key for the initialisation (unused when ``init`` is an array).
+    X : array_like, shape (n, d)
+    n_clusters : int
+        ``K >= 1`` (at most the number of points for the data-point inits).
+    init : {"random", "k-means++"} or array_like of shape (n_clusters, d)
+        ``"random"`` (default; the papers do not say: docs/deviations.md#kj-table1-protocol): ``K`` distinct data points drawn
+        uniformly; ``"k-means++"``: D^2 seeding; or the initial centres.
+    max_iter : int, default 100
+    tol : float, default 1e-4
+        Relative tolerance: stop when the total squared centre shift
+        :math:`\sum_k \|\mu_k^{new} - \mu_k\|^2` is at most ``tol`` times the
+        mean per-feature variance of ``X`` (scikit-learn's rule).  The run
+        also stops when the assignment does not change (exact convergence).
+    sample_weight : array_like, shape (n,), optional
+
+    Returns
+    -------
+    KMeansResult
+        ``centers, labels, inertia, n_iter, converged``.  ``labels`` and
+        ``inertia`` refer to the returned centres (a final assignment step).
+
+    Notes
+    -----
+    **Empty clusters keep their previous centre** (ours).  scikit-learn instead
+    relocates an empty cluster to a far point, so the two differ only when a
+    cluster empties.  The data are centred internally (the algorithm is
+    translation invariant; it protects the GEMM distances against
+    cancellation) and scaled by a power of two (exact) so that the largest
+    centred value lies in [0.5, 1): float32 squared distances neither
+    overflow nor flush to zero at any scale of ``X``, and scaling ``X`` by a
+    power of two changes nothing but the scale of the outputs.  Ties go to the lowest centre index.  One jit-compiled
+    ``lax.while_loop``; recompiles only per shape.
+
+    References
+    ----------
+    S. P. Lloyd, "Least squares quantization in PCM", IEEE Trans. Inf. Theory 28 (1982).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]])
+    >>> res = kmeans(0, X, 2, init=X[[0, 2]])
+    >>> res.labels.tolist(), res.centers.round(2).tolist()
+    ([0, 0, 1, 1], [[0.1, 0.0], [5.1, 5.0]])
+    """
+    X = V.check_array(X, "X")
+    n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
+    max_iter = V.check_int(max_iter, "max_iter", minimum=1)
+    tol = V.check_nonnegative(tol, "tol")
+    n = X.shape[0]
+    w = V.check_sample_weight(sample_weight, n, dtype=X.dtype)
+    mean = V.centre(X, w).astype(X.dtype)
+    # The unit frame: centred and scaled by a power of two (exact), so that the squared
+    # distances neither overflow nor flush to zero at any scale of X.
+    Xc, e = V.to_unit_frame(X, mean, "X")
+    if not isinstance(init, str):
+        C0 = np.asarray(_initial(None, X, w, n_clusters, init))  # validated
+        with np.errstate(over="ignore"):
+            init = np.ldexp(C0 - mean, -e).astype(Xc.dtype)
+        if not np.all(np.isfinite(init)):
+            raise ValueError("init - mean of X overflows; rescale init and X")
+    centers0 = _initial(rng_key, Xc, w, n_clusters, init)
+    # scikit-learn's relative rule in the unit frame: the same number, scaled by 4**-e
+    # (exact); from the unit frame itself when X's own variance over- or underflows.
+    with np.errstate(over="ignore", under="ignore"):
+        var = float(np.mean(np.var(X, axis=0)))
+    if np.isfinite(var) and var >= float(np.finfo(X.dtype).tiny / np.finfo(X.dtype).eps):
+        tol_abs = math.ldexp(tol * var, -2 * e)
+    else:
+        tol_abs = tol * float(np.mean(np.var(Xc.astype(np.float64), axis=0)))
+    Xj = jnp.asarray(Xc)  # float32 unless jax_enable_x64
+    C, labels, inertia, it, conv = _lloyd(
+        Xj, jnp.asarray(w, Xj.dtype), centers0.astype(Xj.dtype), jnp.int32(max_iter),
+        jnp.asarray(tol_abs, Xj.dtype),
+    )
+    return KMeansResult(
+        centers=(np.ldexp(np.asarray(C), e) + mean).astype(X.dtype),
+        labels=np.asarray(labels),
+        inertia=math.ldexp(float(inertia), 2 * e),
+        n_iter=int(it),
+        converged=bool(conv),
+    )

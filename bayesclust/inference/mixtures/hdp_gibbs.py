@@ -1,0 +1,572 @@
+r"""Gibbs sampler in JAX for the HDP Gaussian mixture (Chinese restaurant franchise).
+
+The model (Teh et al. 2006; Kulis & Jordan 2012, §4): data sets ("restaurants")
+``j = 1..D`` share global clusters ("dishes") with means
+:math:`\mu_p \sim N(0, \rho^2 I)`; each data set groups its points into local
+clusters ("tables"), each serving one dish; :math:`x_{ij} \sim N(\mu_{v_j
+z_{ij}}, \sigma^2 I)`.  Tables follow a CRP(:math:`\alpha`) in every data set and
+dishes a CRP(:math:`\gamma`) over all tables.
+
+The sampler is the CRF scheme with instantiated dish means -- Neal's Algorithm
+2 applied at both levels, as Kulis & Jordan write the DP sampler -- so that the
+local/global structure of the hard Gaussian HDP (:func:`bayesclust.hard_hdp`)
+is explicit and its small-variance limit is visible:
+
+* **points** (:func:`point_log_weights`): a point ``x`` of data set ``j``,
+  removed from its table, sits at
+
+  - an existing table ``t`` of ``j`` serving dish ``p``: :math:`\propto n_{jt}\,
+    N(x \mid \mu_p, \sigma^2 I)`;
+  - a new table serving existing dish ``p``: :math:`\propto \alpha\,
+    \frac{m_p}{m + \gamma} N(x \mid \mu_p, \sigma^2 I)`;
+  - a new table with a new dish: :math:`\propto \alpha \frac{\gamma}{m +
+    \gamma} N(x \mid 0, (\rho^2 + \sigma^2) I)`, whose mean is drawn from its
+    posterior given ``x``;
+
+  (:math:`m_p` tables serve dish ``p``, :math:`m = \sum_p m_p`);
+* **tables** (:func:`table_log_weights`): a table with points ``S`` (size
+  :math:`n_S`, mean :math:`\bar x_S`, scatter :math:`SSE_S`), removed from its
+  dish, serves existing dish ``p`` :math:`\propto m_p \prod_{x \in S} N(x \mid
+  \mu_p, \sigma^2 I)` or a new dish :math:`\propto \gamma \int \prod_{x\in S}
+  N(x \mid \mu, \sigma^2 I) \, N(\mu \mid 0, \rho^2 I) d\mu`, whose mean is
+  drawn from its posterior given ``S``;
+* **means**: every dish mean from its Gaussian posterior given all its points.
+
+With :math:`\alpha = e^{-\lambda_\ell / (2\sigma^2)}` and :math:`\gamma = (1 +
+\rho^2/\sigma^2)^{d/2} e^{-\lambda_g/(2\sigma^2)}`
+(:func:`bayesclust.models.hdp_gmm.hdp_log_concentrations_from_lam`) and
+:math:`\sigma^2 \to 0`, the point weights become the costs :math:`\|x -
+\mu_p\|^2`, :math:`\lambda_\ell + \|x - \mu_p\|^2` and :math:`\lambda_\ell +
+\lambda_g` of step 4 of Kulis & Jordan's Algorithm 2, and the table weights
+the costs :math:`\sum_{x \in S} \|x - \mu_p\|^2` and :math:`\lambda_g +
+SSE_S` of its step 5 (our derivation: docs/deviations.md#hdp-concentration-map).
+
+Tables and dishes live in fixed-capacity buffers with masks; a sweep is one
+``lax.scan`` over the points and one over the table slots, jit-compiled; chains
+run with ``vmap``; buffers grow (the segment is redone) when full.
+
+References
+----------
+Y. W. Teh, M. I. Jordan, M. J. Beal and D. M. Blei (2006), Hierarchical
+Dirichlet processes, JASA 101, 1566-1581, §5.1 and Appendix A.
+B. Kulis and M. I. Jordan (2012), Revisiting k-means, ICML, §4.
+R. M. Neal (2000), JCGS 9(2), 249-265, Algorithm 2.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ... import _validation as V
+from ...kernels import (
+    categorical_inverse_cdf,
+    complete_data_log_likelihood,
+    segment_stats,
+    squared_norms,
+)
+from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
+from .gibbs import (
+    _draw_means,
+    _draw_sigma2,
+    _log_normal_iso,
+    _prior_params,
+    _update_log_alpha,
+    run_in_segments,
+)
+
+__all__ = [
+    "gibbs_hdp_gmm",
+    "HDPState",
+    "hdp_sweep",
+    "init_hdp_state",
+    "point_log_weights",
+    "table_log_weights",
+]
+
+
+class HDPState(NamedTuple):
+    """State of one chain of the CRF sampler.
+
+    Attributes
+    ----------
+    tables : int32 (n,)
+        Table slot of every point inside its data set (``0..L-1``).
+    table_counts : float (D, L)
+        Points at each table of each data set (0: free slot).
+    table_dish : int32 (D, L)
+        Dish (global cluster) slot served at each table.
+    dish_tables : float (P,)
+        :math:`m_p`, tables serving each dish (0: free slot).
+    means : float (P, d)
+        Dish means.
+    log_alpha, log_gamma, sigma2 : float scalars
+        Concentrations (log scale) and the component variance.
+    overflow : bool
+        A table or dish was needed but its buffer was full (the sweep is invalid).
+    """
+
+    tables: jax.Array
+    table_counts: jax.Array
+    table_dish: jax.Array
+    dish_tables: jax.Array
+    means: jax.Array
+    log_alpha: jax.Array
+    log_gamma: jax.Array
+    sigma2: jax.Array
+    overflow: jax.Array
+
+    def dishes(self, gid) -> jax.Array:
+        """Global cluster (dish slot) of every point, ``table_dish[gid, tables]``."""
+        return self.table_dish[gid, self.tables]
+
+
+def point_log_weights(x, group, state: HDPState, log_new):
+    r"""Unnormalised log probabilities of a point's seats, shape ``(L + P + 1,)``.
+
+    The point must already be removed from its table.  Entries ``0..L-1``: the
+    tables of its data set ``group`` (``-inf`` for free slots);
+    ``L..L+P-1``: a new table serving dish ``p``; ``L+P``: a new table with a new
+    dish.  ``log_new = log N(x | 0, (rho2 + sigma2) I)``.  See the module
+    docstring for the three cases (Teh et al. 2006, eqs. 31-32).
+    """
+    d = x.shape[-1]
+    sq = jnp.sum((x - state.means) ** 2, axis=1)
+    log_f = jnp.where(state.dish_tables > 0, _log_normal_iso(sq, state.sigma2, d), -jnp.inf)
+    counts = state.table_counts[group]
+    log_tables = jnp.where(
+        counts > 0, jnp.log(jnp.maximum(counts, 1.0)) + log_f[state.table_dish[group]], -jnp.inf)
+    log_m_plus_gamma = jnp.logaddexp(jnp.log(jnp.sum(state.dish_tables)), state.log_gamma)
+    log_old_dish = state.log_alpha + jnp.log(state.dish_tables) - log_m_plus_gamma + log_f
+    log_new_dish = state.log_alpha + state.log_gamma - log_m_plus_gamma + log_new
+    return jnp.concatenate([log_tables, log_old_dish, log_new_dish[None]])
+
+
+def table_log_weights(count, total, scatter, state: HDPState, rho2):
+    r"""Unnormalised log probabilities of a table's dish, shape ``(P + 1,)``.
+
+    The table (``count`` points with sum ``total`` and scatter ``scatter =
+    sum |x - xbar|^2``) must already be removed from its dish.  Entries ``0..P-1``:
+    existing dish ``p``, :math:`\log m_p - \frac{1}{2\sigma^2}(SSE_S + n_S
+    \|\bar x_S - \mu_p\|^2)`; entry ``P``: a new dish, :math:`\log\gamma +
+    \frac d2 \log\frac{\sigma^2}{\sigma^2 + n_S\rho^2} - \frac{SSE_S}{2\sigma^2}
+    - \frac{n_S \|\bar x_S\|^2}{2(\sigma^2 + n_S \rho^2)}` (the factor
+    :math:`(2\pi\sigma^2)^{-n_S d/2}` common to all entries is dropped).
+    """
+    d = total.shape[-1]
+    s2 = state.sigma2
+    xbar = total / jnp.maximum(count, 1.0)
+    sq = jnp.sum((xbar - state.means) ** 2, axis=1)
+    log_old = jnp.where(state.dish_tables > 0,
+                        jnp.log(state.dish_tables) - (scatter + count * sq) / (2.0 * s2), -jnp.inf)
+    log_new = (state.log_gamma + 0.5 * d * jnp.log(s2 / (s2 + count * rho2))
+               - scatter / (2.0 * s2) - count * jnp.sum(xbar * xbar) / (2.0 * (s2 + count * rho2)))
+    return jnp.append(log_old, log_new)
+
+
+def _first_free(occupied):
+    return jnp.argmin(occupied > 0).astype(jnp.int32)
+
+
+def _scan_points(X, gid, rho2, state: HDPState, u, z):
+    """Every point in order: leave its table, pick a seat (:func:`point_log_weights`)."""
+    d = X.shape[1]
+    T, P = state.table_counts.shape[1], state.dish_tables.shape[0]
+    s2 = state.sigma2
+    log_new = _log_normal_iso(squared_norms(X), rho2 + s2, d)
+    shrink = rho2 / (rho2 + s2)
+    new_means = shrink * X + jnp.sqrt(s2 * shrink) * z
+
+    def step(s: HDPState, inp):
+        x, j, old, u_i, ln_i, nm_i = inp
+        left = s.table_counts[j, old] - 1.0
+        dish_tables = s.dish_tables.at[s.table_dish[j, old]].add(jnp.where(left == 0, -1.0, 0.0))
+        s = s._replace(table_counts=s.table_counts.at[j, old].set(left), dish_tables=dish_tables)
+        choice = categorical_inverse_cdf(point_log_weights(x, j, s, ln_i), u_i)
+        new_table = choice >= T
+        new_dish = choice == T + P
+        free_t = _first_free(s.table_counts[j])
+        free_p = _first_free(s.dish_tables)
+        overflow = s.overflow | (new_table & (s.table_counts[j, free_t] > 0)) | (
+            new_dish & (s.dish_tables[free_p] > 0))
+        dish = jnp.where(new_dish, free_p, choice - T).astype(jnp.int32)
+        table = jnp.where(new_table, free_t, choice).astype(jnp.int32)
+        s = s._replace(
+            table_counts=s.table_counts.at[j, table].add(1.0),
+            table_dish=jnp.where(new_table, s.table_dish.at[j, table].set(dish), s.table_dish),
+            dish_tables=jnp.where(new_table, s.dish_tables.at[dish].add(1.0), s.dish_tables),
+            means=jnp.where(new_dish, s.means.at[dish].set(nm_i), s.means),
+            overflow=overflow,
+        )
+        return s, table
+
+    state, tables = lax.scan(step, state, (X, gid, state.tables, u, log_new, new_means))
+    return state._replace(tables=tables)
+
+
+def _table_stats(X, flat_tables, T):
+    """Count, sum and scatter ``sum |x - xbar|^2`` of every table slot (two passes, no cancellation)."""
+    stats = segment_stats(X, flat_tables, T)
+    xbar = stats.sum / jnp.maximum(stats.weight, 1.0)[:, None]
+    scatter = jax.ops.segment_sum(jnp.sum((X - xbar[flat_tables]) ** 2, axis=1), flat_tables, T)
+    return stats.weight, stats.sum, scatter
+
+
+def _scan_tables(X, gid, rho2, state: HDPState, u, z):
+    """Every table slot (data sets in order, slots in order): leave its dish, pick one
+    (:func:`table_log_weights`); free slots are skipped."""
+    D, L = state.table_counts.shape
+    P = state.dish_tables.shape[0]
+    s2 = state.sigma2
+    count, total, scatter = _table_stats(X, gid * L + state.tables, D * L)
+    flat_dish = state.table_dish.reshape(-1)
+
+    def step(carry, inp):
+        s, flat_dish = carry
+        t, n_t, s_t, sse_t, u_t, z_t = inp
+        occupied = n_t > 0
+        old = flat_dish[t]
+        s = s._replace(dish_tables=s.dish_tables.at[old].add(jnp.where(occupied, -1.0, 0.0)))
+        choice = categorical_inverse_cdf(table_log_weights(n_t, s_t, sse_t, s, rho2), u_t)
+        new_dish = choice == P
+        free_p = _first_free(s.dish_tables)
+        dish = jnp.where(new_dish, free_p, choice).astype(jnp.int32)
+        post_var = s2 * rho2 / (s2 + n_t * rho2)
+        mean = rho2 * s_t / (s2 + n_t * rho2) + jnp.sqrt(post_var) * z_t
+        dish = jnp.where(occupied, dish, old)
+        opened = occupied & new_dish
+        flat_dish = flat_dish.at[t].set(dish)
+        s = s._replace(
+            dish_tables=s.dish_tables.at[dish].add(jnp.where(occupied, 1.0, 0.0)),
+            means=jnp.where(opened, s.means.at[dish].set(mean), s.means),
+            overflow=s.overflow | (opened & (s.dish_tables[free_p] > 0)),
+        )
+        return (s, flat_dish), None
+
+    slots = jnp.arange(D * L, dtype=jnp.int32)
+    (state, flat_dish), _ = lax.scan(step, (state, flat_dish), (slots, count, total, scatter, u, z))
+    return state._replace(table_dish=flat_dish.reshape(D, L))
+
+
+def _update_log_alpha_hdp(key, log_alpha, tables_per_group, points_per_group, prior):
+    """Teh et al. (2006, Appendix A) auxiliary-variable update of alpha ~ Gamma(a, b).
+
+    ``w_j ~ Beta(alpha + 1, n_j)``, ``s_j ~ Bernoulli(n_j / (n_j + alpha))``, then
+    ``alpha ~ Gamma(a + m - sum s_j, b - sum log w_j)`` (``m`` tables in all).
+    """
+    a, b = prior
+    alpha = jnp.exp(log_alpha)
+    k_w, k_s, k_g = jax.random.split(key, 3)
+    w = jax.random.beta(k_w, alpha + 1.0, points_per_group)
+    s = jax.random.uniform(k_s, points_per_group.shape) < points_per_group / (points_per_group + alpha)
+    shape = a + jnp.sum(tables_per_group) - jnp.sum(s)
+    rate = b - jnp.sum(jnp.log(w))
+    return jnp.log(jax.random.gamma(k_g, shape)) - jnp.log(rate)
+
+
+def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None, gamma_prior=None,
+              sigma2_prior=None):
+    """One sweep: every point, every table, the dish means, then the hyper-parameters.
+
+    Parameters
+    ----------
+    key : PRNG key
+    X : array, shape (n, d)
+        Points, data set by data set (``gid`` non-decreasing is not required).
+    gid : int array, shape (n,)
+        Data set of every point, ``0..n_groups-1``.
+    state : HDPState
+    rho2 : float
+        Prior variance of the dish means.
+    n_groups : int (static)
+    alpha_prior, gamma_prior, sigma2_prior : (a, b) arrays or None
+        The parameters of the priors: Gamma(shape, rate) on ``alpha`` and
+        ``gamma``, InverseGamma(shape, scale) on ``sigma2``, as
+        :func:`gibbs_hdp_gmm` reads them from its NumPyro distributions.
+
+    Returns
+    -------
+    HDPState
+    """
+    n, d = X.shape
+    T, P = state.table_counts.size, state.dish_tables.shape[0]
+    keys = jax.random.split(key, 8)
+    dtype = X.dtype
+    state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
+                         jax.random.normal(keys[1], (n, d), dtype))
+    # The point scan's running counts are exact small integers; the table step needs
+    # per-table statistics, computed in bulk.
+    state = _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
+                         jax.random.normal(keys[3], (T, d), dtype))
+    dishes = state.dishes(gid)
+    stats = segment_stats(X, dishes, P)
+    means = _draw_means(keys[4], stats.weight, stats.sum, state.sigma2, rho2)
+    state = state._replace(means=jnp.where((state.dish_tables > 0)[:, None], means, 0.0))
+    if sigma2_prior is not None:
+        state = state._replace(sigma2=_draw_sigma2(keys[5], X, state.means, dishes, sigma2_prior))
+    if gamma_prior is not None:
+        k = jnp.sum(state.dish_tables > 0)
+        m = jnp.sum(state.dish_tables)
+        state = state._replace(
+            log_gamma=_update_log_alpha(keys[6], state.log_gamma, k, m, gamma_prior).astype(dtype))
+    if alpha_prior is not None:
+        m_j = jnp.sum(state.table_counts > 0, axis=1).astype(dtype)
+        n_j = jax.ops.segment_sum(jnp.ones(n, dtype), gid, n_groups)
+        state = state._replace(
+            log_alpha=_update_log_alpha_hdp(keys[7], state.log_alpha, m_j, n_j, alpha_prior).astype(dtype))
+    return state
+
+
+def init_hdp_state(X, gid, tables, table_dish, L, P, *, log_alpha, log_gamma, sigma2) -> HDPState:
+    """A chain state from initial tables and dishes; dish means start at their points' mean.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    gid : int array, shape (n,)
+        Data set of every point, ``0..D-1``.
+    tables : int array, shape (n,)
+        Table slot of every point inside its data set, ``0..L-1``.
+    table_dish : int array, shape (D, L)
+        Dish slot (``0..P-1``) of every table slot (ignored for empty slots).
+    L, P : int
+        Table slots per data set and dish slots.
+    """
+    dtype = X.dtype
+    gid = jnp.asarray(gid, jnp.int32)
+    tables = jnp.asarray(tables, jnp.int32)
+    table_dish = jnp.asarray(table_dish, jnp.int32)
+    D = table_dish.shape[0]
+    counts = segment_stats(X, gid * L + tables, D * L).weight.reshape(D, L)
+    dish_tables = jax.ops.segment_sum((counts > 0).astype(dtype).reshape(-1), table_dish.reshape(-1), P)
+    stats = segment_stats(X, table_dish[gid, tables], P)
+    means = stats.sum / jnp.maximum(stats.weight, 1.0)[:, None]
+    return HDPState(tables, counts, table_dish, dish_tables, means,
+                    jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
+                    jnp.asarray(sigma2, dtype), jnp.asarray(False))
+
+
+def _grow(state: HDPState, L: int, P: int) -> HDPState:
+    def pad(a, size, axis):
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, size - a.shape[axis])
+        return jnp.pad(a, widths)
+
+    return state._replace(
+        table_counts=pad(state.table_counts, L, -1),
+        table_dish=pad(state.table_dish, L, -1),
+        dish_tables=pad(state.dish_tables, P, -1),
+        means=pad(state.means, P, -2),
+        overflow=jnp.zeros_like(state.overflow),
+    )
+
+
+def hdp_log_likelihood(X, gid, state: HDPState):
+    """``log p(X | tables, dishes, mu, sigma2)`` (the shared complete-data kernel)."""
+    return complete_data_log_likelihood(X, state.means, state.dishes(gid), state.sigma2)
+
+
+@functools.partial(jax.jit, static_argnames=("num", "thin", "n_groups"))
+def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_prior, *, num, thin,
+                 n_groups):
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap)."""
+
+    def one_chain(key, state):
+        def draw(s, k):
+            ks = jax.random.split(k, thin)
+            s = lax.fori_loop(0, thin, lambda t, s_: hdp_sweep(
+                ks[t], X, gid, s_, rho2=rho2, n_groups=n_groups, alpha_prior=alpha_prior,
+                gamma_prior=gamma_prior, sigma2_prior=sigma2_prior), s)
+            record = dict(
+                labels=s.dishes(gid),
+                local_labels=s.tables,
+                log_likelihood=hdp_log_likelihood(X, gid, s),
+                log_alpha=s.log_alpha,
+                log_gamma=s.log_gamma,
+                sigma2=s.sigma2,
+                means=s.means,
+                n_clusters=jnp.sum(s.dish_tables > 0),
+                n_local=jnp.sum(s.table_counts > 0),
+            )
+            return s, record
+
+        return lax.scan(draw, state, jax.random.split(key, num))
+
+    return jax.vmap(one_chain)(keys, state)
+
+
+def _log_concentration(value, log_value, name):
+    if log_value is None:
+        return float(np.log(V.check_positive(value, name)))
+    log_value = V._check_real_scalar(log_value, f"log_{name}")
+    if not np.isfinite(log_value):
+        raise ValueError(f"log_{name} must be finite, got {log_value!r}")
+    return log_value
+
+
+def gibbs_hdp_gmm(
+    rng_key,
+    groups,
+    *,
+    group_ids=None,
+    alpha: float = 1.0,
+    gamma: float = 1.0,
+    log_alpha: float | None = None,
+    log_gamma: float | None = None,
+    sigma2: float = 1.0,
+    rho2: float = 100.0,
+    alpha_prior=None,
+    gamma_prior=None,
+    sigma2_prior=None,
+    num_warmup: int = HDP_SAMPLER_DEFAULTS.num_warmup,
+    num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
+    thin: int = HDP_SAMPLER_DEFAULTS.thin,
+    num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
+    center: bool = True,
+    progress_bar: bool = True,
+):
+    r"""Gibbs sampling of the HDP Gaussian mixture (CRF scheme); returns a :class:`Posterior`.
+
+    Model: dishes :math:`\mu_p \sim N(0, \rho^2 I)`; tables of each data set by
+    CRP(:math:`\alpha`), dishes of all tables by CRP(:math:`\gamma`);
+    :math:`x_{ij} \sim N(\mu_{v_j z_{ij}}, \sigma^2 I)` (Teh et al. 2006; Kulis &
+    Jordan 2012, §4).  See the module docstring for the moves and their
+    small-variance limit, the hard Gaussian HDP.
+
+    Parameters
+    ----------
+    rng_key : jax key or int
+    groups : list of array_like, shape (n_j, d) each; or array_like, shape (n, d)
+        The data sets; with ``group_ids``, one array whose rows are split by it.
+    group_ids : array_like of int, shape (n,), optional
+        Data set of every row of ``groups`` (then a single array).
+    alpha, gamma : float
+        Local (per data set) and global concentrations (> 0); initial values
+        when their priors are given.
+    log_alpha, log_gamma : float, optional
+        The concentrations on the log scale, overriding ``alpha`` / ``gamma``
+        (for the small-variance regime, see
+        :func:`bayesclust.models.hdp_gmm.hdp_log_concentrations_from_lam`).
+    sigma2 : float
+        Component **variance** (> 0).
+    rho2 : float
+        Prior **variance** of the dish means (> 0).
+    alpha_prior, gamma_prior : numpyro.distributions.Gamma, optional
+        Priors on alpha and gamma, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate;
+        Teh et al. 2006, Appendix A; Escobar & West 1995), as
+        :func:`bayesclust.models.hdp_gmm.hdp_gmm` takes them; the sampler needs
+        this conjugate family.
+    sigma2_prior : numpyro.distributions.InverseGamma, optional
+        Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
+        conjugate family).  For all three, a pair ``(a, b)`` of the same
+        parameters is a deprecated form.
+    num_warmup, num_samples, thin, num_chains : int
+        Sweeps discarded, draws kept per chain, sweeps per kept draw, and chains
+        (moved together, on the vectorised axis).  Defaults:
+        :data:`bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`.  After
+        sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or
+        bulk ESS of the number of global clusters or of the log-likelihood fails
+        :func:`bayesclust.inference.convergence.convergence_problems`.
+    center : bool
+        Centre the pooled data first (the prior on the means is centred at 0).
+    progress_bar : bool
+
+    Returns
+    -------
+    Posterior
+        ``labels`` (chains, draws, n): the global cluster (dish slot) of every
+        point, in input row order; ``group_ids`` (n,): each point's data set
+        (``0..D-1`` in ``group_order``); ``params``: ``local_labels`` (table
+        slot of every point inside its data set), ``means`` (dish
+        slots), ``alpha``, ``gamma``, ``sigma2``; ``sample_stats``:
+        ``n_clusters`` (global), ``n_local`` (all data sets).
+        :meth:`Posterior.labels_by_group` splits the draws by data set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = np.concatenate([rng.normal(-2, 0.2, (10, 2)), rng.normal(2, 0.2, (10, 2))])
+    >>> b = rng.normal(2, 0.2, (10, 2))
+    >>> post = gibbs_hdp_gmm(0, [a, b], sigma2=0.04, num_warmup=50, num_samples=50,
+    ...                      progress_bar=False)
+    >>> int(np.bincount(post.n_clusters.ravel()).argmax())
+    2
+    >>> [lab.shape for lab in post.labels_by_group()]
+    [(8, 50, 20), (8, 50, 10)]
+    """
+    from .posterior import Posterior
+
+    key = V.as_rng_key(rng_key)
+    X, gid, order, group_order = V.check_groups(groups, group_ids)
+    V.check_squares_representable(X, "X" if group_ids is not None else "groups")
+    log_alpha = _log_concentration(alpha, log_alpha, "alpha")
+    log_gamma = _log_concentration(gamma, log_gamma, "gamma")
+    sigma2 = V.check_positive(sigma2, "sigma2")
+    rho2 = V.check_positive(rho2, "rho2")
+    priors = [
+        _prior_params(alpha_prior, "alpha_prior", "gamma"),
+        _prior_params(gamma_prior, "gamma_prior", "gamma"),
+        _prior_params(sigma2_prior, "sigma2_prior", "inverse_gamma"),
+    ]
+    num_warmup = V.check_int(num_warmup, "num_warmup", minimum=0)
+    num_samples = V.check_int(num_samples, "num_samples", minimum=1)
+    thin = V.check_int(thin, "thin", minimum=1)
+    num_chains = V.check_int(num_chains, "num_chains", minimum=1)
+    n, d = X.shape
+    D = len(group_order)
+    offset = X.mean(0) if center else np.zeros(d, X.dtype)
+    Xj = jnp.asarray(X - offset)
+    dtype = Xj.dtype
+    gidj = jnp.asarray(gid, jnp.int32)
+    priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p) for p in priors]
+    # Kulis & Jordan's initialisation: one table per data set, all serving one dish.
+    sizes = np.bincount(gid, minlength=D)
+    capacity = {"L": min(8, int(sizes.max())), "P": min(32, n)}
+    state = init_hdp_state(Xj, gidj, np.zeros(n, np.int32), np.zeros((D, capacity["L"]), np.int32),
+                           capacity["L"], capacity["P"], log_alpha=log_alpha, log_gamma=log_gamma,
+                           sigma2=sigma2)
+    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
+
+    def grow(s):
+        # The overflow flag does not say which buffer filled up: double both (up to the
+        # most either can need: the largest data set's size, and n).
+        capacity["L"] = max(capacity["L"], min(2 * capacity["L"], int(sizes.max())))
+        capacity["P"] = max(capacity["P"], min(2 * capacity["P"], n))
+        return _grow(s, capacity["L"], capacity["P"])
+
+    run = functools.partial(_run_segment, X=Xj, gid=gidj, rho2=jnp.asarray(rho2, dtype),
+                            alpha_prior=priors[0], gamma_prior=priors[1], sigma2_prior=priors[2],
+                            thin=thin, n_groups=D)
+    records, seconds = run_in_segments(
+        key, lambda keys, s, num: run(keys, state=s, num=num), state,
+        num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
+        grow=grow, progress_bar=progress_bar, desc="gibbs (HDP, CRF)",
+        padded={"means": 2})
+    back = np.empty(n, np.int64)
+    back[order] = np.arange(n)  # stacked row of every input row
+
+    def labels_of(name):
+        return records[name][..., back]
+
+    post = Posterior(
+        labels_of("labels"),
+        log_likelihood=records["log_likelihood"],
+        params={"means": records["means"] + offset, "local_labels": labels_of("local_labels"),
+                "alpha": np.exp(records["log_alpha"]), "gamma": np.exp(records["log_gamma"]),
+                "sigma2": records["sigma2"]},
+        sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"]},
+        sampler="gibbs-hdp-crf",
+        model="hdp_gmm",
+        kernels="xla",  # the CRF sweeps have no native kernel
+        seconds=seconds,
+        group_ids=gid[back],
+        group_order=group_order,
+    )
+    warn_if_not_converged(post)
+    return post
