@@ -60,7 +60,7 @@ class ACCCSResult(NamedTuple):
 
 def _constraint_satisfaction_batch(labels: np.ndarray, must_link: np.ndarray, cannot_link: np.ndarray) -> np.ndarray:
     r"""CS of every row of ``labels`` (p, n), shape (p,)
-    (:func:`~bayesclust.inference.constrained.satisfied_fraction`), 1 without constraints."""
+    (:func:`~bayesclust.inference.consensus.constrained.satisfied_fraction`), 1 without constraints."""
     cs = satisfied_fraction(labels, must_link, cannot_link)
     return np.where(np.isnan(cs), 1.0, cs)
 
@@ -315,7 +315,7 @@ def acccs(
         ``K*``, the number of labels of the consensus (a cluster may end up empty).
     X : array_like, shape (n, d), optional
         Data for the initial population: ``population`` k-means runs
-        (:func:`bayesclust.inference.kmeans.kmeans`, random initialisation).  Without ``X``
+        (:func:`bayesclust.inference.hard.kmeans.kmeans`, random initialisation).  Without ``X``
         the initial partitions are uniform random labels.
     population : int, default 20
         At least 2.

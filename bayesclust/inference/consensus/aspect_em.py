@@ -23,7 +23,7 @@ it monotonically increases the classification log-likelihood
 :math:`\sum_{y \ne z} C_{yz}\max_r\log(p_rB_{r,y}B_{r,z})`.
 
 The paper's competitor, Topchy et al.'s mixture model of ensembles (MM), is in
-:mod:`~bayesclust.inference.mixture_of_ensembles`.
+:mod:`~bayesclust.inference.consensus.mixture_of_ensembles`.
 
 All numerics run in float64 (under :func:`jax.enable_x64`): log-likelihood sums over
 :math:`10^5`-:math:`10^7` pairs and MDL comparisons need it.
@@ -195,7 +195,7 @@ def best_of_restarts(n_init: int, run: Callable[[], tuple[float, Any]]):
     """The best of ``n_init`` calls of ``run() -> (objective, result)`` (maximised).
 
     The restart loop of the EM consensus functions (PEnCA here, Topchy's mixture model in
-    :mod:`~bayesclust.inference.mixture_of_ensembles`).
+    :mod:`~bayesclust.inference.consensus.mixture_of_ensembles`).
 
     Returns
     -------
@@ -321,7 +321,7 @@ def aspect_em(
     rng_key : jax.random key or int
         Seeds the random initialisations.
     coassoc : CoAssociation, scipy.sparse matrix or array_like (n, n)
-        Co-occurrence counts (see :func:`~bayesclust.inference.coassociation.coassociation_pairs`).  EM is scale-invariant in
+        Co-occurrence counts (see :func:`~bayesclust.inference.consensus.coassociation.coassociation_pairs`).  EM is scale-invariant in
         ``C`` but :math:`\ell` is not: pass counts, not the normalised matrix.
     n_aspects : int
         ``L >= 1``, the number of consensus clusters.

@@ -266,7 +266,7 @@ def coassociation_pairs(coassoc: Any, name: str = "coassoc") -> tuple[np.ndarray
     Parameters
     ----------
     coassoc : CoAssociation, scipy.sparse matrix or array_like (n, n)
-        A :class:`bayesclust.inference.coassociation.CoAssociation` (its integer counts), or a symmetric
+        A :class:`bayesclust.inference.consensus.coassociation.CoAssociation` (its integer counts), or a symmetric
         non-negative matrix of counts :math:`C_{yz}` (the diagonal is ignored).  A sparse
         matrix that is exactly upper-triangular is taken as the upper triangle of a
         symmetric matrix (both orders of every pair are in :math:`\mathcal S`: the full matrix is ``U + U.T``).

@@ -4,15 +4,15 @@ Two NumPyro programs describe a co-association matrix by soft memberships:
 
 * the dyadic aspect model of PEnCA (Lourenco, Fred & Figueiredo 2011),
   :func:`bayesclust.models.dyadic_aspect.dyadic_aspect`, whose maximum-likelihood (MAP with
-  flat priors) fit is :func:`~bayesclust.inference.aspect_em.aspect_em`;
+  flat priors) fit is :func:`~bayesclust.inference.consensus.aspect_em.aspect_em`;
 * the memberships model of PPC (Rota Bulò, Lourenço, Fred & Pelillo 2010),
   :func:`bayesclust.models.pairwise_memberships.pairwise_memberships`, whose Gaussian MAP
-  with a flat prior is :func:`~bayesclust.inference.ppc.ppc` with ``mask_diagonal=True``.
+  with a flat prior is :func:`~bayesclust.inference.consensus.ppc.ppc` with ``mask_diagonal=True``.
 
 :func:`aspect_posterior` and :func:`memberships_posterior` fit them by SVI (``AutoDelta``:
 the MAP; ``AutoNormal``: a mean-field Gaussian on the unconstrained (stick-breaking) simplex
 coordinates) or by NUTS, starting from the point fit (or a random point), and return a
-:class:`~bayesclust.inference.posterior.Posterior` whose clusters are aligned to the point
+:class:`~bayesclust.inference.mixtures.posterior.Posterior` whose clusters are aligned to the point
 fit's by the Hungarian matching of every draw's parameters, so that the component-indexed
 draws (weights, memberships) are comparable across draws.
 
@@ -168,7 +168,7 @@ def _fit_svi(key, model_name, arrays, traced, static_kw, n, K, init_values, guid
 
 def _fit_nuts(key, model_name, arrays, traced, static_kw, n, K, init_values, num_warmup, num_samples,
               num_chains):
-    """NUTS through :func:`~bayesclust.inference.mcmc.run_nuts`; draws ``(C, S, ...)`` and stats."""
+    """NUTS through :func:`~bayesclust.inference.mixtures.mcmc.run_nuts`; draws ``(C, S, ...)`` and stats."""
     from numpyro.infer import init_to_value
 
     from ..mixtures.mcmc import run_nuts
@@ -241,7 +241,7 @@ def aspect_posterior(
 
     (Lourenco, Fred & Figueiredo 2011, eqs. 10, 25; the priors are ours,
     docs/deviations.md#penca-dirichlet-priors), is fitted by SVI or NUTS.  Its MAP is
-    :func:`~bayesclust.inference.aspect_em.aspect_em`'s (MAP-)EM fit with the same ``alpha_p``,
+    :func:`~bayesclust.inference.consensus.aspect_em.aspect_em`'s (MAP-)EM fit with the same ``alpha_p``,
     ``alpha_B``: the EM fit is computed first, is the default start and is the reference every
     draw's aspects are aligned to.
 
@@ -249,7 +249,7 @@ def aspect_posterior(
     ----------
     rng_key : jax.random key or int
     coassoc : CoAssociation, scipy.sparse matrix or array_like (n, n)
-        Co-occurrence **counts** (see :func:`~bayesclust.inference.coassociation.coassociation_pairs`).
+        Co-occurrence **counts** (see :func:`~bayesclust.inference.consensus.coassociation.coassociation_pairs`).
     n_aspects : int
         ``L``, with ``1 <= L <= n``.
     inference : {"svi", "nuts"}, default "svi"
@@ -277,10 +277,10 @@ def aspect_posterior(
     num_warmup, num_chains : int, default 500, 2
         NUTS only (chains run sequentially; they all start at ``init``).
     em_kwargs : dict, optional
-        Passed to :func:`~bayesclust.inference.aspect_em.aspect_em` (``n_init``, ``tol``,
+        Passed to :func:`~bayesclust.inference.consensus.aspect_em.aspect_em` (``n_init``, ``tol``,
         ``max_iter``, ``init``).
     reference : AspectEMResult, optional
-        An :func:`~bayesclust.inference.aspect_em.aspect_em` fit of the same ``coassoc`` and
+        An :func:`~bayesclust.inference.consensus.aspect_em.aspect_em` fit of the same ``coassoc`` and
         ``n_aspects`` to start from and align to, instead of computing one (``em_kwargs`` is
         then ignored).
 
@@ -448,14 +448,14 @@ def memberships_posterior(
     :math:`c_{ij} \sim \mathcal N(\mathbf y_i^\top\mathbf y_j, \sigma^2)` or
     :math:`n_{ij} \sim \mathrm{Bin}(N, \mathbf y_i^\top\mathbf y_j)` (Rota Bulò et al. 2010,
     §3), fitted by SVI or NUTS.  With ``alpha = 1`` the Gaussian MAP is
-    :func:`~bayesclust.inference.ppc.ppc` with ``mask_diagonal=True``, which is computed first
+    :func:`~bayesclust.inference.consensus.ppc.ppc` with ``mask_diagonal=True``, which is computed first
     as the default start and as the reference the draws' clusters are aligned to.
 
     Parameters
     ----------
     rng_key : jax.random key or int
     coassoc : CoAssociation, ensemble, or ndarray / sparse matrix (n, n)
-        As :func:`~bayesclust.inference.ppc.ppc` for ``"gaussian"`` (normalised
+        As :func:`~bayesclust.inference.consensus.ppc.ppc` for ``"gaussian"`` (normalised
         :math:`c_{ij}`); ``"binomial"`` needs the counts and ``N``: a CoAssociation of an
         ensemble whose partitions label every object, or the ensemble.
     n_clusters : int
@@ -473,9 +473,9 @@ def memberships_posterior(
         Start at PPC's fit (``mask_diagonal=True``; entries clipped at ``1e-12`` and
         renormalised) or at NumPyro's ``init_to_uniform`` point.
     ppc_kwargs : dict, optional
-        Passed to :func:`~bayesclust.inference.ppc.ppc` (``n_init``, ``max_iter``, ``tol``).
+        Passed to :func:`~bayesclust.inference.consensus.ppc.ppc` (``n_init``, ``max_iter``, ``tol``).
     reference : PPCResult, optional
-        A :func:`~bayesclust.inference.ppc.ppc` fit (memberships of shape (n, K)) to start from
+        A :func:`~bayesclust.inference.consensus.ppc.ppc` fit (memberships of shape (n, K)) to start from
         and align to, instead of computing one (``ppc_kwargs`` is then ignored).
 
     Returns

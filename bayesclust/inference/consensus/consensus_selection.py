@@ -2,8 +2,8 @@ r"""Choosing a consensus partition with validity indices.
 
 Evidence accumulation yields many candidate consensus partitions -- one per linkage and
 number of clusters; other consensus functions of the same ensemble join them: PEnCA
-(:func:`~bayesclust.inference.aspect_em.aspect_em`), PPC (:func:`~bayesclust.inference.ppc.ppc`)
-and Strehl & Ghosh's CSPA and MCLA (:mod:`~bayesclust.inference.hypergraph`).  Duarte, Fred, Lourenço & Duarte (2010) score every candidate with a
+(:func:`~bayesclust.inference.consensus.aspect_em.aspect_em`), PPC (:func:`~bayesclust.inference.consensus.ppc.ppc`)
+and Strehl & Ghosh's CSPA and MCLA (:mod:`~bayesclust.inference.consensus.hypergraph`).  Duarte, Fred, Lourenço & Duarte (2010) score every candidate with a
 validity index and keep the best one:
 
 * against the ensemble: the average cluster consistency ACC and the average normalised
@@ -21,7 +21,7 @@ Pipeline::
     best = select_consensus(cands, ens, criterion="acc")   # best.labels, best.scores
     cands = consensus_candidates(C, ("average", "cspa", "mcla", "penca", "ppc"), 3, ensemble=ens)
 
-Every index accepts a :class:`~bayesclust.inference.posterior.Posterior` as the ensemble,
+Every index accepts a :class:`~bayesclust.inference.mixtures.posterior.Posterior` as the ensemble,
 so a sampled solution is scored like any consensus.
 
 References
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 #: The consensus functions :func:`consensus_candidates` knows: the linkages of
-#: :func:`~bayesclust.inference.linkage.linkage_consensus`, then CSPA, MCLA, PEnCA and PPC.
+#: :func:`~bayesclust.inference.consensus.linkage.linkage_consensus`, then CSPA, MCLA, PEnCA and PPC.
 CONSENSUS_FUNCTIONS = LINKAGE_METHODS + ("cspa", "mcla", "penca", "ppc")
 
 #: criterion -> (rule, needs): how each index chooses ("max", "min", "median") and what it
@@ -156,17 +156,17 @@ def consensus_candidates(
     Parameters
     ----------
     coassoc : CoAssociation or ensemble
-        A :class:`~bayesclust.inference.coassociation.CoAssociation` or anything
-        :func:`~bayesclust.inference.coassociation.coassociation` accepts (then also the
+        A :class:`~bayesclust.inference.consensus.coassociation.CoAssociation` or anything
+        :func:`~bayesclust.inference.consensus.coassociation.coassociation` accepts (then also the
         ensemble MCLA reads, unless ``ensemble`` is given).
     methods : str or sequence of str, default ("single", "average", "complete", "centroid", "ward")
         Consensus functions among :data:`CONSENSUS_FUNCTIONS`: linkages of
-        :func:`~bayesclust.inference.linkage.linkage_consensus` (the five of the validation
+        :func:`~bayesclust.inference.consensus.linkage.linkage_consensus` (the five of the validation
         paper's experiments are the default; one dendrogram is built per linkage and cut
         exactly, by merge order), ``"cspa"`` and ``"mcla"``
-        (:func:`~bayesclust.inference.hypergraph.cspa`, :func:`~bayesclust.inference.hypergraph.mcla`),
-        ``"penca"`` (:func:`~bayesclust.inference.aspect_em.aspect_em`, ``n_aspects`` = K)
-        and ``"ppc"`` (:func:`~bayesclust.inference.ppc.ppc`), each with its default settings.
+        (:func:`~bayesclust.inference.consensus.hypergraph.cspa`, :func:`~bayesclust.inference.consensus.hypergraph.mcla`),
+        ``"penca"`` (:func:`~bayesclust.inference.consensus.aspect_em.aspect_em`, ``n_aspects`` = K)
+        and ``"ppc"`` (:func:`~bayesclust.inference.consensus.ppc.ppc`), each with its default settings.
     k_range : int, sequence of int or range, optional
         Numbers of clusters, each in ``1..n``; default :math:`2, \dots, \lceil\sqrt n\,\rceil`.
     ensemble : array_like (N, n), list, Ensemble or Posterior, optional

@@ -1,6 +1,6 @@
 r"""Constrained evidence accumulation (CEAC): constrained linkage on a co-association.
 
-The co-association :math:`C` of an ensemble (:mod:`~bayesclust.inference.coassociation`)
+The co-association :math:`C` of an ensemble (:mod:`~bayesclust.inference.consensus.coassociation`)
 is read as the distance :math:`D = 1 - C`, and the consensus is extracted by a
 hierarchical algorithm that honours pairwise constraints: must-link pairs
 :math:`\mathcal C_=` (same cluster) and cannot-link pairs :math:`\mathcal C_{\ne}`
@@ -492,7 +492,7 @@ def constrained_linkage_consensus(
     Parameters
     ----------
     coassoc : CoAssociation, scipy.sparse matrix or array_like, shape (n, n)
-        A :class:`~bayesclust.inference.coassociation.CoAssociation`, or a normalised
+        A :class:`~bayesclust.inference.consensus.coassociation.CoAssociation`, or a normalised
         co-association with values in [0, 1] (dense symmetric, or sparse symmetric or upper
         triangular; the diagonal is ignored).
     must_link, cannot_link : array_like of int, shape (m, 2), or None
@@ -508,7 +508,7 @@ def constrained_linkage_consensus(
         ``"complete"`` — **CCL** (Klein, Kamvar & Manning 2002): :math:`D_{ij}=0` on
         must-links, shortest-path closure (:func:`constrained_shortest_paths`), :math:`D_{ij}
         = \max D + 1` on cannot-links, complete link cut by merge order at ``n_clusters``
-        (:func:`~bayesclust.inference.linkage.cut_tree_at`,
+        (:func:`~bayesclust.inference.consensus.linkage.cut_tree_at`,
         docs/deviations.md#ceac-ccl-shortest-paths).  A forced cut can still separate
         must-linked or join cannot-linked objects when ``n_clusters`` is small; see
         ``satisfaction``.

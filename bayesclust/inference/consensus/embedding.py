@@ -384,9 +384,9 @@ def embed_coassociation(
     Parameters
     ----------
     coassoc : CoAssociation, array_like (n, n) or an ensemble
-        A :class:`~bayesclust.inference.coassociation.CoAssociation`; a square floating-point
+        A :class:`~bayesclust.inference.consensus.coassociation.CoAssociation`; a square floating-point
         matrix :math:`C` (symmetric, entries in [0, 1]; its diagonal is read as 1); or
-        anything :func:`~bayesclust.inference.coassociation.coassociation` accepts (an
+        anything :func:`~bayesclust.inference.consensus.coassociation.coassociation` accepts (an
         integer (N, n) array of partitions, a list of label vectors, an Ensemble, a
         Posterior).
     method : {"isomap", "laplacian", "mds"}, default "isomap"
@@ -504,7 +504,7 @@ def embedded_consensus(
         ``"kmeans"``: Lloyd's algorithm from ``K`` distinct random points, ``n_init``
         starts, the smallest within-cluster sum of squares kept; otherwise
         ``scipy.cluster.hierarchy.linkage`` with the Euclidean metric, cut after
-        ``n - K`` merges (:func:`~bayesclust.inference.linkage.cut_tree_at`).
+        ``n - K`` merges (:func:`~bayesclust.inference.consensus.linkage.cut_tree_at`).
     rng_key : jax.random key or int, default 0
         Seeds the k-means starts.
     n_init, max_iter : int

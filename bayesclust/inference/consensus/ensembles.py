@@ -8,9 +8,9 @@ callable) a fixed number of times for every K of a grid, optionally on random
 sub-samples (Rota Bulò, Lourenço, Fred & Pelillo 2010; Medina & Fred).
 
 An ensemble is an ``(N, n)`` array of labelings (``-1`` marks an object left out of a
-partition's sub-sample); everything downstream (:mod:`~bayesclust.inference.coassociation`,
-:mod:`~bayesclust.inference.linkage`, :mod:`~bayesclust.inference.aspect_em`) accepts any
-such array, a list of label vectors, or a :class:`~bayesclust.inference.posterior.Posterior`'s
+partition's sub-sample); everything downstream (:mod:`~bayesclust.inference.consensus.coassociation`,
+:mod:`~bayesclust.inference.consensus.linkage`, :mod:`~bayesclust.inference.consensus.aspect_em`) accepts any
+such array, a list of label vectors, or a :class:`~bayesclust.inference.mixtures.posterior.Posterior`'s
 label draws.
 
 References
@@ -147,7 +147,7 @@ def _masked_kmeans(key, X, k, capacity, max_iter):
     """One jitted partition: Lloyd's k-means with ``k <= capacity`` active centres.
 
     Random initialisation from ``k`` distinct data points, then
-    :func:`~bayesclust.inference.kmeans.masked_lloyd` in a buffer of ``capacity``
+    :func:`~bayesclust.inference.hard.kmeans.masked_lloyd` in a buffer of ``capacity``
     slots (one compilation serves every K of an ensemble), until the assignment
     repeats or ``max_iter``.
     """
@@ -161,7 +161,7 @@ def _masked_kmeans(key, X, k, capacity, max_iter):
 def _kmeans_numpy(rng: np.random.Generator, X: np.ndarray, k: int, max_iter: int) -> np.ndarray:
     """One host partition: Lloyd's k-means from ``k`` distinct random data points.
 
-    :func:`~bayesclust.inference.kmeans.lloyd_host` with a KD-tree assignment (no
+    :func:`~bayesclust.inference.hard.kmeans.lloyd_host` with a KD-tree assignment (no
     compilation; the ensemble's default backend, see :func:`kmeans_ensemble`); an
     emptied cluster moves onto the farthest row (scikit-learn's rule), so the
     partition keeps its K clusters (docs/deviations.md#ensemble-empty-clusters).
@@ -216,10 +216,10 @@ def kmeans_ensemble(
     max_iter : int, default 100
         Lloyd iterations per partition (stops earlier when the assignment repeats).
     backend : {"numpy", "jax"}, default "numpy"
-        ``"numpy"``: :func:`~bayesclust.inference.kmeans.lloyd_host` with a KD-tree
+        ``"numpy"``: :func:`~bayesclust.inference.hard.kmeans.lloyd_host` with a KD-tree
         nearest-centre search (no compilation, ``O(n log K)`` assignments in low
-        dimension).  ``"jax"``: :func:`~bayesclust.inference.kmeans.masked_lloyd`, the
-        jit-compiled loop of :func:`~bayesclust.inference.kmeans.kmeans`, with ``K`` active
+        dimension).  ``"jax"``: :func:`~bayesclust.inference.hard.kmeans.masked_lloyd`, the
+        jit-compiled loop of :func:`~bayesclust.inference.hard.kmeans.kmeans`, with ``K`` active
         slots in a buffer of capacity ``K_max`` (one compilation for every K).  The numpy
         loop is the default because it compiles nothing and was faster where measured
         (iris, N = 150, K in [7, 27], shared 2-core machine: numpy 0.3 s; jax 1.1 s plus
@@ -374,7 +374,7 @@ def njw_partition(rng: np.random.Generator, A: Any, k: int, max_iter: int = 300,
     clustered by Lloyd's k-means from k-means++ starts drawn from ``rng``; of ``n_init``
     starts the smallest within-cluster sum of squares is kept (``n_init = 1`` draws exactly
     what one start draws).  The graph partitioner of the data's spectral base clusterer
-    and of CSPA / MCLA (:mod:`bayesclust.inference.hypergraph`).
+    and of CSPA / MCLA (:mod:`bayesclust.inference.consensus.hypergraph`).
 
     Parameters
     ----------
@@ -511,7 +511,7 @@ def clustering_ensemble(
           ``max_iter`` iterations (as every partition of :func:`kmeans_ensemble`);
         * ``"single"``, ``"average"``, ``"complete"``, ``"ward"``: scipy's agglomerative
           linkage of the Euclidean distances, cut into exactly K clusters by merge order
-          (:func:`~bayesclust.inference.linkage.cut_tree_at`, robust to tied heights);
+          (:func:`~bayesclust.inference.consensus.linkage.cut_tree_at`, robust to tied heights);
         * ``"spectral"``: NJW spectral clustering (Ng, Jordan & Weiss 2001) with the
           Gaussian affinity :math:`\exp(-\gamma\|x_i - x_j\|^2)`: the K leading
           eigenvectors of :math:`D^{-1/2} A D^{-1/2}`, rows scaled to unit length, then

@@ -14,7 +14,7 @@ Ghosh (2002), §3.
 
 The paper partitions both graphs with METIS (balanced, minimum edge cut); bayesclust has no
 METIS and uses the normalised-cut spectral partition of Ng, Jordan & Weiss (2001)
-(:func:`~bayesclust.inference.ensembles.njw_partition`, the partitioner of the spectral base
+(:func:`~bayesclust.inference.consensus.ensembles.njw_partition`, the partitioner of the spectral base
 clusterer), which does not force balanced parts (docs/deviations.md#cspa-mcla-partitioner).
 
 Pipeline::
@@ -139,7 +139,7 @@ def cspa(rng_key: Any, coassoc: Any, n_clusters: int, *, n_init: int = 10, max_i
     putting ``i`` and ``j`` in one cluster (with missing objects, of the partitions holding
     both: :meth:`CoAssociation.normalized`), is the weighted adjacency of a graph on the
     objects (self-loops dropped); its normalised-cut spectral partition
-    (:func:`~bayesclust.inference.ensembles.njw_partition`, in place of the paper's METIS:
+    (:func:`~bayesclust.inference.consensus.ensembles.njw_partition`, in place of the paper's METIS:
     docs/deviations.md#cspa-mcla-partitioner) is the consensus.  The sparse co-association is
     kept sparse above 2,000 objects (ARPACK).
 
@@ -148,8 +148,8 @@ def cspa(rng_key: Any, coassoc: Any, n_clusters: int, *, n_init: int = 10, max_i
     rng_key : jax.random key or int
         Seeds the k-means starts on the eigenvectors.
     coassoc : CoAssociation or ensemble
-        A :class:`~bayesclust.inference.coassociation.CoAssociation` or anything
-        :func:`~bayesclust.inference.coassociation.coassociation` accepts.
+        A :class:`~bayesclust.inference.consensus.coassociation.CoAssociation` or anything
+        :func:`~bayesclust.inference.consensus.coassociation.coassociation` accepts.
     n_clusters : int
         ``K``, at most ``n``.
     n_init : int, default 10
@@ -195,7 +195,7 @@ def mcla(rng_key: Any, ensemble: Any, n_clusters: int, *, n_init: int = 10, max_
        :math:`w_{ab} = |h_a \cap h_b| / |h_a \cup h_b|` (zero within a partition, whose
        clusters are disjoint);
     3. the meta-graph partitioned into ``K`` meta-clusters (normalised-cut spectral
-       partition, :func:`~bayesclust.inference.ensembles.njw_partition`, in place of the
+       partition, :func:`~bayesclust.inference.consensus.ensembles.njw_partition`, in place of the
        paper's METIS: docs/deviations.md#cspa-mcla-partitioner);
     4. each meta-cluster :math:`M` collapsed into its association vector
        :math:`a_{iM} = \frac1{|M|}\sum_{h_a \in M} h_{ia}`;

@@ -1,7 +1,7 @@
 r"""Consensus partitions by hierarchical clustering of a co-association matrix.
 
 The co-association :math:`C_{ij}` (the fraction of partitions in which objects
-``i`` and ``j`` share a cluster, :mod:`~bayesclust.inference.coassociation`) is
+``i`` and ``j`` share a cluster, :mod:`~bayesclust.inference.consensus.coassociation`) is
 read as a similarity, ``1 - C`` as a distance; a linkage algorithm builds the
 dendrogram and the consensus is its cut into a fixed number of clusters, or at
 the largest lifetime (the widest range of heights over which a number of

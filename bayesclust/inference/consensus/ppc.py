@@ -231,11 +231,11 @@ def ppc(
     rng_key : jax.random key or int
         Seeds the starts (one split per start).
     coassoc : CoAssociation, ensemble, scipy.sparse matrix or ndarray of float, shape (n, n)
-        A :class:`~bayesclust.inference.coassociation.CoAssociation` (normalised
+        A :class:`~bayesclust.inference.consensus.coassociation.CoAssociation` (normalised
         :math:`c_{ij} = n_{ij}/N_{ij}` and :math:`c_{ii} = 1` for the objects sampled at least
         once); a symmetric floating-point matrix with entries in [0, 1] (dense or sparse; its
         diagonal is used as given); anything else is an ensemble of partitions and goes
-        through :func:`~bayesclust.inference.coassociation.coassociation`.
+        through :func:`~bayesclust.inference.consensus.coassociation.coassociation`.
     n_clusters : int
         ``K``, with ``1 <= K <= n``.
     n_init : int, default 5

@@ -291,11 +291,11 @@ def temporal_states(
 
     1. A spectral ensemble of the samples: NJW and Shi-Malik spectral clustering for every
        K in ``n_clusters`` and Gaussian scale :math:`\sigma` in ``sigmas``
-       (:func:`~bayesclust.inference.ensembles.spectral_grid_ensemble`; default 2 x 5 x 28
+       (:func:`~bayesclust.inference.consensus.ensembles.spectral_grid_ensemble`; default 2 x 5 x 28
        = 280 partitions), or the given ``ensemble``.
     2. EAC: the co-association :math:`C_{ij}` and, for every linkage, the consensus
        partition at the largest lifetime
-       (:func:`~bayesclust.inference.linkage.linkage_consensus`): H partitions.
+       (:func:`~bayesclust.inference.consensus.linkage.linkage_consensus`): H partitions.
     3. For every partition, the window-by-cluster indicator :math:`M_b \in \{0,1\}^{w\times k}`
        of ``w = n // window`` adjacent windows (:func:`window_indicator`); its rows are
        meta-clustered by EAC (the k columns are binary partitions of the windows, so the

@@ -155,7 +155,7 @@ def weacs(
 ) -> WEACSResult:
     r"""WEACS consensus: linkage on a co-association whose votes are weighted by validity.
 
-    Builds a sub-sampled k-means ensemble (:func:`~bayesclust.inference.ensembles.kmeans_ensemble`
+    Builds a sub-sampled k-means ensemble (:func:`~bayesclust.inference.consensus.ensembles.kmeans_ensemble`
     with ``subsample``), weights each partition by its normalised internal validity
     (:func:`validity_weights`: SWEACS with one index, JWEACS with several), accumulates
 
@@ -163,8 +163,8 @@ def weacs(
 
         C_{ij} = \frac{\sum_l IV^l [\ell^l_i = \ell^l_j \ne -1]}{S_{ij}}
 
-    (:func:`~bayesclust.inference.coassociation.coassociation` with ``weights``) and extracts
-    the consensus by :func:`~bayesclust.inference.linkage.linkage_consensus`.
+    (:func:`~bayesclust.inference.consensus.coassociation.coassociation` with ``weights``) and extracts
+    the consensus by :func:`~bayesclust.inference.consensus.linkage.linkage_consensus`.
 
     Parameters
     ----------
@@ -177,12 +177,12 @@ def weacs(
         several JWEACS (their mean).
     n_partitions : int, default 150
     n_clusters_range : (int, int), optional
-        As in :func:`~bayesclust.inference.ensembles.kmeans_ensemble`.
+        As in :func:`~bayesclust.inference.consensus.ensembles.kmeans_ensemble`.
     subsample : float in (0, 1], default 0.8
         Fraction of the objects each partition clusters (ours: the papers do not give it,
         docs/deviations.md#weacs-subsampling-normalisation).
     method : str, default "average"
-        The linkage (:func:`~bayesclust.inference.linkage.linkage_consensus`).
+        The linkage (:func:`~bayesclust.inference.consensus.linkage.linkage_consensus`).
 
     Returns
     -------

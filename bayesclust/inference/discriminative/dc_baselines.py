@@ -2,7 +2,7 @@
 
 Kaski, Sinkkonen & Klami (2005) compare discriminative clustering with two
 mixture models fitted by EM (and with plain k-means,
-:func:`bayesclust.inference.kmeans.kmeans`):
+:func:`bayesclust.inference.hard.kmeans.kmeans`):
 
 * **MoG** (:func:`mog_em`): a mixture of isotropic Gaussians for ``p(x)`` with one
   shared, fixed spread; the means and the mixing weights are learned.

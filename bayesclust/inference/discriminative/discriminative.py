@@ -391,7 +391,7 @@ def dc_map(
         Smoothing width :math:`\sigma` (a standard deviation, > 0), chosen by
         validation in the paper.
     init : {"kmeans", "random"} or array_like of shape (K, d), default "kmeans"
-        ``"kmeans"``: the centres of :func:`bayesclust.inference.kmeans.kmeans`
+        ``"kmeans"``: the centres of :func:`bayesclust.inference.hard.kmeans.kmeans`
         (the paper's recommended start, §7.3); ``"random"``: ``K`` distinct random
         data points (the paper's Table 1 protocol); or the prototypes themselves.
     n_classes : int, optional
@@ -972,7 +972,7 @@ def sdc(
 
 
 def _voronoi_label_draws(rng_key, samples: dict, model_args: tuple, model_kwargs: dict):
-    """Label sampler for :func:`~bayesclust.inference.mcmc.run_nuts`: hard cells per draw.
+    """Label sampler for :func:`~bayesclust.inference.mixtures.mcmc.run_nuts`: hard cells per draw.
 
     The class distributions are integrated out and the partition is a
     deterministic function of the prototypes, so each draw's labels are its
@@ -1007,7 +1007,7 @@ def dc_nuts(
 ):
     r"""Sample the prototypes of smoothed discriminative clustering with NUTS.
 
-    Runs :func:`bayesclust.inference.mcmc.run_nuts` on
+    Runs :func:`bayesclust.inference.mixtures.mcmc.run_nuts` on
     :func:`~bayesclust.models.discriminative.dc_collapsed` with ``smooth_std``
     (the class distributions integrated out; the density is the smoothed
     objective :math:`\exp F(m)` of eq. 10 with the optional regularisers, under
@@ -1028,7 +1028,7 @@ def dc_nuts(
         Start the chains at :func:`dc_map` run from ``init``.
     progress_bar : bool, default False
     **kwargs
-        Passed to :func:`~bayesclust.inference.mcmc.run_nuts` (``chain_method``,
+        Passed to :func:`~bayesclust.inference.mixtures.mcmc.run_nuts` (``chain_method``,
         ``nuts_kwargs``; an ``init_strategy`` there overrides the MAP start).
 
     Returns

@@ -527,7 +527,7 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
 
     Step 4 visits the points (:func:`hard_hdp` says how, in bulk), step 5 the
     local clusters (a weighted DP-means pass over their means,
-    :func:`~bayesclust.inference.dp_means.dp_means_pass`), step 6 recomputes
+    :func:`~bayesclust.inference.hard.dp_means.dp_means_pass`), step 6 recomputes
     the global means; empty local and global clusters are deleted and the
     survivors renumbered in order.  :func:`hard_hdp` is this step in a
     ``lax.while_loop`` from :func:`init_hard_hdp_state`, stopped by
@@ -853,7 +853,7 @@ def hard_hdp(
     nearest global associated with its data set at its turn.  Step 5 is a
     weighted DP-means pass over the local means (weights = sizes, penalty
     :math:`\lambda_g`), because :math:`\bar d_p = SSE_S + n_S\|\bar x_S -
-    \mu_p\|^2`; it reuses :func:`bayesclust.inference.dp_means.dp_means_pass`.
+    \mu_p\|^2`; it reuses :func:`bayesclust.inference.hard.dp_means.dp_means_pass`.
     Buffers of global and local clusters grow when full (the iteration is then
     re-run with at least twice the room, a recompile), so nothing is ever
     dropped.  Memory: the point-to-global distances (row-blocked when large)

@@ -66,7 +66,7 @@ def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=
 
     The one Lloyd loop of the package: :func:`kmeans` runs it with every slot
     active, the ensembles' jitted runs
-    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="jax"``) with
+    (:func:`bayesclust.inference.consensus.ensembles.kmeans_ensemble`, ``backend="jax"``) with
     ``K <= capacity`` active slots, so that one compilation serves every K.  An
     iteration is the assignment to the nearest active centre and the mean update
     (:func:`~bayesclust.kernels.nearest_center_stats`,
@@ -139,7 +139,7 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense", empty: s
     The host twin of :func:`masked_lloyd`, for callers that run many small
     k-means whose shapes change from call to call, where the jitted loop would
     compile (seconds) more often than it runs: the ensembles' default backend
-    (:func:`bayesclust.inference.ensembles.kmeans_ensemble`, ``backend="numpy"``,
+    (:func:`bayesclust.inference.consensus.ensembles.kmeans_ensemble`, ``backend="numpy"``,
     a new K for every partition) and the post-processing of spectral DP-means
     and of the penalised normalised cut's spectral start (an embedding whose
     width changes with every threshold).  It iterates until the assignment

@@ -728,9 +728,9 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="au
 def _farthest_first_kmeans(Y, k, max_iter=300):
     """k-means on the rows of ``Y`` from a deterministic farthest-first start.
 
-    :func:`~bayesclust.inference.kmeans.lloyd_host` (host, float64): the
+    :func:`~bayesclust.inference.hard.kmeans.lloyd_host` (host, float64): the
     embedding is small ``(n, k)`` and changes shape with every threshold, so the
-    jitted :func:`bayesclust.inference.kmeans.kmeans` would recompile (seconds)
+    jitted :func:`bayesclust.inference.hard.kmeans.kmeans` would recompile (seconds)
     for each call.  Ties go to the lowest centre; an emptied centre keeps its place.
     """
     n = Y.shape[0]

@@ -637,7 +637,7 @@ def gmd(
     init : {"random", "kmeans"} or array_like of shape (k_max, d), default "random"
         ``"random"``: the means at ``k_max`` distinct data points drawn uniformly (Aidos &
         Fred's "GMD^rand"); ``"kmeans"``: ``n_kmeans`` k-means centroids
-        (:func:`bayesclust.inference.kmeans.kmeans`, one random start) and ``k_max -
+        (:func:`bayesclust.inference.hard.kmeans.kmeans`, one random start) and ``k_max -
         n_kmeans`` distinct random data points ("GMD^init";
         docs/deviations.md#gmd-kmeans-init); or the initial means.
     n_kmeans : int, optional

@@ -1024,7 +1024,7 @@ def cecib(
         Gaussian family ([C] uses full; the others are CEC's families).
     init : {"random", "k-means++"} or array of int, default "random"
         ``"random"``: uniformly random partition ([C] §3.4); ``"k-means++"``:
-        k-means++ seeds (:func:`bayesclust.inference.kmeans.kmeans_init`), then
+        k-means++ seeds (:func:`bayesclust.inference.hard.kmeans.kmeans_init`), then
         each point to its nearest seed (the authors' demo code); an array: the
         starting labels of one run (``0..n_clusters-1``).  The random partition
         is the default because it removes superfluous clusters more reliably:

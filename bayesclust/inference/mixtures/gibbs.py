@@ -853,11 +853,11 @@ def gibbs_dp_gmm(
     num_warmup, num_samples, thin : int
         Sweeps discarded, draws kept per chain, and sweeps per kept draw.  The defaults
         of this and of ``num_chains``, ``collapsed`` and ``split_merge`` are
-        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`, shared with
+        :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`, shared with
         :class:`bayesclust.DPGaussianMixture` and ``bayesclust compare``.  After
         sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or bulk
         ESS of ``k`` or of the log-likelihood fails
-        :func:`bayesclust.inference.convergence.convergence_problems`.
+        :func:`bayesclust.inference.mixtures.convergence.convergence_problems`.
     num_chains : int
         Independent chains, moved together.  The sequential scheme on a CPU: the
         native kernel puts 8 chains (float32; 4 float64) on the lanes of an AVX

@@ -42,7 +42,7 @@ A sweep is one ``lax.scan`` over the points with every chain moved in the same s
 (``vmap`` over the chains inside the scan body), then the exact statistics, then
 optionally Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  Clusters
 live in a fixed-capacity buffer grown (and the segment redone) when a chain needs more
-(:func:`bayesclust.inference.gibbs.run_in_segments`).
+(:func:`bayesclust.inference.mixtures.gibbs.run_in_segments`).
 
 References
 ----------
@@ -532,7 +532,7 @@ def gibbs_dp_gaussian(
         The cluster prior; default :func:`default_gaussian_prior` of ``X``.
     num_warmup, num_samples, thin, num_chains : int
         As :func:`bayesclust.gibbs_dp_gmm` (defaults
-        :data:`bayesclust.inference.convergence.DP_SAMPLER_DEFAULTS`).  No split-merge
+        :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`).  No split-merge
         moves: single-site moves only.
     init_labels : array_like of int, shape (n,) or (num_chains, n), optional
         Initial partition(s); default all points in one cluster.

@@ -468,10 +468,10 @@ def gibbs_hdp_gmm(
     num_warmup, num_samples, thin, num_chains : int
         Sweeps discarded, draws kept per chain, sweeps per kept draw, and chains
         (moved together, on the vectorised axis).  Defaults:
-        :data:`bayesclust.inference.convergence.HDP_SAMPLER_DEFAULTS`.  After
+        :data:`bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`.  After
         sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or
         bulk ESS of the number of global clusters or of the log-likelihood fails
-        :func:`bayesclust.inference.convergence.convergence_problems`.
+        :func:`bayesclust.inference.mixtures.convergence.convergence_problems`.
     center : bool
         Centre the pooled data first (the prior on the means is centred at 0).
     progress_bar : bool

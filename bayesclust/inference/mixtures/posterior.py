@@ -538,14 +538,14 @@ class Posterior:
         method : {"auto", "greedy", "draws"}, default "auto"
             ``"greedy"``: the draws, the cuts of the average-linkage tree of
             :meth:`co_clustering` and a local search
-            (:func:`bayesclust.inference.point_estimates.partition_point_estimate`, called
+            (:func:`bayesclust.inference.mixtures.point_estimates.partition_point_estimate`, called
             with its defaults), which builds the ``n x n`` co-clustering matrix (of
-            :data:`~bayesclust.inference.point_estimates.GREEDY_MAX_DRAWS` draws spread
+            :data:`~bayesclust.inference.mixtures.point_estimates.GREEDY_MAX_DRAWS` draws spread
             evenly over the chains when there are more).
             ``"draws"``: the best draw, its expected loss from contingency tables
-            (:func:`bayesclust.inference.point_estimates.draws_point_estimate`), linear in
+            (:func:`bayesclust.inference.mixtures.point_estimates.draws_point_estimate`), linear in
             ``n``.  ``"auto"``: ``"greedy"`` up to
-            :data:`~bayesclust.inference.point_estimates.GREEDY_MAX_N` points, else
+            :data:`~bayesclust.inference.mixtures.point_estimates.GREEDY_MAX_N` points, else
             ``"draws"``.
 
         Returns
