@@ -299,41 +299,11 @@ PRIVATE_IMPORT_EXCEPTIONS = {
     "bayesclust.inference.consensus.acccs": {
         "bayesclust.metrics._acc_population",
         "bayesclust.metrics._ensemble_one_hot",
-        "bayesclust.inference.consensus.constrained._check_pairs",
-    },
-    "bayesclust.inference.consensus.consensus_bayes": {"bayesclust.inference.consensus.ppc._as_pairs"},
-    "bayesclust.inference.consensus.temporal": {"bayesclust.inference.consensus.ensembles._default_sigmas"},
-    "bayesclust.inference.discriminative.dc_baselines": {"bayesclust.inference.hard.kmeans._initial"},
-    "bayesclust.inference.hard.hard_hdp": {
-        f"bayesclust.inference.hard.dp_means.{n}"
-        for n in ("_CANDIDATE_BLOCK", "_check_mesh", "_from_unit", "_shard_rows", "_take_rows", "_to_host")
-    },
-    "bayesclust.inference.increments.did_hierarchy": {
-        "bayesclust.graphs._distance",
-        "bayesclust.graphs._nearest_excluding",
-    },
-    "bayesclust.inference.increments.gmdid": {
-        "bayesclust.inference.increments.did_hierarchy._gdid",
-        "bayesclust.inference.increments.did_hierarchy._lam_floor",
-    },
-    "bayesclust.inference.increments.map_did": {
-        "bayesclust.inference.increments.did_hierarchy._lam_floor",
-        "bayesclust.inference.increments.gmd._n_params",
-        "bayesclust.inference.increments.gmdid._gaussian",
-    },
-    "bayesclust.inference.mixtures.convergence": {"bayesclust.inference.mixtures.posterior._rank_diagnostics"},
-    "bayesclust.inference.mixtures.gibbs_gaussian": {
-        f"bayesclust.inference.mixtures.gibbs.{n}" for n in ("_draw_slot_or_new", "_prior_params", "_update_log_alpha")
-    },
-    "bayesclust.inference.mixtures.hdp_gibbs": {
-        f"bayesclust.inference.mixtures.gibbs.{n}"
-        for n in ("_draw_means", "_draw_sigma2", "_log_normal_iso", "_prior_params", "_update_log_alpha")
     },
     "bayesclust.inference.mixtures.point_estimates": {
         f"bayesclust.metrics.{n}"
         for n in ("_DrawColumns", "_canonical_rows", "_check_label_draws", "_check_psm", "_vi_lower_bounds", "_xlogx")
     },
-    "bayesclust.inference.mixtures.posterior": {"bayesclust.inference.mixtures.point_estimates._evenly"},
     **{f"bayesclust.jobs.{job}": {"bayesclust.plotting._pyplot"}
        for job in ("consensus", "dc", "did", "dp", "hdp", "temporal")},
     "bayesclust.models.did": {"bayesclust.kernels._check_did_args"},

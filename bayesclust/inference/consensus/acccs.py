@@ -28,7 +28,8 @@ from scipy.optimize import linear_sum_assignment
 
 from ... import _validation as V
 from ...metrics import _acc_population, _ensemble_one_hot
-from .constrained import _check_pairs, satisfied_fraction
+from ._common import _check_pairs
+from .constrained import satisfied_fraction
 
 __all__ = ["ACCCSInfo", "ACCCSResult", "ACCCSState", "acccs", "acccs_step", "init_acccs_state"]
 

@@ -416,7 +416,7 @@ def _memberships_data(coassoc: Any, likelihood: str):
         rows, cols, counts, n = coassociation_pairs(coassoc)
         N = int(coassoc.n_partitions)
         return rows, cols, counts, n, N
-    from .ppc import _as_pairs
+    from ._common import _as_pairs
 
     rows, cols, vals, diag = _as_pairs(coassoc)
     return rows, cols, vals, diag.shape[0], None

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
+from ._common import _check_pairs
 from .coassociation import CoAssociation
 from .linkage import cut_tree_at
 
@@ -79,28 +80,6 @@ class ConstrainedLinkageResult(NamedTuple):
 # ---------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------
-
-
-def _check_pairs(pairs: Any, name: str, n: int | None) -> np.ndarray:
-    """(m, 2) int64 array of index pairs; None or empty gives shape (0, 2)."""
-    if pairs is None:
-        return np.zeros((0, 2), np.int64)
-    a = np.asarray(pairs)
-    if a.size == 0:
-        return np.zeros((0, 2), np.int64)
-    if a.ndim != 2 or a.shape[1] != 2:
-        raise ValueError(f"{name} must be an (m, 2) array of index pairs, got shape {a.shape}")
-    if not (np.issubdtype(a.dtype, np.integer) or (np.issubdtype(a.dtype, np.floating)
-                                                   and np.all(np.isfinite(a)) and np.all(a == np.round(a)))):
-        raise TypeError(f"{name} must hold integer indices, got dtype {a.dtype}")
-    a = a.astype(np.int64)
-    if a.min() < 0 or (n is not None and a.max() >= n):
-        bad = a[(a < 0).any(axis=1) | ((a >= n).any(axis=1) if n is not None else False)][0]
-        raise ValueError(f"{name} has the pair {tuple(bad.tolist())} with an index outside [0, {n})")
-    same = a[:, 0] == a[:, 1]
-    if np.any(same):
-        raise ValueError(f"{name} has the self-pair {tuple(a[same][0].tolist())}")
-    return a
 
 
 def _check_constraints(must_link: Any, cannot_link: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

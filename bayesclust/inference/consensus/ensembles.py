@@ -38,6 +38,7 @@ import numpy as np
 
 from ... import _validation as V
 from ..hard.kmeans import lloyd_host, masked_lloyd
+from ._common import _default_sigmas
 
 __all__ = ["k_bounds", "Ensemble", "kmeans_ensemble", "clustering_ensemble", "spectral_grid_ensemble",
            "BASE_CLUSTERERS", "SPECTRAL_METHODS"]
@@ -697,10 +698,6 @@ def _spectral_grid_jax(key, X, valid_rows, sigmas, ks, k_max, max_iter):
     keys = jax.random.split(key, 2 * S * nk)
     labels = jax.vmap(one)(keys, U[sig], s[sig], kk, meth)
     return labels.reshape(2, S, nk, -1)
-
-
-def _default_sigmas() -> np.ndarray:
-    return np.round(np.arange(3, 31) / 10.0, 1)
 
 
 def spectral_grid_ensemble(

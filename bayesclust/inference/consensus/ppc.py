@@ -41,12 +41,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.sparse as sp
 from jax import lax
 
 from ... import _validation as V
 from ...metrics import membership_entropy
-from .coassociation import CoAssociation, coassociation
+from ._common import _as_pairs
 
 __all__ = ["PPCResult", "ppc"]
 
@@ -145,45 +144,6 @@ def _run_ppc(Y0t, rows, cols, vals, diag, c_norm2, off, tol, max_iter):
     trace0 = jnp.full(_TRACE_CAP, jnp.nan).at[0].set(obj0)
     s0 = _State(Y0t, YC0, obj0, jnp.asarray(0, jnp.int32), jnp.asarray(False), trace0)
     return lax.while_loop(cond, body, s0)
-
-
-def _is_float_square(a: Any) -> bool:
-    """A square floating-point array (a co-association matrix, not an ensemble of labels)."""
-    if not isinstance(a, (np.ndarray, jax.Array, list, tuple)):
-        return False
-    try:
-        arr = np.asarray(a)
-    except (ValueError, TypeError):
-        return False
-    return arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.dtype.kind == "f"
-
-
-def _as_pairs(coassoc: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Upper-triangle pairs ``(rows, cols, vals)`` (sorted by row) and the diagonal of C."""
-    if isinstance(coassoc, CoAssociation):
-        U = sp.coo_matrix(coassoc.normalized())
-        diag = (np.asarray(coassoc.sampled) > 0).astype(np.float64)
-    elif sp.issparse(coassoc) or _is_float_square(coassoc):
-        M = sp.csr_matrix(coassoc if sp.issparse(coassoc) else np.asarray(coassoc), dtype=np.float64)
-        if M.shape[0] != M.shape[1]:
-            raise ValueError(f"coassoc must be square, got shape {M.shape}")
-        if M.nnz and not np.all(np.isfinite(M.data)):
-            raise ValueError("coassoc contains NaN or infinite values")
-        if M.nnz and (M.data.min() < 0 or M.data.max() > 1):
-            raise ValueError("coassoc must have entries in [0, 1]")
-        if M.nnz and abs(M - M.T).max() > 1e-12:
-            raise ValueError("coassoc must be symmetric")
-        diag = M.diagonal().astype(np.float64)
-        U = sp.coo_matrix(sp.triu(M, 1))
-    else:
-        return _as_pairs(coassociation(coassoc))
-    U.eliminate_zeros()
-    n = int(U.shape[0])
-    if n < 2:
-        raise ValueError(f"coassoc must describe at least 2 objects, got {n}")
-    order = np.lexsort((U.col, U.row))
-    return (U.row[order].astype(np.int32), U.col[order].astype(np.int32),
-            np.asarray(U.data[order], np.float64), diag)
 
 
 def _check_init(init: Any, K: int, n: int) -> np.ndarray:

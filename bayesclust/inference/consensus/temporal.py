@@ -33,8 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
+from ._common import _default_sigmas
 from .coassociation import CoAssociation, coassociation_dense
-from .ensembles import SPECTRAL_METHODS, _default_sigmas, spectral_grid_ensemble
+from .ensembles import SPECTRAL_METHODS, spectral_grid_ensemble
 from .linkage import LINKAGE_METHODS, linkage_consensus
 
 __all__ = [

@@ -37,7 +37,7 @@ from ...kernels import (
     log_responsibilities,
     weighted_means,
 )
-from ..hard.kmeans import _initial
+from ..hard.kmeans import kmeans_init
 
 __all__ = ["mog_em", "MoGResult", "mda2_em", "MDA2Result"]
 
@@ -166,11 +166,10 @@ def _prepare(rng_key, X, n_clusters, spread, max_iter, init):
     n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
     spread = V.check_positive(spread, "spread")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    w = np.ones(X.shape[0], X.dtype)
     mean = X.mean(0).astype(X.dtype)
     if not isinstance(init, str):
-        init = np.asarray(_initial(None, X, w, n_clusters, init)) - mean  # validated, then centred
-    centers0 = _initial(rng_key, X - mean, w, n_clusters, init)
+        init = kmeans_init(None, X, n_clusters, init=init) - mean  # validated, then centred
+    centers0 = kmeans_init(rng_key, X - mean, n_clusters, init=init)
     Xj = jnp.asarray(X - mean)  # centred: protects the GEMM distances; float32 unless x64
     return X, Xj, mean, centers0.astype(Xj.dtype), jnp.asarray(spread**2, Xj.dtype), spread, max_iter
 

@@ -30,6 +30,7 @@ from ...kernels import (
     sum_rows,
     weighted_means,
 )
+from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
 
 __all__ = [
     "dp_means",
@@ -45,8 +46,6 @@ __all__ = [
 
 #: Relative tolerance of the objective-based stopping rule (docs/deviations.md#dpmeans-pass-semantics).
 OBJECTIVE_TOL = 1e-12
-#: Candidates validated together in one block of the serial new-cluster scan.
-_CANDIDATE_BLOCK = 256
 #: Candidate blocks per super-block of the new-cluster scan: one nearest-seed
 #: step drops the super-block's candidates already covered by a seed.
 _SUPER_BLOCKS = 16
@@ -211,28 +210,6 @@ def _greedy_in_order(close, eligible):
 
     init = (jnp.zeros(B, bool), ~eligible)
     return lax.while_loop(undecided_left, round_, init)[0]
-
-
-def _take_rows(rows, axis_name, *arrays):
-    """``tuple(a[rows] for a in arrays)`` for global row indices ``rows``.
-
-    On one device a gather.  Inside ``shard_map`` (rows sharded over
-    ``axis_name``, device ``p`` holding rows ``p*m .. p*m+m-1``) every device
-    contributes the rows it owns and zeros for the others, and a ``psum``
-    assembles them: each entry has exactly one nonzero term, so the result is
-    bit-identical to the gather, and replicated.
-    """
-    if axis_name is None:
-        return tuple(a[rows] for a in arrays)
-    m = arrays[0].shape[0]
-    local = rows - lax.axis_index(axis_name) * m
-    own = (local >= 0) & (local < m)
-    local = jnp.where(own, local, 0)
-    parts = tuple(
-        jnp.where(own.reshape(own.shape + (1,) * (a.ndim - 1)), a[local], jnp.zeros((), a.dtype))
-        for a in arrays
-    )
-    return lax.psum(parts, axis_name)
 
 
 def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_rows=None):
@@ -716,48 +693,6 @@ def _start_from(state: DPMeansState, seeds, objective) -> DPMeansState:
 # --------------------------------------------------------------------------- #
 
 
-def _check_mesh(mesh):
-    """The name of the single axis of ``mesh`` (a ``jax.sharding.Mesh``)."""
-    if not isinstance(mesh, jax.sharding.Mesh):
-        raise TypeError(f"mesh must be a jax.sharding.Mesh or None, got {type(mesh).__name__}")
-    if len(mesh.axis_names) != 1:
-        raise ValueError(
-            f"mesh must have exactly one (data) axis, got axes {tuple(mesh.axis_names)}"
-        )
-    return mesh.axis_names[0]
-
-
-def _shard_rows(mesh, axis, *arrays):
-    """Pad host arrays with zero rows to a multiple of the mesh size and shard their rows.
-
-    Returns the device arrays (rows over ``axis``) and the padded length.
-    """
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    n = arrays[0].shape[0]
-    size = mesh.devices.size
-    n_pad = -(-n // size) * size
-    sharding = NamedSharding(mesh, PartitionSpec(axis))
-    out = []
-    for a in arrays:
-        a = np.asarray(a)
-        a = a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False)
-        if n_pad > n:
-            a = np.concatenate([a, np.zeros((n_pad - n, *a.shape[1:]), a.dtype)])
-        # Each process uploads only the rows of its own devices (multi-host safe).
-        out.append(jax.make_array_from_callback(a.shape, sharding, lambda index, a=a: a[index]))
-    return out, n_pad
-
-
-def _to_host(a):
-    """A (possibly multi-process, row-sharded) array as one NumPy array on every process."""
-    if isinstance(a, jax.Array) and not a.is_fully_addressable:  # pragma: no cover - multi-host
-        from jax.experimental import multihost_utils
-
-        return np.asarray(multihost_utils.process_allgather(a, tiled=True))
-    return np.asarray(a)
-
-
 def _state_specs(axis):
     from jax.sharding import PartitionSpec as P
 
@@ -791,14 +726,6 @@ def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     return state._replace(
         centers=jnp.pad(state.centers, ((0, pad), (0, 0))), overflow=jnp.asarray(False)
     )
-
-
-def _from_unit(trace, e):
-    """An objective trace of the unit frame in the data's frame (float64 if the dtype would overflow)."""
-    trace = np.asarray(trace)
-    with np.errstate(over="ignore"):
-        out = np.ldexp(trace, 2 * e)
-    return out if np.all(np.isfinite(out)) else np.ldexp(trace.astype(np.float64), 2 * e)
 
 
 def _pow2_at_least(m: int) -> int:

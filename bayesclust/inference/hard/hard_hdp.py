@@ -28,16 +28,8 @@ from ...kernels import (
     squared_norms,
     weighted_means,
 )
-from .dp_means import (
-    _CANDIDATE_BLOCK,
-    _check_mesh,
-    _from_unit,
-    _shard_rows,
-    _take_rows,
-    _to_host,
-    dp_means_pass,
-    farthest_first_lambda,
-)
+from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
+from .dp_means import dp_means_pass, farthest_first_lambda
 
 __all__ = [
     "hard_hdp",
@@ -300,8 +292,8 @@ def _point_pass(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n
 
     Sharded (``axis_name``, inside ``shard_map``): ``X``, ``gid``, ``z`` and
     ``valid`` are this device's rows.  ``S`` is all-gathered; its rows'
-    coordinates are assembled in blocks of 256 (:func:`~bayesclust.inference.
-    dp_means._take_rows`) and the serial scan runs identically on every device
+    coordinates are assembled in blocks of 256 (:func:`~bayesclust.inference.hard.
+    _common._take_rows`) and the serial scan runs identically on every device
     in global row order (``z`` of the serial points kept in a replicated
     length-``n`` integer vector); the bulk argmin runs on each device's rows.
 

@@ -29,8 +29,8 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from ... import _validation as V
-from ...graphs import increments
 from ...kernels import description_length, did_cdf
+from ._common import _BLOCK, _gdid, _lam_floor
 
 __all__ = [
     "DIDHierarchyResult",
@@ -41,8 +41,6 @@ __all__ = [
     "GDIDCut",
 ]
 
-#: Cross-distance blocks hold at most this many entries (32 MiB of float64).
-_BLOCK = 1 << 22
 #: Unions up to this size get their neighbours from all their pairs directly.
 _SMALL_UNION = 48
 
@@ -291,20 +289,6 @@ class _Agglomeration:
         merges = np.asarray(self.merges, dtype=np.float64).reshape(-1, 3)
         return DIDHierarchyResult(labels, len(slots), self.frozen[slots].copy(), merges,
                                   self.n_tests, lam_floor)
-
-
-def _lam_floor(X: np.ndarray) -> float:
-    """The smallest positive increment of the data (else the smallest positive distance, else 1)."""
-    w = increments(X) if X.shape[0] >= 3 else np.empty(0)
-    if np.any(w > 0):
-        return float(w[w > 0].min())
-    best = np.inf
-    step = max(1, _BLOCK // X.shape[0])
-    for lo in range(0, X.shape[0], step):
-        block = cdist(X[lo:lo + step], X)
-        if np.any(block > 0):
-            best = min(best, float(block[block > 0].min()))
-    return best if np.isfinite(best) else 1.0
 
 
 def _check_data(X) -> np.ndarray:
@@ -559,64 +543,6 @@ def gdid_index(X, labels) -> float:
     X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
     labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
     return _gdid(X, labels, _lam_floor(X))
-
-
-def _bridge_increments(A: np.ndarray) -> np.ndarray:
-    """Bridge increments of the minimum spanning tree of ``A`` (see :func:`gdid_index`)."""
-    from scipy.spatial import cKDTree
-
-    from ...graphs import _distance, _nearest_excluding, minimum_spanning_tree
-
-    u, v, w = minimum_spanning_tree(A)
-    i = np.arange(A.shape[0])
-    nn = _nearest_excluding(A, cKDTree(A), i, i[:, None])
-    nn_dist = _distance(A, i, nn)
-    bridge = (nn[u] != v) & (nn[v] != u)
-    u, v, w = u[bridge], v[bridge], w[bridge]
-    return np.abs(np.concatenate([w - nn_dist[u], w - nn_dist[v]]))
-
-
-def tree_log_likelihood(A: np.ndarray, floor: float) -> tuple[float, int]:
-    """2-DID log-likelihood of a cluster's increments along its minimum spanning tree.
-
-    The nearest-neighbour triplet increments and the bridge increments of the cluster's
-    tree (:func:`gdid_index`), under the 2-DID of the triplets' mean (floored at ``floor``).
-
-    Parameters
-    ----------
-    A : ndarray, shape (m, d)
-        The cluster's points, ``m >= 3``.
-    floor : float
-        Smallest mean increment allowed (``> 0``).
-
-    Returns
-    -------
-    (float, int)
-        The log-likelihood and the number of increments.
-    """
-    from ...kernels import did_logpdf
-
-    w = increments(A)
-    lam = max(float(w.mean()), floor)
-    w = np.concatenate([w, _bridge_increments(A)])
-    return float(np.sum(did_logpdf(w, lam))), int(w.size)
-
-
-def _gdid(X: np.ndarray, labels: np.ndarray, floor: float, cache: dict | None = None) -> float:
-    """G-DID of ``labels``; ``cache`` maps a cluster's rows to its (log-likelihood, count)."""
-    cache = {} if cache is None else cache
-    loglik, m = 0.0, 0
-    ids, counts = np.unique(labels, return_counts=True)
-    for c in ids[counts >= 3]:
-        rows = np.flatnonzero(labels == c)
-        key = rows.tobytes()
-        if key not in cache:
-            cache[key] = tree_log_likelihood(X[rows], floor)
-        loglik += cache[key][0]
-        m += cache[key][1]
-    if m == 0:
-        return float("inf")
-    return -loglik + 0.5 * ids.size * np.log(m)
 
 
 class GDIDCut(NamedTuple):

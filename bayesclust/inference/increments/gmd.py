@@ -31,6 +31,7 @@ from ...kernels import (
     padded_rows,
     sum_rows,
 )
+from ._common import _n_params
 
 __all__ = [
     "gmd",
@@ -199,11 +200,6 @@ class GMDInfo(NamedTuple):
 
 
 # --------------------------------------------------------------------------- numerics
-
-
-def _n_params(d: int) -> float:
-    """Free parameters of one full-covariance Gaussian component: ``d + d (d + 1) / 2``."""
-    return d + d * (d + 1) / 2.0
 
 
 def _weighted_scatter(r, D):

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 from ... import _validation as V
-from .did_hierarchy import _gdid, _lam_floor, tree_log_likelihood
+from ._common import _gaussian, _gdid, _lam_floor, tree_log_likelihood
 
 __all__ = ["GMDIDResult", "gmdid", "kmdid", "cluster_mahalanobis"]
 
@@ -77,16 +77,6 @@ def cluster_mahalanobis(means, covariances) -> np.ndarray:
     D = np.einsum("ijd,ijd->ij", diff, sol)
     np.fill_diagonal(D, 0.0)
     return 0.5 * (D + D.T)
-
-
-def _gaussian(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and covariance of the rows of ``A``, the covariance regularised by
-    ``1e-6 tr(S)/d I`` (``1e-6 I`` if ``S = 0``) so that it is positive definite."""
-    d = A.shape[1]
-    mu = A.mean(axis=0)
-    S = np.cov(A, rowvar=False, bias=True).reshape(d, d) if len(A) > 1 else np.zeros((d, d))
-    ridge = 1e-6 * np.trace(S) / d
-    return mu, S + (ridge if ridge > 0 else 1e-6) * np.eye(d)
 
 
 class _Merger:

@@ -18,7 +18,7 @@ from ... import _validation as V
 from ...graphs import increments, increments_to
 from ...kernels import did_logpdf
 from ...models.did import class_mixture
-from .did_hierarchy import _lam_floor
+from ._common import _lam_floor
 
 __all__ = ["MAPDIDModel", "map_did_fit", "map_did_log_scores", "map_did_predict"]
 
@@ -104,8 +104,8 @@ def map_did_fit(rng_key, X, y, *, k_max: int = 10, init: str = "random") -> MAPD
     >>> float((map_did_predict(model, X) == y).mean()) > 0.95
     True
     """
-    from .gmd import _n_params, gmd
-    from .gmdid import _gaussian
+    from ._common import _gaussian, _n_params
+    from .gmd import gmd
 
     X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
     y = np.asarray(y)

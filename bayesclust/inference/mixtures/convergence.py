@@ -107,10 +107,10 @@ def _one_chain_split_rhat(x: np.ndarray) -> float:
     """Rank-normalised R-hat of one chain: its halves are compared as two chains (each
     split again, as ArviZ splits every chain), since ArviZ's R-hat of a single chain is
     NaN."""
-    from .posterior import _rank_diagnostics
+    from .posterior import rank_diagnostics
 
     half = x.shape[1] // 2
-    return _rank_diagnostics(np.stack([x[0, :half], x[0, half : 2 * half]]))[0]["rhat"]
+    return rank_diagnostics(np.stack([x[0, :half], x[0, half : 2 * half]]))[0]["rhat"]
 
 
 def convergence_problems(post) -> list[str]:

@@ -59,13 +59,21 @@ from ... import _native
 from ... import _validation as V
 from ...kernels import (
     PRECISION,
-    assigned_squared_distances,
     categorical_inverse_cdf,
     complete_data_log_likelihood,
     segment_stats,
     weighted_means,
 )
 from ...models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
+from ._common import (
+    _draw_means,
+    _draw_sigma2,
+    _draw_slot_or_new,
+    _log_normal_iso,
+    _prior_params,
+    _update_log_alpha,
+    prior_distribution,
+)
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 
 __all__ = [
@@ -112,10 +120,6 @@ class GibbsState(NamedTuple):
     overflow: jax.Array
 
 
-def _log_normal_iso(sq_dist, var, d):
-    return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
-
-
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
     r"""Per-slot terms ``(a_c, b_c, m_c)`` of a point's log weight ``a_c - b_c |x - m_c|^2``.
 
@@ -140,22 +144,6 @@ def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=F
     a = jnp.where(count > 0, jnp.log(jnp.maximum(count, 1.0)) - 0.5 * d * jnp.log(2.0 * jnp.pi * var),
                   -jnp.inf)
     return a, 0.5 / var, m
-
-
-def _draw_slot_or_new(log_w, log_new, u):
-    """Per chain, a slot ``0..K-1`` or ``K`` (a new cluster) drawn by inverse CDF.
-
-    ``log_w`` (K, C) are the slots' log weights, ``log_new`` (C,) the new cluster's and
-    ``u ~ U(0, 1]`` (C,).  Per chain the same draw as
-    :func:`~bayesclust.kernels.categorical_inverse_cdf` of the K + 1 weights (slots,
-    then new), but without concatenating the new cluster's
-    weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
-    exponentials: a step at 256 chains took 1.5x as long).
-    """
-    top = jnp.maximum(jnp.max(log_w, axis=0), log_new)
-    cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
-    total = cdf[-1] + jnp.exp(log_new - top)
-    return jnp.sum(cdf < u * total, axis=0).astype(jnp.int32)
 
 
 def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
@@ -415,40 +403,8 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
                           overflow=state.overflow | (accept & split & full))
 
 
-def _draw_means(key, counts, sums, sigma2, rho2):
-    """``mu_c ~ N(S_c rho2 / (sigma2 + rho2 n_c), sigma2 rho2 / (sigma2 + rho2 n_c) I)``, 0 for empty slots.
-
-    The Gaussian posterior of a mean with prior ``N(0, rho2 I)`` given ``n_c``
-    points of sum ``S_c`` (shared by the DP and HDP samplers).
-    """
-    var = sigma2 * rho2 / (sigma2 + rho2 * counts)
-    mean = rho2 * sums / (sigma2 + rho2 * counts)[:, None]
-    draw = mean + jnp.sqrt(var)[:, None] * jax.random.normal(key, sums.shape, sums.dtype)
-    return jnp.where((counts > 0)[:, None], draw, 0.0)
-
-
 def _resample_means(key, state: GibbsState, rho2):
     return _draw_means(key, state.counts, state.sums, state.sigma2, rho2)
-
-
-def _update_log_alpha(key, log_alpha, k, n, prior):
-    """Escobar & West (1995) auxiliary-variable update under ``alpha ~ Gamma(a, b)``."""
-    a, b = prior
-    alpha = jnp.exp(log_alpha)
-    k_eta, k_mix, k_gamma = jax.random.split(key, 3)
-    eta = jax.random.beta(k_eta, alpha + 1.0, n)
-    rate = b - jnp.log(eta)
-    odds = (a + k - 1.0) / (n * rate)
-    shape = jnp.where(jax.random.uniform(k_mix) < odds / (1.0 + odds), a + k, a + k - 1.0)
-    return jnp.log(jax.random.gamma(k_gamma, shape)) - jnp.log(rate)
-
-
-def _draw_sigma2(key, X, means, labels, prior):
-    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``."""
-    a, b = prior
-    n, d = X.shape
-    sse = jnp.sum(assigned_squared_distances(X, means, labels))
-    return ((b + 0.5 * sse) / jax.random.gamma(key, a + 0.5 * n * d)).astype(X.dtype)
 
 
 def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None, sigma2_prior=None,
@@ -1048,78 +1004,6 @@ def gibbs_dp_gmm(
     )
     warn_if_not_converged(post)
     return post
-
-
-_PRIOR_FAMILIES = {"gamma": "Gamma", "inverse_gamma": "InverseGamma"}
-
-
-def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
-    """A sampler's prior as a NumPyro distribution of its conjugate ``family``, or None.
-
-    Parameters
-    ----------
-    prior : numpyro.distributions.Gamma / InverseGamma, (a, b) or None
-        The prior as every bayesclust entry point takes it.  A pair ``(a, b)`` is
-        the deprecated form (a :class:`FutureWarning`): the parameters of the same
-        distribution in NumPyro's order, ``Gamma(a, b)`` (shape, rate) or
-        ``InverseGamma(a, b)`` (shape, scale).
-    name : str
-        Argument name for the messages.
-    family : {"gamma", "inverse_gamma"}
-        The conjugate family the sampler's update needs: ``Gamma`` for a
-        concentration (Escobar & West's update), ``InverseGamma`` for ``sigma2``.
-    stacklevel : int
-        Of the warning, as for :func:`warnings.warn` called here (3: the caller's caller).
-
-    Returns
-    -------
-    numpyro.distributions.Distribution or None
-
-    Raises
-    ------
-    ValueError
-        Another family, non-scalar or non-positive parameters, a tuple that is not
-        a pair.
-    TypeError
-        Neither a distribution nor a pair.
-    """
-    import numpyro.distributions as dist
-
-    cls = getattr(dist, _PRIOR_FAMILIES[family])
-    if prior is None:
-        return None
-    if isinstance(prior, dist.Distribution):
-        if not isinstance(prior, cls):  # a prior of another family: a bad value, not a bad type
-            raise ValueError(  # noqa: TRY004
-                f"{name} must be a numpyro.distributions.{cls.__name__} (the conjugate prior "
-                f"the Gibbs sampler updates in closed form), got {type(prior).__name__}"
-            )
-        for part in ("concentration", "rate"):
-            value = np.asarray(getattr(prior, part))
-            if value.shape != ():
-                raise ValueError(f"{name} must be a scalar distribution, got {part} of shape "
-                                 f"{value.shape}")
-            V.check_positive(value[()], f"{name}.{part}")
-        return prior
-    if not isinstance(prior, (tuple, list)):
-        raise TypeError(f"{name} must be a numpyro.distributions.{cls.__name__}, got "
-                        f"{type(prior).__name__}")
-    if len(prior) != 2:
-        raise ValueError(f"{name} must be a numpyro.distributions.{cls.__name__} (or, "
-                         f"deprecated, a pair (a, b)), got {prior!r}")
-    a = V.check_positive(prior[0], f"{name}[0]")
-    b = V.check_positive(prior[1], f"{name}[1]")
-    V.warn_renamed(f"{name}=(a, b)", f"{name}=numpyro.distributions.{cls.__name__}(a, b)",
-                   stacklevel=stacklevel + 1)
-    return cls(a, b)
-
-
-def _prior_params(prior, name: str, family: str):
-    """``(a, b)`` of a sampler's prior (see :func:`prior_distribution`), or None."""
-    prior = prior_distribution(prior, name, family, stacklevel=4)
-    if prior is None:
-        return None
-    return (float(np.asarray(prior.concentration)), float(np.asarray(prior.rate)))
 
 
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,

@@ -67,8 +67,9 @@ from jax.scipy.special import gammaln
 
 from ... import _validation as V
 from ...kernels import cholesky_rank_one
+from ._common import _draw_slot_or_new, _prior_params, _update_log_alpha
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import _draw_slot_or_new, _prior_params, _update_log_alpha, run_in_segments
+from .gibbs import run_in_segments
 
 __all__ = [
     "COVARIANCE_TYPES",

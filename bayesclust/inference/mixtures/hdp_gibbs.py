@@ -70,15 +70,9 @@ from ...kernels import (
     segment_stats,
     squared_norms,
 )
+from ._common import _draw_means, _draw_sigma2, _log_normal_iso, _prior_params, _update_log_alpha
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import (
-    _draw_means,
-    _draw_sigma2,
-    _log_normal_iso,
-    _prior_params,
-    _update_log_alpha,
-    run_in_segments,
-)
+from .gibbs import run_in_segments
 
 __all__ = [
     "gibbs_hdp_gmm",

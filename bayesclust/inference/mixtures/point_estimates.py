@@ -24,6 +24,7 @@ from ...metrics import (
     _xlogx,
     co_clustering_matrix,
 )
+from ._common import _evenly
 
 __all__ = ["partition_point_estimate", "draws_point_estimate", "GREEDY_MAX_N", "GREEDY_MAX_DRAWS"]
 
@@ -397,13 +398,6 @@ def _row_hashes(draws: np.ndarray) -> np.ndarray:
             block = _canonical_rows(draws[start : start + step]) + 1
             out[start : start + step] = (block * weights).sum(axis=1)  # wraps modulo 2^64
     return out
-
-
-def _evenly(m: int, size: int) -> np.ndarray:
-    """``size`` (or all ``m``) indices spread evenly over ``0..m-1``."""
-    if m <= size:
-        return np.arange(m)
-    return np.unique(np.linspace(0, m - 1, size).round().astype(np.int64))
 
 
 def draws_point_estimate(

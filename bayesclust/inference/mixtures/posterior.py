@@ -24,15 +24,15 @@ from scipy.optimize import linear_sum_assignment
 
 from ..._validation import check_array
 from ...metrics import co_clustering_matrix
+from ._common import _evenly
 from .point_estimates import (
     GREEDY_MAX_DRAWS,
     GREEDY_MAX_N,
-    _evenly,
     draws_point_estimate,
     partition_point_estimate,
 )
 
-__all__ = ["Posterior", "Relabelled"]
+__all__ = ["Posterior", "Relabelled", "rank_diagnostics"]
 
 _COMPONENT_KEYS = ("means", "weights")
 _LOSSES = ("binder", "vi")
@@ -177,8 +177,28 @@ def _rank_diagnostics_numpy(x: np.ndarray) -> dict:
     return out
 
 
-def _rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
-    """(diagnostics, backend) for one (chains, draws) array."""
+def rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
+    """Rank-normalised split R-hat, bulk and tail ESS of one scalar's draws (Vehtari et al. 2021).
+
+    Parameters
+    ----------
+    x : array_like of float, shape (chains, draws)
+
+    Returns
+    -------
+    diagnostics : dict
+        ``"rhat"``, ``"ess_bulk"``, ``"ess_tail"`` (NaN where undefined: one chain, fewer
+        than 4 draws, constant chains).
+    backend : {"arviz", "numpyro"}
+        ArviZ when it is installed, else the NumPy port of NumPyro's estimators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> diag, backend = rank_diagnostics(np.random.default_rng(0).normal(size=(4, 200)))
+    >>> bool(diag["rhat"] < 1.05), backend
+    (True, 'arviz')
+    """
     x = np.asarray(x, dtype=np.float64)
     C, S = x.shape
     try:
@@ -772,7 +792,7 @@ class Posterior:
         if self._log_likelihood is not None:
             quantities["log_likelihood"] = self._log_likelihood
         for name, x in quantities.items():
-            out[name], backend = _rank_diagnostics(x)
+            out[name], backend = rank_diagnostics(x)
             backends.add(backend)
         out["backend"] = "arviz" if backends == {"arviz"} else "numpyro"
         return out
