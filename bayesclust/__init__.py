@@ -59,8 +59,8 @@ _LAZY = {
                                     "smic_select"),
     ".models.did": ("DID", "did_clusters", "map_did"),
     ".kernels": ("did_logpdf", "did_cdf", "description_length"),
-    ".proximal": ("soft_threshold", "prox_l1_squared", "prox_l1_squared_weighted", "prox_lq_power",
-                  "prox_block_norms"),
+    ".structured.proximal": ("soft_threshold", "prox_l1_squared", "prox_l1_squared_weighted",
+                             "prox_lq_power", "prox_block_norms"),
     ".structured.online": ("OnlineProximalResult", "online_proximal", "proximal_update"),
     ".structured.decoding": ("multiclass_decode", "viterbi"),
     ".structured.spom": ("SPOMResult", "spom", "spom_predict", "spom_decision"),
@@ -85,7 +85,7 @@ _LAZY = {
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 _SUBMODULES = (
     "comparison", "datasets", "estimators", "graphs", "inference", "jobs", "kernels", "metrics",
-    "models", "plotting", "cli", "proximal", "structured",
+    "models", "plotting", "cli", "structured",
 )
 
 

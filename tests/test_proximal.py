@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 import bayesclust as bc
-from bayesclust.proximal import block_norms, prox_block_norms, prox_lq_power
+from bayesclust.structured.proximal import block_norms, prox_block_norms, prox_lq_power
 
 RNG = np.random.default_rng(0)
 CASES = [(RNG.normal(size=m) * s, lam) for m, s, lam in

@@ -136,12 +136,12 @@ class _PointPartitionPredictive:
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
         if getattr(self, "covariance_type", "spherical") != "spherical":
             # Per-cluster covariances: the predictive needs the members themselves.
-            from ..inference.mixtures.gibbs_gaussian import _cluster_posterior
+            from ..inference.mixtures.gibbs_gaussian import cluster_posterior
 
             self._X_fit = np.asarray(X, np.float64)
             # The posterior mean m_n of each cluster, as the predictive computes it.
             self.cluster_centers_ = np.stack(
-                [mn for _, _, _, mn, _ in _cluster_posterior(self._X_fit, self.labels_, self.prior_)])
+                [mn for _, _, _, mn, _ in cluster_posterior(self._X_fit, self.labels_, self.prior_)])
             return
         sums = np.zeros((self.n_clusters_, X.shape[1]))
         np.add.at(sums, labels, X - self._offset)

@@ -3,5 +3,5 @@
 
 Supervised and separate from the clustering core: nothing in ``inference``, ``models``,
 ``estimators``, ``jobs`` or ``comparison`` imports this package. The proximity operators it
-uses live in :mod:`bayesclust.proximal`.
+uses live in :mod:`bayesclust.structured.proximal`.
 """

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validation as V
-from ..proximal import _prox_l1_squared
+from .proximal import _prox_l1_squared
 
 __all__ = ["KernelSPOMResult", "spom_kernel", "spom_kernel_decision"]
 

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validation as V
-from ..proximal import _prox_block_norms, _soft_threshold, block_norms
+from .proximal import _prox_block_norms, _soft_threshold, block_norms
 
 __all__ = ["OnlineProximalResult", "online_proximal", "proximal_update", "regulariser_value",
            "REGULARISERS"]

@@ -37,9 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validation as V
-from ..proximal import block_norms
 from .decoding import _multiclass_decode, _viterbi
 from .online import online_proximal
+from .proximal import block_norms
 
 __all__ = ["SPOMResult", "spom", "spom_decision", "spom_predict", "kernel_weights"]
 

@@ -79,6 +79,7 @@ __all__ = [
     "gibbs_dp_gaussian",
     "gaussian_predictive_logpdf",
     "gaussian_log_marginal",
+    "cluster_posterior",
 ]
 
 #: The covariance types of the sampler.
@@ -641,8 +642,27 @@ def gibbs_dp_gaussian(
     return post
 
 
-def _cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
-    """Per cluster ``(n, kappa_n, nu_n, m_n, S_n)`` in float64 (host), clusters ``0..k-1``."""
+def cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
+    """The conjugate posterior of every cluster's mean and covariance (host, float64).
+
+    The Normal-inverse-Wishart update (Murphy 2007, §9): ``kappa_n = kappa + n``,
+    ``nu_n = dof + n``, ``m_n = (kappa mean + sum x) / kappa_n`` and
+    ``S_n = scale + sum (x - xbar)(x - xbar)^T + kappa n / kappa_n (xbar - mean)(xbar - mean)^T``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    labels : ndarray of int, shape (n,)
+        Clusters ``0..k-1``.
+    prior : GaussianClusterPrior
+    diag : bool, default False
+        The per-dimension (Normal-Gamma) model: the one-dimensional formulas with the
+        marginal degrees of freedom of the NIW's diagonal.
+
+    Returns
+    -------
+    list of (n_c, kappa_n, nu_n, m_n, S_n), one per cluster ``0..k-1``
+    """
     k = int(labels.max()) + 1
     out = []
     if diag:  # the one-dimensional formulas with the marginal dof of the NIW's diagonal
@@ -710,7 +730,7 @@ def gaussian_predictive_logpdf(X_new, X, labels, *, covariance_type: str = "full
         prior = default_gaussian_prior(X, covariance_type)
     prior = check_gaussian_prior(prior, d, covariance_type)
     cols = []
-    for _, kn, nn, mn, Sn in _cluster_posterior(X, labels.reshape(-1), prior,
+    for _, kn, nn, mn, Sn in cluster_posterior(X, labels.reshape(-1), prior,
                                                  covariance_type == "diag"):
         y = X_new - mn
         if covariance_type == "full":
@@ -768,7 +788,7 @@ def gaussian_log_marginal(X, labels, *, covariance_type: str = "full",
     prior = check_gaussian_prior(prior, d, covariance_type)
     total = 0.0
     diag = covariance_type == "diag"
-    for m, kn, nn, _, Sn in _cluster_posterior(X, labels.reshape(-1), prior, diag):
+    for m, kn, nn, _, Sn in cluster_posterior(X, labels.reshape(-1), prior, diag):
         if covariance_type == "full":
             total += (-0.5 * m * d * np.log(np.pi) + multigammaln(0.5 * nn, d)
                       - multigammaln(0.5 * prior.dof, d)

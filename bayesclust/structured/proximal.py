@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _validation as V
+from .. import _validation as V
 
 __all__ = [
     "soft_threshold",
