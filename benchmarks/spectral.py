@@ -28,7 +28,8 @@ import _common as bench
 import numpy as np
 import scipy.sparse as sp
 
-from bayesclust.inference.hard.spectral import _compact, _Graph, _kernel_pass, penalized_ncut
+from bayesclust.inference.hard._kernel_passes import _compact, _Graph, _kernel_pass
+from bayesclust.inference.hard.penalized_ncut import penalized_ncut
 from bayesclust.metrics import nmi
 
 FULL = {"n": 100_000, "edges": [125_000, 250_000, 500_000, 1_000_000], "k": 50,

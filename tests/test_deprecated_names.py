@@ -415,7 +415,7 @@ def test_smic_n_neighbors():
 
 def test_spectral_dp_means_lam_and_solver():
     from bayesclust import SpectralDPMeans, penalized_ncut, spectral_dp_means
-    from bayesclust.inference.hard.spectral import thresholded_eigenvectors
+    from bayesclust.inference.hard.spectral_dp_means import thresholded_eigenvectors
 
     K = np.kron(np.eye(3), np.ones((4, 4)))
     new = spectral_dp_means(K, eigenvalue_threshold=2.0, eigen_solver="dense")

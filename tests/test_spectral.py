@@ -25,20 +25,22 @@ from bayesclust import (
     spectral_dp_means,
 )
 from bayesclust.graphs import knn_gaussian_affinity
-from bayesclust.inference.hard.spectral import (
+from bayesclust.inference.hard.kernel_dp_means import (
     KernelDPMeansInfo,
     KernelDPMeansState,
-    PenalizedNCutInfo,
-    PenalizedNCutState,
     init_kernel_dp_means_state,
-    init_penalized_ncut_state,
     kernel_dp_means_objective,
     kernel_dp_means_step,
+)
+from bayesclust.inference.hard.penalized_ncut import (
+    PenalizedNCutInfo,
+    PenalizedNCutState,
+    init_penalized_ncut_state,
     ncut_sigma_psd,
     normalized_cut,
     penalized_ncut_step,
-    thresholded_eigenvectors,
 )
+from bayesclust.inference.hard.spectral_dp_means import thresholded_eigenvectors
 from bayesclust.metrics import nmi, set_partitions
 
 from ._reference import documented_attributes

@@ -14,7 +14,8 @@ from sklearn.utils.validation import (
 )
 
 from ..graphs import knn_gaussian_affinity
-from ..inference.hard.spectral import penalized_ncut, spectral_dp_means
+from ..inference.hard.penalized_ncut import penalized_ncut
+from ..inference.hard.spectral_dp_means import spectral_dp_means
 from ._base import DEPRECATED, _renamed_param
 
 __all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
@@ -50,7 +51,7 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     Jordan 2012, §5.1): the relaxed indicator matrix stacks the eigenvectors
     of :math:`K` with eigenvalue :math:`> \lambda`, so the threshold chooses
     the number of clusters; their rows are clustered by k-means.  See
-    :func:`bayesclust.inference.hard.spectral.spectral_dp_means`.
+    :func:`bayesclust.inference.hard.spectral_dp_means.spectral_dp_means`.
 
     Parameters
     ----------
@@ -143,7 +144,7 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
     on :math:`K = \sigma D^{-1} + D^{-1} A D^{-1}`, :math:`W = D` (Kulis &
     Jordan 2012, §5.2, Thm 5.3), from the spectral start of the same
     objective, with greedy cluster merges.  See
-    :func:`bayesclust.inference.hard.spectral.penalized_ncut`.
+    :func:`bayesclust.inference.hard.penalized_ncut.penalized_ncut`.
 
     Parameters
     ----------
