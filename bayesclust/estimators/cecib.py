@@ -62,7 +62,7 @@ class CECIB(ClusterMixin, BaseEstimator):
     n_clusters_ : int
         Surviving clusters.
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
-        The cluster means (``means_`` is a deprecated spelling).
+        The cluster means.
     covariances_ : ndarray of shape (n_clusters_, n_features, n_features)
     weights_ : ndarray of shape (n_clusters_,)
     classes_ : ndarray of shape (n_classes,)
@@ -70,11 +70,9 @@ class CECIB(ClusterMixin, BaseEstimator):
     label_counts_ : ndarray of shape (n_clusters_, n_classes)
         Labelled members of each cluster per category.
     objective_ : float
-        The minimised cost :math:`E_\beta` of the fitted partition (nats; ``cost_`` is
-        a deprecated spelling).
+        The minimised cost :math:`E_\beta` of the fitted partition (nats).
     objective_trace_ : ndarray
-        :math:`E_\beta` after every pass of the best start, non-increasing
-        (``cost_trace_`` is a deprecated spelling).
+        :math:`E_\beta` after every pass of the best start, non-increasing.
     n_iter_ : int
     converged_ : bool
     n_features_in_ : int
@@ -128,10 +126,6 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.classes = classes
         self.random_state = random_state
-
-    means_ = V.renamed_attribute("means_", "cluster_centers_")
-    cost_ = V.renamed_attribute("cost_", "objective_")
-    cost_trace_ = V.renamed_attribute("cost_trace_", "objective_trace_")
 
     def fit(self, X, y=None):
         """Cluster ``X`` using the partial labels ``y`` (``-1`` = unlabelled).

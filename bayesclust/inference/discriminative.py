@@ -849,7 +849,6 @@ def _sdc_run(key, X, classes, m0, smooth_std, rate, n_steps, *, n_classes, block
     return m, gamma, jnp.concatenate([start[None], trace])
 
 
-@V.renamed_kwargs(n_steps="n_iter")
 def sdc(
     rng_key,
     X,
@@ -895,7 +894,7 @@ def sdc(
         :math:`\sigma` of the memberships (> 0).
     n_iter : int, optional
         The number of steps ``S``; default ``100_000 * n_clusters`` (the paper), as
-        :func:`dc_anneal`'s ``n_iter``.  ``n_steps=`` is a deprecated spelling.
+        :func:`dc_anneal`'s ``n_iter``.
     rate : float, default 0.05
         :math:`\alpha_0` (> 0).
     init : {"random", "kmeans"} or array_like (K, d), default "random"

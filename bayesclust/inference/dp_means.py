@@ -1250,7 +1250,6 @@ def _farthest_first(X, n, k):
     return lax.fori_loop(0, k, step, (dmin, jnp.asarray(0.0, X.dtype)))[1]
 
 
-@V.renamed_kwargs(k="n_clusters")
 def farthest_first_lambda(X, n_clusters: int) -> float:
     """The farthest-first heuristic for DP-means' ``lam`` given a desired number of clusters.
 
@@ -1263,8 +1262,7 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     ----------
     X : array_like, shape (n, d)
     n_clusters : int
-        Desired number of clusters ``k``, ``1 <= k <= n`` (``k=`` is a deprecated
-        spelling).
+        Desired number of clusters ``k``, ``1 <= k <= n``.
 
     Returns
     -------

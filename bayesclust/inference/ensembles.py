@@ -56,7 +56,6 @@ def _round(x: float, rounding: str) -> int:
     raise ValueError(f"rounding must be 'ceil' or 'round_half_up', got {rounding!r}")
 
 
-@V.renamed_kwargs(rule="k_rule")
 def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float = 50, B: float = 20) -> tuple[int, int]:
     r"""Range ``[K_min, K_max]`` of the number of clusters of an ensemble's partitions.
 
@@ -65,7 +64,7 @@ def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float 
     n : int
         Number of objects.
     k_rule : {"penca", "sqrt", "linear"}
-        The rule (``rule=`` is a deprecated spelling):
+        The rule:
 
         * ``"penca"`` (PEnCA / DR-EAC; Lourenco, Fred & Figueiredo 2011, §5):
           :math:`K_{min}=\max(\lceil\sqrt n/2\rceil,\lceil n/50\rceil)`, :math:`K_{max}=K_{min}+20`;
@@ -181,7 +180,6 @@ def _subsample_size(subsample: float | None, n: int) -> int:
     return max(1, int(math.floor(rate * n + 0.5)))
 
 
-@V.renamed_kwargs(rule="k_rule")
 def kmeans_ensemble(
     rng_key: Any,
     X: Any,
@@ -210,7 +208,7 @@ def kmeans_ensemble(
         ``(K_min, K_max)``; default :func:`k_bounds` ``(n, k_rule, rounding=rounding)``.
         ``K_max`` is capped at the number of objects of a partition.
     k_rule, rounding : str
-        See :func:`k_bounds` (``rule=`` is a deprecated spelling of ``k_rule``).
+        See :func:`k_bounds`.
     subsample : float in (0, 1], optional
         Fraction of objects clustered by each partition (e.g. 0.9 in the PPC paper).
     max_iter : int, default 100

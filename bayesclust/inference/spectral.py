@@ -674,7 +674,6 @@ def kernel_dp_means_objective(K, labels, lam, sample_weight=None) -> float:
 # --------------------------------------------------------------------------- #
 
 
-@V.renamed_kwargs(solver="eigen_solver")
 def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="auto"):
     """All eigenpairs of a symmetric ``K`` with eigenvalue strictly above ``threshold``.
 
@@ -691,7 +690,7 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="au
         ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` for the largest
         eigenvalues, asking for twice as many until one at or below the
         threshold is found.  ``"auto"``: dense for dense input or
-        ``n <= 500``, ARPACK otherwise.  ``solver=`` is a deprecated spelling.
+        ``n <= 500``, ARPACK otherwise.
 
     Returns
     -------
@@ -769,7 +768,7 @@ class SpectralDPMeansResult(NamedTuple):
         :math:`\\mathrm{tr}(K) - \\text{relaxed\\_value}`, a lower bound of the
         kernel DP-means objective of every clustering.
     eigenvalue_threshold : float
-        The eigenvalue cut :math:`\\lambda` (``lam`` is a deprecated spelling).
+        The eigenvalue cut :math:`\\lambda`.
     """
 
     labels: np.ndarray
@@ -779,8 +778,6 @@ class SpectralDPMeansResult(NamedTuple):
     relaxed_value: float
     lower_bound: float
     eigenvalue_threshold: float
-
-    lam = V.renamed_attribute("lam", "eigenvalue_threshold")
 
 
 def _check_matrix_any(A, name):
@@ -803,7 +800,6 @@ def _check_matrix_any(A, name):
     return _check_kernel(A, name)
 
 
-@V.renamed_kwargs(lam="eigenvalue_threshold", solver="eigen_solver")
 def spectral_dp_means(
     K,
     eigenvalue_threshold,
@@ -831,7 +827,7 @@ def spectral_dp_means(
         above it are kept.  It is the penalty of the kernel DP-means objective
         :math:`J_{DP}` above, a squared distance in the kernel's feature space, not
         DP-means' ``lam`` on the input space; any real value is accepted (e.g. for
-        an indefinite affinity).  ``lam=`` is a deprecated spelling.
+        an indefinite affinity).
     normalize_rows : bool, default False
         Scale every row of :math:`Y` to unit length before k-means (the
         Ng-Jordan-Weiss step; zero rows are left as they are).
@@ -839,8 +835,7 @@ def spectral_dp_means(
         Keep at most this many leading eigenvectors.
     eigen_solver : {"auto", "dense", "arpack"}
         See :func:`thresholded_eigenvectors`: dense ``eigh`` for small or
-        dense input, ARPACK ``eigsh`` for large sparse ``K`` (``solver=`` is a
-        deprecated spelling).
+        dense input, ARPACK ``eigsh`` for large sparse ``K``.
 
     Returns
     -------
@@ -1148,7 +1143,6 @@ def _check_lam_prime(lam_prime):
 
 
 
-@V.renamed_kwargs(solver="eigen_solver")
 def penalized_ncut(
     A,
     lam_prime,
@@ -1212,8 +1206,7 @@ def penalized_ncut(
     max_clusters : int, optional
         Cap on the number of eigenvectors of the spectral start.
     eigen_solver : {"auto", "dense", "arpack"}
-        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`;
-        ``solver=`` is a deprecated spelling).
+        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`).
 
     Returns
     -------
