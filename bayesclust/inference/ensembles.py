@@ -220,15 +220,12 @@ def kmeans_ensemble(
         jit-compiled loop of :func:`~bayesclust.inference.kmeans.kmeans`, with ``K`` active
         slots in a buffer of capacity ``K_max`` (one compilation for every K).  The numpy
         loop is the default because it compiles nothing and was faster where measured
-        (iris, N = 150, K in [7, 27], shared 2-core machine: numpy 0.3 s; jax 1.1 s plus
-        a 5 s compilation per data shape); the jax loop runs on any JAX device.  Both are
+        (BENCHMARKS.md); the jax loop runs on any JAX device.  Both are
         Lloyd from random distinct data points, so they differ only by the random
         streams and tie-breaking.  At scale in low dimension the KD-tree wins by
         arithmetic: one Lloyd iteration costs ``O(n log K)`` queries against the
-        ``n K d`` of a dense assignment.  Measured at n = 200,000, d = 2, K = 7,000,
-        20 iterations (shared 2-core machine): numpy 0.6 s, jax 1.4 s (native
-        nearest-centre kernel, capacity K) and 2.9 s (pure XLA), scikit-learn
-        ``KMeans(n_init=1)`` from the same starts 14 s.
+        ``n K d`` of a dense assignment (measured against the jax loop and scikit-learn's
+        ``KMeans`` in BENCHMARKS.md).
 
     Returns
     -------

@@ -150,7 +150,7 @@ def _draw_slot_or_new(log_w, log_new, u):
     :func:`~bayesclust.kernels.categorical_inverse_cdf` of the K + 1 weights (slots,
     then new), but without concatenating the new cluster's
     weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
-    exponentials: a step at 256 chains took 1.5x as long).
+    exponentials: a slower step, BENCHMARKS.md).
     """
     top = jnp.maximum(jnp.max(log_w, axis=0), log_new)
     cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
@@ -175,9 +175,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     A step recomputes the terms of :func:`_slot_terms` for the whole buffer from
     the counts and sums: ``O(K d)`` work, ``3K + 1`` transcendentals and a
     cumulative sum per chain.  (Caching them and updating only the two slots a
-    move touches took longer on XLA:CPU -- more, smaller operations: at n = 300,
-    66 instead of 51 ns per point and chain at 256 chains, 1.0 instead of 0.65
-    us at 2.)  The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
+    move touches took longer on XLA:CPU -- more, smaller operations: BENCHMARKS.md.)
+    The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
     and Algorithm 2's new-mean draws are computed for all points before the scan.
     """
     n, d = X.shape

@@ -78,7 +78,7 @@ DENSE_MAX = 1000
 def _one_blas_thread():
     """Run the many small LAPACK calls of LSMI on one BLAS thread.
 
-    OpenBLAS's threading makes a 50 x 50 ``eigh`` ~50x slower on a loaded 2-core machine;
+    OpenBLAS's threading makes a 50 x 50 ``eigh`` far slower on a loaded machine (BENCHMARKS.md);
     the work here is a few thousand tiny matrices.  ``threadpoolctl`` ships with
     scikit-learn; without it this is a no-op.
     """
