@@ -80,7 +80,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     Notes
     -----
     ``predict`` uses the out-of-sample rule of [S] §2.3 (see
-    :func:`bayesclust.information.smic_predict`).  On the paper's four toy problems our
+    :func:`bayesclust.inference.smic.smic_predict`).  On the paper's four toy problems our
     implementation reproduces ARI 1 on (a) and (c); on (b) circle & Gaussian it does not (the
     unnormalised kernel's top eigenvectors sit in the blob: docs/deviations.md#smic-toy-b) and on (d) the
     paper's 0.773 is one draw (our median over seeds is lower: docs/deviations.md#smic-toy-d).
