@@ -11,10 +11,8 @@ JAX's persistent compilation cache (:mod:`bayesclust._cache`).
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
@@ -34,77 +32,11 @@ __all__ = [
     "check_groups",
     "as_rng_key",
     "as_numpy_rng",
-    "warn_renamed",
-    "renamed_kwargs",
-    "renamed_attribute",
     "working_dtype",
     "centre",
     "to_unit_frame",
     "check_unit_penalty",
 ]
-
-
-# --- renamed names (one name per idea: docs/architecture.md) ------------------------------
-
-
-def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
-    """Issue the :class:`FutureWarning` of a deprecated spelling ``old`` of ``new``.
-
-    Old spellings stay for one release; the message names the new one.
-    """
-    warnings.warn(
-        f"{old} is deprecated and will be removed in the next release; use {new} instead",
-        FutureWarning, stacklevel=stacklevel,
-    )
-
-
-def renamed_kwargs(**renames: str):
-    """Decorator: accept the old keyword ``old`` of a renamed argument (``old="new"``).
-
-    The call warns (:func:`warn_renamed`) and proceeds as if ``new`` had been
-    passed; passing both is a :class:`TypeError`.
-
-    Examples
-    --------
-    >>> @renamed_kwargs(n_restarts="n_init")
-    ... def fit(n_init=1):
-    ...     return n_init
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     fit(n_restarts=3), w[0].category.__name__
-    (3, 'FutureWarning')
-    """
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            for old, new in renames.items():
-                if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(
-                            f"{fn.__name__}() got both {new!r} and its deprecated spelling {old!r}"
-                        )
-                    warn_renamed(f"{fn.__name__}({old}=...)", f"{new}=...")
-                    kwargs[new] = kwargs.pop(old)
-            return fn(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
-def renamed_attribute(old: str, new: str) -> property:
-    """A read-only property ``old`` of a result that warns and returns ``new``.
-
-    For the fields of result NamedTuples (and fitted attributes) that were renamed.
-    """
-
-    def fget(self):
-        warn_renamed(f"{type(self).__name__}.{old}", f"{new}")
-        return getattr(self, new)
-
-    return property(fget, doc=f"Deprecated spelling of ``{new}``.")
 
 
 def _float_dtype(dtype: np.dtype | None) -> np.dtype:
@@ -488,7 +420,7 @@ def as_numpy_rng(rng_key: Any, name: str = "rng_key") -> np.random.Generator:
 
 # --- evidence accumulation / consensus clustering -----------------------------------------
 
-__all__ += ["check_ensemble", "check_labelings"]
+__all__ += ["check_ensemble"]
 
 
 def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool | None = None) -> np.ndarray:
@@ -590,12 +522,6 @@ def check_ensemble(ensemble: Any, name: str = "ensemble", *, allow_missing: bool
             out[l] = -1
             out[l, obs] = np.unique(row[obs], return_inverse=True)[1].reshape(-1)
     return out
-
-
-def check_labelings(labelings: Any, name: str = "ensemble", *, allow_missing: bool | None = None) -> np.ndarray:
-    """Deprecated spelling of :func:`check_ensemble`."""
-    warn_renamed("check_labelings", "check_ensemble")
-    return check_ensemble(labelings, name, allow_missing=allow_missing)
 
 
 def check_squares_representable(X: np.ndarray, name: str = "X", dtype: Any = None) -> None:

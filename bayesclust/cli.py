@@ -139,9 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--method", choices=["dpmeans"], default="dpmeans",
                      help="clustering method (default: dpmeans)")
     fit.add_argument("--lam", type=float, help="DP-means penalty per cluster (a squared distance)")
-    fit.add_argument("--n-clusters", "--k", dest="n_clusters", type=int,
-                     help="desired number of clusters; lam from the farthest-first heuristic "
-                          "(--k is an alias)")
+    fit.add_argument("--n-clusters", dest="n_clusters", type=int,
+                     help="desired number of clusters; lam from the farthest-first heuristic")
     fit.add_argument("--max-iter", type=int, default=100, help="maximum iterations (default 100)")
     fit.add_argument("--out", help="labels file (default: DATA.labels.csv, e.g. data.csv.labels.csv)")
     fit.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -177,10 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
                            "consensus and --model did; temporal-ds2 for --model temporal)")
-    cmp_.add_argument("--n-clusters", "--k", dest="n_clusters", type=int, default=None,
+    cmp_.add_argument("--n-clusters", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
-                           "--model dc (default: number of true classes; 6 on dc-toy; --k is "
-                           "an alias)")
+                           "--model dc (default: number of true classes; 6 on dc-toy)")
     cmp_.add_argument("--lam", type=float, default=None,
                       help="DP-means penalty (overrides --n-clusters)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

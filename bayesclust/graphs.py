@@ -176,15 +176,12 @@ class LocalScalingKernel(NamedTuple):
     t: int
     sigma_floor: float
 
-    n_neighbors = V.renamed_attribute("n_neighbors", "t")
-
 
 def _sigma_floor(sigma: np.ndarray) -> float:
     positive = sigma[sigma > 0]
     return 1e-12 * float(np.median(positive)) if positive.size else 1e-12
 
 
-@V.renamed_kwargs(n_neighbors="t")
 def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     r"""Sparse local-scaling kernel of Sugiyama et al. (2014), eq. (7).
 
@@ -200,8 +197,7 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     ----------
     X : ndarray, shape (n, d)
     t : int
-        The neighbourhood size, ``1 <= t < n`` (validated by the caller;
-        ``n_neighbors=`` is a deprecated spelling).
+        The neighbourhood size, ``1 <= t < n`` (validated by the caller).
 
     Returns
     -------
@@ -303,7 +299,6 @@ def _kernel_from_neighbors(dist: np.ndarray, index: np.ndarray) -> LocalScalingK
     return LocalScalingKernel(K, sigma, int(t), floor)
 
 
-@V.renamed_kwargs(n_neighbors="t")
 def local_scaling_cross_kernel(
     X_new: np.ndarray, X: np.ndarray, sigma: np.ndarray, t: int, sigma_floor: float
 ):
@@ -326,8 +321,7 @@ def local_scaling_cross_kernel(
     sigma : ndarray, shape (n,)
         Their (floored) local scales.
     t : int
-        The neighbourhood size of the training kernel (``n_neighbors=`` is a
-        deprecated spelling).
+        The neighbourhood size of the training kernel.
     sigma_floor : float
 
     Returns

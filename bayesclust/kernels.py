@@ -138,8 +138,8 @@ class NearestCenter(NamedTuple):
     index: jax.Array
 
 
-#: Up to this many centres the running argmin is unrolled (measured faster than
-#: ``jnp.argmin``, which is 3-5x slower than a compare/select chain on XLA:CPU).
+#: Up to this many centres the running argmin is unrolled (a compare/select chain is
+#: faster than ``jnp.argmin`` on XLA:CPU: BENCHMARKS.md).
 _UNROLL_MAX_CENTERS = 128
 #: Up to this many features the scores are exact differences, not a GEMM.
 _DIRECT_MAX_FEATURES = 4
@@ -230,8 +230,8 @@ def map_row_blocks(fn, block_size: int, *row_arrays):
     equal blocks of at most ``block_size`` rows; when they do not tile ``n``
     exactly the last block overlaps the one before it by fewer rows than there
     are blocks (it starts at ``n - size``) instead of being a separate, smaller
-    call, so ``fn`` is compiled once, not twice (a 40% shorter compile of a
-    DP-means loop at 2048 clusters).  Used to bound the ``(rows, k)``
+    call, so ``fn`` is compiled once, not twice (a shorter compile: BENCHMARKS.md).
+    Used to bound the ``(rows, k)``
     temporaries of the assignment steps.
 
     Parameters
@@ -306,9 +306,7 @@ def _chain_over_centers(Xb, rows, C, c_sq, valid, birth, direct):
     # there instead of writing a second score matrix.  The product is laid out
     # (k, b): each centre's scores are contiguous over the rows, so the chain
     # vectorises across rows (with (b, k) it read one row's k scores at a
-    # time).  Measured in a DP-means iteration: 200k x 16 at 1,731 clusters
-    # 225-229 ms instead of 315-326; 100k x 16 at 62 clusters 4.1-4.2 ms
-    # instead of 4.4-5.0; 100k x 128 at 100 unchanged (31-36 ms).
+    # time; faster with many clusters, measured in BENCHMARKS.md).
     cross = lax.dot_general(C, Xb, (((1,), (1,)), ((), ())), precision=PRECISION)
     return _running_argmin(lambda j: c_sq[j] - 2.0 * cross[j], visible, k)
 
@@ -406,7 +404,7 @@ def nearest_center(
     For ``d > 4`` the argmin uses the GEMM scores ``|c|^2 - 2 x.c`` with an
     explicit matmul precision; for ``d <= 4`` it uses exact differences.  The
     argmin is an unrolled compare/select chain over chunks of 128 centres
-    (measured 3-5x faster than ``jnp.argmin`` on XLA:CPU).  The winner's distance is
+    (faster than ``jnp.argmin`` on XLA:CPU: BENCHMARKS.md).  The winner's distance is
     always recomputed as ``|x - c|^2``, so GEMM cancellation can only matter
     for near-ties.  Rows are blocked only when ``n * k`` is large (to bound
     memory; blocking was slower on CPU).
@@ -646,7 +644,7 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
     (never ``|x|^2 - 2 x.mu + |mu|^2``), so a tight component far from the
     origin loses no digits.  ``L^{-1}`` comes from a ``d x d`` triangular solve
     and is applied as one matrix product: on XLA:CPU a triangular solve against
-    the ``n`` differences is 20x slower at ``n = 10,000``, ``d = 5``.
+    the ``n`` differences is many times slower (BENCHMARKS.md).
 
     Parameters
     ----------

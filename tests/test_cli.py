@@ -32,18 +32,6 @@ def test_fit_csv_with_n_clusters_writes_labels_and_summary(blobs_csv, capsys):
     assert len(labels) == 60 and len(set(labels[:30])) == 1 and labels[0] != labels[-1]
 
 
-def test_k_is_an_alias_of_n_clusters(blobs_csv, capsys):
-    """``--k``, the old spelling of ``--n-clusters``, is still accepted and does the same."""
-    path, _ = blobs_csv
-    outs = []
-    for flag in ("--n-clusters", "--k"):
-        out = path.parent / f"labels{flag}.txt"
-        assert main(["fit", str(path), flag, "2", "--out", str(out), "--json"]) == 0
-        summary = json.loads(capsys.readouterr().out)
-        outs.append((summary["lam"], summary["n_clusters"], np.loadtxt(out, dtype=int).tolist()))
-    assert outs[0] == outs[1]
-
-
 def test_fit_npy_with_lam(tmp_path, capsys):
     X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     path = tmp_path / "x.npy"
@@ -230,7 +218,7 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
 @pytest.mark.parametrize("model, extra, match", [
     ("hdp", ["--data", "iris"], "grouped data"),
     ("hdp", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
-    ("hdp", ["--k", "3"], "--n-clusters is an option of --model dp and dc"),  # the old spelling
+    ("dp", ["--k", "3"], "unrecognized arguments: --k"),  # no aliases before the first release
     ("consensus", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
     ("consensus", ["--data", "no-such-set"], "no-such-set"),
     ("did", ["--data", "three-gaussians"], "unknown data set"),

@@ -196,6 +196,9 @@ def test_dp_gaussian_mixture_bad_parameters():
         DPGaussianMixture(sigma2=0.0).fit(X)
     with pytest.raises(ValueError, match="sampler"):
         DPGaussianMixture(sampler="nuts").fit(X)
+    # A prior is a NumPyro distribution, never a pair of its parameters.
+    with pytest.raises(TypeError, match="'alpha_prior' parameter .* must be an instance of"):
+        DPGaussianMixture(alpha_prior=(2.0, 1.0)).fit(X)
 
 
 # --------------------------------------------------------------------------- #
@@ -277,6 +280,10 @@ def test_hdp_gaussian_mixture_bad_parameters():
         HDPGaussianMixture(gamma=0.0).fit(X)
     with pytest.raises(ValueError, match="group_ids"):
         HDPGaussianMixture().fit(X, group_ids=[0, 1])
+    with pytest.raises(TypeError, match="'gamma_prior' parameter .* must be an instance of"):
+        HDPGaussianMixture(gamma_prior=(1.5, 2.0)).fit(X)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'groups'"):
+        HDPGaussianMixture().fit(X, groups=[0, 0, 0, 1, 1])
 
 
 # --------------------------------------------------------------------------- #

@@ -5,6 +5,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro.distributions as dist
 import pytest
 from scipy.special import logsumexp
 
@@ -76,8 +77,6 @@ def test_three_gaussians_posterior_point_partition():
         (dict(sigma2=0.0), "sigma2 must be a positive"),
         (dict(rho2=-1.0), "rho2 must be a positive"),
         (dict(alpha=0.0), "alpha must be a positive"),
-        (dict(alpha_prior=(1.0,)), "alpha_prior must be a numpyro.distributions.Gamma"),
-        (dict(sigma2_prior=(1.0, -1.0)), r"sigma2_prior\[1\] must be a positive"),
         (dict(num_samples=0), "num_samples must be >= 1"),
         (dict(init_labels=[0, 1]), "init_labels has length 2"),
     ],
@@ -86,6 +85,24 @@ def test_bad_input(kwargs, match):
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(ValueError, match=match):
         gibbs_dp_gmm(0, X, progress_bar=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(alpha_prior=dist.InverseGamma(1.0, 1.0)), ValueError, "alpha_prior must be a numpyro.distributions.Gamma"),
+        (dict(sigma2_prior=dist.Gamma(1.0, 1.0)), ValueError, "sigma2_prior must be a numpyro.distributions.InverseGamma"),
+        (dict(alpha_prior=dist.Gamma(np.ones(2), 1.0)), ValueError, "alpha_prior must be a scalar"),
+        (dict(alpha_prior=dist.Gamma(-1.0, 1.0, validate_args=False)), ValueError, r"alpha_prior.concentration must be a positive"),
+        (dict(sigma2_prior=1.0), TypeError, r"sigma2_prior must be a NumPyro distribution, numpyro.distributions.InverseGamma\(shape, scale\)"),
+        # A pair of parameters is not a prior: the distribution is.
+        (dict(alpha_prior=(2.0, 0.5)), TypeError, r"alpha_prior must be a NumPyro distribution, numpyro.distributions.Gamma\(shape, rate\), got tuple"),
+        (dict(sigma2_prior=(1.0, -1.0)), TypeError, "sigma2_prior must be a NumPyro distribution"),
+    ],
+)
+def test_sampler_priors_must_be_the_conjugate_family(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        gibbs_dp_gmm(0, np.arange(12.0).reshape(6, 2), progress_bar=False, **kwargs)
 
 
 def test_nan_data_rejected():

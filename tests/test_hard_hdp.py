@@ -12,7 +12,6 @@ from bayesclust.inference.hard.hard_hdp import (
     HardHDPInfo,
     HardHDPState,
     _point_pass,
-    hard_hdp_iteration,
     hard_hdp_step,
     init_hard_hdp_state,
 )
@@ -413,22 +412,6 @@ def test_state_fields_are_the_documented_ones(x64):
     sse = np.sum((np.asarray(X) - C[labels]) ** 2)
     assert float(state.objective) == float(info.objective)
     assert float(state.objective) == pytest.approx(sse + 0.3 * k + 0.6 * g, rel=1e-12)
-
-
-def test_hard_hdp_iteration_is_deprecated_and_equals_the_step():
-    rng = np.random.default_rng(24)
-    X = jnp.asarray(rng.normal(size=(12, 2)), jnp.float32)
-    gid = jnp.asarray([0] * 5 + [1] * 7, jnp.int32)
-    s = init_hard_hdp_state(X, gid, 0.5, 1.0, n_groups=2)
-    with pytest.warns(FutureWarning, match="hard_hdp_step"):
-        out = hard_hdp_iteration(X, gid, s.centers, s.n_global, s.local_group, s.local_to_global,
-                                 s.n_local, s.local_labels, jnp.float32(0.5), jnp.float32(1.0), 2)
-    new, _ = hard_hdp_step(s, X, gid, 0.5, 1.0, n_groups=2)
-    names = ("centers", "n_global", "local_group", "local_to_global", "n_local", "local_labels",
-             "objective", "overflow", "need")
-    assert int(new.n_global) > 1
-    for name, value in zip(names, out):
-        np.testing.assert_array_equal(value, getattr(new, name), err_msg=name)
 
 
 # --------------------------------------------------------------------------- #

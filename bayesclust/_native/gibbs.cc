@@ -21,7 +21,7 @@
 // redoes the sweep, as on the XLA path).
 //
 // Why native: on XLA:CPU a step of the scan is a few dozen small operations
-// over the K x chains buffer (about 80 ns per point and chain at 256 chains,
+// over the K x chains buffer (its cost per point and chain is in BENCHMARKS.md,
 // whatever the number of clusters in use).  Here the chains sit on the lanes
 // of an AVX register (8 float / 4 double chains per group, groups shared out
 // to XLA's intra-op thread pool), every slot caches its terms (a, b, m) and
@@ -36,8 +36,8 @@
 //
 // With its own random numbers the kernel renumbers each chain's clusters
 // 0..k-1 before every sweep (a relabelling: the chain of partitions is the
-// same), so a step weighs as many slots as the busiest lane has clusters.
-// At n = 300 this is about 7-8 ns per point and chain on one core.
+// same), so a step weighs as many slots as the busiest lane has clusters
+// (far below the XLA step per point and chain: BENCHMARKS.md).
 //
 // Randomness: by default each chain draws its uniforms from its own stream,
 // seeded by the chain's two 32-bit seed words (the caller derives them from
@@ -982,7 +982,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   // lanes are spread over the threads (a step costs the same with one lane in
   // use as with all).  (Two registers per vector -- 64-byte GCC vectors --
   // compiled to far slower code; two groups interleaved point by point gained
-  // 4%: a step is bound by its instruction count, not by its latency.)
+  // little: a step is bound by its instruction count, not by its latency.)
   constexpr int kLanes = 32 / sizeof(T);
   const int64_t threads = std::max<int64_t>(pool.num_threads(), 1);
   const int64_t n_groups =

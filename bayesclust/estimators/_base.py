@@ -19,36 +19,8 @@ from sklearn.utils.validation import (
 )
 
 from .. import _validation as V
-from .._validation import warn_renamed
 from ..inference.hard.dp_means import farthest_first_lambda
 from ..kernels import nearest_center, padded_rows
-
-#: Default of a renamed parameter's old spelling (scikit-learn's convention); the
-#: constraint ``Hidden(StrOptions({DEPRECATED}))`` keeps it out of the error messages.
-DEPRECATED = "deprecated"
-
-
-def _renamed_param(est, old: str, new: str):
-    """The value of parameter ``new`` of ``est``, or of its old spelling ``old`` when set.
-
-    Setting ``old`` warns (a :class:`FutureWarning` naming ``new``) and gives the same
-    fit as setting ``new``.
-    """
-    value = getattr(est, old)
-    if isinstance(value, str) and value == DEPRECATED:
-        return getattr(est, new)
-    warn_renamed(f"{type(est).__name__}({old}=...)", f"{new}=...", stacklevel=4)
-    return value
-
-
-def _renamed_fit_arg(name: str, new_value, old_value, old: str, new: str):
-    """Resolve ``fit(..., old=...)``, the deprecated spelling of ``fit(..., new=...)``."""
-    if old_value is None:
-        return new_value
-    if new_value is not None:
-        raise TypeError(f"{name}.fit() got both {new!r} and its deprecated spelling {old!r}")
-    warn_renamed(f"{name}.fit({old}=...)", f"fit({new}=...)", stacklevel=4)
-    return old_value
 
 
 def _key_from_random_state(random_state) -> jax.Array:
@@ -111,8 +83,8 @@ class _PointPartitionPredictive:
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "sigma2": [Interval(numbers.Real, 0, None, closed="neither")],
         "rho2": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha_prior": [dist.Gamma, tuple, None],
-        "sigma2_prior": [dist.InverseGamma, tuple, None],
+        "alpha_prior": [dist.Gamma, None],
+        "sigma2_prior": [dist.InverseGamma, None],
         "num_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "num_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "thin": [Interval(numbers.Integral, 1, None, closed="left")],

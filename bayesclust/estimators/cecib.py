@@ -29,8 +29,8 @@ class CECIB(ClusterMixin, BaseEstimator):
     (cross-entropy), model simplicity (the cluster-size entropy removes
     superfluous clusters, so ``n_clusters`` is only the starting number) and
     consistency with partial labels (``beta`` times each cluster's label
-    entropy).  See :func:`bayesclust.cecib.cecib` for the optimiser and
-    :func:`bayesclust.cecib.cecib_cost` for the cost.  ``beta = 0`` or no labels
+    entropy).  See :func:`bayesclust.inference.cecib.cecib` for the optimiser and
+    :func:`bayesclust.inference.cecib.cecib_cost` for the cost.  ``beta = 0`` or no labels
     is plain CEC.
 
     Parameters
@@ -40,7 +40,7 @@ class CECIB(ClusterMixin, BaseEstimator):
         case studies).  The fitted number ``n_clusters_`` is usually smaller.
     beta : float, default 1.0
         Weight of the label term (>= 0): 1 for trusted labels,
-        :func:`bayesclust.cecib.beta_0` (~0.27) for possibly wrong labels.
+        :func:`bayesclust.inference.cecib.beta_0` (~0.27) for possibly wrong labels.
     eps : float, default 0.05
         Clusters with fewer than ``max(ceil(eps n), n_features + 2)`` points are removed.
     covariance_type : {"full", "diagonal", "spherical"}, default "full"
@@ -62,7 +62,7 @@ class CECIB(ClusterMixin, BaseEstimator):
     n_clusters_ : int
         Surviving clusters.
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
-        The cluster means (``means_`` is a deprecated spelling).
+        The cluster means.
     covariances_ : ndarray of shape (n_clusters_, n_features, n_features)
     weights_ : ndarray of shape (n_clusters_,)
     classes_ : ndarray of shape (n_classes,)
@@ -70,11 +70,9 @@ class CECIB(ClusterMixin, BaseEstimator):
     label_counts_ : ndarray of shape (n_clusters_, n_classes)
         Labelled members of each cluster per category.
     objective_ : float
-        The minimised cost :math:`E_\beta` of the fitted partition (nats; ``cost_`` is
-        a deprecated spelling).
+        The minimised cost :math:`E_\beta` of the fitted partition (nats).
     objective_trace_ : ndarray
-        :math:`E_\beta` after every pass of the best start, non-increasing
-        (``cost_trace_`` is a deprecated spelling).
+        :math:`E_\beta` after every pass of the best start, non-increasing.
     n_iter_ : int
     converged_ : bool
     n_features_in_ : int
@@ -128,10 +126,6 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.classes = classes
         self.random_state = random_state
-
-    means_ = V.renamed_attribute("means_", "cluster_centers_")
-    cost_ = V.renamed_attribute("cost_", "objective_")
-    cost_trace_ = V.renamed_attribute("cost_trace_", "objective_trace_")
 
     def fit(self, X, y=None):
         """Cluster ``X`` using the partial labels ``y`` (``-1`` = unlabelled).

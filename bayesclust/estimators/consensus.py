@@ -11,7 +11,7 @@ import numbers
 import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
@@ -38,12 +38,7 @@ from ..inference.consensus.ensembles import kmeans_ensemble
 from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
 from ..inference.consensus.ppc import ppc
-from ._base import (
-    DEPRECATED,
-    _key_from_random_state,
-    _renamed_fit_arg,
-    _renamed_param,
-)
+from ._base import _key_from_random_state
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
            "HypergraphConsensus", "ACCCS"]
@@ -85,9 +80,8 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
         self.coassociation_ = C
         return codes, C
 
-    def fit_predict(self, X=None, y=None, ensemble=None, *, labelings=None):
+    def fit_predict(self, X=None, y=None, ensemble=None):
         """``fit`` and return ``labels_``."""
-        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         return self.fit(X, ensemble=ensemble).labels_
 
 
@@ -198,7 +192,7 @@ class EvidenceAccumulation(_ConsensusBase):
         self.allow_k1 = allow_k1
         self.random_state = random_state
 
-    def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
+    def fit(self, X=None, y=None, ensemble=None):
         """Consensus partition of an ensemble built on ``X`` or of the given ``ensemble``.
 
         Parameters
@@ -206,13 +200,12 @@ class EvidenceAccumulation(_ConsensusBase):
         X : array-like of shape (n_samples, n_features), optional
         y : ignored
         ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
-            The partitions (``labelings=`` is a deprecated spelling).
+            The partitions.
 
         Returns
         -------
         self
         """
-        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
         if self.select is None and not (isinstance(self.method, str) and self.method in LINKAGE_METHODS):
             raise ValueError(f"method must be one linkage of {LINKAGE_METHODS} unless select chooses among "
@@ -359,8 +352,6 @@ class AspectConsensus(_ConsensusBase):
     hard : bool, default False
     n_init : int, default 10
         Random starts of EM; the best final objective is kept.
-    n_restarts : int
-        Deprecated spelling of ``n_init``.
     init : {"random", "seeds", "eac"} or None, default None
         ``None``: random Dirichlet for EM, farthest-first seeds for the hard limit;
         ``"eac"``: start from the average-link EAC consensus with L clusters.
@@ -413,7 +404,6 @@ class AspectConsensus(_ConsensusBase):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "hard": ["boolean"],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_restarts": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
         "init": [StrOptions({"random", "seeds", "eac"}), None],
         "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -424,13 +414,12 @@ class AspectConsensus(_ConsensusBase):
 
     def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_init=10, init=None,
                  max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
-                 subsample=None, random_state=None, n_restarts=DEPRECATED, inference="em",
+                 subsample=None, random_state=None, inference="em",
                  inference_kwargs=None):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.hard = hard
         self.n_init = n_init
-        self.n_restarts = n_restarts
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -442,7 +431,7 @@ class AspectConsensus(_ConsensusBase):
         self.inference = inference
         self.inference_kwargs = inference_kwargs
 
-    def fit(self, X=None, y=None, ensemble=None, *, labelings=None):
+    def fit(self, X=None, y=None, ensemble=None):
         """Fit the aspect model to an ensemble built on ``X`` or to the given ``ensemble``.
 
         Parameters
@@ -450,19 +439,17 @@ class AspectConsensus(_ConsensusBase):
         X : array-like of shape (n_samples, n_features), optional
         y : ignored
         ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
-            The partitions (``labelings=`` is a deprecated spelling).
+            The partitions.
 
         Returns
         -------
         self
         """
-        ensemble = _renamed_fit_arg(type(self).__name__, ensemble, labelings, "labelings", "ensemble")
         self._validate_params()
-        n_init = _renamed_param(self, "n_restarts", "n_init")
         key = _key_from_random_state(self.random_state)
         k_ens, k_em = jax.random.split(key)
         _, C = self._ensemble(X, ensemble, k_ens)
-        kw = dict(hard=self.hard, n_init=n_init, max_iter=self.max_iter, tol=self.tol)
+        kw = dict(hard=self.hard, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol)
         bayes_kw = dict(self.inference_kwargs or {})
         if self.inference != "em":
             if self.hard:

@@ -9,7 +9,7 @@ import numbers
 import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     validate_data,
@@ -21,12 +21,10 @@ from ..inference.mixtures.gibbs import gibbs_dp_gmm, prior_distribution
 from ..inference.mixtures.gibbs_gaussian import GaussianClusterPrior
 from ..models.dp_gmm import data_scaled_variances
 from ._base import (
-    DEPRECATED,
     _key_from_random_state,
     _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
-    _renamed_param,
 )
 
 __all__ = ["DPMeans", "DPGaussianMixture"]
@@ -53,8 +51,6 @@ class DPMeans(ClusterMixin, BaseEstimator):
         ``n_clusters_`` may differ (with the default k-means++ starts it is
         often larger: a lower objective at that ``lam``; ``init="mean",
         n_init=1`` is Kulis & Jordan's protocol).
-    n_clusters_hint : int
-        Deprecated spelling of ``n_clusters``.
     max_iter : int, default 100
         Maximum number of iterations.
     max_clusters : int or None, default None
@@ -134,8 +130,6 @@ class DPMeans(ClusterMixin, BaseEstimator):
         "init": [StrOptions({"k-means++", "mean"})],
         "random_state": ["random_state"],
         "mesh": [jax.sharding.Mesh, None],
-        "n_clusters_hint": [Interval(numbers.Integral, 1, None, closed="left"),
-                            Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(
@@ -150,7 +144,6 @@ class DPMeans(ClusterMixin, BaseEstimator):
         init="k-means++",
         random_state=None,
         mesh=None,
-        n_clusters_hint=DEPRECATED,
     ):
         self.lam = lam
         self.n_clusters = n_clusters
@@ -161,7 +154,6 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self.init = init
         self.random_state = random_state
         self.mesh = mesh
-        self.n_clusters_hint = n_clusters_hint
 
     def fit(self, X, y=None, sample_weight=None):
         """Cluster ``X``.
@@ -180,9 +172,8 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
-        n_clusters = _renamed_param(self, "n_clusters_hint", "n_clusters")
         if self.lam is None:
-            lam = _lam_from_n_clusters(X, n_clusters)
+            lam = _lam_from_n_clusters(X, self.n_clusters)
         else:
             lam = float(self.lam)
         key = _key_from_random_state(self.random_state)
@@ -250,8 +241,7 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         Prior on ``alpha``, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
     sigma2_prior : numpyro.distributions.InverseGamma or None
         Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
-        The sampler needs these conjugate families; a pair ``(a, b)`` (the
-        parameters in the same order) is a deprecated form.
+        The sampler needs these conjugate families.
     sampler : {"collapsed", "kj"}, default "collapsed"
         Means integrated out (Neal's Algorithm 3), or Kulis & Jordan's
         Algorithm 2 (explicit means; its limit is DP-means).

@@ -10,25 +10,21 @@ import jax
 import numpy as np
 import numpyro.distributions as dist
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._validation import renamed_attribute
 from ..inference.hard.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.mixtures.gibbs import prior_distribution
 from ..inference.mixtures.hdp_gibbs import gibbs_hdp_gmm
 from ..inference.mixtures.posterior import Posterior
 from ._base import (
-    DEPRECATED,
     _key_from_random_state,
     _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
-    _renamed_fit_arg,
-    _renamed_param,
 )
 
 __all__ = ["HardHDP", "HDPGaussianMixture"]
@@ -41,9 +37,8 @@ class _Grouped:
     def _group_ids(X, group_ids) -> np.ndarray:
         return np.zeros(X.shape[0], np.int64) if group_ids is None else np.asarray(group_ids)
 
-    def fit_predict(self, X, y=None, group_ids=None, *, groups=None):
+    def fit_predict(self, X, y=None, group_ids=None):
         """Fit and return ``labels_`` (the global cluster of every row)."""
-        group_ids = _renamed_fit_arg(type(self).__name__, group_ids, groups, "groups", "group_ids")
         return self.fit(X, group_ids=group_ids).labels_
 
 
@@ -73,8 +68,6 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     n_global : int, default 8
         Desired number of global clusters; used only to choose the penalties,
         as ``n_local``.
-    n_local_hint, n_global_hint : int
-        Deprecated spellings of ``n_local`` and ``n_global``.
     max_iter : int, default 100
     mesh : jax.sharding.Mesh or None, default None
         Fit sharded over the devices of this one-axis mesh (rows split over
@@ -94,8 +87,7 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     n_local_ : ndarray of shape (n_groups,)
         Number of local clusters of every data set.
     group_order_ : ndarray of shape (n_groups,)
-        The data set identifiers, in the order of ``n_local_`` (``group_ids_`` is a
-        deprecated spelling).
+        The data set identifiers, in the order of ``n_local_``.
     lam_local_, lam_global_ : float
     objective_ : float
     objective_trace_ : ndarray
@@ -128,24 +120,18 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         "n_global": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "mesh": [jax.sharding.Mesh, None],
-        "n_local_hint": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
-        "n_global_hint": [Interval(numbers.Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, lam_local=None, lam_global=None, *, n_local=3, n_global=8,
-                 max_iter=100, mesh=None, n_local_hint=DEPRECATED, n_global_hint=DEPRECATED):
+                 max_iter=100, mesh=None):
         self.lam_local = lam_local
         self.lam_global = lam_global
         self.n_local = n_local
         self.n_global = n_global
         self.max_iter = max_iter
         self.mesh = mesh
-        self.n_local_hint = n_local_hint
-        self.n_global_hint = n_global_hint
 
-    group_ids_ = renamed_attribute("group_ids_", "group_order_")
-
-    def fit(self, X, y=None, group_ids=None, *, groups=None):
+    def fit(self, X, y=None, group_ids=None):
         """Cluster the rows of ``X``, grouped into data sets by ``group_ids``.
 
         Parameters
@@ -154,20 +140,16 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         y : ignored
         group_ids : array-like of int, shape (n_samples,), optional
             Data set of every row (any integer ids).  Default: one data set.
-            ``groups=`` is a deprecated spelling.
 
         Returns
         -------
         self
         """
-        group_ids = _renamed_fit_arg("HardHDP", group_ids, groups, "groups", "group_ids")
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         group_ids = self._group_ids(X, group_ids)
-        n_local = _renamed_param(self, "n_local_hint", "n_local")
-        n_global = _renamed_param(self, "n_global_hint", "n_global")
         if self.lam_local is None or self.lam_global is None:
-            lam_l, lam_g = self._penalties(X, group_ids, n_local, n_global)
+            lam_l, lam_g = self._penalties(X, group_ids, self.n_local, self.n_global)
         lam_l = lam_l if self.lam_local is None else float(self.lam_local)
         lam_g = lam_g if self.lam_global is None else float(self.lam_global)
         res = hard_hdp(X, lam_l, lam_g, group_ids=group_ids, max_iter=self.max_iter,
@@ -234,8 +216,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         Priors on the concentrations, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
     sigma2_prior : numpyro.distributions.InverseGamma or None
         Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
-        The sampler needs these conjugate families; a pair ``(a, b)`` (the
-        parameters in the same order) is a deprecated form.
+        The sampler needs these conjugate families.
     num_warmup, num_samples, thin, num_chains : int, default 500, 500, 1, 8
         Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
         defaults of :func:`bayesclust.gibbs_hdp_gmm`
@@ -257,8 +238,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     n_local_ : ndarray of shape (n_groups,)
         Local clusters of ``local_labels_`` in every data set.
     group_order_ : ndarray of shape (n_groups,)
-        The data set identifiers, in the order of ``n_local_`` (``group_ids_`` is a
-        deprecated spelling).
+        The data set identifiers, in the order of ``n_local_``.
     posterior_ : Posterior
         All draws (global labels; ``params["local_labels"]``; ``labels_by_group()``).
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
@@ -290,7 +270,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     _parameter_constraints: dict = {
         **_PointPartitionPredictive._sampler_constraints,
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
-        "gamma_prior": [dist.Gamma, tuple, None],
+        "gamma_prior": [dist.Gamma, None],
     }
 
     def __init__(
@@ -326,9 +306,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self.progress_bar = progress_bar
         self.random_state = random_state
 
-    group_ids_ = renamed_attribute("group_ids_", "group_order_")
-
-    def fit(self, X, y=None, group_ids=None, *, groups=None):
+    def fit(self, X, y=None, group_ids=None):
         """Sample the posterior of the HDP mixture given ``X`` grouped by ``group_ids``.
 
         Parameters
@@ -337,13 +315,11 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         y : ignored
         group_ids : array-like of int, shape (n_samples,), optional
             Data set of every row (any integer ids).  Default: one data set.
-            ``groups=`` is a deprecated spelling.
 
         Returns
         -------
         self
         """
-        group_ids = _renamed_fit_arg("HDPGaussianMixture", group_ids, groups, "groups", "group_ids")
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         group_ids = self._group_ids(X, group_ids)

@@ -8,24 +8,19 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
 )
 
-from .._validation import renamed_attribute
 from ..inference.information.smic import (
     DEFAULT_CANDIDATES,
     smic_predict,
     smic_predict_proba,
     smic_select,
 )
-from ._base import (
-    DEPRECATED,
-    _key_from_random_state,
-    _renamed_param,
-)
+from ._base import _key_from_random_state
 
 __all__ = ["SMIC"]
 
@@ -56,7 +51,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
     normalize : bool, default False
         **Our extension, not in the paper** (docs/deviations.md#smic-normalized-kernel): degree-normalised kernel :math:`D^{-1/2} K D^{-1/2}`
-        (see :func:`bayesclust.information.smic`); solves the circle & Gaussian toy that the
+        (see :func:`bayesclust.inference.smic.smic`); solves the circle & Gaussian toy that the
         paper's unnormalised kernel does not.
     n_basis : int, default 200
         LSMI basis functions.
@@ -64,14 +59,12 @@ class SMIC(ClusterMixin, BaseEstimator):
         LSMI cross-validation folds.
     random_state : int, RandomState instance or None
         Draws LSMI's basis centres and folds (shared by all candidates).
-    n_neighbors : int or "auto"
-        Deprecated spelling of ``t``.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
     t_ : int
-        The ``t`` used (``n_neighbors_`` is a deprecated spelling).
+        The ``t`` used.
     candidates_ : ndarray of shape (n_candidates,)
     lsmi_ : ndarray of shape (n_candidates,)
         LSMI of the SMIC labelling of every candidate (one entry when ``t`` is fixed).
@@ -87,7 +80,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     Notes
     -----
     ``predict`` uses the out-of-sample rule of [S] §2.3 (see
-    :func:`bayesclust.information.smic_predict`).  On the paper's four toy problems our
+    :func:`bayesclust.inference.smic.smic_predict`).  On the paper's four toy problems our
     implementation reproduces ARI 1 on (a) and (c); on (b) circle & Gaussian it does not (the
     unnormalised kernel's top eigenvectors sit in the blob: docs/deviations.md#smic-toy-b) and on (d) the
     paper's 0.773 is one draw (our median over seeds is lower: docs/deviations.md#smic-toy-d).
@@ -118,13 +111,11 @@ class SMIC(ClusterMixin, BaseEstimator):
         "n_basis": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_folds": [Interval(numbers.Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
-        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"}),
-                        Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_clusters=2, *, t="auto", class_prior=None, candidates=None,
                  standardize=True, eigen_solver="auto", normalize=False, n_basis=200,
-                 n_folds=5, random_state=None, n_neighbors=DEPRECATED):
+                 n_folds=5, random_state=None):
         self.n_clusters = n_clusters
         self.t = t
         self.class_prior = class_prior
@@ -135,9 +126,6 @@ class SMIC(ClusterMixin, BaseEstimator):
         self.n_basis = n_basis
         self.n_folds = n_folds
         self.random_state = random_state
-        self.n_neighbors = n_neighbors
-
-    n_neighbors_ = renamed_attribute("n_neighbors_", "t_")
 
     def _transform(self, X):
         return (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
@@ -168,7 +156,7 @@ class SMIC(ClusterMixin, BaseEstimator):
             self.mean_ = np.zeros(X.shape[1])
             self.scale_ = np.ones(X.shape[1])
         Z = self._transform(X)
-        t = _renamed_param(self, "n_neighbors", "t")
+        t = self.t
         if isinstance(t, str):  # "auto"
             if self.candidates is None:
                 cands = [t for t in DEFAULT_CANDIDATES if t < n]

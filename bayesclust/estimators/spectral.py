@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
@@ -16,7 +16,6 @@ from sklearn.utils.validation import (
 from ..graphs import knn_gaussian_affinity
 from ..inference.hard.penalized_ncut import penalized_ncut
 from ..inference.hard.spectral_dp_means import spectral_dp_means
-from ._base import DEPRECATED, _renamed_param
 
 __all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
 
@@ -61,7 +60,7 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         kernel's feature space, not :class:`DPMeans`' ``lam`` on the input space).
     affinity : {"rbf", "nearest_neighbors", "linear", "precomputed"}, default "rbf"
         The kernel: ``exp(-gamma |x - y|^2)``; a sparse k-NN Gaussian graph
-        (:func:`bayesclust.kernels.knn_gaussian_affinity`); ``X X^T``; or ``X``
+        (:func:`bayesclust.graphs.knn_gaussian_affinity`); ``X X^T``; or ``X``
         itself is the (n, n) kernel / affinity matrix (dense or sparse).
     gamma : float or None, default None
         RBF inverse bandwidth (None: 1.0); for the k-NN graph None means local scaling.
@@ -69,8 +68,6 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     normalize_rows : bool, default False
         Unit-normalise the embedding rows before k-means.
     max_clusters : int or None, default None
-    lam : float
-        Deprecated spelling of ``eigenvalue_threshold``.
 
     Attributes
     ----------
@@ -98,18 +95,16 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "normalize_rows": ["boolean"],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "lam": [Interval(numbers.Real, None, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, eigenvalue_threshold=1.0, *, affinity="rbf", gamma=None, n_neighbors=10,
-                 normalize_rows=False, max_clusters=None, lam=DEPRECATED):
+                 normalize_rows=False, max_clusters=None):
         self.eigenvalue_threshold = eigenvalue_threshold
         self.affinity = affinity
         self.gamma = gamma
         self.n_neighbors = n_neighbors
         self.normalize_rows = normalize_rows
         self.max_clusters = max_clusters
-        self.lam = lam
 
     def fit(self, X, y=None):
         """Cluster the rows of ``X`` (or the nodes of the affinity ``X``).
@@ -125,9 +120,8 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        threshold = _renamed_param(self, "lam", "eigenvalue_threshold")
         K = _affinity_matrix(self, X, self.affinity)
-        res = spectral_dp_means(K, float(threshold), normalize_rows=self.normalize_rows,
+        res = spectral_dp_means(K, float(self.eigenvalue_threshold), normalize_rows=self.normalize_rows,
                                 max_clusters=self.max_clusters)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
@@ -155,7 +149,7 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         community graphs (stochastic block models) values near -0.5.
     affinity : {"nearest_neighbors", "rbf", "precomputed"}, default "nearest_neighbors"
         A sparse k-NN Gaussian graph of ``X``
-        (:func:`bayesclust.kernels.knn_gaussian_affinity`), a dense RBF
+        (:func:`bayesclust.graphs.knn_gaussian_affinity`), a dense RBF
         graph, or ``X`` is the (n, n) adjacency (dense or sparse).
     n_neighbors : int, default 10
     gamma : float or None, default None

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._validation import renamed_kwargs
-
 __all__ = ["MODELS", "run_compare"]
 
 #: The jobs, by ``--model`` name: (module, function, default data set).
@@ -25,7 +23,6 @@ MODELS = {
 }
 
 
-@renamed_kwargs(k="n_clusters")
 def run_compare(
     data: str | None = None,
     out_dir: str | Path = "results",
@@ -59,7 +56,7 @@ def run_compare(
         :func:`~bayesclust.jobs.temporal.run_compare_temporal`.
     n_clusters, lam : optional
         ``n_clusters``: clusters (``dp``: for the farthest-first lambda and the
-        k-means peer; ``dc``: prototypes; ``k=`` is a deprecated spelling).
+        k-means peer; ``dc``: prototypes).
         ``lam``: the DP-means penalty (``dp`` only).
     seed : int
     num_warmup, num_samples, num_chains, thin : int, optional

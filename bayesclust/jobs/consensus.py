@@ -98,7 +98,6 @@ CONSENSUS_DATA = {
 _GENERATED = {"three-gaussians", "half-rings", "bars", "cigar", "stars"}
 
 
-@V.renamed_kwargs(n_restarts="n_init")
 def run_compare_consensus(
     data: str = "iris",
     out_dir: str | Path = "results",
@@ -131,7 +130,7 @@ def run_compare_consensus(
         Seeds the ensemble, the random starts and generated data.
     n_partitions : int, default 150
     n_init : int, default 10
-        Random starts of PEnCA and MM (``n_restarts=`` is a deprecated spelling).
+        Random starts of PEnCA and MM.
     plot : bool
         Write the figure (matplotlib, imported lazily).
     progress_bar : bool

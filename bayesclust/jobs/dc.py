@@ -44,7 +44,6 @@ FIG1_N_CLUSTERS = 6
 FIG1_SMOOTH_STD = 0.3
 
 
-@V.renamed_kwargs(n_starts="n_init")
 def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
                     n_clusters: int = FIG1_N_CLUSTERS, smooth_std: float = FIG1_SMOOTH_STD,
                     n_init: int = 3) -> dict:
@@ -66,7 +65,7 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
     n_clusters : int, default 6
     smooth_std : float, default 0.3
     n_init : int, default 3
-        Random starts per ``lam_vq`` (``n_starts=`` is a deprecated spelling).
+        Random starts per ``lam_vq``.
 
     Returns
     -------
@@ -99,7 +98,6 @@ def _standardise(X_train, X_test):
     return (X_train - mean) / sd, (X_test - mean) / sd
 
 
-@V.renamed_kwargs(k="n_clusters")
 def run_compare_dc(
     data: str = "dc-toy",
     out_dir: str | Path = "results",
@@ -144,8 +142,7 @@ def run_compare_dc(
         data set (``iris``, ``wine``, ``digits``, ...): the classes are the auxiliary data.
     out_dir : path
     n_clusters : int, optional
-        Number of prototypes (default 6 on ``dc-toy``, else the number of classes);
-        ``k=`` is a deprecated spelling.
+        Number of prototypes (default 6 on ``dc-toy``, else the number of classes).
     seed : int
     n_samples : int
         Size of the toy.

@@ -23,7 +23,6 @@ from ._common import convergence, load_data, save_figure, timed, write_outputs
 __all__ = ["run_compare_dp"]
 
 
-@V.renamed_kwargs(k="n_clusters")
 def run_compare_dp(
     data: str | None = None,
     out_dir: str | Path = "results",
@@ -55,8 +54,7 @@ def run_compare_dp(
         Output folder (created if missing).
     n_clusters : int, optional
         Clusters for farthest-first lambda and k-means; default the number of
-        true classes (required for a file unless ``lam`` is given).  ``k=`` is a
-        deprecated spelling.
+        true classes (required for a file unless ``lam`` is given).
     lam : float, optional
         DP-means penalty (overrides ``n_clusters`` for DP-means).
     seed : int

@@ -59,7 +59,7 @@ def grouped_peers(groups, n_local: int, n_global: int, *, seed: int = 0) -> dict
                               "k": dpm.n_clusters, "seconds": t}
     from threadpoolctl import threadpool_limits
 
-    # Tens of tiny fits: OpenMP threads only add overhead (10-50x on a busy machine).
+    # Tens of tiny fits: OpenMP threads only add overhead (BENCHMARKS.md).
     with threadpool_limits(1):
         kms, t = timed(lambda: [KMeans(min(n_local, len(g)), n_init=10, random_state=seed)
                                  .fit(g).labels_ for g in groups])

@@ -108,8 +108,6 @@ class AspectEMResult(NamedTuple):
     isolated: np.ndarray
     n_pairs: float
 
-    restart_log_likelihoods = V.renamed_attribute("restart_log_likelihoods", "restart_objectives")
-
 
 class _State(NamedTuple):
     p: jax.Array
@@ -300,7 +298,6 @@ def _init_params(rng, L, n, init, rows, cols, counts, hard=False):
     return p, B
 
 
-@V.renamed_kwargs(n_restarts="n_init")
 def aspect_em(
     rng_key: Any,
     coassoc: Any,
@@ -328,7 +325,7 @@ def aspect_em(
     n_init : int, default 10
         Independent random starts; the one with the highest final objective is returned
         (several starts are essential: in a check on iris the CI of single random starts ranged
-        0.51-0.97).  ``n_restarts=`` is a deprecated spelling.
+        0.51-0.97).
     init : None, "random", "seeds", array_like of int, shape (n,), or (weights, B)
         Default ``"random"`` for EM and ``"seeds"`` for the hard limit.
         ``"random"`` (ours): ``p`` uniform, :math:`B_r \sim \mathrm{Dir}(\mathbf 1_n)`.
@@ -468,7 +465,6 @@ class ModelSelection(NamedTuple):
     sample_size: float
 
 
-@V.renamed_kwargs(n_restarts="n_init")
 def select_n_aspects(
     rng_key: Any,
     coassoc: Any,

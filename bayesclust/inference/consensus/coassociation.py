@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
-from ..._validation import check_ensemble, renamed_kwargs
+from ..._validation import check_ensemble
 
 __all__ = ["CoAssociation", "coassociation", "coassociation_dense", "as_coassociation", "coassociation_pairs"]
 
@@ -101,7 +101,6 @@ def _popcount_pairs(bits: np.ndarray, rows: np.ndarray, cols: np.ndarray, chunk:
     return out
 
 
-@renamed_kwargs(labelings="ensemble")
 def coassociation(
     ensemble: Any,
     *,
@@ -120,8 +119,7 @@ def coassociation(
     Parameters
     ----------
     ensemble : array_like (N, n), list, :class:`Ensemble` or Posterior
-        The partitions (see :func:`~bayesclust._validation.check_ensemble`).  ``labelings=``
-        is a deprecated spelling.
+        The partitions (see :func:`~bayesclust._validation.check_ensemble`).
     allow_missing : bool, optional
         ``-1`` marks an object absent from a partition (default: True for an
         :class:`Ensemble` only).  Then :math:`N_{ij}` (partitions containing both objects)
@@ -210,7 +208,6 @@ def coassociation(
     return CoAssociation(acc, N, trials, sampled)
 
 
-@renamed_kwargs(labelings="ensemble")
 def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> np.ndarray:
     r"""Dense normalised co-association :math:`C_{ij} = n_{ij}/N_{ij}` (unit diagonal), shape (n, n).
 

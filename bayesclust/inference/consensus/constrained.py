@@ -145,7 +145,7 @@ def _as_similarity(coassoc: Any, name: str = "coassoc") -> np.ndarray:
 
 def _is_symmetric(C: np.ndarray, atol: float, block: int = 64) -> bool:
     """``max |C - C^T| <= atol``, one row block of the upper triangle against its mirror
-    at a time (a whole ``C.T`` walks memory column-wise: twice as slow at n = 2,000)."""
+    at a time (a whole ``C.T`` walks memory column-wise: slower, BENCHMARKS.md)."""
     n = C.shape[0]
     for i in range(0, n, block):
         upper, lower = C[i : i + block, i:], C[i:, i : i + block].T

@@ -57,7 +57,6 @@ def _round(x: float, rounding: str) -> int:
     raise ValueError(f"rounding must be 'ceil' or 'round_half_up', got {rounding!r}")
 
 
-@V.renamed_kwargs(rule="k_rule")
 def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float = 50, B: float = 20) -> tuple[int, int]:
     r"""Range ``[K_min, K_max]`` of the number of clusters of an ensemble's partitions.
 
@@ -66,7 +65,7 @@ def k_bounds(n: int, k_rule: str = "penca", *, rounding: str = "ceil", A: float 
     n : int
         Number of objects.
     k_rule : {"penca", "sqrt", "linear"}
-        The rule (``rule=`` is a deprecated spelling):
+        The rule:
 
         * ``"penca"`` (PEnCA / DR-EAC; Lourenco, Fred & Figueiredo 2011, §5):
           :math:`K_{min}=\max(\lceil\sqrt n/2\rceil,\lceil n/50\rceil)`, :math:`K_{max}=K_{min}+20`;
@@ -182,7 +181,6 @@ def _subsample_size(subsample: float | None, n: int) -> int:
     return max(1, int(math.floor(rate * n + 0.5)))
 
 
-@V.renamed_kwargs(rule="k_rule")
 def kmeans_ensemble(
     rng_key: Any,
     X: Any,
@@ -211,7 +209,7 @@ def kmeans_ensemble(
         ``(K_min, K_max)``; default :func:`k_bounds` ``(n, k_rule, rounding=rounding)``.
         ``K_max`` is capped at the number of objects of a partition.
     k_rule, rounding : str
-        See :func:`k_bounds` (``rule=`` is a deprecated spelling of ``k_rule``).
+        See :func:`k_bounds`.
     subsample : float in (0, 1], optional
         Fraction of objects clustered by each partition (e.g. 0.9 in the PPC paper).
     max_iter : int, default 100
@@ -223,15 +221,12 @@ def kmeans_ensemble(
         jit-compiled loop of :func:`~bayesclust.inference.hard.kmeans.kmeans`, with ``K`` active
         slots in a buffer of capacity ``K_max`` (one compilation for every K).  The numpy
         loop is the default because it compiles nothing and was faster where measured
-        (iris, N = 150, K in [7, 27], shared 2-core machine: numpy 0.3 s; jax 1.1 s plus
-        a 5 s compilation per data shape); the jax loop runs on any JAX device.  Both are
+        (BENCHMARKS.md); the jax loop runs on any JAX device.  Both are
         Lloyd from random distinct data points, so they differ only by the random
         streams and tie-breaking.  At scale in low dimension the KD-tree wins by
         arithmetic: one Lloyd iteration costs ``O(n log K)`` queries against the
-        ``n K d`` of a dense assignment.  Measured at n = 200,000, d = 2, K = 7,000,
-        20 iterations (shared 2-core machine): numpy 0.6 s, jax 1.4 s (native
-        nearest-centre kernel, capacity K) and 2.9 s (pure XLA), scikit-learn
-        ``KMeans(n_init=1)`` from the same starts 14 s.
+        ``n K d`` of a dense assignment (measured against the jax loop and scikit-learn's
+        ``KMeans`` in BENCHMARKS.md).
 
     Returns
     -------

@@ -55,15 +55,12 @@ class MixtureEnsembleResult(NamedTuple):
     converged: bool
     restart_objectives: np.ndarray
 
-    restart_log_likelihoods = V.renamed_attribute("restart_log_likelihoods", "restart_objectives")
-
 
 def _logsumexp_rows(A: np.ndarray) -> np.ndarray:
     m = A.max(axis=1, keepdims=True)
     return (m + np.log(np.exp(A - m).sum(axis=1, keepdims=True)))[:, 0]
 
 
-@V.renamed_kwargs(labelings="ensemble", n_restarts="n_init")
 def mixture_of_ensembles(
     rng_key: Any,
     ensemble: Any,
@@ -91,13 +88,11 @@ def mixture_of_ensembles(
     ----------
     rng_key : jax.random key or int
     ensemble : array_like (N, n), list, Ensemble or Posterior
-        The partitions (see :func:`bayesclust._validation.check_ensemble`); ``labelings=``
-        is a deprecated spelling.
+        The partitions (see :func:`bayesclust._validation.check_ensemble`).
     n_clusters : int
         ``L >= 1`` mixture components (consensus clusters).
     n_init : int, default 10
         Random starts (random Dirichlet responsibilities); the best final objective wins.
-        ``n_restarts=`` is a deprecated spelling.
     hard : bool, default False
         Classification EM (hard responsibilities), the hard limit.
     tol : float, default 1e-7

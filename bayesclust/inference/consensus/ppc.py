@@ -248,8 +248,8 @@ def ppc(
     50 / 200 / 1000 iterations.  The step shrinks with ``n`` (the factor is
     :math:`(n + G_{ki}) / (n + \sum_{k'} y_{k'i}G_{k'i})` while a sparse :math:`C` keeps
     :math:`G` small): measured on ten Gaussians with ``n = 10 000`` (50 k-means partitions, linear
-    K rule, ``K = 10``), one start took 22 s for 1000 iterations and reached CI 0.12 (0.20 after
-    5000).
+    K rule, ``K = 10``), one start reached CI 0.12 after 1000 iterations (0.20 after 5000; its
+    time is in BENCHMARKS.md).
     The iteration count, starts, tolerance and the diagonal are our choices
     (docs/deviations.md#ppc-defaults).  float64 throughout (``jax.enable_x64`` inside).
 

@@ -58,7 +58,7 @@ class MoGResult(NamedTuple):
     objective_trace : ndarray, shape (n_iter + 1,)
         The maximised objective, the log-likelihood ``sum_i log p(x_i)``, at the
         initial parameters and after every EM iteration; never decreases (up to
-        rounding).  ``log_likelihood_trace`` is a deprecated spelling.
+        rounding).
     n_iter : int
         EM iterations run (always ``max_iter``).
     """
@@ -69,8 +69,6 @@ class MoGResult(NamedTuple):
     log_likelihood: float
     objective_trace: np.ndarray
     n_iter: int
-
-    log_likelihood_trace = V.renamed_attribute("log_likelihood_trace", "objective_trace")
 
 
 class MDA2Result(NamedTuple):
@@ -89,7 +87,7 @@ class MDA2Result(NamedTuple):
     objective_trace : ndarray, shape (n_iter + 1,)
         The maximised objective, the log-likelihood ``sum_i log p(c_i, x_i)``, at
         the initial parameters and after every EM iteration; never decreases (up
-        to rounding).  ``log_likelihood_trace`` is a deprecated spelling.
+        to rounding).
     n_iter : int
     """
 
@@ -100,8 +98,6 @@ class MDA2Result(NamedTuple):
     log_likelihood: float
     objective_trace: np.ndarray
     n_iter: int
-
-    log_likelihood_trace = V.renamed_attribute("log_likelihood_trace", "objective_trace")
 
 
 def _m_step_means(X, R, previous):

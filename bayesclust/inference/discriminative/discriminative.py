@@ -298,12 +298,12 @@ def _smoothed_value_and_grad(m, X, classes, smooth_std, n0, lam_eq, lam_mog, lam
               + 2\lambda_{MoG} r_j + 2\lambda_{VQ} [x \in V_j],
 
     :math:`L_{ji} = \Psi(n^0 + n_{ji}) - (1 + \lambda_{EQ}) \Psi(N^0 + N_j)`
-    (Appendix B; the regulariser terms are added to dF/dm_j, not to its sigma^2-scaled form).  Measured on the n = 10,000 toy
-    (K = 6, float64, 2-core CPU): 1.4 ms per evaluation against 6.8 ms for
-    ``jax.value_and_grad(dc_objective)`` (whose ``segment_sum`` counts transpose
-    to a gather that XLA fuses with the digamma, evaluating it ``n K`` times).
-    The optimisation barriers stop XLA:CPU from recomputing the distances and
-    exponentials inside every consumer's fusion (measured 2x).
+    (Appendix B; the regulariser terms are added to dF/dm_j, not to its sigma^2-scaled form).  It is
+    several times faster than ``jax.value_and_grad(dc_objective)`` (BENCHMARKS.md), whose
+    ``segment_sum`` counts transpose to a gather that XLA fuses with the digamma,
+    evaluating it ``n K`` times.  The optimisation barriers stop XLA:CPU from
+    recomputing the distances and exponentials inside every consumer's fusion
+    (measured: BENCHMARKS.md).
     """
     barrier = lax.optimization_barrier
     K, d = m.shape
@@ -431,10 +431,10 @@ def dc_map(
     no variant) on :math:`-F`, with :math:`F` and its closed-form gradient
     (eq. 11, plus the regulariser terms) from one jitted JAX function; it equals
     :func:`~bayesclust.models.discriminative.dc_objective` and its autodiff
-    gradient (tested) and is about 5x faster than autodiff of it.  Why scipy
+    gradient (tested) and is several times faster than autodiff of it.  Why scipy
     rather than a JAX CG loop: the 29-iteration cap means some 60 evaluations of
-    :math:`O(nKd)` each (1.4 ms at n = 10,000, K = 6), so the host round trip
-    per evaluation (~0.05 ms) is small, while a jitted line search would
+    :math:`O(nKd)` each, so the host round trip per evaluation is small beside
+    one (BENCHMARKS.md), while a jitted line search would
     add compile time to every new problem size.  The evaluation runs in
     **float64** (under :func:`jax.enable_x64`) whatever the input dtype: the
     objective is a difference of log-gamma terms of size :math:`O(n \log n)`,
@@ -726,9 +726,7 @@ def dc_anneal(
     ``m = 0..n``, so the bookkeeping never drifts; the run is under
     :func:`jax.enable_x64` for that float64 energy, while the distances use the
     usual precision (float32, or float64 for float64 input with
-    ``jax_enable_x64`` on).  Measured on a
-    2-core CPU with ``move="one"``: about 1.5e5 proposals/s at ``n = 1000``,
-    ``K = 6`` (the paper's 600,000 in about 4 s; compilation excluded).
+    ``jax_enable_x64`` on).  Its proposal rate is in BENCHMARKS.md.
 
     Examples
     --------
@@ -849,7 +847,6 @@ def _sdc_run(key, X, classes, m0, smooth_std, rate, n_steps, *, n_classes, block
     return m, gamma, jnp.concatenate([start[None], trace])
 
 
-@V.renamed_kwargs(n_steps="n_iter")
 def sdc(
     rng_key,
     X,
@@ -895,7 +892,7 @@ def sdc(
         :math:`\sigma` of the memberships (> 0).
     n_iter : int, optional
         The number of steps ``S``; default ``100_000 * n_clusters`` (the paper), as
-        :func:`dc_anneal`'s ``n_iter``.  ``n_steps=`` is a deprecated spelling.
+        :func:`dc_anneal`'s ``n_iter``.
     rate : float, default 0.05
         :math:`\alpha_0` (> 0).
     init : {"random", "kmeans"} or array_like (K, d), default "random"

@@ -225,10 +225,8 @@ def _open_clusters(X, w, is_candidate, lam, capacity, room, axis_name=None, n_ro
     decisions within the block from a ``B x B`` "too close" table
     (:func:`_greedy_in_order`).  When a first pass on many points opens
     clusters, almost every candidate after the first super-blocks is covered,
-    so the serial blocks visit only the few that are not.  Measured, a first
-    pass from the global mean (jitted, warm): 1M x 128 opening 100 clusters
-    1.44 -> 0.49 s; uniform 1M x 2 opening 775, 1.24 -> 0.19 s; uniform
-    200k x 16 opening 1,693, 0.55 -> 0.22 s.
+    so the serial blocks visit only the few that are not (a much faster
+    first pass from the global mean: BENCHMARKS.md).
 
     ``room`` (int scalar): free slots of the caller's
     centre buffer.  The scan stops at the first block after which more than
@@ -576,7 +574,7 @@ def _loop(X, w, lam, max_k, max_iter, state: DPMeansState, axis_name=None, n_row
     nothing to the statistics and are ignored by the convergence test.
     """
     # No precomputed w * X: the native kernel weights the rows as it sums them,
-    # and an (n, d) copy of X costs 512 MiB and 0.15 s per run at 1M x 128.
+    # and an (n, d) copy of X costs memory and time (BENCHMARKS.md).
 
     def cond(s: DPMeansState):
         return (s.n_iter < max_iter) & ~s.converged & ~s.overflow & ~s.limit_hit
@@ -611,7 +609,7 @@ def _initial_state(X, w, lam, K_cap, trace_len, axis_name=None):
     )
 
 
-# Compiled: run op by op, its (n, d) temporaries cost about 1 s at 1M x 128.
+# Compiled: run op by op, its (n, d) temporaries cost time at scale (BENCHMARKS.md).
 _initial = jax.jit(_initial_state, static_argnums=(3, 4))
 
 
@@ -1177,7 +1175,6 @@ def _farthest_first(X, n, k):
     return lax.fori_loop(0, k, step, (dmin, jnp.asarray(0.0, X.dtype)))[1]
 
 
-@V.renamed_kwargs(k="n_clusters")
 def farthest_first_lambda(X, n_clusters: int) -> float:
     """The farthest-first heuristic for DP-means' ``lam`` given a desired number of clusters.
 
@@ -1190,8 +1187,7 @@ def farthest_first_lambda(X, n_clusters: int) -> float:
     ----------
     X : array_like, shape (n, d)
     n_clusters : int
-        Desired number of clusters ``k``, ``1 <= k <= n`` (``k=`` is a deprecated
-        spelling).
+        Desired number of clusters ``k``, ``1 <= k <= n``.
 
     Returns
     -------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from typing import NamedTuple
 
 import jax
@@ -39,7 +38,6 @@ __all__ = [
     "init_hard_hdp_state",
     "hard_hdp_step",
     "hard_hdp_penalties",
-    "hard_hdp_iteration",
 ]
 
 #: Relative tolerance of the objective-based stopping rule (as DP-means: docs/deviations.md#hard-hdp-resolutions).
@@ -469,24 +467,6 @@ def _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_
     objective = sse + lam_l * k + lam_g * g
     need = jnp.stack([g_pass, k_pass]).astype(jnp.int32)
     return centers, g, loc_group, loc_global, k, z, objective, overflow4 | overflow5, need
-
-
-def hard_hdp_iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
-                       *, axis_name=None, valid=None):
-    """Deprecated: use :func:`hard_hdp_step` on a :class:`HardHDPState`.
-
-    One iteration of Algorithm 2 on the state's fields, returning
-    ``(centers, g, loc_group, loc_global, k, z, objective, overflow, need)``
-    (the outputs are invalid when ``overflow`` is set).
-    """
-    warnings.warn(
-        "hard_hdp_iteration is deprecated and will be removed: use hard_hdp_step(state, ...) "
-        "on a HardHDPState (init_hard_hdp_state)",
-        FutureWarning,
-        stacklevel=2,
-    )
-    return _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_groups,
-                      axis_name=axis_name, valid=valid)
 
 
 def _step(s: HardHDPState, X, gid, lam_l, lam_g, n_groups, axis_name=None, valid=None):

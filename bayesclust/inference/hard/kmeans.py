@@ -198,8 +198,8 @@ def lloyd_host(X, centers, max_iter: int, *, assignment: str = "dense", empty: s
 
         if n >= _KDTREE_ORDER_MIN_N:
             # Query the rows in the leaf order of a KD-tree on X: consecutive queries walk
-            # the same branches of the centres' tree (cache-friendly, about 30 % faster at
-            # n = 200,000, K = 7,000, d = 2).  Every row's answer is the same in any order.
+            # the same branches of the centres' tree (cache-friendly, faster: BENCHMARKS.md).
+            # Every row's answer is the same in any order.
             order = cKDTree(X).indices
             Xq = np.ascontiguousarray(X[order])
         else:

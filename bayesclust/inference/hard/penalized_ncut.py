@@ -302,7 +302,6 @@ def _check_lam_prime(lam_prime):
     return lam_prime
 
 
-@V.renamed_kwargs(solver="eigen_solver")
 def penalized_ncut(
     A,
     lam_prime,
@@ -366,8 +365,7 @@ def penalized_ncut(
     max_clusters : int, optional
         Cap on the number of eigenvectors of the spectral start.
     eigen_solver : {"auto", "dense", "arpack"}
-        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`;
-        ``solver=`` is a deprecated spelling).
+        Eigensolver of the spectral start (:func:`thresholded_eigenvectors`).
 
     Returns
     -------

@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 
-@V.renamed_kwargs(solver="eigen_solver")
 def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="auto"):
     """All eigenpairs of a symmetric ``K`` with eigenvalue strictly above ``threshold``.
 
@@ -48,7 +47,7 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="au
         ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` for the largest
         eigenvalues, asking for twice as many until one at or below the
         threshold is found.  ``"auto"``: dense for dense input or
-        ``n <= 500``, ARPACK otherwise.  ``solver=`` is a deprecated spelling.
+        ``n <= 500``, ARPACK otherwise.
 
     Returns
     -------
@@ -103,7 +102,7 @@ class SpectralDPMeansResult(NamedTuple):
         :math:`\\mathrm{tr}(K) - \\text{relaxed\\_value}`, a lower bound of the
         kernel DP-means objective of every clustering.
     eigenvalue_threshold : float
-        The eigenvalue cut :math:`\\lambda` (``lam`` is a deprecated spelling).
+        The eigenvalue cut :math:`\\lambda`.
     """
 
     labels: np.ndarray
@@ -114,10 +113,7 @@ class SpectralDPMeansResult(NamedTuple):
     lower_bound: float
     eigenvalue_threshold: float
 
-    lam = V.renamed_attribute("lam", "eigenvalue_threshold")
 
-
-@V.renamed_kwargs(lam="eigenvalue_threshold", solver="eigen_solver")
 def spectral_dp_means(
     K,
     eigenvalue_threshold,
@@ -145,7 +141,7 @@ def spectral_dp_means(
         above it are kept.  It is the penalty of the kernel DP-means objective
         :math:`J_{DP}` above, a squared distance in the kernel's feature space, not
         DP-means' ``lam`` on the input space; any real value is accepted (e.g. for
-        an indefinite affinity).  ``lam=`` is a deprecated spelling.
+        an indefinite affinity).
     normalize_rows : bool, default False
         Scale every row of :math:`Y` to unit length before k-means (the
         Ng-Jordan-Weiss step; zero rows are left as they are).
@@ -153,8 +149,7 @@ def spectral_dp_means(
         Keep at most this many leading eigenvectors.
     eigen_solver : {"auto", "dense", "arpack"}
         See :func:`thresholded_eigenvectors`: dense ``eigh`` for small or
-        dense input, ARPACK ``eigsh`` for large sparse ``K`` (``solver=`` is a
-        deprecated spelling).
+        dense input, ARPACK ``eigsh`` for large sparse ``K``.
 
     Returns
     -------

@@ -95,7 +95,7 @@ class CECIBResult(NamedTuple):
     labels : ndarray of int64, shape (n,)
         Cluster of every point, ``0..n_clusters-1`` (surviving slots in index order).
     centers : ndarray, shape (n_clusters, d)
-        The cluster means (``means`` is a deprecated spelling).
+        The cluster means.
     covariances : ndarray, shape (n_clusters, d, d)
         Maximum-likelihood covariances of the family (diagonal matrices for
         ``"diagonal"`` and ``"spherical"``).
@@ -105,11 +105,10 @@ class CECIBResult(NamedTuple):
         Surviving clusters (``<=`` the starting number).
     objective : float
         The minimised cost :math:`E_\\beta` of the returned partition (recomputed
-        from scratch; ``cost`` is a deprecated spelling).
+        from scratch).
     objective_trace : ndarray, shape (n_iter + 1,)
         The minimised cost :math:`E_\\beta` after the initialisation and after every
-        pass of the best start, non-increasing (``cost_trace`` is a deprecated
-        spelling).
+        pass of the best start, non-increasing.
     n_iter : int
         Passes over the data of the best restart, the last (move-free) pass included.
     converged : bool
@@ -117,8 +116,7 @@ class CECIBResult(NamedTuple):
     label_counts : ndarray of int64, shape (n_clusters, n_categories)
         Labelled members of each cluster per category (``n_categories = 0`` without labels).
     restart_objectives : ndarray, shape (n_init,)
-        Final (minimised) cost of every start (``restart_costs`` is a deprecated
-        spelling).
+        Final (minimised) cost of every start.
     """
 
     labels: np.ndarray
@@ -132,11 +130,6 @@ class CECIBResult(NamedTuple):
     converged: bool
     label_counts: np.ndarray
     restart_objectives: np.ndarray
-
-    means = V.renamed_attribute("means", "centers")
-    cost = V.renamed_attribute("cost", "objective")
-    cost_trace = V.renamed_attribute("cost_trace", "objective_trace")
-    restart_costs = V.renamed_attribute("restart_costs", "restart_objectives")
 
 
 # --------------------------------------------------------------------------- beta

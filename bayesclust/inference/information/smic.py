@@ -45,8 +45,6 @@ from ..._validation import (
     check_int,
     check_labels,
     check_positive,
-    renamed_attribute,
-    renamed_kwargs,
 )
 from ...graphs import local_scaling_cross_kernel, local_scaling_kernel, local_scaling_kernels
 
@@ -80,7 +78,7 @@ DENSE_MAX = 1000
 def _one_blas_thread():
     """Run the many small LAPACK calls of LSMI on one BLAS thread.
 
-    OpenBLAS's threading makes a 50 x 50 ``eigh`` ~50x slower on a loaded 2-core machine;
+    OpenBLAS's threading makes a 50 x 50 ``eigh`` far slower on a loaded machine (BENCHMARKS.md);
     the work here is a few thousand tiny matrices.  ``threadpoolctl`` ships with
     scikit-learn; without it this is a no-op.
     """
@@ -178,8 +176,6 @@ class SMICResult(NamedTuple):
     sigma_floor: float
     degrees: np.ndarray | None = None
 
-    n_neighbors = renamed_attribute("n_neighbors", "t")
-
 
 def _top_eigenpairs(K, c: int, solver: str, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The ``c`` largest *algebraic* eigenpairs of the symmetric sparse ``K``, descending."""
@@ -210,7 +206,6 @@ def _top_eigenpairs(K, c: int, solver: str, tol: float = 0.0) -> tuple[np.ndarra
     return w, V
 
 
-@renamed_kwargs(n_neighbors="t")
 def smic(
     X: Any,
     t: int,
@@ -238,8 +233,7 @@ def smic(
         The data, standardised per dimension as in all of [S]'s experiments (the
         :class:`bayesclust.SMIC` estimator does it).
     t : int
-        The neighbourhood size of the local-scaling kernel (eq. 7), ``1 <= t < n``
-        (``n_neighbors=`` is a deprecated spelling).
+        The neighbourhood size of the local-scaling kernel (eq. 7), ``1 <= t < n``.
     n_clusters : int
         ``c``, ``2 <= c < n``.
     class_prior : array_like, shape (c,), optional
@@ -758,8 +752,6 @@ class SMICSelection(NamedTuple):
     labels: np.ndarray
     smic_seconds: float
     lsmi_seconds: float
-
-    n_neighbors = renamed_attribute("n_neighbors", "t")
 
 
 def smic_select(

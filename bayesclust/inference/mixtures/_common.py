@@ -28,7 +28,7 @@ def _draw_slot_or_new(log_w, log_new, u):
     :func:`~bayesclust.kernels.categorical_inverse_cdf` of the K + 1 weights (slots,
     then new), but without concatenating the new cluster's
     weight to the slots' (with the ``(K + 1, C)`` array XLA:CPU did not vectorise the
-    exponentials: a step at 256 chains took 1.5x as long).
+    exponentials: a slower step, BENCHMARKS.md).
     """
     top = jnp.maximum(jnp.max(log_w, axis=0), log_new)
     cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
@@ -71,23 +71,19 @@ def _draw_sigma2(key, X, means, labels, prior):
 _PRIOR_FAMILIES = {"gamma": "Gamma", "inverse_gamma": "InverseGamma"}
 
 
-def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
+def prior_distribution(prior, name: str, family: str):
     """A sampler's prior as a NumPyro distribution of its conjugate ``family``, or None.
 
     Parameters
     ----------
-    prior : numpyro.distributions.Gamma / InverseGamma, (a, b) or None
-        The prior as every bayesclust entry point takes it.  A pair ``(a, b)`` is
-        the deprecated form (a :class:`FutureWarning`): the parameters of the same
-        distribution in NumPyro's order, ``Gamma(a, b)`` (shape, rate) or
-        ``InverseGamma(a, b)`` (shape, scale).
+    prior : numpyro.distributions.Gamma / InverseGamma or None
+        The prior as every bayesclust entry point takes it: ``Gamma(a, b)`` (shape,
+        rate) or ``InverseGamma(a, b)`` (shape, scale).
     name : str
         Argument name for the messages.
     family : {"gamma", "inverse_gamma"}
         The conjugate family the sampler's update needs: ``Gamma`` for a
         concentration (Escobar & West's update), ``InverseGamma`` for ``sigma2``.
-    stacklevel : int
-        Of the warning, as for :func:`warnings.warn` called here (3: the caller's caller).
 
     Returns
     -------
@@ -96,45 +92,36 @@ def prior_distribution(prior, name: str, family: str, stacklevel: int = 3):
     Raises
     ------
     ValueError
-        Another family, non-scalar or non-positive parameters, a tuple that is not
-        a pair.
+        A distribution of another family, non-scalar or non-positive parameters.
     TypeError
-        Neither a distribution nor a pair.
+        Not a NumPyro distribution (a pair ``(a, b)`` included).
     """
     import numpyro.distributions as dist
 
     cls = getattr(dist, _PRIOR_FAMILIES[family])
     if prior is None:
         return None
-    if isinstance(prior, dist.Distribution):
-        if not isinstance(prior, cls):  # a prior of another family: a bad value, not a bad type
-            raise ValueError(  # noqa: TRY004
-                f"{name} must be a numpyro.distributions.{cls.__name__} (the conjugate prior "
-                f"the Gibbs sampler updates in closed form), got {type(prior).__name__}"
-            )
-        for part in ("concentration", "rate"):
-            value = np.asarray(getattr(prior, part))
-            if value.shape != ():
-                raise ValueError(f"{name} must be a scalar distribution, got {part} of shape "
-                                 f"{value.shape}")
-            V.check_positive(value[()], f"{name}.{part}")
-        return prior
-    if not isinstance(prior, (tuple, list)):
-        raise TypeError(f"{name} must be a numpyro.distributions.{cls.__name__}, got "
-                        f"{type(prior).__name__}")
-    if len(prior) != 2:
-        raise ValueError(f"{name} must be a numpyro.distributions.{cls.__name__} (or, "
-                         f"deprecated, a pair (a, b)), got {prior!r}")
-    a = V.check_positive(prior[0], f"{name}[0]")
-    b = V.check_positive(prior[1], f"{name}[1]")
-    V.warn_renamed(f"{name}=(a, b)", f"{name}=numpyro.distributions.{cls.__name__}(a, b)",
-                   stacklevel=stacklevel + 1)
-    return cls(a, b)
+    if not isinstance(prior, dist.Distribution):
+        params = "shape, rate" if family == "gamma" else "shape, scale"
+        raise TypeError(f"{name} must be a NumPyro distribution, numpyro.distributions."
+                        f"{cls.__name__}({params}), got {type(prior).__name__} {prior!r}")
+    if not isinstance(prior, cls):  # a prior of another family: a bad value, not a bad type
+        raise ValueError(  # noqa: TRY004
+            f"{name} must be a numpyro.distributions.{cls.__name__} (the conjugate prior "
+            f"the Gibbs sampler updates in closed form), got {type(prior).__name__}"
+        )
+    for part in ("concentration", "rate"):
+        value = np.asarray(getattr(prior, part))
+        if value.shape != ():
+            raise ValueError(f"{name} must be a scalar distribution, got {part} of shape "
+                             f"{value.shape}")
+        V.check_positive(value[()], f"{name}.{part}")
+    return prior
 
 
 def _prior_params(prior, name: str, family: str):
     """``(a, b)`` of a sampler's prior (see :func:`prior_distribution`), or None."""
-    prior = prior_distribution(prior, name, family, stacklevel=4)
+    prior = prior_distribution(prior, name, family)
     if prior is None:
         return None
     return (float(np.asarray(prior.concentration)), float(np.asarray(prior.rate)))

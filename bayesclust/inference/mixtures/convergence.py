@@ -78,7 +78,7 @@ class SamplerDefaults(NamedTuple):
 #: 8 chains is ~360 with two moves, ~250 with one, ~190 with none); 8 chains fill one AVX
 #: register of the native kernel, so they cost about as much as one; 4500 sweeps per
 #: chain, every 4th kept, give R-hat of ``k`` <= 1.005 and bulk ESS ~1600 there
-#: (0.6-0.8 s on 2 cores), while keeping 8000 label draws.
+#: (its time: BENCHMARKS.md), while keeping 8000 label draws.
 DP_SAMPLER_DEFAULTS = SamplerDefaults(
     num_warmup=500, num_samples=1000, thin=4, num_chains=8, collapsed=True, split_merge=2
 )
@@ -86,9 +86,8 @@ DP_SAMPLER_DEFAULTS = SamplerDefaults(
 #: Defaults of :func:`bayesclust.gibbs_hdp_gmm`, :class:`bayesclust.HDPGaussianMixture` and
 #: ``bayesclust compare --model hdp`` (the CRF sampler has no collapsed / split-merge
 #: option: those two fields are unused).  Its sweeps run in XLA, not in the native kernel,
-#: and cost far more than the DP sampler's (~0.15 s for the 1250 points in 50 data sets of
-#: ``datasets.hdp_groups`` on 2 cores): 8 chains on the vectorised axis cost ~1.7x one, and
-#: the draws stay at 1000 sweeps per chain.  That is not enough everywhere (on
+#: and cost far more than the DP sampler's; 8 chains on the vectorised axis cost far less
+#: than 8 single chains (BENCHMARKS.md), and the draws stay at 1000 sweeps per chain.  That is not enough everywhere (on
 #: ``hdp_groups`` the number of global clusters needs more): the
 #: :class:`ConvergenceWarning` says so when it is not.
 HDP_SAMPLER_DEFAULTS = SamplerDefaults(

@@ -163,9 +163,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     A step recomputes the terms of :func:`_slot_terms` for the whole buffer from
     the counts and sums: ``O(K d)`` work, ``3K + 1`` transcendentals and a
     cumulative sum per chain.  (Caching them and updating only the two slots a
-    move touches took longer on XLA:CPU -- more, smaller operations: at n = 300,
-    66 instead of 51 ns per point and chain at 256 chains, 1.0 instead of 0.65
-    us at 2.)  The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
+    move touches took longer on XLA:CPU -- more, smaller operations: BENCHMARKS.md.)
+    The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
     and Algorithm 2's new-mean draws are computed for all points before the scan.
     """
     n, d = X.shape
@@ -800,8 +799,7 @@ def gibbs_dp_gmm(
         conjugate family (Escobar & West's update).
     sigma2_prior : numpyro.distributions.InverseGamma, optional
         Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
-        conjugate family).  For both, a pair ``(a, b)`` of the same parameters is a
-        deprecated form.
+        conjugate family).
     collapsed : bool, optional
         Integrate the means out (Neal's Algorithm 3) instead of Kulis & Jordan's
         Algorithm 2 (whose small-variance limit is DP-means).  Default: True for the

@@ -457,8 +457,7 @@ def gibbs_hdp_gmm(
         this conjugate family.
     sigma2_prior : numpyro.distributions.InverseGamma, optional
         Prior on sigma2, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale; the
-        conjugate family).  For all three, a pair ``(a, b)`` of the same
-        parameters is a deprecated form.
+        conjugate family).
     num_warmup, num_samples, thin, num_chains : int
         Sweeps discarded, draws kept per chain, sweeps per kept draw, and chains
         (moved together, on the vectorised axis).  Defaults:

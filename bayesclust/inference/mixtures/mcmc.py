@@ -489,7 +489,6 @@ def _svi_chunk_runner(svi, model_args, model_kwargs, length: int, num_steps: int
     return run_chunk
 
 
-@V.renamed_kwargs(num_restarts="n_init")
 def run_svi(
     rng_key,
     model,
@@ -540,7 +539,6 @@ def run_svi(
         kept.  Mixture objectives are multimodal (a cluster split over two
         components, two clusters on one), so MAP in particular benefits from
         several.  One compiled update loop serves every initialisation.
-        ``num_restarts=`` is a deprecated spelling.
     progress_bar : bool, default True
         A tqdm bar over initialisations x steps (updated in chunks).
     label_sampler : str, callable or None, default None

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import check_int, renamed_kwargs
+from ..._validation import check_int
 from ...metrics import (
     _canonical_rows,
     _check_label_draws,
@@ -257,7 +257,6 @@ def _greedy_vi(c: np.ndarray, dc: _DrawColumns, max_sweeps: int, tol: float) -> 
     return _VISearch(c, dc, tol).run(max_sweeps)
 
 
-@renamed_kwargs(max_sweeps="max_iter")
 def partition_point_estimate(
     label_draws: Any,
     loss: str = "binder",
@@ -289,8 +288,7 @@ def partition_point_estimate(
         Refine the best candidate by local search.
     max_iter : int, default 100
         Cap on the number of local-search sweeps (each accepted move strictly decreases the
-        loss, so the search stops by itself long before in practice).  ``max_sweeps=`` is
-        a deprecated spelling.
+        loss, so the search stops by itself long before in practice).
     max_vi_candidates : int, default 256
         With ``loss="vi"``, when there are more distinct candidates than this, only the
         ``max_vi_candidates`` with the smallest :func:`vi_lower_bound` are evaluated
