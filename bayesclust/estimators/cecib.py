@@ -29,8 +29,8 @@ class CECIB(ClusterMixin, BaseEstimator):
     (cross-entropy), model simplicity (the cluster-size entropy removes
     superfluous clusters, so ``n_clusters`` is only the starting number) and
     consistency with partial labels (``beta`` times each cluster's label
-    entropy).  See :func:`bayesclust.inference.cecib.cecib` for the optimiser and
-    :func:`bayesclust.inference.cecib.cecib_cost` for the cost.  ``beta = 0`` or no labels
+    entropy).  See :func:`bayesclust.inference.information.cecib.cecib` for the optimiser and
+    :func:`bayesclust.inference.information.cecib.cecib_cost` for the cost.  ``beta = 0`` or no labels
     is plain CEC.
 
     Parameters
@@ -40,7 +40,7 @@ class CECIB(ClusterMixin, BaseEstimator):
         case studies).  The fitted number ``n_clusters_`` is usually smaller.
     beta : float, default 1.0
         Weight of the label term (>= 0): 1 for trusted labels,
-        :func:`bayesclust.inference.cecib.beta_0` (~0.27) for possibly wrong labels.
+        :func:`bayesclust.inference.information.cecib.beta_0` (~0.27) for possibly wrong labels.
     eps : float, default 0.05
         Clusters with fewer than ``max(ceil(eps n), n_features + 2)`` points are removed.
     covariance_type : {"full", "diagonal", "spherical"}, default "full"

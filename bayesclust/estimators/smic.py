@@ -51,7 +51,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
     normalize : bool, default False
         **Our extension, not in the paper** (docs/deviations.md#smic-normalized-kernel): degree-normalised kernel :math:`D^{-1/2} K D^{-1/2}`
-        (see :func:`bayesclust.inference.smic.smic`); solves the circle & Gaussian toy that the
+        (see :func:`bayesclust.inference.information.smic.smic`); solves the circle & Gaussian toy that the
         paper's unnormalised kernel does not.
     n_basis : int, default 200
         LSMI basis functions.
@@ -80,7 +80,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     Notes
     -----
     ``predict`` uses the out-of-sample rule of [S] §2.3 (see
-    :func:`bayesclust.inference.smic.smic_predict`).  On the paper's four toy problems our
+    :func:`bayesclust.inference.information.smic.smic_predict`).  On the paper's four toy problems our
     implementation reproduces ARI 1 on (a) and (c); on (b) circle & Gaussian it does not (the
     unnormalised kernel's top eigenvectors sit in the blob: docs/deviations.md#smic-toy-b) and on (d) the
     paper's 0.773 is one draw (our median over seeds is lower: docs/deviations.md#smic-toy-d).
