@@ -43,6 +43,7 @@ _LAZY = {
     ".inference.hdp_gibbs": ("gibbs_hdp_gmm",),
     ".inference.linkage": ("linkage_consensus",),
     ".inference.mcmc": ("run_nuts", "run_svi"),
+    ".inference.mcmc_kernels": ("DPCollapsedGibbs", "HDPGibbs", "posterior_from_mcmc"),
     ".inference.mixture_of_ensembles": ("mixture_of_ensembles",),
     ".inference.posterior": ("Posterior",),
     ".inference.ppc": ("PPCResult", "ppc"),
@@ -132,6 +133,10 @@ __all__ = [
     # any NumPyro program
     "run_nuts",
     "run_svi",
+    # the Gibbs samplers as numpyro.infer.MCMC kernels
+    "DPCollapsedGibbs",
+    "HDPGibbs",
+    "posterior_from_mcmc",
     "Posterior",
     "ConvergenceWarning",
     # discriminative clustering

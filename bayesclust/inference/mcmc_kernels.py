@@ -617,8 +617,8 @@ def posterior_from_mcmc(mcmc):
     >>> mcmc = MCMC(DPCollapsedGibbs(X, sigma2=0.09), num_warmup=20, num_samples=50,
     ...             progress_bar=False)
     >>> mcmc.run(jax.random.PRNGKey(0))
-    >>> post = posterior_from_mcmc(mcmc)  # doctest: +SKIP
-    >>> post.labels.shape  # doctest: +SKIP
+    >>> post = posterior_from_mcmc(mcmc)
+    >>> post.labels.shape
     (1, 50, 20)
     """
     kernel = getattr(mcmc, "sampler", None)
