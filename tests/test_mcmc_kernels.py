@@ -232,15 +232,29 @@ def test_smaller_capacity_gives_the_same_draws(reference):
     assert np.array_equal(np.asarray(small.get_samples(group_by_chain=True)["labels"]), labels)
 
 
-def test_capacity_overflow_is_an_error_not_a_merge():
-    with pytest.raises(Exception, match="capacity=1"):
-        _run(DPCollapsedGibbs(_TWO, sigma2=0.09, capacity=1), num_warmup=5, num_samples=5)
+def test_capacity_overflow_is_marked_and_an_error_not_a_merge(monkeypatch):
+    """capacity=1 for two well-separated clusters: the draws after the overflow are marked
+    (n_clusters -1, NaN log_likelihood, labels -1), posterior_from_mcmc and the one-chain
+    progress bar raise naming the capacity."""
+    mcmc = _run(DPCollapsedGibbs(_TWO, sigma2=0.09, capacity=1), num_warmup=5, num_samples=5)
+    s = mcmc.get_samples()
+    assert np.all(np.asarray(s["n_clusters"]) == -1) and np.all(np.asarray(s["labels"]) == -1)
+    assert np.all(np.isnan(np.asarray(s["log_likelihood"])))
+    with pytest.raises(RuntimeError, match="capacity=1"):
+        posterior_from_mcmc(mcmc)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    with pytest.raises(RuntimeError, match="capacity=1"):
+        _run(DPCollapsedGibbs(_TWO, sigma2=0.09, capacity=1), num_chains=1, num_warmup=5,
+             num_samples=5, progress_bar=True)
 
 
 def test_hdp_capacity_overflow_is_an_error():
-    with pytest.raises(Exception, match=r"capacity=\(1, 1\)"):
-        _run(HDPGibbs([_TWO[:10], _TWO[10:]], sigma2=0.09, capacity=(1, 1)), num_warmup=5,
-             num_samples=5)
+    mcmc = _run(HDPGibbs([_TWO[:10], _TWO[10:]], sigma2=0.09, capacity=(1, 1)), num_warmup=5,
+                num_samples=5)
+    assert np.all(np.asarray(mcmc.get_samples()["labels"]) == -1)
+    with pytest.raises(RuntimeError, match=r"capacity=\(1, 1\)"):
+        posterior_from_mcmc(mcmc)
 
 
 # --- bad input ----------------------------------------------------------------------------------

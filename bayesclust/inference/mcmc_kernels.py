@@ -39,8 +39,12 @@ method gives chain ``c`` the same draws from the same key.
 sweeps, so the capacity is chosen at construction: by default the largest a partition
 can need (``n`` clusters; ``HDPGibbs``: as many tables in a data set as it has points,
 and ``n`` dishes), which makes an overflow impossible.  A smaller ``capacity`` makes
-each sweep cheaper (its cost is linear in the capacity); a sweep that needs more raises
-an error naming it (a host callback), never a silently merged cluster.
+each sweep cheaper (its cost is linear in the capacity, and a sweep at ``n`` slots costs
+several of the package's driver, whose buffer grows from 8); a chain that needs more
+slots is never merged silently: from that sweep on its draws are marked (``n_clusters``
+-1, ``log_likelihood`` NaN, ``labels`` all -1), NumPyro's one-chain progress bar and
+:func:`posterior_from_mcmc` raise a ``RuntimeError`` naming the capacity, and
+``print_summary`` shows the NaN.
 
 References
 ----------
@@ -111,11 +115,6 @@ def _prior_arrays(prior, name, family, dtype):
             jnp.asarray(float(np.asarray(prior.rate)), dtype))
 
 
-def _raise_overflow(overflow, message):
-    if np.any(np.asarray(overflow)):
-        raise RuntimeError(message)
-
-
 def _relabel(slots, capacity):
     """Slot ids ``(n,)`` -> clusters ``0..k-1`` in slot order (:func:`compact_labels`)."""
     keep = jnp.zeros((capacity,), bool).at[slots].set(True)
@@ -144,6 +143,26 @@ class _GibbsKernel(MCMCKernel):
 
     _overflow_message = ""
     _check_overflow = False
+
+    def _marked_sites(self, chain) -> dict:
+        """:meth:`_sites`, with a draw after an overflow marked: ``n_clusters`` -1 and a
+        NaN ``log_likelihood`` (the postprocessed ``labels`` all -1).
+
+        The chain's ``overflow`` flag is sticky, so every later draw is marked too.  (A host
+        callback raising inside the sweep was tried: it made JAX recompile every run and
+        cost ~3 ms per sweep.)
+        """
+        z = self._sites(chain)
+        if self._check_overflow:
+            bad = chain.overflow
+            z["n_clusters"] = jnp.where(bad, -1, z["n_clusters"]).astype(jnp.int32)
+            z["log_likelihood"] = jnp.where(bad, jnp.nan, z["log_likelihood"])
+        return z
+
+    def _check_draws(self, n_clusters):
+        """Raise the overflow error when a draw is marked (host)."""
+        if np.any(np.asarray(n_clusters) < 0):
+            raise RuntimeError(self._overflow_message)
 
     # -- NumPyro's interface --------------------------------------------------------
     def _no_model_args(self, model_args, model_kwargs):
@@ -182,10 +201,10 @@ class _GibbsKernel(MCMCKernel):
         labels = self._initial_labels(init_params, batch)
         if batch is None:
             chain = self._init_chain(labels)
-            z = self._sites(chain)
+            z = self._marked_sites(chain)
         else:
             chain = jax.vmap(self._init_chain)(labels)
-            z = jax.vmap(self._sites)(chain)
+            z = jax.vmap(self._marked_sites)(chain)
         return GibbsKernelState(z, chain, rng_key)
 
     def sample(self, state, model_args, model_kwargs):
@@ -195,20 +214,20 @@ class _GibbsKernel(MCMCKernel):
             keys = jax.vmap(jax.random.split)(state.rng_key)
             rng_key, sweep_keys = keys[:, 0], keys[:, 1]
             chain = self._sweep_chains(sweep_keys, chain)
-            z = jax.vmap(self._sites)(chain)
+            z = jax.vmap(self._marked_sites)(chain)
         else:
             rng_key, sweep_key = jax.random.split(state.rng_key)
             one = jax.tree.map(lambda a: jnp.asarray(a)[None], chain)
             chain = jax.tree.map(lambda a: a[0], self._sweep_chains(sweep_key[None], one))
-            z = self._sites(chain)
-        if self._check_overflow:
-            jax.debug.callback(_raise_overflow, chain.overflow, message=self._overflow_message)
+            z = self._marked_sites(chain)
         return GibbsKernelState(z, chain, rng_key)
 
     def postprocess_fn(self, model_args, model_kwargs):
         return self._postprocess
 
     def get_diagnostics_str(self, state):
+        # Called on the host after every sweep when NumPyro shows one chain's progress bar.
+        self._check_draws(state.z["n_clusters"])
         return f"{int(state.z['n_clusters'])} clusters"
 
     # -- bayesclust's Posterior -----------------------------------------------------
@@ -263,8 +282,9 @@ class DPCollapsedGibbs(_GibbsKernel):
         default True).
     capacity : int, optional
         Cluster slots per chain (default ``n``, which no partition can overflow).  A
-        smaller buffer makes a sweep cheaper; a sweep that needs more slots raises a
-        ``RuntimeError`` (inside ``MCMC.run``, as JAX reports a failed host callback).
+        smaller buffer makes a sweep cheaper; the draws of a chain that needed more
+        slots are marked (module docstring) and :func:`posterior_from_mcmc` raises a
+        ``RuntimeError`` on them.
 
     Notes
     -----
@@ -390,7 +410,8 @@ class DPCollapsedGibbs(_GibbsKernel):
 
     def _postprocess(self, z):
         out = {k: v for k, v in z.items() if k != "slots"}
-        out["labels"] = _relabel(z["slots"], self._capacity_clusters)
+        out["labels"] = jnp.where(z["n_clusters"] < 0, -1,
+                                  _relabel(z["slots"], self._capacity_clusters))
         return out
 
     def _kernels(self) -> str:
@@ -458,8 +479,8 @@ class HDPGibbs(_GibbsKernel):
         Centre the pooled data first.
     capacity : (int, int), optional
         ``(tables per data set, dishes)``; default ``(max n_j, n)``, which no
-        configuration can overflow.  Smaller buffers are cheaper; a sweep that needs more
-        raises a ``RuntimeError``.
+        configuration can overflow.  Smaller buffers are cheaper; the draws of a chain
+        that needed more are marked as :class:`DPCollapsedGibbs`'s.
 
     Notes
     -----
@@ -570,8 +591,9 @@ class HDPGibbs(_GibbsKernel):
 
     def _postprocess(self, z):
         out = {k: v for k, v in z.items() if k not in ("slots", "tables")}
-        out["labels"] = _relabel(z["slots"], self._P)[self._back]
-        out["local_labels"] = z["tables"][self._back]
+        bad = z["n_clusters"] < 0
+        out["labels"] = jnp.where(bad, -1, _relabel(z["slots"], self._P)[self._back])
+        out["local_labels"] = jnp.where(bad, -1, z["tables"][self._back])
         return out
 
     def _posterior(self, samples):
@@ -631,6 +653,7 @@ def posterior_from_mcmc(mcmc):
     if "labels" not in samples:
         raise ValueError("mcmc's samples have no 'labels': run it with the kernel's own "
                          "postprocess_fn and without excluding the site")
+    kernel._check_draws(samples["n_clusters"])
     post = kernel._posterior(samples)
     warn_if_not_converged(post)
     return post
