@@ -204,12 +204,12 @@ def test_reproducible_from_a_seed(reference):
 
 def test_xla_path():
     with _native.disabled():  # the pure-XLA sweep: its own random stream, same target
-        x = _run(DPCollapsedGibbs(_TWO, sigma2=0.09, split_merge=1), seed=3).get_samples()
+        mcmc = _run(DPCollapsedGibbs(_TWO, sigma2=0.09, split_merge=1), seed=3)
+        x = mcmc.get_samples()
         assert x["labels"].shape == (100, 20)
         assert int(np.bincount(np.asarray(x["n_clusters"])).argmax()) == 2
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mcmc = _run(DPCollapsedGibbs(_TWO, sigma2=0.09), num_samples=5)
             assert posterior_from_mcmc(mcmc).kernels == "xla"
 
 
