@@ -28,6 +28,7 @@ _LAZY = {
     ".inference.mixtures.hdp_gibbs": ("gibbs_hdp_gmm",),
     ".inference.mixtures.mcmc": ("run_nuts", "run_svi"),
     ".inference.mixtures.posterior": ("Posterior",),
+    ".inference.mixtures.mcmc_kernels": ("DPCollapsedGibbs", "HDPGibbs", "posterior_from_mcmc"),
     ".inference.hard.dp_means": ("DPMeansResult", "dp_means", "farthest_first_lambda"),
     ".inference.hard.hard_hdp": ("HardHDPResult", "hard_hdp", "hard_hdp_penalties"),
     ".inference.hard.kernel_dp_means": ("kernel_dp_means",),
@@ -137,6 +138,10 @@ __all__ = [
     # any NumPyro program
     "run_nuts",
     "run_svi",
+    # the Gibbs samplers as numpyro.infer.MCMC kernels
+    "DPCollapsedGibbs",
+    "HDPGibbs",
+    "posterior_from_mcmc",
     "Posterior",
     "ConvergenceWarning",
     # discriminative clustering

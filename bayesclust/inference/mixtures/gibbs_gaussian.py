@@ -802,3 +802,44 @@ def gaussian_log_marginal(X, labels, *, covariance_type: str = "full",
             total += float(np.sum(lg(an) - lg(a0) + a0 * np.log(b0) - an * np.log(bn)
                                   + 0.5 * np.log(prior.kappa / kn) - 0.5 * m * np.log(2 * np.pi)))
     return float(total)
+
+
+# --- One chain's pieces, public for the MCMCKernel of bayesclust.inference.mixtures.mcmc_kernels ---
+
+
+def whitened_problem(X, prior: GaussianClusterPrior, covariance_type: str):
+    r"""The sampler's frame: ``(Z, kappa0, nu0, logdet0)`` for data ``X`` under ``prior``.
+
+    ``Z = L0^{-1} (X - m0)`` (float64, host) with :math:`S_0 = L_0 L_0^\top`,
+    ``logdet0`` :math:`= \log\det S_0` (so :math:`\log p(X \mid z) = \log p(Z \mid z)
+    - \tfrac n2 \log\det S_0`), ``kappa0`` the prior's and ``nu0`` its dof, for ``"diag"``
+    the marginal dof ``nu0 - d + 1`` of one dimension (the one-dimensional formulas).
+    ``prior`` must have passed :func:`check_gaussian_prior`.
+    """
+    _check_covariance_type(covariance_type)
+    Z, logdet0 = _whiten(X, prior)
+    d = Z.shape[1]
+    nu0 = prior.dof if covariance_type == "full" else prior.dof - d + 1.0
+    return Z, float(prior.kappa), float(nu0), logdet0
+
+
+def init_gaussian_state(Z, labels, capacity: int, log_alpha, kappa0, *, full: bool) -> GaussianGibbsState:
+    """One chain's :class:`GaussianGibbsState` (no chain axis) from slot labels ``0..capacity-1``.
+
+    ``Z`` is the whitened data of :func:`whitened_problem`; the statistics are exact.
+    """
+    labels = jnp.asarray(labels, jnp.int32)
+    counts, means, factor, logdet = _exact_stats(Z, labels, capacity, kappa0, full)
+    return GaussianGibbsState(labels, counts, means, factor, logdet,
+                              jnp.asarray(log_alpha, Z.dtype), jnp.asarray(False))
+
+
+def sweep_gaussian_chains(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior=None, *,
+                          full: bool) -> GaussianGibbsState:
+    """One collapsed Gibbs sweep of each of ``C`` chains (a leading chain axis on ``state``).
+
+    The sweep :func:`gibbs_dp_gaussian` runs (Neal 2000, Algorithm 3; module docstring):
+    every point in order, the exact statistics, then Escobar & West's update of ``alpha``
+    when ``alpha_prior = (a, b)`` (Gamma shape, rate) is given.  ``keys`` has shape (C,).
+    """
+    return _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full)
