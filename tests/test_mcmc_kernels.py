@@ -10,9 +10,9 @@ import pytest
 from numpyro.infer import MCMC
 
 from bayesclust import _native
-from bayesclust.inference.gibbs_gaussian import GaussianClusterPrior, gaussian_log_marginal
+from bayesclust.inference.mixtures.gibbs_gaussian import GaussianClusterPrior, gaussian_log_marginal
 from bayesclust.inference.mixtures.mcmc_kernels import DPCollapsedGibbs, HDPGibbs, posterior_from_mcmc
-from bayesclust.inference.posterior import Posterior
+from bayesclust.inference.mixtures.posterior import Posterior
 
 from ._reference import canonical, hdp_crf_exact
 from .test_gibbs import _HYPER5, _X5, _crp_exact, _tv_to
