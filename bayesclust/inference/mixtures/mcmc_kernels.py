@@ -109,7 +109,7 @@ class GibbsKernelState(NamedTuple):
 
 def _prior_arrays(prior, name, family, dtype):
     """``(a, b)`` of a conjugate prior as arrays of ``dtype``, or None."""
-    prior = prior_distribution(prior, name, family, stacklevel=4)
+    prior = prior_distribution(prior, name, family)
     if prior is None:
         return None
     return (jnp.asarray(float(np.asarray(prior.concentration)), dtype),
