@@ -444,7 +444,7 @@ def test_spectral_dp_means_lam_and_solver():
 
 def test_sdc_n_steps_and_point_estimate_max_sweeps():
     from bayesclust.datasets import dc_toy
-    from bayesclust.inference.discriminative.discriminative import sdc
+    from bayesclust.inference.discriminative.sdc import sdc
     from bayesclust.inference.mixtures.point_estimates import partition_point_estimate
 
     X, c = dc_toy(0, 200)
