@@ -303,7 +303,6 @@ PRIVATE_IMPORT_EXCEPTIONS = {
     },
     **{f"bayesclust.jobs.{job}": {"bayesclust.plotting._pyplot"}
        for job in ("consensus", "dc", "did", "dp", "hdp", "temporal")},
-    "bayesclust.models.did": {"bayesclust.kernels._check_did_args"},
     "bayesclust.models.hdp_gmm": {
         f"bayesclust.models.dp_gmm.{n}"
         for n in ("_any_traced", "_check_data", "_check_prior", "_exp", "_is_tracer", "_positive", "_stick_breaking")
