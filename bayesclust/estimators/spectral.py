@@ -61,7 +61,7 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         kernel's feature space, not :class:`DPMeans`' ``lam`` on the input space).
     affinity : {"rbf", "nearest_neighbors", "linear", "precomputed"}, default "rbf"
         The kernel: ``exp(-gamma |x - y|^2)``; a sparse k-NN Gaussian graph
-        (:func:`bayesclust.kernels.knn_gaussian_affinity`); ``X X^T``; or ``X``
+        (:func:`bayesclust.graphs.knn_gaussian_affinity`); ``X X^T``; or ``X``
         itself is the (n, n) kernel / affinity matrix (dense or sparse).
     gamma : float or None, default None
         RBF inverse bandwidth (None: 1.0); for the k-NN graph None means local scaling.
@@ -155,7 +155,7 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         community graphs (stochastic block models) values near -0.5.
     affinity : {"nearest_neighbors", "rbf", "precomputed"}, default "nearest_neighbors"
         A sparse k-NN Gaussian graph of ``X``
-        (:func:`bayesclust.kernels.knn_gaussian_affinity`), a dense RBF
+        (:func:`bayesclust.graphs.knn_gaussian_affinity`), a dense RBF
         graph, or ``X`` is the (n, n) adjacency (dense or sparse).
     n_neighbors : int, default 10
     gamma : float or None, default None
