@@ -18,7 +18,7 @@ PIP_QUIET := --quiet --disable-pip-version-check --no-input
 # it end to end (nearest centre, DP-means, k-means -- in test_dc_baselines.py --, hard HDP, the
 # Gibbs sweeps), with the native CPU kernels off; tests of the native kernels themselves skip.
 # About 7.5 minutes on 2 cores.
-XLA_TESTS := bayesclust/kernels.py bayesclust/inference/hard/dp_means.py bayesclust/inference/hard/kmeans.py \
+XLA_TESTS := bayesclust/kernels/ bayesclust/inference/hard/dp_means.py bayesclust/inference/hard/kmeans.py \
 	bayesclust/inference/mixtures/gibbs.py bayesclust/inference/hard/hard_hdp.py \
 	tests/test_kernels.py tests/test_native.py tests/test_native_gibbs.py tests/test_dp_means.py \
 	tests/test_dc_baselines.py tests/test_gibbs.py tests/test_hdp_gibbs.py tests/test_hard_hdp.py

@@ -110,13 +110,13 @@ def acc_row(reps):
     n, N, p = 1000, 50, 20
     ens = np.stack([rng.integers(0, rng.integers(10, 31), n) for _ in range(N)])
     P = rng.integers(0, 3, (p, n))
-    prep = metrics._ensemble_one_hot(ens)  # what ACCCS prepares once per run
-    codes = metrics._candidate_codes(P, n)
+    prep = metrics.consensus.ensemble_one_hot(ens)  # what ACCCS prepares once per run
+    codes = metrics.consensus.candidate_codes(P, n)
     loop = np.array([metrics.acc(c, ens) for c in P])
     vec = metrics.acc_population(P, ens)
     t_loop = bench.least_seconds(lambda: [metrics.acc(c, ens) for c in P], reps)
     t_vec = bench.least_seconds(lambda: metrics.acc_population(P, ens), reps)
-    t_ga = bench.least_seconds(lambda: metrics._acc_population(codes, prep), reps)
+    t_ga = bench.least_seconds(lambda: metrics.consensus.acc_of_codes(codes, prep), reps)
     return {"benchmark": "constrained_acc_population", "n": n, "partitions": N, "population": p,
             "loop_s": t_loop, "acc_population_s": t_vec, "per_generation_s": t_ga,
             "speedup": t_loop / t_vec, "speedup_per_generation": t_loop / t_ga,

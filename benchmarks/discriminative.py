@@ -97,9 +97,13 @@ PARAM = {"cg_map": "smooth_std", "cg_map_kmeans": "smooth_std", "sa_map": "jump_
 
 
 def _dc():
-    from bayesclust.inference.discriminative import discriminative
+    from types import SimpleNamespace
 
-    return discriminative
+    from bayesclust.inference.discriminative.dc_anneal import dc_anneal
+    from bayesclust.inference.discriminative.dc_map import dc_map
+    from bayesclust.inference.discriminative.sdc import sdc
+
+    return SimpleNamespace(dc_map=dc_map, dc_anneal=dc_anneal, sdc=sdc)
 
 
 def fit(method, key, X, c, K, param, *, sa_steps, sdc_steps):

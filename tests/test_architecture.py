@@ -293,17 +293,8 @@ def test_family_exceptions_are_still_needed():
 #: Each should move to a private module of its package (or become public); shrink this list,
 #: never grow it.
 PRIVATE_IMPORT_EXCEPTIONS = {
-    "bayesclust.inference.consensus.acccs": {
-        "bayesclust.metrics._acc_population",
-        "bayesclust.metrics._ensemble_one_hot",
-    },
-    "bayesclust.inference.mixtures.point_estimates": {
-        f"bayesclust.metrics.{n}"
-        for n in ("_DrawColumns", "_canonical_rows", "_check_label_draws", "_check_psm", "_vi_lower_bounds", "_xlogx")
-    },
     **{f"bayesclust.jobs.{job}": {"bayesclust.plotting._pyplot"}
        for job in ("consensus", "dc", "did", "dp", "hdp", "temporal")},
-    "bayesclust.models.did": {"bayesclust.kernels._check_did_args"},
     "bayesclust.models.hdp_gmm": {
         f"bayesclust.models.dp_gmm.{n}"
         for n in ("_any_traced", "_check_data", "_check_prior", "_exp", "_is_tracer", "_positive", "_stick_breaking")

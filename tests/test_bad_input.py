@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import bayesclust as bc
 from bayesclust import datasets
-from bayesclust.inference.discriminative.discriminative import dc_map
+from bayesclust.inference.discriminative.dc_map import dc_map
 
 X3, Y3 = datasets.three_gaussians(rng_key=0)
 SMALL = X3[::10]  # 30 x 2

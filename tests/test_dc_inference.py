@@ -14,15 +14,15 @@ from scipy.special import gammaln, logsumexp, softmax
 from sklearn.cluster import KMeans
 
 from bayesclust.datasets import dc_toy
-from bayesclust.inference.discriminative import discriminative as dcmod
-from bayesclust.inference.discriminative.discriminative import (
-    DCResult,
-    dc_anneal,
-    dc_map,
-    dc_nuts,
-    dc_voronoi_labels,
-    sdc,
-)
+from bayesclust.inference.discriminative import _common as dc_common
+from bayesclust.inference.discriminative import dc_anneal as dc_anneal_mod
+from bayesclust.inference.discriminative import dc_map as dc_map_mod
+from bayesclust.inference.discriminative import sdc as sdc_mod
+from bayesclust.inference.discriminative.dc_anneal import dc_anneal
+from bayesclust.inference.discriminative.dc_map import dc_map
+from bayesclust.inference.discriminative.dc_nuts import dc_nuts
+from bayesclust.inference.discriminative.discriminative import DCResult, dc_voronoi_labels
+from bayesclust.inference.discriminative.sdc import sdc
 from bayesclust.metrics import dc_log_posterior
 from bayesclust.models.discriminative import dc_objective
 
@@ -61,7 +61,7 @@ def test_value_and_grad_is_dc_objective_and_its_autodiff(x64, d, lam_eq, lam_mog
     c = rng.integers(0, C, n)
     args = (jnp.asarray(X), jnp.asarray(c, jnp.int32), 0.7, 1.3, lam_eq, lam_mog, lam_vq)
     static = dict(n_classes=C, use_mog=lam_mog > 0, use_vq=lam_vq > 0)
-    F, g = dcmod._smoothed_value_and_grad(jnp.asarray(m), *args, **static)
+    F, g = dc_map_mod._smoothed_value_and_grad(jnp.asarray(m), *args, **static)
 
     def obj(m):
         return dc_objective(m, jnp.asarray(X), jnp.asarray(c), C, std, n0=1.3, lam_eq=lam_eq,
@@ -76,12 +76,12 @@ def test_value_and_grad_is_dc_objective_and_its_autodiff(x64, d, lam_eq, lam_mog
             rtol=1e-9, atol=1e-10)
     # Permuting the prototypes permutes the gradient and keeps the value.
     perm = np.array([2, 0, 3, 1])
-    F_p, g_p = dcmod._smoothed_value_and_grad(jnp.asarray(m[perm]), *args, **static)
+    F_p, g_p = dc_map_mod._smoothed_value_and_grad(jnp.asarray(m[perm]), *args, **static)
     assert float(F_p) == pytest.approx(float(F), rel=1e-12)
     np.testing.assert_allclose(np.asarray(g_p), np.asarray(g)[perm], rtol=1e-9, atol=1e-10)
     if d == 2 and lam_mog > 0:  # jit and eager agree (eager is slow: one case)
         with jax.disable_jit():
-            F_e, g_e = dcmod._smoothed_value_and_grad(jnp.asarray(m), *args, **static)
+            F_e, g_e = dc_map_mod._smoothed_value_and_grad(jnp.asarray(m), *args, **static)
         assert float(F_e) == pytest.approx(float(F), rel=1e-12)
         np.testing.assert_allclose(np.asarray(g_e), np.asarray(g), rtol=1e-9, atol=1e-10)
 
@@ -177,7 +177,7 @@ def _sa_reference(key, X, c, m0, jump_std, n_iter, move, block, n_blocks, C, n0,
     best = E
     for b in range(n_blocks):
         eps, which, log_u = (np.asarray(a) for a in
-                             dcmod._anneal_draws(key, b, block, K, d, move, jnp.float64))
+                             dc_anneal_mod._anneal_draws(key, b, block, K, d, move, jnp.float64))
         for i in range(block):
             s = b * block + i
             if s >= n_iter:
@@ -204,7 +204,7 @@ def test_anneal_matches_a_slow_loop_with_the_same_draws(x64, move, lam_eq, lam_v
     m0 = X[:K].copy()
     res = dc_anneal(11, X, c, K, 0.3, n_iter=n_iter, init=m0, move=move, n0=1.5,
                     lam_eq=lam_eq, lam_vq=lam_vq, trace_points=7)  # 7 blocks of 58: 6 masked
-    block, n_blocks = dcmod._blocks(n_iter, 7)
+    block, n_blocks = dc_common.blocks(n_iter, 7)
     assert (block, n_blocks) == (58, 7)
     key = jax.random.split(jax.random.PRNGKey(11))[1]
     m_ref, E_ref, best_ref = _sa_reference(key, X, c, m0, 0.3, n_iter, move, block, n_blocks,
@@ -254,7 +254,7 @@ def _sdc_reference(key, X, c, m0, smooth_std, rate, n_steps, block, n_blocks, C)
     K = m0.shape[0]
     m, g = m0.copy(), np.zeros((K, C))
     for b in range(n_blocks):
-        idx, u = (np.asarray(a) for a in dcmod._sdc_draws(key, b, block, n, jnp.float64))
+        idx, u = (np.asarray(a) for a in sdc_mod._sdc_draws(key, b, block, n, jnp.float64))
         for s in range(block):
             t = b * block + s
             if t >= n_steps:
@@ -284,7 +284,7 @@ def test_sdc_matches_a_slow_loop_with_the_same_draws(x64):
     c = rng.integers(0, C, n)
     m0 = X[5:5 + K].copy()
     res = sdc(4, X, c, K, 0.8, n_iter=n_steps, rate=0.05, init=m0, trace_points=4)
-    block, n_blocks = dcmod._blocks(n_steps, 4)
+    block, n_blocks = dc_common.blocks(n_steps, 4)
     key = jax.random.split(jax.random.PRNGKey(4))[1]
     m_ref, psi_ref = _sdc_reference(key, X, c, m0, 0.8, 0.05, n_steps, block, n_blocks, C)
     np.testing.assert_allclose(res.prototypes, m_ref, rtol=1e-10, atol=1e-12)

@@ -160,7 +160,7 @@ def test_did2_tail_probabilities(x64):
 
 
 def test_did2_quadrature_path_is_the_closed_form(x64):
-    from bayesclust.kernels import _did_logpdf_impl
+    from bayesclust.kernels.did import _did_logpdf_impl
 
     w = np.linspace(0.0, 15.0, 200)
     closed = np.asarray(_did_logpdf_impl(w, 1.3, 2, closed_form=True))

@@ -295,7 +295,7 @@ from bayesclust.estimators import DiscriminativeClustering  # noqa: E402
 def test_discriminative_clustering_matches_functional_core_and_scores():
     from bayesclust.datasets import dc_toy
     from bayesclust.estimators._base import _key_from_random_state
-    from bayesclust.inference.discriminative.discriminative import dc_map
+    from bayesclust.inference.discriminative.dc_map import dc_map
     from bayesclust.metrics import dc_log_posterior
 
     X, c = dc_toy(0, 2000)

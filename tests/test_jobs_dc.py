@@ -13,8 +13,8 @@ from scipy.special import gammaln
 
 from bayesclust.cli import main
 from bayesclust.datasets import dc_toy
+from bayesclust.inference.discriminative.dc_map import dc_map
 from bayesclust.inference.discriminative.discriminative import (
-    dc_map,
     heldout_cost,
     select_width,
     stratified_split,

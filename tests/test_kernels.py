@@ -26,6 +26,7 @@ from bayesclust.kernels import (
     squared_norms,
     weighted_means,
 )
+from bayesclust.kernels import nearest as K_nearest
 
 # The ``k > _UNROLL_MAX_CENTERS`` path loops over chunks of ``_UNROLL_MAX_CENTERS`` centres,
 # each an unrolled chain: compiling it with the real chunk (128) takes seconds, so most tests
@@ -37,19 +38,19 @@ def _xla_nearest(X, C, valid=None, *, birth=None, row_offset=0, block_size=None)
     """nearest_center's pure-XLA path (on CPUs the public function may call the
     native kernel instead, which tests/test_native.py compares with this one)."""
     valid = jnp.ones(C.shape[0], bool) if valid is None else valid
-    return K._nearest_center_xla(X, C, valid, birth, row_offset, block_size)
+    return K_nearest._nearest_center_xla(X, C, valid, birth, row_offset, block_size)
 
 
 def _nearest_with_chunk(chunk):
     """The XLA path traced with ``_UNROLL_MAX_CENTERS = chunk`` (None: unchanged)."""
 
     def fn(*args, **kwargs):
-        old = K._UNROLL_MAX_CENTERS
-        K._UNROLL_MAX_CENTERS = old if chunk is None else chunk
+        old = K_nearest._UNROLL_MAX_CENTERS
+        K_nearest._UNROLL_MAX_CENTERS = old if chunk is None else chunk
         try:
             return _xla_nearest(*args, **kwargs)
         finally:
-            K._UNROLL_MAX_CENTERS = old
+            K_nearest._UNROLL_MAX_CENTERS = old
 
     return fn
 
@@ -61,8 +62,8 @@ _nearest = jax.jit(_eager, static_argnames=("block_size",))
 _nearest_chunked = jax.jit(_eager_chunked, static_argnames=("block_size",))
 
 # (d, k, jitted fn, eager fn) reaching every internal code path of ``_nearest_in_block``.
-_D_DIRECT = K._DIRECT_MAX_FEATURES  # largest d that uses exact differences
-_D_GEMM = K._DIRECT_MAX_FEATURES + 1  # smallest d that uses the GEMM scores
+_D_DIRECT = K_nearest._DIRECT_MAX_FEATURES  # largest d that uses exact differences
+_D_GEMM = K_nearest._DIRECT_MAX_FEATURES + 1  # smallest d that uses the GEMM scores
 _K_CHAIN = 12  # one unrolled compare/select chain (<= _UNROLL_MAX_CENTERS)
 _K_CHUNKED = 2 * _SMALL_CHUNK + 4  # three chunks of 8, the last one padded
 PATHS = {
@@ -81,7 +82,7 @@ NATIVE_PATHS = {
 }
 ALL_PATHS = {**PATHS, **NATIVE_PATHS}
 N = 45  # not a multiple of BLOCK: lax.map over 2 blocks plus a tail of 5 rows (few-rows path)
-BLOCK = 20  # >= kernels._FEW_ROWS, so the blocks run the unrolled chains
+BLOCK = 20  # >= kernels.nearest._FEW_ROWS, so the blocks run the unrolled chains
 
 
 def _nearest_loop(X, C, valid=None, birth=None, row_offset=0, return_ties=False):
@@ -339,7 +340,7 @@ def test_nearest_center_matches_brute_force(x64, path):
 
 def test_nearest_center_real_chunk_size_matches_brute_force(x64):
     """k = _UNROLL_MAX_CENTERS + 1 with the real chunk size (two chunks, one padded)."""
-    d, k = _D_GEMM, K._UNROLL_MAX_CENTERS + 1
+    d, k = _D_GEMM, K_nearest._UNROLL_MAX_CENTERS + 1
     rng = np.random.default_rng(12)
     for _ in range(1):
         X, C, valid, birth, off = _random_case(rng, d, k)

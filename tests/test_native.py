@@ -21,6 +21,7 @@ from bayesclust import _native
 from bayesclust import kernels as K
 from bayesclust.inference.hard.dp_means import dp_means
 from bayesclust.inference.hard.kmeans import kmeans
+from bayesclust.kernels import nearest as K_nearest
 
 from .test_kernels import _nearest_loop, _random_case
 
@@ -87,7 +88,7 @@ def test_native_matches_xla_path_float32(d, k):
     C = jnp.asarray(rng.normal(size=(k, d)), jnp.float32)
     valid = jnp.asarray(np.r_[True, rng.random(k - 1) < 0.8])
     native = jax.jit(K.nearest_center)(X, C, valid)
-    xla = K._nearest_center_xla(X, C, valid, None, 0)
+    xla = K_nearest._nearest_center_xla(X, C, valid, None, 0)
     # Margin between the best and second-best float64 distance: only clear winners compared.
     d2 = np.sum((np.asarray(X, np.float64)[:, None] - np.asarray(C, np.float64)[None]) ** 2, -1)
     d2[:, ~np.asarray(valid)] = np.inf
@@ -128,7 +129,7 @@ def test_native_under_vmap_and_empty_buffer():
     C = jnp.asarray(rng.normal(size=(9, 6)), jnp.float32)
     batched = jax.vmap(lambda x: K.nearest_center(x, C).index)(X)
     for b in range(3):
-        np.testing.assert_array_equal(batched[b], K._nearest_center_xla(X[b], C, jnp.ones(9, bool), None, 0).index)
+        np.testing.assert_array_equal(batched[b], K_nearest._nearest_center_xla(X[b], C, jnp.ones(9, bool), None, 0).index)
     res = K.nearest_center(X[0], C, jnp.zeros(9, bool))
     assert np.all(np.isinf(np.asarray(res.sq_dist))) and np.all(np.asarray(res.index) == 0)
 

@@ -216,7 +216,7 @@ def test_data_space_indices_equal_scikit_learn_and_loops(seed):
 
 
 def test_data_space_in_several_row_blocks(monkeypatch):
-    import bayesclust.metrics as m
+    import bayesclust.metrics.validity as m
 
     rng = np.random.default_rng(9)
     X = rng.normal(size=(50, 2))

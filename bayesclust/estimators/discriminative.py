@@ -14,7 +14,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..inference.discriminative.discriminative import dc_map
+from ..inference.discriminative.dc_map import dc_map
 from ..metrics import dc_log_posterior
 from ._base import (
     _key_from_random_state,
@@ -33,7 +33,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
     (1 + \lambda_{EQ}) \sum_j \log\Gamma(N^0 + N_j)` of the Voronoi contingency table
     (optionally regularised towards a mixture of Gaussians or k-means), found by
     conjugate gradients on the objective smoothed with width ``smooth_std``
-    (:func:`bayesclust.inference.discriminative.discriminative.dc_map`).  New points are
+    (:func:`bayesclust.inference.discriminative.dc_map.dc_map`).  New points are
     clustered from ``X`` alone (nearest prototype).
 
     Parameters

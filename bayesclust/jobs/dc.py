@@ -21,18 +21,18 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
+from ..inference.discriminative.dc_anneal import dc_anneal
 from ..inference.discriminative.dc_baselines import mda2_em, mog_em
+from ..inference.discriminative.dc_map import dc_map
+from ..inference.discriminative.dc_nuts import dc_nuts
 from ..inference.discriminative.discriminative import (
-    dc_anneal,
-    dc_map,
-    dc_nuts,
     dc_voronoi_labels,
     heldout_cost,
-    sdc,
     select_width,
     stratified_split,
     width_grid,
 )
+from ..inference.discriminative.sdc import sdc
 from ..inference.hard.kmeans import kmeans
 from ._common import convergence, load_data, save_figure, timed, write_outputs
 
@@ -49,7 +49,7 @@ def fig1_prototypes(rng_key=0, n_samples: int = 10_000, lam_vqs=FIG1_LAM_VQ, *,
                     n_init: int = 3) -> dict:
     r"""Prototypes of VQ-regularised DC on the toy of Kaski et al. (2005), Fig. 1.
 
-    For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.discriminative.dc_map`)
+    For every ``lam_vq`` runs CG MAP (:func:`~bayesclust.inference.discriminative.dc_map.dc_map`)
     of :math:`C_{VQ} = \text{MAP}_{DC} - \lambda_{VQ} E_{VQ}` (eq. 15) from
     ``n_init`` random initialisations and keeps the best smoothed objective
     (best of 3).  At ``lam_vq = 0`` the prototypes line up along the
@@ -116,7 +116,7 @@ def run_compare_dc(
     Splits the data 70/30 (stratified by class) and fits on the training part, with
     the classes as auxiliary data:
 
-    * **CG MAP** -- :func:`~bayesclust.inference.discriminative.discriminative.dc_map` on the
+    * **CG MAP** -- :func:`~bayesclust.inference.discriminative.dc_map.dc_map` on the
       smoothed posterior (k-means start, at most 29 CG iterations);
     * **SA MAP (hard)** -- simulated annealing on the exact, unsmoothed posterior,
       the ``smooth_std -> 0`` limit of the model;

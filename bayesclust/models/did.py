@@ -21,7 +21,7 @@ from jax.scipy.special import gammaln
 from numpyro.distributions import constraints
 from numpyro.distributions.util import promote_shapes
 
-from ..kernels import _check_did_args, did_cdf, did_chi_mean_abs_difference, did_logpdf
+from ..kernels.did import check_did_args, did_cdf, did_chi_mean_abs_difference, did_logpdf
 
 __all__ = ["DID", "did_clusters", "map_did", "class_mixture"]
 
@@ -63,7 +63,7 @@ class DID(dist.Distribution):
     pytree_aux_fields = ("d",)
 
     def __init__(self, lam, d: int = 2, *, validate_args=None):
-        self.d = _check_did_args(lam, d)
+        self.d = check_did_args(lam, d)
         (self.lam,) = promote_shapes(lam)
         super().__init__(batch_shape=jnp.shape(self.lam), validate_args=validate_args)
 

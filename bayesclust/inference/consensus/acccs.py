@@ -27,7 +27,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ... import _validation as V
-from ...metrics import _acc_population, _ensemble_one_hot
+from ...metrics.consensus import acc_of_codes, ensemble_one_hot
 from ._common import _check_pairs
 from .constrained import satisfied_fraction
 
@@ -96,7 +96,7 @@ def _mutate(rng: np.random.Generator, labels: np.ndarray, k: int, p_mutation: fl
 class _ACCCSProblem(NamedTuple):
     """What every generation reads: the ensemble's one-hot encoding and the settings."""
 
-    prep: Any  # metrics._EnsembleOneHot
+    prep: Any  # metrics.consensus.EnsembleOneHot
     must_link: np.ndarray
     cannot_link: np.ndarray
     n_clusters: int
@@ -106,7 +106,7 @@ class _ACCCSProblem(NamedTuple):
 
     def score(self, P: np.ndarray) -> np.ndarray:
         """:math:`J` of every row of ``P`` (p, n), shape (p,)."""
-        a = _acc_population(P, self.prep) if self.beta < 1.0 else np.zeros(P.shape[0])
+        a = acc_of_codes(P, self.prep) if self.beta < 1.0 else np.zeros(P.shape[0])
         cs = _constraint_satisfaction_batch(P, self.must_link, self.cannot_link)
         return (1.0 - self.beta) * a + self.beta * cs
 
@@ -189,7 +189,7 @@ def init_acccs_state(
     """
     if X is not None:
         X = V.check_array(X, "X")  # first: broken data are named before a mismatch with the ensemble
-    prep = _ensemble_one_hot(ensemble)
+    prep = ensemble_one_hot(ensemble)
     n = prep.B.shape[0]
     ml = _check_pairs(must_link, "must_link", n)
     cl = _check_pairs(cannot_link, "cannot_link", n)
@@ -363,6 +363,6 @@ def acccs(
     pb = state.problem
     top = int(np.argmax(state.fitness))  # the first of the best
     best = state.population[top]
-    a = float(_acc_population(best[None], pb.prep)[0])
+    a = float(acc_of_codes(best[None], pb.prep)[0])
     cs = float(_constraint_satisfaction_batch(best[None], pb.must_link, pb.cannot_link)[0])
     return ACCCSResult(best.copy(), float(state.fitness[top]), state.objective_trace, a, cs)

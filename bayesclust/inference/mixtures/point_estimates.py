@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from ..._validation import check_int
-from ...metrics import (
-    _canonical_rows,
-    _check_label_draws,
-    _check_psm,
-    _DrawColumns,
-    _vi_lower_bounds,
-    _xlogx,
+from ...metrics.losses import (
+    DrawColumns,
+    canonical_rows,
+    check_label_draws,
+    check_psm,
     co_clustering_matrix,
+    vi_lower_bounds,
+    xlogx,
 )
 from ._common import _evenly
 
@@ -185,9 +185,9 @@ class _BinderSearch(_LocalSearch):
 
 class _VISearch(_LocalSearch):
     """Local search on the exact draw-averaged VI; ``N[k, t]``: points of cluster ``k`` in
-    the draw cluster ``t`` (a column of :class:`~bayesclust.metrics._DrawColumns`)."""
+    the draw cluster ``t`` (a column of :class:`~bayesclust.metrics.losses.DrawColumns`)."""
 
-    def __init__(self, c: np.ndarray, dc: _DrawColumns, tol: float):
+    def __init__(self, c: np.ndarray, dc: DrawColumns, tol: float):
         super().__init__(c, tol)
         self.dc = dc
         self.N = np.zeros((self.sizes.shape[0], dc.T), dtype=np.int64)
@@ -252,7 +252,7 @@ def _greedy_binder(c: np.ndarray, W: np.ndarray, max_sweeps: int, tol: float) ->
     return _BinderSearch(c, W, tol).run(max_sweeps)
 
 
-def _greedy_vi(c: np.ndarray, dc: _DrawColumns, max_sweeps: int, tol: float) -> np.ndarray:
+def _greedy_vi(c: np.ndarray, dc: DrawColumns, max_sweeps: int, tol: float) -> np.ndarray:
     """Local search on the exact draw-averaged VI until no move decreases it by more than ``tol``."""
     return _VISearch(c, dc, tol).run(max_sweeps)
 
@@ -335,7 +335,7 @@ def partition_point_estimate(
     >>> partition_point_estimate(draws)
     array([0, 0, 1, 1])
     """
-    draws = _check_label_draws(label_draws)
+    draws = check_label_draws(label_draws)
     if loss not in _POINT_ESTIMATE_LOSSES:
         raise ValueError(f"loss must be one of {_POINT_ESTIMATE_LOSSES}, got {loss!r}")
     if not isinstance(greedy, (bool, np.bool_)):
@@ -343,17 +343,17 @@ def partition_point_estimate(
     max_sweeps = check_int(max_iter, "max_iter", minimum=0)
     max_vi_candidates = check_int(max_vi_candidates, "max_vi_candidates", minimum=1)
     S, n = draws.shape
-    P = co_clustering_matrix(draws) if psm is None else _check_psm(psm, n)
+    P = co_clustering_matrix(draws) if psm is None else check_psm(psm, n)
 
     pool = [draws, _hclust_cuts(P, min(n, _MAX_HCLUST_CUTS))]
     if candidates is not None:
-        extra = _check_label_draws(candidates, "candidates")
+        extra = check_label_draws(candidates, "candidates")
         if extra.shape[1] != n:
             raise ValueError(
                 f"candidates must have {n} columns (one per point), got shape {extra.shape}"
             )
         pool.append(extra)
-    C = _canonical_rows(np.concatenate(pool, axis=0))
+    C = canonical_rows(np.concatenate(pool, axis=0))
     _, first = np.unique(C, axis=0, return_index=True)
     C = C[np.sort(first)]  # distinct candidates, in order of first appearance
 
@@ -365,23 +365,23 @@ def partition_point_estimate(
             best = _greedy_binder(best, W, max_sweeps, tol=1e-9)
     else:
         if C.shape[0] > max_vi_candidates:
-            order = np.argsort(_vi_lower_bounds(C, P), kind="stable")
+            order = np.argsort(vi_lower_bounds(C, P), kind="stable")
             C = C[np.sort(order[:max_vi_candidates])]
-        dc = _DrawColumns(draws)
+        dc = DrawColumns(draws)
         best = C[int(np.argmin([dc.expected_vi(row) for row in C]))]
         if greedy:
             best = _greedy_vi(best, dc, max_sweeps, tol=1e-12)
-    return _canonical_rows(best[None, :])[0]
+    return canonical_rows(best[None, :])[0]
 
 
 def _canonical_chunks(draws: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``_canonical_rows(draws[rows])`` computed a few rows at a time (its temporaries are
+    """``canonical_rows(draws[rows])`` computed a few rows at a time (its temporaries are
     several times the size of its input), as int32."""
     n = draws.shape[1]
     step = max(1, _CHUNK // max(n, 1))
     out = np.empty((rows.shape[0], n), dtype=np.int32)
     for start in range(0, rows.shape[0], step):
-        out[start : start + step] = _canonical_rows(draws[rows[start : start + step]])
+        out[start : start + step] = canonical_rows(draws[rows[start : start + step]])
     return out
 
 
@@ -393,7 +393,7 @@ def _row_hashes(draws: np.ndarray) -> np.ndarray:
     out = np.empty(draws.shape[0], dtype=np.int64)
     with np.errstate(over="ignore"):
         for start in range(0, draws.shape[0], step):
-            block = _canonical_rows(draws[start : start + step]) + 1
+            block = canonical_rows(draws[start : start + step]) + 1
             out[start : start + step] = (block * weights).sum(axis=1)  # wraps modulo 2^64
     return out
 
@@ -458,7 +458,7 @@ def draws_point_estimate(
     >>> draws_point_estimate([[0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 2]])
     array([0, 0, 1, 1])
     """
-    draws = _check_label_draws(label_draws)
+    draws = check_label_draws(label_draws)
     if loss not in _POINT_ESTIMATE_LOSSES:
         raise ValueError(f"loss must be one of {_POINT_ESTIMATE_LOSSES}, got {loss!r}")
     max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
@@ -476,7 +476,7 @@ def draws_point_estimate(
     ev += np.concatenate([[0], np.cumsum(sizes)[:-1]])[:, None]  # a column per (draw, cluster)
     T = int(sizes.sum())
     x = np.arange(n + 1, dtype=np.float64)
-    f = x * (x - 1.0) / 2.0 if loss == "binder" else _xlogx(x)
+    f = x * (x - 1.0) / 2.0 if loss == "binder" else xlogx(x)
     b_term = float(f[np.bincount(ev.ravel(), minlength=T)].sum()) / m
     best, best_loss = 0, np.inf
     for j, c in enumerate(cand):
