@@ -624,7 +624,7 @@ def generic_tables(rows: list[dict], only: tuple[str, ...] | None = None) -> lis
 IMPLEMENTATION_MEASUREMENTS = [
     "`kernels.nearest_center` (`_UNROLL_MAX_CENTERS`): on XLA:CPU `jnp.argmin` over the "
     "centres was 3-5x slower than the unrolled compare/select chain used up to 128 centres.",
-    "`kernels._chain_over_centers`: the GEMM scores laid out (k, b) instead of (b, k), in a "
+    "`kernels.nearest._chain_over_centers`: the GEMM scores laid out (k, b) instead of (b, k), in a "
     "DP-means iteration: 200k x 16 at 1,731 clusters 225-229 ms instead of 315-326 ms; "
     "100k x 16 at 62 clusters 4.1-4.2 ms instead of 4.4-5.0 ms; 100k x 128 at 100 clusters "
     "unchanged (31-36 ms).",
@@ -632,42 +632,42 @@ IMPLEMENTATION_MEASUREMENTS = [
     "two) made the compile of a DP-means loop at 2,048 clusters 40% shorter.",
     "`kernels.gaussian_logpdf_full`: on XLA:CPU a triangular solve against the n differences "
     "was 20x slower than one product with L^-1 at n = 10,000, d = 5.",
-    "`inference.ensembles.kmeans_ensemble` (`backend`): iris (N = 150, K in [7, 27]): numpy "
+    "`inference.consensus.ensembles.kmeans_ensemble` (`backend`): iris (N = 150, K in [7, 27]): numpy "
     "0.3 s; jax 1.1 s plus a 5 s compilation per data shape. n = 200,000, d = 2, K = 7,000, "
     "20 iterations: numpy (KD-tree) 0.6 s, jax 1.4 s (native nearest-centre kernel, capacity "
     "K) and 2.9 s (pure XLA), scikit-learn `KMeans(n_init=1)` from the same starts 14 s.",
-    "`inference.kmeans.lloyd_host` (`assignment=\"kdtree\"`): querying the rows in the leaf "
+    "`inference.hard.kmeans.lloyd_host` (`assignment=\"kdtree\"`): querying the rows in the leaf "
     "order of a KD-tree on X is about 30% faster at n = 200,000, K = 7,000, d = 2.",
-    "`inference.convergence.DP_SAMPLER_DEFAULTS`: the default run (8 chains, 4,500 sweeps "
+    "`inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`: the default run (8 chains, 4,500 sweeps "
     "each) on the 300 points of `datasets.three_gaussians` took 0.6-0.8 s on 2 cores.",
-    "`inference.convergence.HDP_SAMPLER_DEFAULTS`: a CRF sweep of the 1,250 points in 50 data "
+    "`inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`: a CRF sweep of the 1,250 points in 50 data "
     "sets of `datasets.hdp_groups` took ~0.15 s on 2 cores; 8 chains on the vectorised axis "
     "cost ~1.7x one.",
-    "`inference.gibbs._draw_slot_or_new`: with the new cluster's weight concatenated to the "
+    "`inference.mixtures.gibbs._draw_slot_or_new`: with the new cluster's weight concatenated to the "
     "slots' ((K + 1, C) array) a step at 256 chains took 1.5x as long.",
-    "`inference.gibbs._scan_points`: caching the slot terms and updating only the two slots a "
+    "`inference.mixtures.gibbs._scan_points`: caching the slot terms and updating only the two slots a "
     "move touches took longer at n = 300: 66 instead of 51 ns per point and chain at 256 "
     "chains, 1.0 instead of 0.65 us at 2.",
     "`_native/gibbs.cc`: the XLA:CPU scan step costs about 80 ns per point and chain at 256 "
     "chains, the native step about 7-8 ns per point and chain on one core at n = 300; two "
     "groups of chains interleaved point by point gained 4%.",
-    "`inference.dp_means._open_clusters`: a first pass from the global mean (jitted, warm) "
+    "`inference.hard.dp_means._open_clusters`: a first pass from the global mean (jitted, warm) "
     "with super-blocks: 1M x 128 opening 100 clusters 1.44 -> 0.49 s; uniform 1M x 2 opening "
     "775, 1.24 -> 0.19 s; uniform 200k x 16 opening 1,693, 0.55 -> 0.22 s.",
-    "`inference.dp_means` (the iteration loop): a precomputed (n, d) copy w * X costs 512 MiB "
+    "`inference.hard.dp_means` (the iteration loop): a precomputed (n, d) copy w * X costs 512 MiB "
     "and 0.15 s per run at 1M x 128; the initial state run op by op costs about 1 s in (n, d) "
     "temporaries at 1M x 128 (hence compiled).",
-    "`inference.ppc.ppc`: on ten Gaussians with n = 10,000 (50 k-means partitions, linear K "
+    "`inference.consensus.ppc.ppc`: on ten Gaussians with n = 10,000 (50 k-means partitions, linear K "
     "rule, K = 10) one start took 22 s for 1,000 iterations.",
-    "`inference.smic` (`_one_blas_thread`): OpenBLAS's threading made a 50 x 50 `eigh` ~50x "
+    "`inference.information.smic` (`_one_blas_thread`): OpenBLAS's threading made a 50 x 50 `eigh` ~50x "
     "slower on a loaded 2-core machine.",
-    "`inference.discriminative._smoothed_value_and_grad`: on the n = 10,000 toy (K = 6, "
+    "`inference.discriminative.dc_map._smoothed_value_and_grad`: on the n = 10,000 toy (K = 6, "
     "float64, 2-core CPU) 1.4 ms per evaluation against 6.8 ms for "
     "`jax.value_and_grad(dc_objective)`; the optimisation barriers halve it; the host round "
     "trip of `dc_map`'s SciPy CG is ~0.05 ms per evaluation.",
-    "`inference.discriminative.dc_anneal`: about 1.5e5 proposals/s at n = 1,000, K = 6, "
+    "`inference.discriminative.dc_anneal.dc_anneal`: about 1.5e5 proposals/s at n = 1,000, K = 6, "
     "`move=\"one\"` on a 2-core CPU (the paper's 600,000 in about 4 s, compilation excluded).",
-    "`inference.constrained._is_symmetric`: comparing with the whole `C.T` (column-wise "
+    "`inference.consensus.constrained._is_symmetric`: comparing with the whole `C.T` (column-wise "
     "memory walk) was twice as slow as row blocks at n = 2,000.",
     "`jobs.hdp.grouped_peers`: tens of tiny k-means fits with OpenMP threads were 10-50x "
     "slower on a busy machine than on one thread.",
