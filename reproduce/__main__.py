@@ -3,7 +3,8 @@
 Runs every paper module (or the named ones), stores their rows in ``reproduce/results.jsonl``
 -- the other modules' stored rows are kept, so one paper can be re-run alone -- and renders
 ``REPRODUCTION.md``.  ``--quick`` runs each row on a few seeds (a smoke run; the report marks
-it).  ``--render`` only re-renders the report from the stored rows.
+it).  ``--render`` only re-renders the report from the stored rows.  The README's "Reproduced numbers"
+section gets the per-paper summary.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main(argv=None) -> None:
     order = {n: i for i, n in enumerate(MODULES)}
     rows = sorted(c.stored_rows(), key=lambda r: order.get(r["module"], len(order)))
     c.REPORT.write_text(c.render(rows, info))
+    c.update_readme(rows, info)
     print(f"wrote {c.REPORT} ({sum(r['ok'] for r in rows)} of {len(rows)} rows within tolerance)")
 
 

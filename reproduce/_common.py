@@ -146,6 +146,30 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+README = ROOT / "README.md"
+_BEGIN, _END = "<!-- reproduction summary: written by python -m reproduce -->", "<!-- end of reproduction summary -->"
+
+
+def summary_table(rows: list[dict], modules: Sequence[tuple[str, str, str]]) -> list[str]:
+    """Per paper: rows within tolerance / rows attempted (the README's short summary)."""
+    lines = ["| paper | within tolerance / attempted |", "|---|---:|"]
+    for name, paper, _ in modules:
+        rs = [r for r in rows if r["module"] == name]
+        lines.append(f"| {paper} | " + (f"{sum(r['ok'] for r in rs)} / {len(rs)}" if rs else "not run yet") + " |")
+    lines.append(f"| **all** | **{sum(r['ok'] for r in rows)} / {len(rows)}** |")
+    return lines
+
+
+def update_readme(rows: list[dict], modules: Sequence[tuple[str, str, str]]) -> None:
+    """Rewrite the summary between the README's two markers (if it has them)."""
+    text = README.read_text()
+    if _BEGIN not in text or _END not in text:
+        return
+    head, rest = text.split(_BEGIN, 1)
+    _, tail = rest.split(_END, 1)
+    README.write_text(head + _BEGIN + "\n" + "\n".join(summary_table(rows, modules)) + "\n" + _END + tail)
+
+
 def render(rows: list[dict], modules: Sequence[tuple[str, str, str]]) -> str:
     """REPRODUCTION.md: a top summary, then one section per paper (``modules``: (module name,
     paper, description) in report order) with its summary line and its rows."""
