@@ -11,6 +11,7 @@ MODULES = (
     "sugiyama_2014",
     "smieja_geiger",
     "simbad_eac",
+    "simbad_ceac",
     "simbad_did",
     "simbad_temporal",
 )
