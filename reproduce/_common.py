@@ -134,7 +134,7 @@ def ours_text(r: dict) -> str:
         return "–"
     centre = s.get(r.get("statistic", "median"), s["median"])
     if s["n"] == 1:
-        return f"**{_num(centre)}** (1 run)"
+        return f"**{_num(centre)}** (one value)"
     label = r.get("statistic", "median")
     iqr = f"IQR {_num(s['q25'])}–{_num(s['q75'])}" if s["n"] >= 4 else ""
     rng = f"min–max {_num(s['min'])}–{_num(s['max'])}"
