@@ -1,8 +1,10 @@
 # make demo   run the main job (bayesclust compare on its built-in default data)
 # make test   run the test suite
 # make test-xla  run the kernel, DP-means, k-means, Gibbs and HDP tests on the pure-XLA path
-# make lint   ruff over the package, the tests and the benchmarks
+# make lint   ruff over the package, the tests, the benchmarks and the reproductions
 # make bench  refresh BENCHMARKS.md
+# make reproduce  rerun the papers' numbers and refresh REPRODUCTION.md (about an hour on 2 cores);
+#                 make reproduce PAPER=simbad_eac runs one paper and keeps the others' stored rows
 # make notebooks  re-execute the notebooks in full and store them with their outputs
 # Each target creates .venv and installs what it needs on first use.
 
@@ -12,7 +14,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PIP_QUIET := --quiet --disable-pip-version-check --no-input
 
-.PHONY: demo test test-xla test-fast lint bench notebooks clean
+.PHONY: demo test test-xla test-fast lint bench reproduce notebooks clean
 
 # The pure-XLA path, which every platform but the CPU runs: the tests of the modules that reach
 # it end to end (nearest centre, DP-means, k-means -- in test_dc_baselines.py --, hard HDP, the
@@ -44,10 +46,15 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow and not paper"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bayesclust tests benchmarks
+	$(VENV)/bin/ruff check bayesclust tests benchmarks reproduce
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+# PAPER: one module of reproduce/ (kulis_jordan_2012, sugiyama_2014, smieja_geiger, simbad_eac,
+# simbad_ceac, simbad_did, simbad_temporal); QUICK=1: a few seeds per row (a smoke run).
+reproduce: $(STAMP)
+	$(PY) -m reproduce $(if $(PAPER),--paper $(PAPER)) $(if $(QUICK),--quick)
 
 notebooks: $(STAMP)
 	$(PY) notebooks/execute.py

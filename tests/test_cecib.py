@@ -573,75 +573,39 @@ def test_sklearn_contract_cecib(estimator, check):
 # --------------------------------------------------------------------------- paper
 
 
-@pytest.fixture(scope="module")
-def table_2_wine_counts():
-    """[C] Table 2's protocol (below) on Wine: the cluster counts at 0/10/20/30 % labelled."""
-    wine_X, wine_y = datasets.load_wine()
-    wine = [
-        cecib(0, wine_X, 6, partial(wine_y, frac, 0), beta=1.0, n_init=10, init="random").n_clusters
-        for frac in (0.0, 0.1, 0.2, 0.3)
-    ]
-    print("Table 2 reproduction: wine", wine, "(paper 3)")
-    return wine
-
-
 @pytest.mark.paper
-def test_paper_table_2_cluster_counts_iris_and_wine(table_2_wine_counts):
-    """[C] Table 2: CEC-IB started with 6 = 2 x 3 clusters returns 5 on Iris, 3 on Wine.
+def test_paper_table_2_cluster_counts_iris():
+    """[C] Table 2: CEC-IB started with 6 = 2 x 3 clusters returns 5 on Iris (quick row: one
+    label draw; the report -- make reproduce PAPER=smieja_geiger -- runs two, and Wine, whose 3
+    is not reproduced: docs/deviations.md#cecib-table2-wine).
 
-    Protocol: beta = 1, eps = 0.05 (n_min = max(ceil(eps n), N + 2)),
-    random-partition starts ([C]'s), 10 restarts, labelled fractions 0/10/20/30 % of the true
-    classes.  Iris gives 5 in most draws.  Wine drops below its 6 starting clusters, to 4 in
-    most draws: the paper's 3 is not reproduced (docs/deviations.md#cecib-table2-wine;
-    test_paper_table_2_wine_ends_with_3_clusters, a strict xfail).
+    Protocol: beta = 1, eps = 0.05 (n_min = max(ceil(eps n), N + 2)), random-partition starts
+    ([C]'s), 10 restarts, labelled fractions 0/10/20/30 % of the true classes.
     """
-    iris_X, iris_y = datasets.load_iris()
-    iris = [
-        cecib(draw, iris_X, 6, partial(iris_y, frac, draw), beta=1.0, n_init=10, init="random").n_clusters
-        for frac in (0.0, 0.1, 0.2, 0.3) for draw in (0, 1)
-    ]
-    print("Table 2 reproduction: iris", iris, "(paper 5)")
-    assert sum(k == 5 for k in iris) >= 5, iris  # paper: 5 at every fraction
+    from reproduce.smieja_geiger import table2_counts
+
+    iris = table2_counts("iris", [0])
+    assert sum(k == 5 for k in iris) >= 3, iris  # paper: 5 at every fraction
     assert all(4 <= k <= 6 for k in iris), iris
-    assert all(3 <= k <= 5 for k in table_2_wine_counts), table_2_wine_counts
-
-
-@pytest.mark.paper
-@pytest.mark.xfail(strict=True, reason=(
-    "not reproduced (docs/deviations.md#cecib-table2-wine): with eps = 0.05 and 10 "
-    "random-partition restarts lower-cost solutions keep a fourth cluster on Wine (4 in most "
-    "runs); the paper states neither eps nor its restarts"))
-def test_paper_table_2_wine_ends_with_3_clusters(table_2_wine_counts):
-    """[C] Table 2: on Wine CEC-IB started with 6 clusters returns 3 (checked as Iris's 5: in
-    most of the labelled fractions)."""
-    assert sum(k == 3 for k in table_2_wine_counts) > len(table_2_wine_counts) / 2
 
 
 @pytest.mark.paper
 def test_paper_table_3_iterations_vs_em_and_lloyd():
-    """[C] Table 3 (App. C): mean passes to converge over 10 runs, no side information.
+    """[C] Table 3 (App. C): mean passes to converge over 10 runs, no side information, on Iris
+    (Wine in the report).
 
-    Paper: Iris CEC 5.1, EM-GMM 19.1, Lloyd 7; Wine 7.6, 13.6, 8.6.  Ours: Hartigan CEC
-    (beta = 0, k = 3 classes [the paper does not say], random-partition start, one pass = one
-    iteration, the final move-free pass counted as scikit-learn counts Lloyd's last one),
-    scikit-learn GaussianMixture (full covariances, default k-means init) and
-    KMeans(algorithm="lloyd", n_init=1) side by side.
+    Paper: Iris CEC 5.1, EM-GMM 19.1, Lloyd 7.  Ours: Hartigan CEC (beta = 0, k = 3 classes [the
+    paper does not say], random-partition start, one pass = one iteration, the final move-free
+    pass counted as scikit-learn counts Lloyd's last one), scikit-learn GaussianMixture (full
+    covariances, default k-means init) and KMeans(algorithm="lloyd", n_init=1) side by side.
     """
-    from sklearn.cluster import KMeans
-    from sklearn.mixture import GaussianMixture
+    from reproduce.smieja_geiger import table3_iterations
 
-    paper = {"iris": (5.1, 19.1, 7.0), "wine": (7.6, 13.6, 8.6)}
-    for name, (p_cec, p_em, p_lloyd) in paper.items():
-        X, _ = getattr(datasets, f"load_{name}")()
-        cec = np.mean([cecib(s, X, 3, beta=0.0, n_init=1, init="random").n_iter for s in range(10)])
-        em = np.mean([GaussianMixture(3, random_state=s).fit(X).n_iter_ for s in range(10)])
-        lloyd = np.mean([KMeans(3, n_init=1, algorithm="lloyd", random_state=s).fit(X).n_iter_
-                         for s in range(10)])
-        print(f"Table 3 {name}: CEC {cec:.1f} (paper {p_cec}), EM {em:.1f} (paper {p_em}), "
-              f"Lloyd {lloyd:.1f} (paper {p_lloyd})")
-        assert cec == pytest.approx(p_cec, abs=2.0)
-        assert cec < em  # the paper's claim: Hartigan CEC needs fewer iterations than EM
-        assert lloyd == pytest.approx(p_lloyd, abs=2.5)  # the peer is near the paper's peer
+    it = table3_iterations("iris", range(10))
+    cec, em, lloyd = (np.mean(it[k]) for k in ("cec", "em", "lloyd"))
+    assert cec == pytest.approx(5.1, abs=2.0)
+    assert cec < em  # the paper's claim: Hartigan CEC needs fewer iterations than EM
+    assert lloyd == pytest.approx(7.0, abs=2.5)  # the peer is near the paper's peer
 
 
 @pytest.mark.slow

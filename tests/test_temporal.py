@@ -5,7 +5,6 @@ generalised eigenproblem of normalised cuts) or hand computations; the synthetic
 have known states.
 """
 
-import functools
 
 import numpy as np
 import pytest
@@ -264,30 +263,14 @@ def test_ds2_generator():
 # --------------------------------------------------------------------------- Algorithm 2: DS2
 
 
-@functools.cache
-def _ds2_outcome(seed):
-    X, y = datasets.temporal_states(seed, "DS2")
-    den = bc.denoise_sequence(seed, X)  # Table 1's parameters, the real grid
-    after = bc.temporal_states(seed, X[den.kept], time_index=den.kept)
-    tr = np.flatnonzero(y == -1)
-    coverage = np.intersect1d(tr, np.flatnonzero(den.removed)).size / tr.size
-    return bool(after.unambiguous and after.n_states == 2), coverage
-
-
 @pytest.mark.paper
-@pytest.mark.slow
-def test_ds2_removed_block_covers_the_transition_in_8_of_10_seeds():
-    outcomes = [_ds2_outcome(seed) for seed in range(10)]
-    assert sum(cov >= 0.8 for _, cov in outcomes) >= 8, outcomes
-    assert sum(found and cov >= 0.8 for found, cov in outcomes) >= 5, outcomes
+def test_ds2_states_found_after_denoising_seed_0():
+    """Quick row: on DS2 seed 0 the states are not found before denoising; Algorithm 2 (Table 1's
+    parameters) removes a block covering >= 80 % of the transition, after which Algorithm 1 finds
+    the two states.  The report (make reproduce PAPER=simbad_temporal) runs seeds 0-9: coverage
+    >= 80 % in 8 of 10, the states found after in 5 of 10 where the paper's words suggest all
+    (docs/deviations.md#temporal-ds2-check)."""
+    from reproduce.simbad_temporal import ds2_outcome
 
-
-@pytest.mark.paper
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "5 of 10 seeds: the search stops at fitness 0.95 (Table 1) with a few transition samples "
-    "left beside a state, and the one window mixing them reads as a third state "
-    "(docs/deviations.md#temporal-ds2-check)"))
-def test_ds2_states_found_after_denoising_in_8_of_10_seeds():
-    outcomes = [_ds2_outcome(seed) for seed in range(10)]
-    assert sum(found and cov >= 0.8 for found, cov in outcomes) >= 8, outcomes
+    out = ds2_outcome(0)
+    assert not out["before"] and out["after"] and out["coverage"] >= 0.8, out

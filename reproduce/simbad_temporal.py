@@ -1,0 +1,48 @@
+"""SIMBAD deliverable D2.3 (Fred, Figueiredo et al.): the temporal-states study appended to it
+(Medina & Fred): Algorithm 1 (states by evidence accumulation over time windows) and
+Algorithm 2 (a genetic algorithm that removes the transition block, Table 1's parameters) on the
+synthetic DS2 sequence (two mixture states joined by a smooth transition)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayesclust import datasets, denoise_sequence, temporal_states
+from reproduce._common import row, seeds
+
+PAPER = "Fred, Figueiredo et al. (SIMBAD D2.3): temporal states"
+DESCRIPTION = ("The temporal-states study of SIMBAD deliverable D2.3 (Medina & Fred): "
+               "Algorithm 2 (the genetic denoising of Table 1) then Algorithm 1 on the synthetic "
+               "DS2 sequence. The paper states its synthetic checks in words: DS2 is not segmented "
+               "before denoising and is after the transition is removed.")
+
+
+def ds2_outcome(seed: int) -> dict:
+    """One DS2 draw: states found before / after denoising, the share of the transition removed."""
+    X, y = datasets.temporal_states(seed, "DS2")
+    before = temporal_states(seed, X)
+    den = denoise_sequence(seed, X)  # Table 1's parameters
+    after = temporal_states(seed, X[den.kept], time_index=den.kept)
+    tr = np.flatnonzero(y == -1)
+    coverage = np.intersect1d(tr, np.flatnonzero(den.removed)).size / tr.size
+    return {"before": bool(before.unambiguous and before.n_states == 2),
+            "after": bool(after.unambiguous and after.n_states == 2), "coverage": float(coverage)}
+
+
+def rows(quick: bool):
+    out = [ds2_outcome(s) for s in seeds(10, 2, quick)]
+    where, ds = "temporal study, Algorithms 1-2, Table 1", "DS2 (synthetic)"
+    cov = [o["coverage"] for o in out]
+    yield row(id="temporal-ds2-coverage", paper=PAPER, where=where, dataset=ds,
+              protocol="share of the transition inside the removed block, per seed", paper_value="transition removed",
+              values=cov, tolerance=">= 0.8 in 8 of 10 seeds", ok=sum(c >= 0.8 for c in cov) >= 0.8 * len(cov),
+              deviation="temporal-ds2-check")
+    yield row(id="temporal-ds2-before", paper=PAPER, where=where, dataset=ds,
+              protocol="two unambiguous states found without denoising (1 = yes), per seed",
+              paper_value="not segmented (0)", values=[float(o["before"]) for o in out], statistic="mean",
+              tolerance="in at most 2 of 10 seeds", ok=lambda s: s["mean"] <= 0.2, deviation="temporal-ds2-check")
+    found = [float(o["after"] and o["coverage"] >= 0.8) for o in out]
+    yield row(id="temporal-ds2-after", paper=PAPER, where=where, dataset=ds,
+              protocol="two unambiguous states found after denoising, with >= 80 % of the transition removed "
+                       "(1 = yes), per seed", paper_value="segmented (1)", values=found, statistic="mean",
+              tolerance="in 8 of 10 seeds", ok=lambda s: s["mean"] >= 0.8, deviation="temporal-ds2-check")
