@@ -248,15 +248,30 @@ def test_small_variance_path_bad_input():
         small_variance_path(0, X, 1.0, step=1.0)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("data, tol", [
+#: Each data set as the compare job loads it, with the NMI wobble allowed before the collapse.
+PATH_DATA = [
     ("three-gaussians", 0.02),
     ("iris", 0.02),
     # Raw Wine (proline in the thousands) against rho2 = 100: from 1e-3 to 1e-5 lam the posterior
     # sits on two-cluster partitions (P(k = 3) = 0) that differ by a few points, NMI 0.50-0.55,
     # before it collapses; their wobble reaches 0.023.
     ("wine", 0.03),
-])
+]
+
+
+@pytest.mark.parametrize("data, tol", PATH_DATA[1:])
+def test_small_variance_path_collapses_on_iris_and_wine(data, tol):
+    """The short form of the ten-seed test below: one seed per data set (three Gaussians'
+    seeds 0 and 1 are test_small_variance_path_collapses_monotonically's)."""
+    from bayesclust.jobs._common import load_data
+
+    X, _ = load_data(data, 0)
+    lam = farthest_first_lambda(X, 3)
+    _check_path(small_variance_path(0, X, lam), X, lam, tol=tol)
+
+
+@pytest.mark.long  # ~60 s: `make test-all`
+@pytest.mark.parametrize("data, tol", PATH_DATA)
 def test_small_variance_path_collapses_over_ten_seeds(data, tol):
     """On each data set (as the compare job loads it) and 10 seeds the annealed path collapses."""
     from bayesclust.jobs._common import load_data

@@ -435,12 +435,14 @@ def gmd_step(state: GMDState, X, *, k_min, tol=1e-5, sample_weight=None) -> tupl
 
     Examples
     --------
+    >>> import jax
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.3, (40, 2)), rng.normal(4, 0.3, (40, 2))])
     >>> state = init_gmd_state(X, X[[0, 1, 40, 41]])
+    >>> step = jax.jit(gmd_step)  # one compile; stepping eagerly gives the same states
     >>> while not state.converged:
-    ...     state, info = gmd_step(state, X, k_min=1)
+    ...     state, info = step(state, X, k_min=1)
     >>> int(state.n_components), int(state.best_active.sum())
     (1, 2)
     """

@@ -487,11 +487,11 @@ def gibbs_hdp_gmm(
     >>> a = np.concatenate([rng.normal(-2, 0.2, (10, 2)), rng.normal(2, 0.2, (10, 2))])
     >>> b = rng.normal(2, 0.2, (10, 2))
     >>> post = gibbs_hdp_gmm(0, [a, b], sigma2=0.04, num_warmup=50, num_samples=50,
-    ...                      progress_bar=False)
+    ...                      num_chains=2, progress_bar=False)
     >>> int(np.bincount(post.n_clusters.ravel()).argmax())
     2
-    >>> [lab.shape for lab in post.labels_by_group()]
-    [(8, 50, 20), (8, 50, 10)]
+    >>> [lab.shape for lab in post.labels_by_group()]  # (chains, draws, points of the data set)
+    [(2, 50, 20), (2, 50, 10)]
     """
     from .posterior import Posterior
 
