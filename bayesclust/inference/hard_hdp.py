@@ -28,6 +28,7 @@ from ..kernels import (
     squared_norms,
     weighted_means,
 )
+from ._driver import pow2_at_least
 from .dp_means import (
     _CANDIDATE_BLOCK,
     _check_mesh,
@@ -642,9 +643,9 @@ _initial_state = jax.jit(
 def _start_capacities(n: int, n_groups: int) -> tuple[int, int, int, int]:
     """``(G_cap, L_cap, G_bound, L_bound)``: the starting buffer sizes and their upper bounds."""
     # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
-    L_bound = _pow2_at_least(2 * n + n_groups)
-    G_bound = _pow2_at_least(3 * n + 1)
-    L_cap = min(_pow2_at_least(max(8 * n_groups, 32)), L_bound)
+    L_bound = pow2_at_least(2 * n + n_groups)
+    G_bound = pow2_at_least(3 * n + 1)
+    L_cap = min(pow2_at_least(max(8 * n_groups, 32)), L_bound)
     G_cap = min(32, G_bound)
     return G_cap, L_cap, G_bound, L_bound
 
@@ -692,7 +693,7 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
         G_cap = V.check_int(global_capacity, "global_capacity", minimum=1)
     if local_capacity is not None:
         L_cap = V.check_int(local_capacity, "local_capacity", minimum=n_groups)
-    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     lam_l = jnp.asarray(lam_local, X.dtype)
     lam_g = jnp.asarray(lam_global, X.dtype)
     if axis_name is not None:
@@ -744,10 +745,6 @@ def _grow(state: HardHDPState, G_cap: int, L_cap: int, n_groups: int) -> HardHDP
         local_to_global=jnp.pad(state.local_to_global, (0, dl), constant_values=-1),
         overflow=jnp.asarray(False),
     )
-
-
-def _pow2_at_least(m: int) -> int:
-    return 1 << max(0, int(m) - 1).bit_length()
 
 
 # --------------------------------------------------------------------------- #
@@ -947,7 +944,7 @@ def hard_hdp(
     G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
     # The trace buffer's length is a shape: at least 128, so that every max_iter up to
     # 127 runs the same compiled program (max_iter itself is traced).
-    trace_len = _pow2_at_least(max(max_iter + 1, 128))
+    trace_len = pow2_at_least(max(max_iter + 1, 128))
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
                                lam_g=lam_g, trace_len=trace_len)
@@ -966,8 +963,8 @@ def hard_hdp(
             raise RuntimeError("hard_hdp: cluster buffers overflowed at their upper bound")
         # Grow at once to what the discarded iteration asked for (at least double).
         need_g, need_l = (int(v) for v in state.need)
-        G_cap = min(max(2 * G_cap, _pow2_at_least(need_g)), G_bound)
-        L_cap = min(max(2 * L_cap, _pow2_at_least(need_l)), L_bound)
+        G_cap = min(max(2 * G_cap, pow2_at_least(need_g)), G_bound)
+        L_cap = min(max(2 * L_cap, pow2_at_least(need_l)), L_bound)
         state = _grow(state, G_cap, L_cap, D)
 
     if mesh is not None:
