@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -50,6 +49,7 @@ import scipy.sparse as sp
 from jax import lax
 
 from ... import _validation as V
+from .._driver import best_of_restarts
 from .coassociation import coassociation_pairs
 
 __all__ = [
@@ -187,31 +187,6 @@ def _run_em(p0, B0, rows, cols, counts, tol, max_iter, hard, alpha_p, alpha_B):
 
 
 _TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
-
-
-def best_of_restarts(n_init: int, run: Callable[[], tuple[float, Any]]):
-    """The best of ``n_init`` calls of ``run() -> (objective, result)`` (maximised).
-
-    The restart loop of the EM consensus functions (PEnCA here, Topchy's mixture model in
-    :mod:`~bayesclust.inference.consensus.mixture_of_ensembles`).
-
-    Returns
-    -------
-    objective : float
-        The highest objective (the first run that reached it on ties).
-    result
-        Its result.
-    objectives : ndarray of float, shape (n_init,)
-        Every run's objective, in order.
-    """
-    best = None
-    finals = []
-    for _ in range(n_init):
-        obj, out = run()
-        finals.append(obj)
-        if best is None or obj > best[0]:
-            best = (obj, out)
-    return best[0], best[1], np.asarray(finals)
 
 
 def aspect_log_likelihood(coassoc: Any, weights: Any, B: Any) -> float:

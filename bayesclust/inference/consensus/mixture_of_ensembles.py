@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
-from .aspect_em import best_of_restarts
+from .._driver import best_of_restarts
 
 __all__ = ["MixtureEnsembleResult", "mixture_of_ensembles"]
 

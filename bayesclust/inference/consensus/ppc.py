@@ -45,6 +45,7 @@ from jax import lax
 
 from ... import _validation as V
 from ...metrics import membership_entropy
+from .._driver import best_of_restarts
 from ._common import _as_pairs
 
 __all__ = ["PPCResult", "ppc"]
@@ -351,14 +352,13 @@ def ppc(
         else:
             keys = jax.random.split(key, n_init)
             starts = [jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(m,)) for k in keys]
-        best, finals = None, []
-        for Y0 in starts:
-            s = run(Y0)
-            obj = float(s.obj)
-            finals.append(obj)
-            if best is None or obj < best[0]:
-                best = (obj, s)
-    obj, s = best
+        todo = iter(starts)
+
+        def start():
+            s = run(next(todo))
+            return float(s.obj), s
+
+        obj, s, finals = best_of_restarts(len(starts), start, maximize=False)
     Y = uniform
     Y[keep] = np.asarray(s.Yt)
     it = int(s.it)

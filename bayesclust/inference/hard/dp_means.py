@@ -30,6 +30,7 @@ from ...kernels import (
     sum_rows,
     weighted_means,
 )
+from .._driver import best_of_restarts, pow2_at_least, run_in_pieces
 from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
 
 __all__ = [
@@ -651,11 +652,11 @@ def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=1
     X = jnp.asarray(X)
     if capacity is None:
         m = 1 if centers is None else len(centers)
-        capacity = min(32, _pow2_at_least(2 * X.shape[0])) if centers is None else max(
-            32, _pow2_at_least(2 * m))
+        capacity = min(32, pow2_at_least(2 * X.shape[0])) if centers is None else max(
+            32, pow2_at_least(2 * m))
     else:
         capacity = V.check_int(capacity, "capacity", minimum=1)
-    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     w = _weights(sample_weight, X)
     lam = jnp.asarray(lam, X.dtype)
     if axis_name is not None:
@@ -726,8 +727,6 @@ def _grow(state: DPMeansState, K_cap: int) -> DPMeansState:
     )
 
 
-def _pow2_at_least(m: int) -> int:
-    return 1 << max(0, int(m) - 1).bit_length()
 
 
 def dp_means(
@@ -949,8 +948,6 @@ def dp_means(
             raise ValueError("order must be None when n_init > 1 and init='mean' "
                              "(the starts differ by their random pass orders)")
     if n_init > 1:
-        from ..consensus.aspect_em import best_of_restarts
-
         starts = iter(range(n_init))
 
         def start():
@@ -958,10 +955,10 @@ def dp_means(
             o = V.as_numpy_rng(k).permutation(n) if init == "mean" else order
             r = dp_means(X, lam, sample_weight=w, max_iter=max_iter, max_clusters=max_clusters,
                          order=o, mesh=mesh, init=init, rng_key=k)
-            return -r.objective, r  # best_of_restarts maximises
+            return r.objective, r
 
-        _, best, finals = best_of_restarts(n_init, start)
-        return best._replace(restart_objectives=-finals)
+        _, best, finals = best_of_restarts(n_init, start, maximize=False)
+        return best._replace(restart_objectives=finals)
     kw = dict(max_iter=max_iter, max_clusters=max_clusters, mesh=mesh, init=init, rng_key=key)
     if order is not None:
         inverse = np.argsort(order)
@@ -987,7 +984,7 @@ def dp_means(
     Xs, e = V.to_unit_frame(X, mean, "X")
     lam_s = V.check_unit_penalty(lam, "lam", e, Xs.dtype, n_terms=n, nonconstant=bool(np.any(Xs)))
     # Before empty clusters are deleted a pass may hold k_old + n_new <= 2n clusters.
-    K_bound = max(32, _pow2_at_least(limit + n))
+    K_bound = max(32, pow2_at_least(limit + n))
     K_cap = min(K_bound, _initial_capacity(Xs, w, lam_s))
     seeds = None
     if init == "k-means++":
@@ -1003,7 +1000,7 @@ def dp_means(
             lam_s, Xp.dtype) * count
         seeds, seed_objective = np.asarray(seeds), np.asarray(seed_objective)
         del Xp, wp
-        K_cap = min(K_bound, max(K_cap, _pow2_at_least(2 * count)))
+        K_cap = min(K_bound, max(K_cap, pow2_at_least(2 * count)))
     if mesh is None:
         # Rows padded to a shape bucket with weight 0 (never a candidate, nothing
         # in any statistic or in the stopping test): n rows and n + 7 rows run
@@ -1034,37 +1031,29 @@ def dp_means(
                 centers=centers, n_clusters=np.int32(len(seeds)), labels=state.labels * 0 - 1,
                 objective=seed_objective, objective_trace=buf,
             )
-    trace, done = [np.asarray(state.objective_trace)[:1]], 0
-    while True:
-        # At most _TRACE_LEN - 1 iterations per call: the trace buffer's length.
-        todo = min(max_iter - done, _TRACE_LEN - 1)
-        state = run(Xj, wj, lam_j, np.int32(limit), np.int32(todo), state)
-        if bool(state.overflow) and not bool(state.limit_hit):
-            # The failed pass stopped at the first candidate block that overfilled
-            # the buffer; every seed accepted up to there is genuine, so it needs at
-            # least ``need`` slots.  Double at least (each new size is a compile).
-            K_cap = min(max(2 * K_cap, _pow2_at_least(int(state.need))), K_bound)
-            state = _grow(state, K_cap)
-            if mesh is not None:
-                run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)[1]
-            continue
-        it = int(state.n_iter)
-        trace.append(np.asarray(state.objective_trace)[1 : it + 1])
-        done += it
-        if bool(state.limit_hit):
-            warnings.warn(
-                f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
-                f"stopped after {done} iteration(s). Increase lam or max_clusters.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            break
-        if bool(state.converged) or done >= max_iter:
-            break
-        # The next piece of the trace starts at the current objective.
-        buf = np.full(_TRACE_LEN, np.nan, trace[-1].dtype)
-        buf[0] = trace[-1][-1]
-        state = state._replace(n_iter=np.int32(0), objective_trace=buf)
+    def grow(new):
+        # The failed pass stopped at the first candidate block that overfilled the buffer;
+        # every seed accepted up to there is genuine, so it needs at least ``need`` slots.
+        # Double at least (each new size is a compile).
+        nonlocal K_cap, run
+        if not bool(new.overflow) or bool(new.limit_hit):
+            return None
+        K_cap = min(max(2 * K_cap, pow2_at_least(int(new.need))), K_bound)
+        if mesh is not None:
+            run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)[1]
+        return _grow(new, K_cap)
+
+    state, traces, done = run_in_pieces(
+        state, lambda todo, s: run(Xj, wj, lam_j, np.int32(limit), todo, s), max_iter,
+        piece=_TRACE_LEN, grow=grow, stop=lambda s: bool(s.limit_hit))
+    trace = [traces["objective_trace"]]
+    if bool(state.limit_hit):
+        warnings.warn(
+            f"dp_means needed more than max_clusters={limit} clusters at lam={lam:g}; "
+            f"stopped after {done} iteration(s). Increase lam or max_clusters.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
     k = int(state.n_clusters)
     labels = _to_host(state.labels)[:n]
@@ -1111,7 +1100,7 @@ def _initial_capacity(X, w, lam) -> int:
             k += 1
             if k == len(seeds):
                 break
-    return max(32, _pow2_at_least(4 * k))
+    return max(32, pow2_at_least(4 * k))
 
 
 @jax.jit

@@ -27,6 +27,7 @@ from ...kernels import (
     squared_norms,
     weighted_means,
 )
+from .._driver import TRACE_PIECE, pow2_at_least, run_in_pieces
 from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
 from .dp_means import dp_means_pass, farthest_first_lambda
 
@@ -614,9 +615,9 @@ _initial_state = jax.jit(
 def _start_capacities(n: int, n_groups: int) -> tuple[int, int, int, int]:
     """``(G_cap, L_cap, G_bound, L_bound)``: the starting buffer sizes and their upper bounds."""
     # During a pass: locals <= n (start) + n (opened); globals <= n + n (step 4) + n (step 5).
-    L_bound = _pow2_at_least(2 * n + n_groups)
-    G_bound = _pow2_at_least(3 * n + 1)
-    L_cap = min(_pow2_at_least(max(8 * n_groups, 32)), L_bound)
+    L_bound = pow2_at_least(2 * n + n_groups)
+    G_bound = pow2_at_least(3 * n + 1)
+    L_cap = min(pow2_at_least(max(8 * n_groups, 32)), L_bound)
     G_cap = min(32, G_bound)
     return G_cap, L_cap, G_bound, L_bound
 
@@ -664,7 +665,7 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
         G_cap = V.check_int(global_capacity, "global_capacity", minimum=1)
     if local_capacity is not None:
         L_cap = V.check_int(local_capacity, "local_capacity", minimum=n_groups)
-    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     lam_l = jnp.asarray(lam_local, X.dtype)
     lam_g = jnp.asarray(lam_global, X.dtype)
     if axis_name is not None:
@@ -716,10 +717,6 @@ def _grow(state: HardHDPState, G_cap: int, L_cap: int, n_groups: int) -> HardHDP
         local_to_global=jnp.pad(state.local_to_global, (0, dl), constant_values=-1),
         overflow=jnp.asarray(False),
     )
-
-
-def _pow2_at_least(m: int) -> int:
-    return 1 << max(0, int(m) - 1).bit_length()
 
 
 # --------------------------------------------------------------------------- #
@@ -917,37 +914,39 @@ def hard_hdp(
         lam_l = np.asarray(lam_l_s, Xj.dtype)
         lam_g = np.asarray(lam_g_s, Xj.dtype)
     G_cap, L_cap, G_bound, L_bound = _start_capacities(n, D)
-    # The trace buffer's length is a shape: at least 128, so that every max_iter up to
-    # 127 runs the same compiled program (max_iter itself is traced).
-    trace_len = _pow2_at_least(max(max_iter + 1, 128))
+    # The trace buffer has a fixed length (a longer run records it in pieces), so a new
+    # max_iter never compiles a new program (max_iter itself is traced).
+    trace_len = TRACE_PIECE
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
                                lam_g=lam_g, trace_len=trace_len)
     else:
         state = _sharded_init(mesh, axis, D, G_cap, L_cap, trace_len)(Xj, gj, valid, lam_l, lam_g)
-    while True:
+
+    def run(todo, s):
         if mesh is None:
-            state = _run(Xj, gj, lam_l, lam_g, jnp.int32(max_iter), state, n_groups=D)
-        else:
-            state = _sharded_run(mesh, axis, D)(
-                Xj, gj, valid, lam_l, lam_g, np.int32(max_iter), state
-            )
-        if not bool(state.overflow):
-            break
+            return _run(Xj, gj, lam_l, lam_g, todo, s, n_groups=D)
+        return _sharded_run(mesh, axis, D)(Xj, gj, valid, lam_l, lam_g, todo, s)
+
+    def grow(s):
+        nonlocal G_cap, L_cap
+        if not bool(s.overflow):
+            return None
         if G_cap >= G_bound and L_cap >= L_bound:  # pragma: no cover - impossible by the bounds
             raise RuntimeError("hard_hdp: cluster buffers overflowed at their upper bound")
         # Grow at once to what the discarded iteration asked for (at least double).
-        need_g, need_l = (int(v) for v in state.need)
-        G_cap = min(max(2 * G_cap, _pow2_at_least(need_g)), G_bound)
-        L_cap = min(max(2 * L_cap, _pow2_at_least(need_l)), L_bound)
-        state = _grow(state, G_cap, L_cap, D)
+        need_g, need_l = (int(v) for v in s.need)
+        G_cap = min(max(2 * G_cap, pow2_at_least(need_g)), G_bound)
+        L_cap = min(max(2 * L_cap, pow2_at_least(need_l)), L_bound)
+        return _grow(s, G_cap, L_cap, D)
+
+    state, traces, it = run_in_pieces(state, run, max_iter, piece=trace_len, grow=grow)
 
     if mesh is not None:
         state = state._replace(local_labels=_to_host(state.local_labels)[:n])
     state = jax.device_get(state)  # one transfer, then host-side slicing
     g = int(state.n_global)
     k = int(state.n_local)
-    it = int(state.n_iter)
     z = np.asarray(state.local_labels).astype(np.int64)
     loc_group = np.asarray(state.local_group[:k]).astype(np.int64)
     loc_global = np.asarray(state.local_to_global[:k]).astype(np.int64)
@@ -964,7 +963,7 @@ def hard_hdp(
         local_to_global=np.split(loc_global, np.cumsum(n_local)[:-1]),
         centers=(np.ldexp(np.asarray(state.centers[:g]), e) + mean).astype(Xj.dtype),
         objective=math.ldexp(float(state.objective), 2 * e),
-        objective_trace=_from_unit(state.objective_trace[: it + 1], e),
+        objective_trace=_from_unit(traces["objective_trace"], e),
         n_local=n_local,
         n_global=g,
         n_iter=it,

@@ -31,6 +31,7 @@ from ...kernels import (
     padded_rows,
     sum_rows,
 )
+from .._driver import pow2_at_least, run_in_pieces
 from ._common import _n_params
 
 __all__ = [
@@ -485,10 +486,6 @@ def _initial_state(X, w, means, reg_covar, trace_len):
 _initial = jax.jit(_initial_state, static_argnums=(4,))
 
 
-def _pow2_at_least(m: int) -> int:
-    return 1 << max(0, (m - 1).bit_length())
-
-
 def init_gmd_state(X, means, *, reg_covar=REG_COVAR, sample_weight=None,
                    max_iter: int = 100) -> GMDState:
     """The state GMD starts from: ``k_max`` components at ``means`` (Figueiredo & Jain 2002, §5).
@@ -516,7 +513,7 @@ def init_gmd_state(X, means, *, reg_covar=REG_COVAR, sample_weight=None,
     GMDState
     """
     X = jnp.asarray(X)
-    trace_len = _pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     w = _row_weights(sample_weight, X)
     return _initial(X, w, jnp.asarray(means, X.dtype), jnp.asarray(reg_covar, X.dtype), trace_len)
 
@@ -747,24 +744,11 @@ def gmd(
     k_min_j, tol_j = np.int32(k_min), np.asarray(tol, Xj.dtype)
     state = _initial(Xj, wj, jnp.asarray(M), np.asarray(reg_covar, Xj.dtype), _TRACE_LEN)
 
-    trace = [np.asarray(state.objective_trace, np.float64)[:1]]
-    ks = [np.asarray(state.n_components_trace)[:1]]
-    done = 0
-    while True:
-        # At most _TRACE_LEN - 1 steps per call: the trace buffer's length.
-        todo = min(max_iter - done, _TRACE_LEN - 1)
-        state = _run(Xj, wj, k_min_j, tol_j, np.int32(todo), state)
-        it = int(state.n_iter)
-        trace.append(np.asarray(state.objective_trace, np.float64)[1: it + 1])
-        ks.append(np.asarray(state.n_components_trace)[1: it + 1])
-        done += it
-        if bool(state.converged) or done >= max_iter:
-            break
-        state = state._replace(
-            n_iter=np.int32(0),
-            objective_trace=np.full(_TRACE_LEN, np.nan, Xj.dtype),
-            n_components_trace=np.zeros(_TRACE_LEN, np.int32),
-        )
+    state, traces, done = run_in_pieces(
+        state, lambda todo, s: _run(Xj, wj, k_min_j, tol_j, todo, s), max_iter,
+        piece=_TRACE_LEN, traces=("objective_trace", "n_components_trace"))
+    trace = [traces["objective_trace"].astype(np.float64)]
+    ks = [traces["n_components_trace"]]
 
     labels, weights, means, covs, active, k, L = _final(Xj, wj, state)
     active = np.asarray(active)
