@@ -24,12 +24,25 @@ if _CACHE:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
-#: Memory maps at which the compiled programs are freed (the kernel's limit, ``vm.max_map_count``,
-#: is 65,530 by default).
+@pytest.fixture(autouse=True, scope="module")
+def _drop_compiled_programs():
+    """Free every compiled XLA program after each test module.
+
+    Each XLA:CPU executable keeps about three memory maps of its own code, and
+    JAX's caches keep every executable alive: an xdist worker that runs half
+    the suite reached tens of thousands of maps, and at the kernel's limit
+    (``vm.max_map_count``, 65,530 here) the next compile fails inside LLVM with
+    a segmentation fault -- the native crashes that earlier cold CI runs saw
+    "late in a worker".  Tests never rely on a warm cache across modules.
+    """
+    yield
+    jax.clear_caches()
+    gc.collect()
+
+
+#: Memory maps at which a test module's compiled programs are freed before it ends.
 _MAPS_HIGH = 30_000
-#: ``BAYESCLUST_TEST_CLEAR_EACH_MODULE=1``: free them after every test module as well (the
-#: former policy; it recompiles every program a later module shares).
-_CLEAR_EACH_MODULE = os.environ.get("BAYESCLUST_TEST_CLEAR_EACH_MODULE", "") == "1"
+_tests_run = [0]
 
 
 def _memory_maps() -> int:
@@ -38,32 +51,6 @@ def _memory_maps() -> int:
             return f.read().count(b"\n")
     except OSError:  # not Linux: nothing to count
         return 0
-
-
-def _free_compiled_programs():
-    jax.clear_caches()
-    gc.collect()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _drop_compiled_programs():
-    """Free every compiled XLA program after a test module once they hold many memory maps.
-
-    Each XLA:CPU executable keeps about three memory maps of its own code, and
-    JAX's caches keep every executable alive: an xdist worker that runs half
-    the suite reached tens of thousands of maps, and at the kernel's limit
-    (``vm.max_map_count``, 65,530 here) the next compile fails inside LLVM with
-    a segmentation fault -- the native crashes that earlier cold CI runs saw
-    "late in a worker".  Below ``_MAPS_HIGH`` the programs stay: a later module
-    that runs the same program (same function, shapes and static arguments -- the
-    shape buckets of the kernels, the tests' shared data sets) does not compile
-    it again, which was a large share of the suite's time.  Tests count compiles
-    only as differences within one test (a program compiled earlier is not
-    compiled again), never against a cold cache.
-    """
-    yield
-    if _CLEAR_EACH_MODULE or _memory_maps() > _MAPS_HIGH:
-        _free_compiled_programs()
 
 
 @pytest.fixture(autouse=True)
@@ -77,10 +64,8 @@ def _drop_compiled_programs_when_many():
     yield
     _tests_run[0] += 1
     if _tests_run[0] % 10 == 0 and _memory_maps() > _MAPS_HIGH:
-        _free_compiled_programs()
-
-
-_tests_run = [0]
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture

@@ -394,6 +394,7 @@ def kernel_dp_means_step(state: KernelDPMeansState) -> tuple[KernelDPMeansState,
     Examples
     --------
     >>> import numpy as np
+    >>> from bayesclust.inference.hard.kernel_dp_means import init_kernel_dp_means_state
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     >>> state = init_kernel_dp_means_state(X @ X.T, lam=1.0)
     >>> while not state.converged:
