@@ -598,15 +598,14 @@ def gibbs_dp_gaussian(
         lab = V.check_labels(init_labels, "init_labels", n_samples=n)
         lab = np.unique(lab, return_inverse=True)[1].astype(np.int32).reshape(n)
         labels0 = np.broadcast_to(lab, (num_chains, n)).copy()
-    Z, logdet0 = _whiten(X, prior)
+    Z, kappa0, nu0, logdet0 = whitened_problem(X, prior, "full" if full else "diag")
     # The sampler works on the whitened data: their squares must fit the working dtype
     # (the data's own units do not matter).
     V.check_squares_representable(Z, "X (whitened by the prior)", dtype=V.working_dtype(X.dtype))
     Zj = jnp.asarray(Z, V.working_dtype(X.dtype))
     dtype = Zj.dtype
-    kappa0 = jnp.asarray(prior.kappa, dtype)
-    # "diag" runs the one-dimensional formulas with the marginal dof nu0 - d + 1.
-    nu0 = jnp.asarray(prior.dof if full else prior.dof - d + 1.0, dtype)
+    kappa0 = jnp.asarray(kappa0, dtype)
+    nu0 = jnp.asarray(nu0, dtype)
     k0 = int(labels0.max()) + 1
     capacity = max(k0, min(max(8, 2 * k0), limit))
     state = _init_chains(Zj, jnp.asarray(labels0), float(np.log(alpha)), kappa0, K=capacity,
