@@ -10,16 +10,22 @@ mixture models fitted by EM (and with plain k-means,
   component emits both the features and the class,
   ``p(c, x) = sum_j pi_j N(x | m_j, s^2 I) psi_{j, c}``.
 
-Both run a fixed number of EM iterations (the paper: 100) in one jit-compiled
-``lax.scan`` with log-domain responsibilities
+Both run a fixed number of EM iterations (the paper: 100), stopping earlier only at an
+exact fixed point of EM (which every later iteration would repeat), with log-domain
+responsibilities
 (:func:`~bayesclust.kernels.isotropic_gaussian_logpdf`,
 :func:`~bayesclust.kernels.log_responsibilities`).  The learned centres define
 the Voronoi cells by which the experiments cluster held-out points (docs/deviations.md#dc-heldout-cost).
+
+Each has the package's step shape (docs/architecture.md, "One shape for iterative
+algorithms"): :class:`MoGState`, :func:`init_mog_em_state`, :func:`mog_em_step` and
+:class:`MDA2State`, :func:`init_mda2_em_state`, :func:`mda2_em_step`; the drivers loop over
+the step in a jitted ``lax.while_loop`` and record the trace in pieces
+(:func:`bayesclust.inference._driver.run_in_pieces`), so a new ``max_iter`` compiles nothing.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax
@@ -37,9 +43,13 @@ from ...kernels import (
     log_responsibilities,
     weighted_means,
 )
+from .._driver import TRACE_PIECE, pow2_at_least, run_in_pieces
 from ..hard.kmeans import kmeans_init
 
-__all__ = ["mog_em", "MoGResult", "mda2_em", "MDA2Result"]
+__all__ = [
+    "mog_em", "MoGResult", "MoGState", "MoGInfo", "init_mog_em_state", "mog_em_step",
+    "mda2_em", "MDA2Result", "MDA2State", "MDA2Info", "init_mda2_em_state", "mda2_em_step",
+]
 
 
 class MoGResult(NamedTuple):
@@ -53,22 +63,27 @@ class MoGResult(NamedTuple):
         Mixing weights (sum to one).
     spread : float
         The fixed component standard deviation.
-    log_likelihood : float
-        ``sum_i log p(x_i)`` at the returned parameters.
-    objective_trace : ndarray, shape (n_iter + 1,)
+    objective : float
         The maximised objective, the log-likelihood ``sum_i log p(x_i)``, at the
-        initial parameters and after every EM iteration; never decreases (up to
-        rounding).
+        returned parameters.
+    objective_trace : ndarray, shape (n_iter + 1,)
+        ``objective`` at the initial parameters and after every EM iteration; never
+        decreases (up to rounding).
     n_iter : int
-        EM iterations run (always ``max_iter``).
+        EM iterations run: ``max_iter``, or fewer when EM reached an exact fixed point.
+    converged : bool
+        The last iteration left the parameters unchanged (bit for bit): a fixed point
+        of EM, which every later iteration would repeat.  EM runs ``max_iter``
+        iterations otherwise (the paper: 100) and has no tolerance test.
     """
 
     centers: np.ndarray
     weights: np.ndarray
     spread: float
-    log_likelihood: float
+    objective: float
     objective_trace: np.ndarray
     n_iter: int
+    converged: bool
 
 
 class MDA2Result(NamedTuple):
@@ -82,22 +97,128 @@ class MDA2Result(NamedTuple):
     psi : ndarray, shape (n_clusters, n_classes)
         Class distribution of every component (rows sum to one).
     spread : float
-    log_likelihood : float
-        ``sum_i log p(c_i, x_i)`` at the returned parameters.
+    objective : float
+        The maximised objective, the log-likelihood ``sum_i log p(c_i, x_i)``, at the
+        returned parameters.
     objective_trace : ndarray, shape (n_iter + 1,)
-        The maximised objective, the log-likelihood ``sum_i log p(c_i, x_i)``, at
-        the initial parameters and after every EM iteration; never decreases (up
-        to rounding).
+        ``objective`` at the initial parameters and after every EM iteration; never
+        decreases (up to rounding).
     n_iter : int
+        EM iterations run: ``max_iter``, or fewer when EM reached an exact fixed point.
+    converged : bool
+        The last iteration left the parameters unchanged (see :class:`MoGResult`).
     """
 
     centers: np.ndarray
     weights: np.ndarray
     psi: np.ndarray
     spread: float
-    log_likelihood: float
+    objective: float
     objective_trace: np.ndarray
     n_iter: int
+    converged: bool
+
+
+class MoGState(NamedTuple):
+    """State of a :func:`mog_em` run between two EM iterations.
+
+    Made by :func:`init_mog_em_state`, advanced by :func:`mog_em_step`; :func:`mog_em`
+    loops over the step.
+
+    Attributes
+    ----------
+    centers : array, shape (K, d)
+        Component means :math:`m_j`.
+    log_weights : array, shape (K,)
+        Log mixing weights :math:`\\log \\pi_j` (``-inf`` for a component that lost all
+        its mass).
+    responsibilities : array, shape (n, K)
+        The E-step at these parameters, :math:`r_{ij} = p(j \\mid x_i)`.
+    objective : scalar, dtype of ``X``
+        The log-likelihood :math:`\\sum_i \\log p(x_i)` at these parameters (maximised).
+    objective_trace : array, shape (T,), dtype of ``X``
+        The objective after initialisation and after iterations ``1..n_iter`` in
+        entries ``0..n_iter``, NaN after them (later iterations are not recorded).
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration left the means and weights unchanged (bit for bit).
+    """
+
+    centers: jax.Array
+    log_weights: jax.Array
+    responsibilities: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+
+
+class MoGInfo(NamedTuple):
+    """Diagnostics of one :func:`mog_em_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Log-likelihood of the returned state.
+    changed : bool scalar
+        The step changed the means or the weights (EM has no partition: the parameters).
+    """
+
+    objective: jax.Array
+    changed: jax.Array
+
+
+class MDA2State(NamedTuple):
+    """State of an :func:`mda2_em` run between two EM iterations.
+
+    Made by :func:`init_mda2_em_state`, advanced by :func:`mda2_em_step`;
+    :func:`mda2_em` loops over the step.
+
+    Attributes
+    ----------
+    centers : array, shape (K, d)
+        Component means :math:`m_j`.
+    log_weights : array, shape (K,)
+        Log mixing weights :math:`\\log \\pi_j`.
+    log_psi : array, shape (K, C)
+        Log class distributions :math:`\\log \\psi_{jc}` (``-inf`` for a class a
+        component never explains).
+    responsibilities : array, shape (n, K)
+        The E-step at these parameters, :math:`r_{ij} = p(j \\mid c_i, x_i)`.
+    objective : scalar, dtype of ``X``
+        The log-likelihood :math:`\\sum_i \\log p(c_i, x_i)` at these parameters (maximised).
+    objective_trace : array, shape (T,), dtype of ``X``
+        As in :class:`MoGState`.
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration left the means, weights and class distributions unchanged.
+    """
+
+    centers: jax.Array
+    log_weights: jax.Array
+    log_psi: jax.Array
+    responsibilities: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+
+
+class MDA2Info(NamedTuple):
+    """Diagnostics of one :func:`mda2_em_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Log-likelihood of the returned state.
+    changed : bool scalar
+        The step changed the means, the weights or the class distributions.
+    """
+
+    objective: jax.Array
+    changed: jax.Array
 
 
 def _m_step_means(X, R, previous):
@@ -112,49 +233,220 @@ def _log_weights(mass):
     return jnp.log(mass / jnp.sum(mass))
 
 
-@functools.partial(jax.jit, static_argnames=("max_iter",))
-def _mog_run(X, means, sigma2, max_iter):
-    K = means.shape[0]
-
-    def step(carry, _):
-        means, log_w = carry
-        L = isotropic_gaussian_logpdf(X, means, sigma2)
-        ll = jnp.sum(logsumexp(L + log_w[None, :], axis=1))
-        R = jnp.exp(log_responsibilities(log_w, L))
-        means, mass = _m_step_means(X, R, means)
-        return (means, _log_weights(mass)), ll
-
-    log_w0 = jnp.full(K, -jnp.log(K), X.dtype)
-    (means, log_w), trace = lax.scan(step, (means, log_w0), None, length=max_iter)
-    L = isotropic_gaussian_logpdf(X, means, sigma2)
-    final = jnp.sum(logsumexp(L + log_w[None, :], axis=1))
-    return means, jnp.exp(log_w), jnp.append(trace, final)
+def _e_step(L, log_w):
+    """Responsibilities and the log-likelihood from the component terms ``L`` (n, K)."""
+    ll = jnp.sum(logsumexp(L + log_w[None, :], axis=1))
+    return jnp.exp(log_responsibilities(log_w, L)), ll
 
 
-@functools.partial(jax.jit, static_argnames=("n_classes", "max_iter"))
-def _mda2_run(X, classes, means, sigma2, n_classes, max_iter):
-    K = means.shape[0]
+def _mda2_terms(X, classes, means, log_psi, sigma2):
+    # log N(x_i | m_j, s^2 I) + log psi_{j, c_i}, shape (n, K)
+    return isotropic_gaussian_logpdf(X, means, sigma2) + log_psi[:, classes].T
 
-    def log_lik(means, log_psi):
-        # log N(x_i | m_j, s^2 I) + log psi_{j, c_i}, shape (n, K)
-        return isotropic_gaussian_logpdf(X, means, sigma2) + log_psi[:, classes].T
 
-    def step(carry, _):
-        means, log_w, log_psi = carry
-        L = log_lik(means, log_psi)
-        ll = jnp.sum(logsumexp(L + log_w[None, :], axis=1))
-        R = jnp.exp(log_responsibilities(log_w, L))
-        new_means, mass = _m_step_means(X, R, means)
-        counts = class_counts(R, classes, n_classes)  # (K, C) soft counts
-        safe = jnp.where(mass > 0, mass, 1.0)[:, None]
-        log_psi = jnp.where(mass[:, None] > 0, jnp.log(counts / safe), log_psi)
-        return (new_means, _log_weights(mass), log_psi), ll
+def _trace_len(max_iter) -> int:
+    return pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
 
-    log_w0 = jnp.full(K, -jnp.log(K), X.dtype)
-    log_psi0 = jnp.full((K, n_classes), -jnp.log(n_classes), X.dtype)
-    (means, log_w, log_psi), trace = lax.scan(step, (means, log_w0, log_psi0), None, length=max_iter)
-    final = jnp.sum(logsumexp(log_lik(means, log_psi) + log_w[None, :], axis=1))
-    return means, jnp.exp(log_w), jnp.exp(log_psi), jnp.append(trace, final)
+
+def _start_trace(objective, trace_len):
+    return jnp.full(trace_len, jnp.nan, objective.dtype).at[0].set(objective)
+
+
+def _sigma2(spread, dtype):
+    return jnp.square(jnp.asarray(spread, dtype))
+
+
+def _mog_init(X, centers, sigma2, trace_len):
+    K = centers.shape[0]
+    log_w = jnp.full(K, -jnp.log(K), X.dtype)
+    R, ll = _e_step(isotropic_gaussian_logpdf(X, centers, sigma2), log_w)
+    return MoGState(centers, log_w, R, ll, _start_trace(ll, trace_len), jnp.int32(0),
+                    jnp.asarray(False))
+
+
+def _mog_step(s: MoGState, X, sigma2):
+    means, mass = _m_step_means(X, s.responsibilities, s.centers)
+    log_w = _log_weights(mass)
+    R, ll = _e_step(isotropic_gaussian_logpdf(X, means, sigma2), log_w)
+    same = jnp.all(means == s.centers) & jnp.all(log_w == s.log_weights)
+    it = s.n_iter + 1
+    new = MoGState(means, log_w, R, ll, s.objective_trace.at[it].set(ll), it, same)
+    return new, MoGInfo(ll, ~same)
+
+
+# Compiled, as the drivers run it: stepping by hand from it reproduces them bit for bit.
+_mog_start = jax.jit(_mog_init, static_argnums=(3,))
+
+
+def init_mog_em_state(X, centers, spread, *, max_iter: int = 100) -> MoGState:
+    """The state :func:`mog_em` starts from: the given means, equal weights, their E-step.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+        Data.  :func:`mog_em` works on the data centred by their mean (in the input
+        dtype), the initial means centred alike; stepping on those reproduces it.
+    centers : array, shape (K, d)
+        Initial means.
+    spread : float scalar
+        Component standard deviation :math:`s`.
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for (its length: the
+        smallest power of two ``>= max_iter + 1``).
+
+    Returns
+    -------
+    MoGState
+    """
+    X = jnp.asarray(X)
+    C = jnp.asarray(centers, X.dtype)
+    return _mog_start(X, C, _sigma2(spread, X.dtype), _trace_len(max_iter))
+
+
+def mog_em_step(state: MoGState, X, spread) -> tuple[MoGState, MoGInfo]:
+    r"""One EM iteration of :func:`mog_em` on a state: the M-step, the E-step, the stopping test.
+
+    M-step from the state's responsibilities (:math:`m_j = \sum_i r_{ij} x_i / \sum_i
+    r_{ij}`, :math:`\pi_j = \sum_i r_{ij} / n`), then the E-step at the new parameters,
+    which gives the next responsibilities and the log-likelihood.  :func:`mog_em` is this
+    step in a ``lax.while_loop`` from :func:`init_mog_em_state`, stopped by ``converged``
+    or ``max_iter``; stepping by hand on the same (centred) data reproduces it exactly.
+    Works eagerly and under ``jax.jit``; no validation (:func:`mog_em` validates).
+
+    Parameters
+    ----------
+    state : MoGState
+    X : array, shape (n, d)
+        The data the state was made from.
+    spread : float scalar
+        Component standard deviation :math:`s`.
+
+    Returns
+    -------
+    state : MoGState
+    info : MoGInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[-2.6, -2.5], [-2.4, -2.5], [2.4, 2.5], [2.6, 2.5]])
+    >>> state = init_mog_em_state(X, X[[0, 2]], 0.5)
+    >>> while not state.converged:
+    ...     state, info = mog_em_step(state, X, 0.5)
+    >>> np.asarray(state.centers).round(2).tolist(), bool(info.changed)
+    ([[-2.5, -2.5], [2.5, 2.5]], False)
+    """
+    X = jnp.asarray(X)
+    return _mog_step(state, X, _sigma2(spread, X.dtype))
+
+
+def _mda2_init(X, classes, centers, sigma2, n_classes, trace_len):
+    K = centers.shape[0]
+    log_w = jnp.full(K, -jnp.log(K), X.dtype)
+    log_psi = jnp.full((K, n_classes), -jnp.log(n_classes), X.dtype)
+    R, ll = _e_step(_mda2_terms(X, classes, centers, log_psi, sigma2), log_w)
+    return MDA2State(centers, log_w, log_psi, R, ll, _start_trace(ll, trace_len), jnp.int32(0),
+                     jnp.asarray(False))
+
+
+def _mda2_step(s: MDA2State, X, classes, sigma2):
+    means, mass = _m_step_means(X, s.responsibilities, s.centers)
+    counts = class_counts(s.responsibilities, classes, s.log_psi.shape[1])  # (K, C) soft counts
+    safe = jnp.where(mass > 0, mass, 1.0)[:, None]
+    log_psi = jnp.where(mass[:, None] > 0, jnp.log(counts / safe), s.log_psi)
+    log_w = _log_weights(mass)
+    R, ll = _e_step(_mda2_terms(X, classes, means, log_psi, sigma2), log_w)
+    same = (jnp.all(means == s.centers) & jnp.all(log_w == s.log_weights)
+            & jnp.all(log_psi == s.log_psi))
+    it = s.n_iter + 1
+    new = MDA2State(means, log_w, log_psi, R, ll, s.objective_trace.at[it].set(ll), it, same)
+    return new, MDA2Info(ll, ~same)
+
+
+_mda2_start = jax.jit(_mda2_init, static_argnums=(4, 5))
+
+
+def init_mda2_em_state(X, classes, centers, spread, *, n_classes: int | None = None,
+                       max_iter: int = 100) -> MDA2State:
+    """The state :func:`mda2_em` starts from: the given means, equal weights, uniform
+    class distributions, their E-step.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+        Data (see :func:`init_mog_em_state` for the centring :func:`mda2_em` applies).
+    classes : int array, shape (n,)
+        Class ``0..n_classes-1`` of every point.
+    centers : array, shape (K, d)
+        Initial means.
+    spread : float scalar
+        Component standard deviation :math:`s`.
+    n_classes : int, optional
+        Default ``classes.max() + 1``.
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
+
+    Returns
+    -------
+    MDA2State
+    """
+    X = jnp.asarray(X)
+    classes = jnp.asarray(classes, jnp.int32)
+    C = int(classes.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=1)
+    return _mda2_start(X, classes, jnp.asarray(centers, X.dtype), _sigma2(spread, X.dtype), C,
+                      _trace_len(max_iter))
+
+
+def mda2_em_step(state: MDA2State, X, classes, spread) -> tuple[MDA2State, MDA2Info]:
+    r"""One EM iteration of :func:`mda2_em` on a state: the M-step, the E-step, the stopping test.
+
+    M-step from the state's responsibilities (weighted means, :math:`\psi_{jc} \propto
+    \sum_{i: c_i = c} r_{ij}`, :math:`\pi_j = \frac1n \sum_i r_{ij}`), then the E-step at
+    the new parameters.  :func:`mda2_em` is this step in a ``lax.while_loop`` from
+    :func:`init_mda2_em_state`; stepping by hand on the same (centred) data reproduces it
+    exactly.  Works eagerly and under ``jax.jit``; no validation.
+
+    Parameters
+    ----------
+    state : MDA2State
+    X : array, shape (n, d)
+    classes : int array, shape (n,)
+    spread : float scalar
+
+    Returns
+    -------
+    state : MDA2State
+    info : MDA2Info
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[-0.15], [-0.05], [0.05], [0.15]])
+    >>> state = init_mda2_em_state(X, [0, 0, 1, 1], X[[0, 3]], 1.0)
+    >>> state, info = mda2_em_step(state, X, [0, 0, 1, 1], 1.0)
+    >>> int(state.n_iter), bool(info.changed)
+    (1, True)
+    """
+    X = jnp.asarray(X)
+    return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(spread, X.dtype))
+
+
+@jax.jit
+def _mog_run(todo, state, X, sigma2):
+    def cond(s):
+        return (s.n_iter < todo) & ~s.converged
+
+    return lax.while_loop(cond, lambda s: _mog_step(s, X, sigma2)[0], state)
+
+
+@jax.jit
+def _mda2_run(todo, state, X, classes, sigma2):
+    def cond(s):
+        return (s.n_iter < todo) & ~s.converged
+
+    return lax.while_loop(cond, lambda s: _mda2_step(s, X, classes, sigma2)[0], state)
+
+
 
 
 def _prepare(rng_key, X, n_clusters, spread, max_iter, init):
@@ -167,7 +459,7 @@ def _prepare(rng_key, X, n_clusters, spread, max_iter, init):
         init = kmeans_init(None, X, n_clusters, init=init) - mean  # validated, then centred
     centers0 = kmeans_init(rng_key, X - mean, n_clusters, init=init)
     Xj = jnp.asarray(X - mean)  # centred: protects the GEMM distances; float32 unless x64
-    return X, Xj, mean, centers0.astype(Xj.dtype), jnp.asarray(spread**2, Xj.dtype), spread, max_iter
+    return X, Xj, mean, centers0.astype(Xj.dtype), _sigma2(spread, Xj.dtype), spread, max_iter
 
 
 def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="random") -> MoGResult:
@@ -185,14 +477,16 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     spread : float
         Component **standard deviation** :math:`s` (> 0), shared and fixed.
     max_iter : int, default 100
-        EM iterations (all are run; the paper uses 100).
+        EM iterations (the paper uses 100); all are run unless EM reaches an exact fixed
+        point first.
     init : {"random", "k-means++"} or array_like of shape (n_clusters, d)
         ``"random"``: distinct random data points (the paper); equal initial weights.
 
     Returns
     -------
     MoGResult
-        ``centers, weights, spread, log_likelihood, objective_trace, n_iter``.
+        ``centers, weights, spread, objective, objective_trace, n_iter, converged``;
+        ``objective`` is the log-likelihood (maximised).
 
     Notes
     -----
@@ -217,15 +511,17 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     ([[0.1, 0.0], [5.1, 5.0]], [0.5, 0.5])
     """
     X, Xj, mean, C0, sigma2, spread, max_iter = _prepare(rng_key, X, n_clusters, spread, max_iter, init)
-    means, weights, trace = _mog_run(Xj, C0, sigma2, max_iter)
-    trace = np.asarray(trace)
+    state = _mog_start(Xj, C0, sigma2, TRACE_PIECE)
+    state, traces, done = run_in_pieces(
+        state, lambda todo, s: _mog_run(todo, s, Xj, sigma2), max_iter)
     return MoGResult(
-        centers=(np.asarray(means) + mean).astype(X.dtype),
-        weights=np.asarray(weights),
+        centers=(np.asarray(state.centers) + mean).astype(X.dtype),
+        weights=np.exp(np.asarray(state.log_weights)),
         spread=spread,
-        log_likelihood=float(trace[-1]),
-        objective_trace=trace,
-        n_iter=max_iter,
+        objective=float(state.objective),
+        objective_trace=traces["objective_trace"],
+        n_iter=done,
+        converged=bool(state.converged),
     )
 
 
@@ -258,6 +554,7 @@ def mda2_em(
     n_classes : int, optional
         Default ``classes.max() + 1``.
     max_iter : int, default 100
+        EM iterations, as in :func:`mog_em`.
     init : {"random", "k-means++"} or array_like of shape (n_clusters, d)
         Initial means (default: distinct random data points); the weights and
         the class distributions start uniform (ours).
@@ -265,7 +562,8 @@ def mda2_em(
     Returns
     -------
     MDA2Result
-        ``centers, weights, psi, spread, log_likelihood, objective_trace, n_iter``.
+        ``centers, weights, psi, spread, objective, objective_trace, n_iter, converged``;
+        ``objective`` is the log-likelihood (maximised).
 
     Notes
     -----
@@ -301,16 +599,17 @@ def mda2_em(
     n_classes = V.check_int(n_classes, "n_classes", minimum=1)
     if classes.max() >= n_classes:
         raise ValueError(f"classes must lie in [0, {n_classes}), got maximum {classes.max()}")
-    means, weights, psi, trace = _mda2_run(
-        Xj, jnp.asarray(classes, jnp.int32), C0, sigma2, n_classes, max_iter
-    )
-    trace = np.asarray(trace)
+    classes_j = jnp.asarray(classes, jnp.int32)
+    state = _mda2_start(Xj, classes_j, C0, sigma2, n_classes, TRACE_PIECE)
+    state, traces, done = run_in_pieces(
+        state, lambda todo, s: _mda2_run(todo, s, Xj, classes_j, sigma2), max_iter)
     return MDA2Result(
-        centers=(np.asarray(means) + mean).astype(X.dtype),
-        weights=np.asarray(weights),
-        psi=np.asarray(psi),
+        centers=(np.asarray(state.centers) + mean).astype(X.dtype),
+        weights=np.exp(np.asarray(state.log_weights)),
+        psi=np.exp(np.asarray(state.log_psi)),
         spread=spread,
-        log_likelihood=float(trace[-1]),
-        objective_trace=trace,
-        n_iter=max_iter,
+        objective=float(state.objective),
+        objective_trace=traces["objective_trace"],
+        n_iter=done,
+        converged=bool(state.converged),
     )
