@@ -177,7 +177,8 @@ def _sa_reference(key, X, c, m0, jump_std, n_iter, move, block, n_blocks, C, n0,
     best = E
     for b in range(n_blocks):
         eps, which, log_u = (np.asarray(a) for a in
-                             dc_anneal_mod._anneal_draws(key, b, block, K, d, move, jnp.float64))
+                             dc_anneal_mod._anneal_draws(jax.random.fold_in(key, b), block, K, d,
+                                                         move, jnp.float64))
         for i in range(block):
             s = b * block + i
             if s >= n_iter:
@@ -215,6 +216,37 @@ def test_anneal_matches_a_slow_loop_with_the_same_draws(x64, move, lam_eq, lam_v
     assert 0.05 < res.info["accept_rate"] < 0.95
     assert res.n_iter == n_iter and res.smooth_std is None and res.method == "sa"
     assert len(res.objective_trace) == n_blocks + 1 and res.objective_trace[-1] == res.objective
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("move, lam_vq", [("one", 0.1), ("all", 0.0)])
+def test_anneal_steps_by_hand_reproduce_dc_anneal(dtype, move, lam_vq):
+    """init + dc_anneal_step, step b keyed fold_in(k_run, b), give dc_anneal bit for bit."""
+    X, c = dc_toy(5, 120)
+    X = X.astype(dtype)
+    K, n_iter, points = 3, 500, 6  # 6 steps of 84: the last one partial
+    with jax.enable_x64(dtype == np.float64):
+        res = dc_anneal(2, X, c, K, 0.3, n_iter=n_iter, move=move, lam_eq=0.2, lam_vq=lam_vq,
+                        trace_points=points)
+        m0 = res.info["init_prototypes"]
+        state = dc_anneal_mod.init_dc_anneal_state(X, c, m0, lam_eq=0.2, lam_vq=lam_vq, move=move,
+                                                   trace_points=points)
+        block, n_blocks = dc_common.blocks(n_iter, points)
+        k_run = jax.random.split(jax.random.PRNGKey(2))[1]
+        accepted = 0
+        for b in range(n_blocks):
+            assert not bool(state.converged)
+            before = np.asarray(state.labels)
+            state, info = dc_anneal_mod.dc_anneal_step(jax.random.fold_in(k_run, b), state, X, c,
+                                                       0.3, n_iter=n_iter, block=block, move=move)
+            assert float(info.objective) == float(state.objective)
+            assert bool(info.changed) == (not np.array_equal(before, np.asarray(state.labels)))
+            accepted += int(info.n_accepted)
+    assert bool(state.converged) and int(state.n_iter) == res.n_iter == n_iter and res.converged
+    np.testing.assert_array_equal(res.info["final_prototypes"], np.asarray(state.prototypes))
+    np.testing.assert_array_equal(res.objective_trace, np.asarray(state.objective_trace))
+    assert res.objective == float(state.objective) and accepted == int(state.n_accepted)
+    assert res.info["accept_rate"] == accepted / n_iter
 
 
 def test_anneal_improves_and_its_incremental_bookkeeping_is_exact():
