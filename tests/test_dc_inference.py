@@ -286,7 +286,8 @@ def _sdc_reference(key, X, c, m0, smooth_std, rate, n_steps, block, n_blocks, C)
     K = m0.shape[0]
     m, g = m0.copy(), np.zeros((K, C))
     for b in range(n_blocks):
-        idx, u = (np.asarray(a) for a in sdc_mod._sdc_draws(key, b, block, n, jnp.float64))
+        idx, u = (np.asarray(a) for a in sdc_mod._sdc_draws(jax.random.fold_in(key, b), block, n,
+                                                                 jnp.float64))
         for s in range(block):
             t = b * block + s
             if t >= n_steps:
@@ -325,6 +326,31 @@ def test_sdc_matches_a_slow_loop_with_the_same_draws(x64):
     Y = softmax(-((X[:, None] - m_ref[None]) ** 2).sum(-1) / (2 * 0.8**2), axis=1)
     assert res.objective == pytest.approx(np.sum(Y * np.log(psi_ref[:, c]).T), rel=1e-10)
     assert res.objective_trace[0] == pytest.approx(n * np.log(1 / C), rel=1e-12)  # psi uniform
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sdc_steps_by_hand_reproduce_sdc(dtype):
+    """init + sdc_step, step b keyed fold_in(k_run, b), give sdc bit for bit."""
+    X, c = dc_toy(6, 150)
+    X = X.astype(dtype)
+    K, n_iter, points = 3, 700, 4  # 4 steps of 175
+    with jax.enable_x64(dtype == np.float64):
+        res = sdc(5, X, c, K, 0.4, n_iter=n_iter, rate=0.05, trace_points=points)
+        state = sdc_mod.init_sdc_state(X, c, res.info["init_prototypes"], 0.4, trace_points=points)
+        block, n_blocks = dc_common.blocks(n_iter, points)
+        k_run = jax.random.split(jax.random.PRNGKey(5))[1]
+        for b in range(n_blocks):
+            assert not bool(state.converged)
+            before = np.asarray(state.labels)
+            state, info = sdc_mod.sdc_step(jax.random.fold_in(k_run, b), state, X, c, 0.4,
+                                           n_iter=n_iter, rate=0.05, block=block)
+            assert float(info.objective) == float(state.objective)
+            assert bool(info.changed) == (not np.array_equal(before, np.asarray(state.labels)))
+        psi = np.asarray(jax.nn.softmax(state.gamma, axis=1), np.float64)
+    assert bool(state.converged) and int(state.n_iter) == res.n_iter == n_iter and res.converged
+    np.testing.assert_array_equal(res.prototypes, np.asarray(state.prototypes))
+    np.testing.assert_array_equal(res.info["psi"], psi)
+    np.testing.assert_array_equal(res.objective_trace, np.asarray(state.objective_trace, np.float64))
 
 
 def test_sdc_improves_the_exact_posterior_over_its_random_start():
