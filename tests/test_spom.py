@@ -4,6 +4,7 @@ the scikit-learn contract of MKLClassifier and bad input."""
 
 import itertools
 
+import jax
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -79,8 +80,37 @@ def test_objective_decreases_over_epochs():
     trace = res.objective_trace
     assert trace[-1] < trace[0] - 0.02
     assert np.all(np.diff(trace) <= 1e-3 * trace[0]), trace  # the averaged model's objective
-    assert res.n_iter == 15 * len(y)
+    assert res.n_iter == 15 * len(y) and res.converged
+    assert trace.shape == (16,) and trace[0] == pytest.approx(1.0)  # the zero model: hinge 1, penalty 0
     np.testing.assert_allclose(res.beta.sum(), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("structure", ["multiclass", "sequence"])
+def test_steps_by_hand_reproduce_spom(structure):
+    """init_spom_state + spom_step, epoch e keyed by the e-th split, give spom bit for bit."""
+    if structure == "multiclass":
+        blocks, y = _toy_blocks(n=60)
+        kw = {}
+    else:
+        X, y, lengths = chain_sequences(0, n_sequences=20, max_length=6, min_length=3)
+        blocks = [np.concatenate([X, np.ones(X.shape[:2] + (1,))], -1).astype(np.float32)]
+        kw = dict(structure="sequence", lengths=lengths)
+    res = bc.spom(7, blocks, y, 1e-2, n_epochs=3, **kw)
+    state = bc.init_spom_state(blocks, y, 1e-2, n_epochs=3, **kw)
+    key = jax.random.PRNGKey(7)
+    losses = []
+    while not state.converged:
+        key, sub = jax.random.split(key)
+        before = state
+        state, info = bc.spom_step(sub, state)
+        assert info.objective == state.objective and info.changed
+        assert before.n_iter + len(y) == state.n_iter and len(before.objective_trace) == 1 + len(losses)
+        losses.append(info.mean_loss)
+    assert len(losses) == 3 and res.n_iter == state.n_iter == 3 * len(y) and res.converged
+    np.testing.assert_array_equal(res.objective_trace, state.objective_trace)
+    for a, b in zip(res.theta + res.theta_last, state.theta + state.theta_last):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert losses[-1] < losses[0]
 
 
 def test_large_lam_concentrates_the_kernel_weights():

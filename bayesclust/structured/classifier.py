@@ -70,7 +70,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     beta_ : ndarray of shape (n_kernels,)
         Learned kernel weights (on the simplex; uniform for ``"average"``).
     theta_ : list of arrays, the averaged model's blocks
-    objective_trace_ : ndarray of shape (n_epochs,)
+    objective_trace_ : ndarray of shape (n_epochs + 1,)
     n_iter_ : int
 
     Examples

@@ -43,8 +43,10 @@ class KernelSPOMResult(NamedTuple):
     coef_last : ndarray of shape (M, N, K), the last iterate's.
     beta : ndarray of shape (M,), kernel weights :math:`\\beta_m\\propto\\|\\theta_m\\|`.
     objective : float, the sparse-MKL objective (minimised) of the averaged model.
-    objective_trace : ndarray of shape (n_epochs,)
+    objective_trace : ndarray of shape (n_epochs + 1,), that objective at the zero model and
+        after every epoch (as :func:`bayesclust.spom`'s).
     n_iter : int, rounds run.
+    converged : bool, True: the ``n_epochs`` epochs were run (a fixed schedule).
     """
 
     coef: np.ndarray
@@ -53,6 +55,7 @@ class KernelSPOMResult(NamedTuple):
     objective: float
     objective_trace: np.ndarray
     n_iter: int
+    converged: bool
 
 
 def _sq_norms(G, A):
@@ -171,8 +174,8 @@ def spom_kernel(rng_key: Any, grams: list, y: Any, lam: float, *, n_classes: int
     n2 = jnp.zeros(G.shape[0], dtype)
     t = jnp.asarray(1.0, dtype)
     key = V.as_rng_key(rng_key)
-    trace = []
     args = (jnp.asarray(eta0, dtype), jnp.asarray(lam, dtype), jnp.asarray(radius, dtype))
+    trace = [float(_objective(Gj, avg, yj, args[1], k=k)[0])]  # the zero model
     for _ in range(n_epochs):
         key, sub = jax.random.split(key)
         order = jax.random.permutation(sub, n)
@@ -182,7 +185,7 @@ def spom_kernel(rng_key: Any, grams: list, y: Any, lam: float, *, n_classes: int
     norms = np.asarray(norms, np.float64)
     beta = norms / norms.sum() if norms.sum() > 0 else np.zeros_like(norms)
     return KernelSPOMResult(np.asarray(avg), np.asarray(A), beta, trace[-1], np.asarray(trace),
-                            n_epochs * n)
+                            n_epochs * n, True)
 
 
 def spom_kernel_decision(coef: Any, grams_test: list) -> np.ndarray:

@@ -35,8 +35,9 @@ import numpy as np
 from .. import _validation as V
 from .proximal import _prox_block_norms, _soft_threshold, block_norms
 
-__all__ = ["OnlineProximalResult", "online_proximal", "proximal_update", "regulariser_value",
-           "REGULARISERS"]
+__all__ = ["OnlineProximalResult", "OnlineProximalState", "OnlineProximalInfo",
+           "init_online_proximal_state", "online_proximal_step", "online_proximal",
+           "proximal_update", "regulariser_value", "REGULARISERS"]
 
 #: The regularisers :math:`\Omega_j` Algorithm 1 may chain, by name (``lam`` the weight):
 #: ``"l2"`` :math:`\frac\lambda2\|\theta\|^2`, ``"l1"`` :math:`\lambda\|\theta\|_1`,
@@ -166,10 +167,13 @@ class OnlineProximalResult(NamedTuple):
         The average of the iterates (the model to use; Martins et al., 2011, Prop. 4).
     objective : float
         The regularised objective (minimised) at ``theta_avg`` after the last epoch.
-    objective_trace : ndarray of shape (n_epochs,)
-        That objective after every epoch.
+    objective_trace : ndarray of shape (n_epochs + 1,)
+        That objective at ``theta0`` and after every epoch.
     n_iter : int
         Rounds run (``n_epochs * N``).
+    converged : bool
+        True: the ``n_epochs`` epochs were run (Algorithm 1 runs a fixed schedule and
+        has no convergence test).
     """
 
     theta: list
@@ -177,6 +181,75 @@ class OnlineProximalResult(NamedTuple):
     objective: float
     objective_trace: np.ndarray
     n_iter: int
+    converged: bool
+
+
+class _Problem(NamedTuple):
+    """What an online-proximal run keeps constant: the loss, the data, the regularisers."""
+
+    loss_grad: Callable
+    data: Any
+    names: tuple
+    lams: jax.Array
+    qs: jax.Array
+    eta0: jax.Array
+    radius: jax.Array
+    n: int
+    n_epochs: int
+
+
+class OnlineProximalState(NamedTuple):
+    """State of Algorithm 1 (:func:`online_proximal`) between two epochs.
+
+    Made by :func:`init_online_proximal_state`, advanced by :func:`online_proximal_step`
+    (one epoch); :func:`online_proximal` loops over the step.  A host step: it never
+    modifies its input state.
+
+    Attributes
+    ----------
+    theta : list of M arrays, shapes of ``theta0``
+        The last iterate.
+    theta_avg : list of M arrays, shapes of ``theta0``
+        The average of the iterates so far (``theta0`` before the first round).
+    objective : float
+        The regularised objective (minimised) at ``theta_avg``.
+    objective_trace : ndarray of float64, shape (epochs + 1,)
+        ``objective`` at ``theta0`` and after every epoch run.
+    n_iter : int
+        Rounds run (``N`` per epoch); round ``t = n_iter + 1`` has step
+        :math:`\\eta_0/\\sqrt t`.
+    converged : bool
+        The schedule's ``n_epochs`` epochs have been run (no convergence test).
+    problem : object
+        The prepared problem (private, constant during the run): the loss, the data,
+        the regularisers, ``eta0``, the radius, ``N`` and ``n_epochs``.
+    """
+
+    theta: list
+    theta_avg: list
+    objective: float
+    objective_trace: np.ndarray
+    n_iter: int
+    converged: bool
+    problem: Any
+
+
+class OnlineProximalInfo(NamedTuple):
+    """Diagnostics of one :func:`online_proximal_step`.
+
+    Attributes
+    ----------
+    objective : float
+        Objective of the returned state.
+    changed : bool
+        The epoch changed the averaged model (Algorithm 1 has no partition).
+    mean_loss : float
+        The mean loss of the epoch's rounds, each at the iterate before its update.
+    """
+
+    objective: float
+    changed: bool
+    mean_loss: float
 
 
 @partial(jax.jit, static_argnames=("loss_grad", "names"))
@@ -200,6 +273,85 @@ def _objective(theta, data, lams, qs, *, loss_grad, names):
     return jnp.mean(losses) + _reg_value(theta, names, lams, qs)
 
 
+def init_online_proximal_state(loss_grad: Callable, theta0: Sequence[Any], data: Any, *,
+                               regularisers: Sequence[tuple], eta0: float = 1.0,
+                               n_epochs: int = 10, radius: float = np.inf) -> OnlineProximalState:
+    """The state Algorithm 1 starts from: ``theta0``, its objective, no round run.
+
+    Parameters are those of :func:`online_proximal` (``n_epochs`` the schedule the
+    state's ``converged`` counts).
+
+    Returns
+    -------
+    OnlineProximalState
+    """
+    names, lams, qs = _check_regularisers(regularisers)
+    eta0 = V.check_positive(eta0, "eta0")
+    n_epochs = V.check_int(n_epochs, "n_epochs", minimum=1)
+    radius = V.check_positive(radius, "radius", allow_inf=True)
+    leaves = jax.tree_util.tree_leaves(data)
+    if not leaves:
+        raise ValueError("data must hold at least one array")
+    n = int(np.shape(leaves[0])[0])
+    if n == 0 or any(np.shape(a)[0] != n for a in leaves):
+        raise ValueError("data's arrays must share a non-zero leading axis (one example per row)")
+    theta = [jnp.asarray(t) for t in theta0]
+    dtype = theta[0].dtype
+    problem = _Problem(loss_grad, data, names, jnp.asarray(lams, dtype), jnp.asarray(qs, dtype),
+                       jnp.asarray(eta0, dtype), jnp.asarray(radius, dtype), n, n_epochs)
+    obj = float(_objective(theta, data, problem.lams, problem.qs, loss_grad=loss_grad, names=names))
+    return OnlineProximalState(theta, list(theta), obj, np.array([obj]), 0, False, problem)
+
+
+def online_proximal_step(rng_key: Any, state: OnlineProximalState
+                         ) -> tuple[OnlineProximalState, OnlineProximalInfo]:
+    r"""One epoch of Algorithm 1 (Martins et al., 2011, §3): every example once, in an order
+    drawn from ``rng_key``.
+
+    Round :math:`t` (counted over all epochs, from ``state.n_iter + 1``) takes the step
+    :math:`\eta_t=\eta_0/\sqrt t` and :func:`proximal_update`; the average of the
+    iterates is updated after every round.  :func:`online_proximal` is this step from
+    :func:`init_online_proximal_state`, epoch ``e`` with the second half of the ``e``-th
+    split of its key (``key, sub = split(key)``); stepping by hand reproduces it exactly.
+
+    Parameters
+    ----------
+    rng_key : JAX key or int
+        Orders the epoch's examples (``jax.random.permutation``).
+    state : OnlineProximalState
+
+    Returns
+    -------
+    state : OnlineProximalState
+    info : OnlineProximalInfo
+
+    Examples
+    --------
+    >>> import numpy as np, jax, jax.numpy as jnp
+    >>> def lg(theta, ex):
+    ...     x, y = ex
+    ...     r = jnp.dot(theta[0], x) - y
+    ...     return 0.5 * r ** 2, [r * x]
+    >>> X = np.random.default_rng(0).normal(size=(50, 3)); y = X @ np.array([1.0, -2.0, 0.0])
+    >>> state = init_online_proximal_state(lg, [np.zeros(3)], (X, y), regularisers=[("l2", 1e-3)],
+    ...                                    eta0=0.5, n_epochs=2)
+    >>> state, info = online_proximal_step(jax.random.key(0), state)
+    >>> state.n_iter, len(state.objective_trace), bool(info.objective < state.objective_trace[0])
+    (50, 2, True)
+    """
+    p = state.problem
+    order = jax.random.permutation(V.as_rng_key(rng_key), p.n)
+    t = jnp.asarray(state.n_iter + 1, p.eta0.dtype)
+    theta, avg, _, losses = _epoch(state.theta, state.theta_avg, t, p.data, order, p.eta0, p.lams,
+                                   p.qs, p.radius, loss_grad=p.loss_grad, names=p.names)
+    obj = float(_objective(avg, p.data, p.lams, p.qs, loss_grad=p.loss_grad, names=p.names))
+    changed = any(not np.array_equal(a, b) for a, b in zip(avg, state.theta_avg))
+    n_iter = state.n_iter + p.n
+    new = OnlineProximalState(list(theta), list(avg), obj, np.append(state.objective_trace, obj),
+                              n_iter, n_iter >= p.n_epochs * p.n, p)
+    return new, OnlineProximalInfo(obj, changed, float(jnp.mean(losses)))
+
+
 def online_proximal(rng_key: Any, loss_grad: Callable, theta0: Sequence[Any], data: Any, *,
                     regularisers: Sequence[tuple], eta0: float = 1.0, n_epochs: int = 10,
                     radius: float = np.inf) -> OnlineProximalResult:
@@ -207,7 +359,8 @@ def online_proximal(rng_key: Any, loss_grad: Callable, theta0: Sequence[Any], da
 
     Each epoch visits the examples in a random order; round :math:`t` (counted over all
     epochs, from 1) uses :math:`\eta_t=\eta_0/\sqrt t` (the rate of Prop. 3) and
-    :func:`proximal_update`.
+    :func:`proximal_update`.  The loop over :func:`online_proximal_step` from
+    :func:`init_online_proximal_state`.
 
     Parameters
     ----------
@@ -242,29 +395,11 @@ def online_proximal(rng_key: Any, loss_grad: Callable, theta0: Sequence[Any], da
     >>> bool(res.objective_trace[-1] < res.objective_trace[0])
     True
     """
-    names, lams, qs = _check_regularisers(regularisers)
-    eta0 = V.check_positive(eta0, "eta0")
-    n_epochs = V.check_int(n_epochs, "n_epochs", minimum=1)
-    radius = V.check_positive(radius, "radius", allow_inf=True)
-    leaves = jax.tree_util.tree_leaves(data)
-    if not leaves:
-        raise ValueError("data must hold at least one array")
-    n = int(np.shape(leaves[0])[0])
-    if n == 0 or any(np.shape(a)[0] != n for a in leaves):
-        raise ValueError("data's arrays must share a non-zero leading axis (one example per row)")
+    state = init_online_proximal_state(loss_grad, theta0, data, regularisers=regularisers,
+                                       eta0=eta0, n_epochs=n_epochs, radius=radius)
     key = V.as_rng_key(rng_key)
-    theta = [jnp.asarray(t) for t in theta0]
-    dtype = theta[0].dtype
-    avg = [jnp.zeros_like(t) for t in theta]
-    lams_j, qs_j = jnp.asarray(lams, dtype), jnp.asarray(qs, dtype)
-    t = jnp.asarray(1.0, dtype)
-    trace = []
-    for _ in range(n_epochs):
+    while not state.converged:
         key, sub = jax.random.split(key)
-        order = jax.random.permutation(sub, n)
-        theta, avg, t, _ = _epoch(theta, avg, t, data, order, jnp.asarray(eta0, dtype), lams_j,
-                                  qs_j, jnp.asarray(radius, dtype), loss_grad=loss_grad,
-                                  names=names)
-        trace.append(float(_objective(avg, data, lams_j, qs_j, loss_grad=loss_grad, names=names)))
-    trace = np.asarray(trace)
-    return OnlineProximalResult(list(theta), list(avg), float(trace[-1]), trace, n_epochs * n)
+        state, _ = online_proximal_step(sub, state)
+    return OnlineProximalResult(state.theta, state.theta_avg, state.objective, state.objective_trace,
+                                state.n_iter, state.converged)

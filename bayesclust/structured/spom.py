@@ -38,10 +38,11 @@ import numpy as np
 
 from .. import _validation as V
 from .decoding import _multiclass_decode, _viterbi
-from .online import online_proximal
+from .online import OnlineProximalState, init_online_proximal_state, online_proximal_step
 from .proximal import block_norms
 
-__all__ = ["SPOMResult", "spom", "spom_decision", "spom_predict", "kernel_weights"]
+__all__ = ["SPOMResult", "SPOMState", "SPOMInfo", "init_spom_state", "spom_step", "spom",
+           "spom_decision", "spom_predict", "kernel_weights"]
 
 STRUCTURES = ("multiclass", "sequence")
 
@@ -60,9 +61,13 @@ class SPOMResult(NamedTuple):
         Kernel weights :math:`\\beta_m=\\|\\theta_m\\|/\\sum_r\\|\\theta_r\\|` (0 where every block vanished).
     objective : float
         The sparse-MKL objective (minimised) at ``theta`` after the last epoch.
-    objective_trace : ndarray of shape (n_epochs,)
+    objective_trace : ndarray of shape (n_epochs + 1,)
+        That objective at the zero model and after every epoch.
     n_iter : int
-        Rounds run.
+        Rounds run (``n_epochs * N``).
+    converged : bool
+        True: the ``n_epochs`` epochs were run (SPOM runs a fixed schedule and has no
+        convergence test).
     n_classes : int
     structure : str
     """
@@ -73,8 +78,65 @@ class SPOMResult(NamedTuple):
     objective: float
     objective_trace: np.ndarray
     n_iter: int
+    converged: bool
     n_classes: int
     structure: str
+
+
+class SPOMState(NamedTuple):
+    """State of SPOM (:func:`spom`) between two epochs.
+
+    Made by :func:`init_spom_state`, advanced by :func:`spom_step` (one epoch of
+    Algorithm 3); :func:`spom` loops over the step.  A host step: it never modifies its
+    input state.
+
+    Attributes
+    ----------
+    theta : list of M (+1) arrays
+        The averaged model so far (the zero model before the first round), shapes
+        ``(K, D_m)`` and for ``"sequence"`` a last ``(K, K)`` transition block.
+    theta_last : list of arrays
+        The last iterate, shaped as ``theta``.
+    objective : float
+        The sparse-MKL objective (minimised) at ``theta``.
+    objective_trace : ndarray of float64, shape (epochs + 1,)
+        ``objective`` at the zero model and after every epoch run.
+    n_iter : int
+        Rounds run (``N`` per epoch).
+    converged : bool
+        The schedule's ``n_epochs`` epochs have been run (no convergence test).
+    problem : object
+        The prepared problem (private, constant during the run): Algorithm 1's state
+        fields that are not above (its loss, data, regulariser, steps, radius),
+        ``n_classes`` and ``structure``.
+    """
+
+    theta: list
+    theta_last: list
+    objective: float
+    objective_trace: np.ndarray
+    n_iter: int
+    converged: bool
+    problem: Any
+
+
+class SPOMInfo(NamedTuple):
+    """Diagnostics of one :func:`spom_step`.
+
+    Attributes
+    ----------
+    objective : float
+        Objective of the returned state.
+    changed : bool
+        The epoch changed the averaged model.
+    mean_loss : float
+        The mean structured hinge loss of the epoch's rounds, each at the iterate before
+        its update.
+    """
+
+    objective: float
+    changed: bool
+    mean_loss: float
 
 
 # --- the structured hinge loss and its subgradient, one example ------------------------------
@@ -192,6 +254,83 @@ def kernel_weights(theta: list) -> np.ndarray:
     return norms / total if total > 0 else np.zeros_like(norms)
 
 
+def init_spom_state(feature_blocks: list, y: Any, lam: float, *, structure: str = "multiclass",
+                    lengths: Any = None, n_classes: int | None = None, n_epochs: int = 20,
+                    eta0: float = 1.0, radius: float | str = "auto") -> SPOMState:
+    """The state SPOM starts from: the zero model, its objective, no round run.
+
+    Parameters are those of :func:`spom` (``n_epochs`` the schedule the state's
+    ``converged`` counts).
+
+    Returns
+    -------
+    SPOMState
+    """
+    lam = V.check_positive(lam, "lam")
+    eta0 = V.check_positive(eta0, "eta0")
+    n_epochs = V.check_int(n_epochs, "n_epochs", minimum=1)
+    blocks = _check_blocks(feature_blocks, structure)
+    n = blocks[0].shape[0]
+    lengths_v = _check_lengths(lengths, n, blocks[0].shape[1]) if structure == "sequence" else None
+    yv, k = _check_y(y, structure, blocks, lengths_v, n_classes)
+    if isinstance(radius, str):
+        if radius != "auto":
+            raise ValueError(f"radius must be a positive number, inf or 'auto', got {radius!r}")
+        big_lambda = 1.0 if structure == "multiclass" else float(lengths_v.mean())
+        radius = float(np.sqrt(2.0 * big_lambda / lam))
+    else:
+        radius = V.check_positive(radius, "radius", allow_inf=True)
+    dtype = V.working_dtype(blocks[0].dtype)
+    theta0 = [jnp.zeros((k, b.shape[-1]), dtype) for b in blocks]
+    if structure == "sequence":
+        theta0.append(jnp.zeros((k, k), dtype))
+    inner = init_online_proximal_state(
+        _LOSS_GRAD[structure], theta0, _data(blocks, yv, lengths_v, structure),
+        regularisers=[("l1_squared", lam)], eta0=eta0, n_epochs=n_epochs, radius=radius)
+    return _outer(inner, (k, structure))
+
+
+def _outer(inner: OnlineProximalState, extra) -> SPOMState:
+    return SPOMState(inner.theta_avg, inner.theta, inner.objective, inner.objective_trace,
+                     inner.n_iter, inner.converged, (inner.problem, *extra))
+
+
+def spom_step(rng_key: Any, state: SPOMState) -> tuple[SPOMState, SPOMInfo]:
+    r"""One epoch of SPOM (Algorithm 3 of Martins et al., 2011, §3): every example once.
+
+    Each round: loss-augmented decoding, the subgradient step, the prox of the sparse-MKL
+    penalty and the projection (Algorithm 1, :func:`bayesclust.online_proximal_step`, in
+    an order drawn from ``rng_key``).  :func:`spom` is this step from
+    :func:`init_spom_state`, epoch ``e`` with the second half of the ``e``-th split of its
+    key (``key, sub = split(key)``); stepping by hand reproduces it exactly.
+
+    Parameters
+    ----------
+    rng_key : JAX key or int
+        Orders the epoch's examples.
+    state : SPOMState
+
+    Returns
+    -------
+    state : SPOMState
+    info : SPOMInfo
+
+    Examples
+    --------
+    >>> import numpy as np, jax
+    >>> y = np.repeat([0, 1], 10)
+    >>> state = init_spom_state([np.eye(2)[y]], y, lam=0.05, n_epochs=2)
+    >>> state, info = spom_step(jax.random.key(0), state)
+    >>> state.n_iter, len(state.objective_trace), bool(info.objective < state.objective_trace[0])
+    (20, 2, True)
+    """
+    problem, *extra = state.problem
+    inner = OnlineProximalState(state.theta_last, state.theta, state.objective,
+                                state.objective_trace, state.n_iter, state.converged, problem)
+    inner, info = online_proximal_step(rng_key, inner)
+    return _outer(inner, extra), SPOMInfo(info.objective, info.changed, info.mean_loss)
+
+
 def spom(rng_key: Any, feature_blocks: list, y: Any, lam: float, *,
          structure: str = "multiclass", lengths: Any = None, n_classes: int | None = None,
          n_epochs: int = 20, eta0: float = 1.0, radius: float | str = "auto") -> SPOMResult:
@@ -199,7 +338,8 @@ def spom(rng_key: Any, feature_blocks: list, y: Any, lam: float, *,
 
     See the module docstring for the objective and the two structures. Steps
     :math:`\eta_t=\eta_0/\sqrt t` (Prop. 3's rate; the paper picks :math:`\eta_0` on a grid,
-    docs/deviations.md#spom-step-size).
+    docs/deviations.md#spom-step-size).  The loop over :func:`spom_step` (one epoch) from
+    :func:`init_spom_state`.
 
     Parameters
     ----------
@@ -237,29 +377,15 @@ def spom(rng_key: Any, feature_blocks: list, y: Any, lam: float, *,
     >>> bool(res.beta[0] > 0.9)
     True
     """
-    lam = V.check_positive(lam, "lam")
-    eta0 = V.check_positive(eta0, "eta0")
-    n_epochs = V.check_int(n_epochs, "n_epochs", minimum=1)
-    blocks = _check_blocks(feature_blocks, structure)
-    n = blocks[0].shape[0]
-    lengths_v = _check_lengths(lengths, n, blocks[0].shape[1]) if structure == "sequence" else None
-    yv, k = _check_y(y, structure, blocks, lengths_v, n_classes)
-    if isinstance(radius, str):
-        if radius != "auto":
-            raise ValueError(f"radius must be a positive number, inf or 'auto', got {radius!r}")
-        big_lambda = 1.0 if structure == "multiclass" else float(lengths_v.mean())
-        radius = float(np.sqrt(2.0 * big_lambda / lam))
-    else:
-        radius = V.check_positive(radius, "radius", allow_inf=True)
-    dtype = V.working_dtype(blocks[0].dtype)
-    theta0 = [jnp.zeros((k, b.shape[-1]), dtype) for b in blocks]
-    if structure == "sequence":
-        theta0.append(jnp.zeros((k, k), dtype))
-    res = online_proximal(rng_key, _LOSS_GRAD[structure], theta0, _data(blocks, yv, lengths_v, structure),
-                          regularisers=[("l1_squared", lam)], eta0=eta0, n_epochs=n_epochs,
-                          radius=radius)
-    return SPOMResult(res.theta_avg, res.theta, kernel_weights(res.theta_avg), res.objective,
-                      res.objective_trace, res.n_iter, k, structure)
+    state = init_spom_state(feature_blocks, y, lam, structure=structure, lengths=lengths,
+                            n_classes=n_classes, n_epochs=n_epochs, eta0=eta0, radius=radius)
+    key = V.as_rng_key(rng_key)
+    while not state.converged:
+        key, sub = jax.random.split(key)
+        state, _ = spom_step(sub, state)
+    k, structure = state.problem[1:]
+    return SPOMResult(state.theta, state.theta_last, kernel_weights(state.theta), state.objective,
+                      state.objective_trace, state.n_iter, state.converged, k, structure)
 
 
 @jax.jit
