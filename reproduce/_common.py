@@ -144,6 +144,11 @@ def _num(x) -> str:
     return f"{x:.3f}" if a < 10 else f"{x:.2f}" if a < 1000 else f"{x:,.0f}"
 
 
+def paper_text(x) -> str:
+    """The paper's value as the paper prints it (0.6595, 71.33), not rounded to our precision."""
+    return f"{x:g}" if isinstance(x, float) else _num(x)
+
+
 def ours_text(r: dict) -> str:
     s = r["ours"]
     if s["n"] == 0:
@@ -236,5 +241,5 @@ def render(rows: list[dict], modules: Sequence[tuple[str, str, str]]) -> str:
             dev = (f"[{r['deviation']}]({DEVIATIONS}#{r['deviation']})" if r.get("deviation") else "")
             lines.append("| " + " | ".join(_cell(c) for c in (
                 f"`{r['id']}`", r["where"], r["dataset"], r["protocol"] + (f" ({r['note']})" if r.get("note") else ""),
-                _num(r["paper_value"]), ours_text(r), r["tolerance"], "yes" if r["ok"] else "**no**", dev)) + " |")
+                paper_text(r["paper_value"]), ours_text(r), r["tolerance"], "yes" if r["ok"] else "**no**", dev)) + " |")
     return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 """SIMBAD deliverable D2.3 (Fred, Figueiredo et al.): the temporal-states study appended to it
 (Medina & Fred): Algorithm 1 (states by evidence accumulation over time windows) and
 Algorithm 2 (a genetic algorithm that removes the transition block, Table 1's parameters) on the
-synthetic DS2 sequence (two mixture states joined by a smooth transition)."""
+synthetic sequences DS1 (two states) and DS2 (two mixture states joined by a smooth transition)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from reproduce._common import row, seeds
 PAPER = "Fred, Figueiredo et al. (SIMBAD D2.3): temporal states"
 DESCRIPTION = ("The temporal-states study of SIMBAD deliverable D2.3 (Medina & Fred): "
                "Algorithm 2 (the genetic denoising of Table 1) then Algorithm 1 on the synthetic "
-               "DS2 sequence. The paper states its synthetic checks in words: DS2 is not segmented "
-               "before denoising and is after the transition is removed.")
+               "DS2 sequence, and Algorithm 1 alone on DS1. The paper states its synthetic checks in "
+               "words: DS1 is segmented, DS2 is not before denoising and is after the transition "
+               "is removed.")
 
 
 def ds2_outcome(seed: int) -> dict:
@@ -29,8 +30,22 @@ def ds2_outcome(seed: int) -> dict:
             "after": bool(after.unambiguous and after.n_states == 2), "coverage": float(coverage)}
 
 
+def ds1_found(seed: int) -> bool:
+    """One DS1 draw (two states, no transition): Algorithm 1 alone finds the two states, with
+    all five linkages agreeing."""
+    X, _ = datasets.temporal_states(seed, "DS1")
+    r = temporal_states(seed, X)
+    return bool(r.unambiguous and r.majority == 5 and r.n_states == 2)
+
+
 def rows(quick: bool):
-    out = [ds2_outcome(s) for s in seeds(10, 2, quick)]
+    runs = seeds(10, 2, quick)
+    ds1 = [float(ds1_found(s)) for s in runs]
+    yield row(id="temporal-ds1", paper=PAPER, where="temporal study, Algorithm 1", dataset="DS1 (synthetic)",
+              protocol="two unambiguous states found without denoising, all 5 linkages agreeing (1 = yes), per seed",
+              paper_value="segmented (1)", values=ds1, statistic="mean", tolerance="in every seed",
+              ok=lambda s: s["mean"] == 1.0, deviation="temporal-synthetic-sequences")
+    out = [ds2_outcome(s) for s in runs]
     where, ds = "temporal study, Algorithms 1-2, Table 1", "DS2 (synthetic)"
     cov = [o["coverage"] for o in out]
     yield row(id="temporal-ds2-coverage", paper=PAPER, where=where, dataset=ds,
