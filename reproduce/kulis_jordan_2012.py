@@ -24,7 +24,8 @@ from reproduce._common import row, seeds, within_abs
 PAPER = "Kulis & Jordan (2012)"
 DESCRIPTION = ("DP-means and hard HDP (Kulis & Jordan 2012, *Revisiting k-means: new algorithms "
                "via Bayesian nonparametrics*): Table 1's UCI rows, the three-Gaussians data of "
-               "§6.2 / Fig. 2 and the grouped synthetic data of §6.3.")
+               "§6.2 / Fig. 2 (DP-means and the DP mixture's Gibbs sampler) and the grouped "
+               "synthetic data of §6.3.")
 
 TABLE1 = {"iris": (0.75, 0.76), "wine": (0.41, 0.43)}  # DP-means, k-means NMI
 
