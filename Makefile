@@ -56,8 +56,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
-# PAPER: one module of reproduce/ (kulis_jordan_2012, sugiyama_2014, smieja_geiger, simbad_eac,
-# simbad_ceac, simbad_did, simbad_temporal); QUICK=1: a few seeds per row (a smoke run).
+# PAPER: one module of reproduce/ (kulis_jordan_2012, sugiyama_2014, kaski_2005, smieja_geiger,
+# simbad_eac, simbad_consensus, simbad_ceac, simbad_did, simbad_temporal); QUICK=1: a few seeds per
+# row (a smoke run).
 reproduce: $(STAMP)
 	$(PY) -m reproduce $(if $(PAPER),--paper $(PAPER)) $(if $(QUICK),--quick)
 

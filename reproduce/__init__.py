@@ -9,8 +9,10 @@ The runner writes the raw rows to ``reproduce/results.jsonl`` and renders ``REPR
 MODULES = (
     "kulis_jordan_2012",
     "sugiyama_2014",
+    "kaski_2005",
     "smieja_geiger",
     "simbad_eac",
+    "simbad_consensus",
     "simbad_ceac",
     "simbad_did",
     "simbad_temporal",

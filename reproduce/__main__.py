@@ -29,7 +29,8 @@ def main(argv=None) -> None:
             mod = importlib.import_module(f"reproduce.{name}")
             print(f"== {name}: {mod.PAPER}", flush=True)
             new = c.timed_rows(name, mod.PAPER, mod.rows, a.quick)
-            c.write(c.merge(new, [name]))  # after each paper: a later crash keeps this one
+            with c.locked():  # after each paper: a later crash keeps this one
+                c.write(c.merge(new, [name]))
     info = []
     for name in MODULES:
         mod = importlib.import_module(f"reproduce.{name}")
