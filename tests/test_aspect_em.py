@@ -68,7 +68,7 @@ def test_sparse_em_equals_dense_reference(x64):
             np.testing.assert_allclose(other.B, res.B, rtol=1e-9, atol=1e-13)  # scale-invariant
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.sampled_from([10, 24]), L=st.integers(1, 4), hard=st.booleans())
 def test_em_never_decreases_objective(seed, n, L, hard):
     rng = np.random.default_rng(seed)

@@ -565,8 +565,18 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 from bayesclust import CECIB  # noqa: E402
 
 
-@parametrize_with_checks([CECIB(n_clusters=2, n_init=1, random_state=0)])
+# The contract on diagonal covariances, whose moves run in NumPy: the full covariances'
+# compiled scan compiles for every data shape of the check suite (about 2 s each), so that
+# suite runs under `long`.
+@parametrize_with_checks([CECIB(n_clusters=2, n_init=1, covariance_type="diagonal",
+                                random_state=0)])
 def test_sklearn_contract_cecib(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.long
+@parametrize_with_checks([CECIB(n_clusters=2, n_init=1, random_state=0)])
+def test_sklearn_contract_cecib_full_covariances(estimator, check):
     check(estimator)
 
 

@@ -373,14 +373,14 @@ def test_sdc_improves_the_exact_posterior_over_its_random_start():
 def test_dc_nuts_posterior_of_voronoi_labels():
     X, c = dc_toy(5, 40)
     # K = 2: the density is flat along the prototypes' bisector, so cap the trees.
-    post = dc_nuts(0, X, c, 2, 0.5, num_warmup=30, num_samples=10, num_chains=2,
+    post = dc_nuts(0, X, c, 2, 0.5, num_warmup=10, num_samples=5, num_chains=2,
                    init="random", nuts_kwargs={"max_tree_depth": 5})
-    assert post.labels.shape == (2, 10, 40)
+    assert post.labels.shape == (2, 5, 40)
     protos = post.params["prototypes"]
-    assert protos.shape == (2, 10, 2, 2) and np.all(np.isfinite(protos))
+    assert protos.shape == (2, 5, 2, 2) and np.all(np.isfinite(protos))
     assert post.sample_stats["num_steps"].max() <= 2**5
     for ch in range(2):
-        for s in range(10):
+        for s in range(5):
             np.testing.assert_array_equal(post.labels[ch, s],
                                           _cells(np.float32(X), protos[ch, s]))
     assert post.model == "dc_collapsed" and post.sampler == "NUTS"

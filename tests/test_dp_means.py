@@ -87,11 +87,10 @@ def test_tiny_lambda_gives_one_cluster_per_distinct_point(x64):
 SHAPES = [(23, 1), (40, 2), (57, 3)]
 
 
-@pytest.mark.parametrize("n,d", SHAPES)
-def test_matches_slow_loop_on_random_inputs(x64, n, d):
+def _matches_slow_loop(n, d, n_cases):
     rng = np.random.default_rng(100 + n)
-    n_cases = 0
-    for case in range(80):
+    done = 0
+    for case in range(n_cases):
         X = _clustered(rng, n, d, n_true=rng.integers(1, 7), spread=rng.uniform(0.2, 2.0))
         total = np.sum((X - X.mean(0)) ** 2, axis=1).max()
         lam = total * rng.uniform(0.01, 1.2)
@@ -102,14 +101,25 @@ def test_matches_slow_loop_on_random_inputs(x64, n, d):
         np.testing.assert_allclose(res.objective_trace, trace_ref, rtol=1e-9)
         assert res.n_iter == it_ref and res.converged == conv_ref
         assert res.n_clusters == len(mu_ref)
-        n_cases += 1
-    assert n_cases == 80
+        done += 1
+    assert done == n_cases
+
+
+@pytest.mark.parametrize("n,d", SHAPES)
+def test_matches_slow_loop_on_random_inputs(x64, n, d):
+    _matches_slow_loop(n, d, 25)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("n,d", SHAPES)
+def test_matches_slow_loop_on_many_random_inputs(x64, n, d):
+    _matches_slow_loop(n, d, 80)
 
 
 @pytest.mark.parametrize("n,d", SHAPES[:2])
 def test_weighted_matches_slow_loop(x64, n, d):
     rng = np.random.default_rng(7 + n)
-    for case in range(60):
+    for case in range(30):
         X = _clustered(rng, n, d, n_true=rng.integers(1, 6), spread=rng.uniform(0.3, 1.5))
         w = rng.uniform(0.1, 3.0, size=n)
         lam = np.sum((X - X.mean(0)) ** 2, axis=1).max() * rng.uniform(0.02, 1.0)
@@ -125,7 +135,7 @@ def test_single_pass_matches_loop_from_random_states(x64):
     rng = np.random.default_rng(3)
     n, d, K_cap = 60, 2, 64
     one_pass = jax.jit(dp_means_pass)
-    for case in range(100):
+    for case in range(50):
         X = _clustered(rng, n, d, n_true=5, spread=rng.uniform(0.1, 1.0))
         k = int(rng.integers(1, 6))
         C = rng.normal(scale=3.0, size=(k, d))
@@ -213,9 +223,9 @@ def test_max_clusters_limit_warns_and_keeps_last_complete_state():
 # --------------------------------------------------------------------------- #
 
 
-def test_objective_trace_never_increases_float32():
+def _objective_trace_never_increases(n_cases):
     rng = np.random.default_rng(11)
-    for case in range(20):
+    for case in range(n_cases):
         X = _clustered(rng, 500, 5, n_true=8, spread=1.0).astype(np.float32)
         lam = float(rng.uniform(1.0, 60.0))
         res = dp_means(X, lam)
@@ -225,6 +235,16 @@ def test_objective_trace_never_increases_float32():
         from bayesclust.metrics import dp_means_objective
 
         assert res.objective == pytest.approx(dp_means_objective(X, res.labels, lam), rel=1e-4)
+
+
+def test_objective_trace_never_increases_float32():
+    # Each new centre-buffer size is a compilation (about 2.5 s): the first two cases share one.
+    _objective_trace_never_increases(2)
+
+
+@pytest.mark.long
+def test_objective_trace_never_increases_float32_many_cases():
+    _objective_trace_never_increases(20)
 
 
 def test_translation_and_scale_invariance(x64):
@@ -288,7 +308,7 @@ def test_step_jit_and_eager_agree():
     w = jnp.asarray(rng.uniform(0.5, 2.0, 40), jnp.float32)
     state = init_dp_means_state(X, 0.8, sample_weight=w, capacity=16)
     step = jax.jit(dp_means_step)
-    for _ in range(3):  # the first step opens clusters, the later ones move points
+    for _ in range(2):  # the first step opens clusters, the second moves points
         jitted, info_j = step(state, X, 0.8, sample_weight=w)
         with jax.disable_jit():
             eager, info_e = dp_means_step(state, X, 0.8, sample_weight=w)
@@ -298,7 +318,7 @@ def test_step_jit_and_eager_agree():
             np.testing.assert_allclose(getattr(jitted, name), getattr(eager, name), rtol=1e-6)
         assert bool(info_j.changed) == bool(info_e.changed)
         state = jitted
-    assert int(state.n_clusters) > 1 and int(state.n_iter) == 3
+    assert int(state.n_clusters) > 1 and int(state.n_iter) == 2
 
 
 # --------------------------------------------------------------------------- #
@@ -344,9 +364,20 @@ def _by_hand(X, lam, sample_weight=None, max_iter=100, max_clusters=None):
     ), grown
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("case", ["blobs", "weighted", "grows", "max_iter"])
-def test_init_and_step_by_hand_reproduce_dp_means(dtype, case):
+# In make test: the weighted run, the buffer growth and the max_iter stop (those two
+# unweighted, as "blobs" is), both dtypes among them; the other five pairs (the same
+# compiled paths, about 5 s of compilation each) run under `long`.
+_LONG = pytest.mark.long
+_BY_HAND_CASES = [
+    ("weighted", np.float32), ("grows", np.float64), ("max_iter", np.float32),
+    pytest.param("blobs", np.float32, marks=_LONG), pytest.param("blobs", np.float64, marks=_LONG),
+    pytest.param("weighted", np.float64, marks=_LONG), pytest.param("grows", np.float32, marks=_LONG),
+    pytest.param("max_iter", np.float64, marks=_LONG),
+]
+
+
+@pytest.mark.parametrize("case,dtype", _BY_HAND_CASES)
+def test_init_and_step_by_hand_reproduce_dp_means(case, dtype):
     rng = np.random.default_rng(41)
     with jax.enable_x64(dtype == np.float64):
         X = _clustered(rng, 300, 3, n_true=6, spread=0.7).astype(dtype)

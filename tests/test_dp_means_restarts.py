@@ -251,7 +251,8 @@ def test_estimator_bad_restart_parameters(params):
         DPMeans(lam=1.0, **params).fit(X)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+# float32 (the same compiled path as float64 at another dtype) under `long`
+@pytest.mark.parametrize("dtype", [pytest.param(np.float32, marks=pytest.mark.long), np.float64])
 def test_init_from_seeds_and_step_by_hand_reproduce_dp_means(dtype, monkeypatch):
     monkeypatch.setattr(dpm, "_pad_to", lambda n: n)
     rng = np.random.default_rng(14)

@@ -153,18 +153,6 @@ def _python(code, **env):
     return proc
 
 
-def test_import_loads_no_heavy_dependency():
-    out = _python(
-        "import sys, bayesclust\n"
-        "print(sorted(m for m in ('jax', 'numpyro', 'sklearn', 'matplotlib', 'scipy')"
-        " if m in sys.modules))\n"
-        "bayesclust.dp_means\n"
-        "print(sorted(m for m in ('sklearn', 'matplotlib', 'numpyro') if m in sys.modules))\n"
-    ).stdout.split("\n")
-    assert out[0] == "[]"
-    assert out[1] == "[]"  # the functional core of DP-means needs neither
-
-
 _FIT = (
     "import logging, numpy as np\n"
     "logging.basicConfig(level=logging.DEBUG)\n"
@@ -172,6 +160,29 @@ _FIT = (
     "X = np.random.default_rng(0).normal(size=(60, 2)).astype(np.float32)\n"
     "print(dp_means(X, 1.0).n_clusters)\n"
 )
+
+
+@pytest.fixture(scope="module")
+def fresh_import_then_fit_cache_off(tmp_path_factory):
+    """One fresh interpreter for two tests: the modules ``import bayesclust`` loads, then a fit
+    with bayesclust's persistent cache off (its directory given).  Returns the printed lines
+    and that directory."""
+    ours = tmp_path_factory.mktemp("cache_off") / "ours"
+    out = _python(
+        "import sys, bayesclust\n"
+        "print(sorted(m for m in ('jax', 'numpyro', 'sklearn', 'matplotlib', 'scipy')"
+        " if m in sys.modules))\n"
+        "bayesclust.dp_means\n"
+        "print(sorted(m for m in ('sklearn', 'matplotlib', 'numpyro') if m in sys.modules))\n"
+        + _FIT, BAYESCLUST_CACHE="0", BAYESCLUST_CACHE_DIR=str(ours),
+    ).stdout.split("\n")
+    return out, ours
+
+
+def test_import_loads_no_heavy_dependency(fresh_import_then_fit_cache_off):
+    out, _ = fresh_import_then_fit_cache_off
+    assert out[0] == "[]"
+    assert out[1] == "[]"  # the functional core of DP-means needs neither
 
 
 def test_persistent_cache_is_hit_by_a_second_process(tmp_path):
@@ -186,10 +197,11 @@ def test_persistent_cache_is_hit_by_a_second_process(tmp_path):
     assert sorted(p.name for p in cache.iterdir()) == files  # nothing new to write
 
 
-def test_persistent_cache_off_and_user_dir_kept(tmp_path):
-    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    _python(_FIT, BAYESCLUST_CACHE="0", BAYESCLUST_CACHE_DIR=str(ours))
+def test_persistent_cache_off_and_user_dir_kept(tmp_path, fresh_import_then_fit_cache_off):
+    out, ours = fresh_import_then_fit_cache_off
+    assert out[2].isdigit()  # the fit ran
     assert not ours.exists() or not any(ours.iterdir())
+    theirs = tmp_path / "theirs"
     code = ("import jax\n"
             f"jax.config.update('jax_compilation_cache_dir', {str(theirs)!r})\n"
             "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n") + _FIT

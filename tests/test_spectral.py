@@ -190,10 +190,10 @@ def test_spectral_dp_means_toy():
 # --------------------------------------------------------------------------- #
 
 
-def test_linear_kernel_equals_dp_means(x64):
+def _linear_kernel_equals_dp_means(seeds):
     """K = X X^T, unit weights: the same partitions, iterations and objectives as dp_means."""
     n_cases = 0
-    for seed in range(12):
+    for seed in seeds:
         rng = np.random.default_rng(seed)
         d = int(rng.integers(1, 4))
         X = rng.normal(size=(40, d)) * rng.uniform(0.5, 3.0) + 5.0 * rng.normal(size=d)
@@ -205,7 +205,16 @@ def test_linear_kernel_equals_dp_means(x64):
             assert a.n_iter == b.n_iter
             np.testing.assert_allclose(b.objective_trace, a.objective_trace, rtol=1e-9)
             n_cases += 1
-    assert n_cases == 36
+    assert n_cases == 3 * len(seeds)
+
+
+def test_linear_kernel_equals_dp_means(x64):
+    _linear_kernel_equals_dp_means([0, 1, 11])  # d = 3, 2, 1
+
+
+@pytest.mark.long
+def test_linear_kernel_equals_dp_means_seeds_0_to_11(x64):
+    _linear_kernel_equals_dp_means(range(12))
 
 
 def test_kernel_dp_means_matches_slow_loop(x64):

@@ -126,7 +126,7 @@ def test_digits_mkl_against_single_kernels_and_average():
     rng = np.random.default_rng(0)
     test = np.zeros(len(y), bool)
     test[rng.permutation(len(y))[: len(y) * 3 // 10]] = True
-    kw = dict(lam=1e-4, n_epochs=20, random_state=0)
+    kw = dict(lam=1e-4, n_epochs=10, random_state=0)  # 20 epochs: the same ordering, 2x the time
     acc = {}
     for name, kernels, comb in [("linear", ["linear"], "mkl"), ("rbf", ["rbf"], "mkl"),
                                 ("poly", ["poly"], "mkl"), ("average", None, "average"),
