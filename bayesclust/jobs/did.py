@@ -128,7 +128,7 @@ def run_compare_did(
 
     def best_kmeans():
         fits = [kmeans(k, X, K) for k in jax.random.split(jax.random.PRNGKey(seed), 10)]
-        return np.asarray(min(fits, key=lambda r: float(r.inertia)).labels)
+        return np.asarray(min(fits, key=lambda r: float(r.objective)).labels)
 
     runs["k-means, K"] = timed(best_kmeans)
     for method in ("single", "average"):
