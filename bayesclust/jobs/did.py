@@ -160,7 +160,7 @@ def run_compare_did(
         "n_true_classes": K, "k_max": k_max,
         "score": "consistency index CI (Hungarian matching) and NMI against the true classes",
         "rows": rows,
-        "gmd": {"n_components": int(mix.n_components), "message_length": float(mix.message_length)},
+        "gmd": {"n_components": int(mix.n_components), "message_length": float(mix.objective)},
         "dp_posterior_k": {"distribution": {str(k): float(p) for k, p in k_dist.items()},
                            "mode": k_mode, "interval_90": [k_lo, k_hi],
                            "rhat": diag.get("rhat"), "ess_bulk": diag.get("ess_bulk"),
