@@ -280,10 +280,12 @@ def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=
     converged : bool array
         The assignment repeated or the shift fell to ``tol`` before ``max_iter``.
     """
-    # A one-entry trace: the callers want the partition, not the trace (later entries
-    # are dropped by the scatter).
-    s = _loop(X, sample_weight, valid, tol, max_iter, _initial_state(X, sample_weight, centers, valid, 1),
-              weighted_X)
+    # The callers want the partition: no initial objective (an assignment pass of its own)
+    # and a one-entry trace (later entries are dropped by the scatter).
+    nan = jnp.asarray(jnp.nan, X.dtype)
+    init = KMeansState(centers.astype(X.dtype), jnp.full(X.shape[0], -1, jnp.int32), nan, nan[None],
+                       jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    s = _loop(X, sample_weight, valid, tol, max_iter, init, weighted_X)
     return s.centers, nearest_center(X, s.centers, valid), s.n_iter, s.converged
 
 
