@@ -249,10 +249,11 @@ def test_xla_and_native_paths_agree_in_distribution():
     ll_nat, ll_xla = out[True].log_likelihood, out[False].log_likelihood
     se_ll = np.sqrt(ll_nat.var() / ess + ll_xla.var() / ess)
     assert abs(ll_nat.mean() - ll_xla.mean()) < 4 * se_ll
-    # The split-merge moves' acceptance (the default's moves per sweep), recorded on both
-    # paths: fractions of the draw's moves, some accepted.  (The paths visit a move's
-    # members in different orders, so their rates need not be equal, only alike.)
-    moves = DP_SAMPLER_DEFAULTS.split_merge
+    # The split-merge moves' acceptance (the default's moves per sweep, thin sweeps per
+    # draw), recorded on both paths: fractions of the draw's moves, some accepted.  (The
+    # paths visit a move's members in different orders, so their rates need not be equal,
+    # only alike.)
+    moves = DP_SAMPLER_DEFAULTS.split_merge * DP_SAMPLER_DEFAULTS.thin
     rate = {k: p.sample_stats["split_merge_acceptance"] for k, p in out.items()}
     for r in rate.values():
         assert r.shape == k_nat.shape and np.all((r >= 0) & (r <= 1))
