@@ -28,6 +28,7 @@ def _gram(X):
 ENTRY_POINTS = {
     "dp_means": (lambda X: bc.dp_means(X, 1.0), "X"),
     "farthest_first_lambda": (lambda X: bc.farthest_first_lambda(X, 2), "X"),
+    "kmeans": (lambda X: bc.kmeans(0, X, 2), "X"),
     "hard_hdp": (lambda X: bc.hard_hdp(X, 1.0, 2.0, group_ids=np.zeros(len(X), int)), "groups"),
     "kernel_dp_means": (lambda X: bc.kernel_dp_means(X, 1.0), "K"),
     "spectral_dp_means": (lambda X: bc.spectral_dp_means(X, 1.0), "K"),

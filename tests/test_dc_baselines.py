@@ -40,7 +40,7 @@ def test_kmeans_toy_by_hand():
     # Step 1: {0}, {1, 2, 3} -> centres (0, 0), (3.467, 3.333); step 2: {0, 1}, {2, 3}.
     assert res.labels.tolist() == [0, 0, 1, 1]
     np.testing.assert_allclose(res.centers, [[0.1, 0.0], [5.1, 5.0]], atol=1e-6)
-    assert res.inertia == pytest.approx(0.04, rel=1e-4)  # 4 * 0.1^2
+    assert res.objective == pytest.approx(0.04, rel=1e-4)  # 4 * 0.1^2
     assert res.converged and res.n_iter == 3  # the third iteration repeats the labels
 
 
@@ -55,7 +55,7 @@ def test_kmeans_equals_sklearn_lloyd(seed, x64):
     assert ours.centers.dtype == np.float64
     np.testing.assert_array_equal(ours.labels, ref.labels_)
     np.testing.assert_allclose(ours.centers, ref.cluster_centers_, rtol=0, atol=1e-10)
-    assert ours.inertia == pytest.approx(ref.inertia_, rel=1e-10)
+    assert ours.objective == pytest.approx(ref.inertia_, rel=1e-10)
     assert ours.n_iter == ref.n_iter_
     assert ours.converged
 
@@ -70,7 +70,7 @@ def test_kmeans_float32_matches_sklearn():
     ref = KMeans(6, init=C0, n_init=1, algorithm="lloyd").fit(X)
     assert (ours.labels == ref.labels_).mean() >= 0.99  # float32 near-ties
     np.testing.assert_allclose(ours.centers, ref.cluster_centers_, atol=1e-3)
-    assert ours.inertia == pytest.approx(ref.inertia_, rel=1e-4)
+    assert ours.objective == pytest.approx(ref.inertia_, rel=1e-4)
 
 
 def test_kmeans_random_init_is_distinct_data_points():
@@ -79,9 +79,9 @@ def test_kmeans_random_init_is_distinct_data_points():
     rows = {tuple(r) for r in X.astype(np.float32).tolist()}
     assert len({tuple(c) for c in C.tolist()}) == 10
     assert all(tuple(c) in rows for c in C.tolist())
-    # all points as centres: every point its own cluster, zero inertia
+    # all points as centres: every point its own cluster, zero sum of squares
     res = kmeans(0, X, 50)
-    assert sorted(res.labels.tolist()) == list(range(50)) and res.inertia == pytest.approx(0, abs=1e-4)
+    assert sorted(res.labels.tolist()) == list(range(50)) and res.objective == pytest.approx(0, abs=1e-4)
 
 
 def test_kmeans_plusplus_and_determinism():
@@ -89,7 +89,7 @@ def test_kmeans_plusplus_and_determinism():
     a = kmeans(5, X, 4, init="k-means++")
     b = kmeans(jax.random.PRNGKey(5), X, 4, init="k-means++")
     np.testing.assert_array_equal(a.labels, b.labels)
-    assert a.converged and np.isfinite(a.inertia)
+    assert a.converged and np.isfinite(a.objective)
 
 
 def test_kmeans_empty_cluster_keeps_its_centre():
@@ -113,7 +113,7 @@ def test_kmeans_label_permutation_and_repeated_rows(x64):
     weighted = kmeans(0, X, 3, init=C0, sample_weight=w.astype(float))
     repeated = kmeans(0, np.repeat(X, w, axis=0), 3, init=C0)
     np.testing.assert_allclose(weighted.centers, repeated.centers, atol=1e-10)
-    assert weighted.inertia == pytest.approx(repeated.inertia, rel=1e-10)
+    assert weighted.objective == pytest.approx(repeated.objective, rel=1e-10)
 
 
 def test_kmeans_jit_and_eager_agree():

@@ -31,7 +31,7 @@ def test_07_dissimilarity_increments_runs(monkeypatch):
     fig=dict(gmd_k=int(mix.n_components), gmdid_k=int(merged.n_clusters),
              gmd_ci=float(metrics.consistency_index(y_iris, mix.labels)),
              gmdid_ci=float(metrics.consistency_index(y_iris, merged.labels)),
-             returned=float(mix.message_length), recorded=[float(trace[i]) for i in ends]),
+             returned=float(mix.objective), recorded=[float(trace[i]) for i in ends]),
     compare={name: dict(K=s["n_true_classes"], ks=ks_found[name], mode=s["dp_posterior_k"]["mode"],
                         interval=s["dp_posterior_k"]["interval_90"]) for name, s in compare.items()},
     cv={name: {m: v[0] for m, v in r.items()} for name, r in cv.items()},

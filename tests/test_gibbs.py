@@ -149,7 +149,7 @@ def test_split_merge_move_alone_matches_enumeration(x64):
 
     def chain(key, s):
         def move(s, k):
-            s = split_merge_move(k, X, s, _HYPER5["rho2"])
+            s, _ = split_merge_move(k, X, s, _HYPER5["rho2"])
             return s, s.labels
 
         return jax.lax.scan(move, s, jax.random.split(key, 20_000))
@@ -250,9 +250,15 @@ def test_blocked_sweep_jit_and_eager_agree(x64):
     state = init_blocked_state(X, jnp.asarray(rng.integers(0, 3, size=len(X))), 6, 0.3, 0.4)
     kwargs = dict(rho2=9.0, alpha_prior=(2.0, 1.0), sigma2_prior=(3.0, 1.0))
     key = jax.random.PRNGKey(7)
-    out_jit = jax.jit(blocked_sweep, static_argnames=("alpha_prior", "sigma2_prior"))(key, X, state, **kwargs)
+    out_jit, info_jit = jax.jit(blocked_sweep, static_argnames=("alpha_prior", "sigma2_prior"))(
+        key, X, state, **kwargs)
     with jax.disable_jit():
-        out_eager = blocked_sweep(key, X, state, **kwargs)
+        out_eager, info_eager = blocked_sweep(key, X, state, **kwargs)
+    # The info against a slow count of the returned labels.
+    labels = np.asarray(out_jit.labels)
+    assert int(info_jit.n_clusters) == int(info_eager.n_clusters) == len(np.unique(labels))
+    assert bool(info_jit.changed) == (not np.array_equal(labels, np.asarray(state.labels)))
+    assert int(info_jit.split_merge_accepted) == int(info_jit.split_merge_proposed) == 0
     np.testing.assert_array_equal(np.asarray(out_jit.labels), np.asarray(out_eager.labels))
     for name in ("log_weights", "means", "log_alpha", "sigma2"):
         np.testing.assert_allclose(np.asarray(getattr(out_jit, name)),
@@ -318,14 +324,53 @@ def test_sweep_chains_equals_one_chain_sweeps():
     opts = dict(rho2=10.0, collapsed=True, alpha_prior=(1.0, 1.0), sigma2_prior=(2.0, 1.0),
                 split_merge=2)
     batch = jax.tree.map(lambda *a: jnp.stack(a), *states)
-    many = jax.jit(lambda k, s: sweep_chains(k, X, s, **opts))(keys, batch)
+    many, many_info = jax.jit(lambda k, s: sweep_chains(k, X, s, **opts))(keys, batch)
     sweep = jax.jit(lambda k, s_: gibbs_sweep(k, X, s_, **opts))  # one compile for the three chains
     for c, s in enumerate(states):
-        one = sweep(keys[c], s)
+        one, info = sweep(keys[c], s)
+        for name in info._fields:
+            assert int(getattr(many_info, name)[c]) == int(getattr(info, name)), name
         np.testing.assert_array_equal(np.asarray(many.labels[c]), np.asarray(one.labels))
         np.testing.assert_allclose(np.asarray(many.means[c]), np.asarray(one.means), rtol=1e-5,
                                    atol=1e-6)
         np.testing.assert_allclose(float(many.sigma2[c]), float(one.sigma2), rtol=1e-5)
+
+
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_sweep_info_against_a_slow_count(collapsed):
+    """GibbsInfo of a sweep against a slow count: the clusters of the returned labels, a
+    point moved, and the split-merge moves accepted, replayed one move at a time after
+    the sweep's point moves (those of the same sweep without moves: the rest of the
+    sweep's random stream does not depend on them) and counted by whether each move
+    changed the labels."""
+    from bayesclust.inference.mixtures.gibbs import gibbs_sweep, init_state, split_merge_move
+
+    rng = np.random.default_rng(8)
+    X = jnp.asarray(np.concatenate([rng.normal(c, 0.6, (12, 2)) for c in (-2.0, 0.0, 2.0)]),
+                    jnp.float32)
+    state = init_state(X, jnp.asarray(rng.integers(0, 3, len(X))), 16, 0.0, 0.36)
+    moves, rho2 = 5, 9.0
+    sweep = jax.jit(gibbs_sweep, static_argnames=("collapsed", "split_merge"))
+    move = jax.jit(split_merge_move)
+    total = 0
+    for t in range(8):
+        key = jax.random.PRNGKey(t)
+        out, info = sweep(key, X, state, rho2=rho2, collapsed=collapsed, split_merge=moves)
+        s, _ = sweep(key, X, state, rho2=rho2, collapsed=collapsed, split_merge=0)
+        count = 0
+        for k in jax.random.split(jax.random.fold_in(key, 0x5EED), moves):
+            before = np.asarray(s.labels)
+            s, _ = move(k, X, s, rho2)
+            count += not np.array_equal(before, np.asarray(s.labels))
+        np.testing.assert_array_equal(np.asarray(s.labels), np.asarray(out.labels))
+        labels = np.asarray(out.labels)
+        assert int(info.split_merge_accepted) == count
+        assert int(info.split_merge_proposed) == moves
+        assert int(info.n_clusters) == len(np.unique(labels))
+        assert bool(info.changed) == (not np.array_equal(labels, np.asarray(state.labels)))
+        total += count
+        state = out
+    assert 0 < total < 8 * moves  # some moves accepted, some not: both counts are tested
 
 
 def test_sweep_chains_rejects_mismatched_keys_and_states():

@@ -141,9 +141,11 @@ def test_gibbs_sweep_jit_and_eager_agree(x64):
         kwargs = dict(rho2=9.0, collapsed=collapsed)
         if priors:
             kwargs.update(alpha_prior=(2.0, 1.0), sigma2_prior=(3.0, 1.0))
-        out_jit = jitted(key, X, state, **kwargs)
+        out_jit, info_jit = jitted(key, X, state, **kwargs)
         with jax.disable_jit():
-            out_eager = gibbs_sweep(key, X, state, **kwargs)
+            out_eager, info_eager = gibbs_sweep(key, X, state, **kwargs)
+        for name in info_jit._fields:
+            assert int(getattr(info_jit, name)) == int(getattr(info_eager, name)), f"{case}: {name}"
 
         assert out_jit.labels.dtype == out_eager.labels.dtype == jnp.int32, case
         assert out_eager.means.dtype == jnp.float64, case

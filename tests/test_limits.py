@@ -47,7 +47,7 @@ def test_one_sweep_is_a_dp_means_pass_in_the_small_variance_limit(x64):
         expected = dp_means_pass_live_counts(X, labels, centers, lam)
         state = init_state(jnp.asarray(X), jnp.asarray(labels), 64, log_alpha, sigma2)
         state = state._replace(means=jnp.zeros((64, d)).at[: len(centers)].set(centers))
-        out = sweep(jax.random.PRNGKey(case), jnp.asarray(X), state, rho2=rho2, collapsed=False)
+        out, _ = sweep(jax.random.PRNGKey(case), jnp.asarray(X), state, rho2=rho2, collapsed=False)
         assert not bool(out.overflow)
         assert canonical(np.asarray(out.labels)) == canonical(expected), f"case {case}"
         matches += 1
@@ -77,7 +77,7 @@ def test_limit_sweep_equals_package_pass_when_no_cluster_empties(x64):
         bulk, *_ = jax.jit(dp_means_pass)(jnp.asarray(X), jnp.ones(30), buf, len(centers), lam)
         state = init_state(jnp.asarray(X), jnp.asarray(labels), 64, log_alpha_from_lam(lam, sigma2, rho2, d), sigma2)
         state = state._replace(means=buf)
-        out = sweep(jax.random.PRNGKey(case), jnp.asarray(X), state, rho2=rho2, collapsed=False)
+        out, _ = sweep(jax.random.PRNGKey(case), jnp.asarray(X), state, rho2=rho2, collapsed=False)
         assert canonical(np.asarray(out.labels)) == canonical(np.asarray(bulk)) == canonical(ref)
         checked += 1
     assert checked >= 10

@@ -10,6 +10,7 @@ import pytest
 from numpyro.infer import MCMC
 
 from bayesclust import _native
+from bayesclust.inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from bayesclust.inference.mixtures.gibbs_gaussian import GaussianClusterPrior, gaussian_log_marginal
 from bayesclust.inference.mixtures.mcmc_kernels import DPCollapsedGibbs, HDPGibbs, posterior_from_mcmc
 from bayesclust.inference.mixtures.posterior import Posterior
@@ -101,7 +102,9 @@ def test_shapes_summary_and_arviz(cov, capsys):
     mcmc = _run(DPCollapsedGibbs(_TWO, covariance_type=cov, alpha_prior=dist.Gamma(1.0, 1.0), **kw),
                 num_samples=40, num_chains=3)
     s = mcmc.get_samples(group_by_chain=True)
-    assert set(s) == {"labels", "n_clusters", "log_likelihood", "alpha"}
+    # The spherical sweep's split-merge moves (the default's) report their acceptance.
+    extra = {"split_merge_accepted"} if cov == "spherical" else set()
+    assert set(s) == {"labels", "n_clusters", "log_likelihood", "alpha"} | extra
     assert s["labels"].shape == (3, 40, 20) and s["labels"].dtype == jnp.int32
     assert s["n_clusters"].shape == s["log_likelihood"].shape == s["alpha"].shape == (3, 40)
     # labels are 0..k-1 with k the n_clusters site
@@ -161,6 +164,11 @@ def test_posterior_from_mcmc_matches_the_samples():
     np.testing.assert_allclose(post.params["sigma2"], np.asarray(s["sigma2"]), rtol=1e-6)
     assert np.all(post.params["alpha"] == 1.0)  # fixed: repeated per draw, as the driver does
     assert post.sampler == "gibbs-collapsed+split-merge" and post.model == "dp_gmm"
+    # The sweeps' split-merge acceptance: the moves accepted per sweep over those proposed.
+    accepted = np.asarray(s["split_merge_accepted"])
+    moves = DP_SAMPLER_DEFAULTS.split_merge
+    assert accepted.shape == (2, 30) and np.all((accepted >= 0) & (accepted <= moves))
+    np.testing.assert_array_equal(post.sample_stats["split_merge_acceptance"], accepted / moves)
     assert post.kernels == ("native" if _native.used_on() else "xla")
     assert post.point_estimate().shape == (20,)
     with pytest.raises(TypeError, match="DPCollapsedGibbs"):

@@ -19,6 +19,7 @@ from scipy.special import logsumexp
 
 from bayesclust import _native
 from bayesclust.inference.mixtures import gibbs as G
+from bayesclust.inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from bayesclust.inference.mixtures.gibbs import gibbs_dp_gmm, init_state
 
 from ._reference import (
@@ -248,6 +249,17 @@ def test_xla_and_native_paths_agree_in_distribution():
     ll_nat, ll_xla = out[True].log_likelihood, out[False].log_likelihood
     se_ll = np.sqrt(ll_nat.var() / ess + ll_xla.var() / ess)
     assert abs(ll_nat.mean() - ll_xla.mean()) < 4 * se_ll
+    # The split-merge moves' acceptance (the default's moves per sweep, thin sweeps per
+    # draw), recorded on both paths: fractions of the draw's moves, some accepted.  (The
+    # paths visit a move's members in different orders, so their rates need not be equal,
+    # only alike.)
+    moves = DP_SAMPLER_DEFAULTS.split_merge * DP_SAMPLER_DEFAULTS.thin
+    rate = {k: p.sample_stats["split_merge_acceptance"] for k, p in out.items()}
+    for r in rate.values():
+        assert r.shape == k_nat.shape and np.all((r >= 0) & (r <= 1))
+        np.testing.assert_array_equal(r * moves, np.round(r * moves))
+    assert 0 < rate[True].mean() < 1 and 0 < rate[False].mean() < 1
+    assert abs(rate[True].mean() - rate[False].mean()) < 0.5 * max(rate[True].mean(), rate[False].mean())
 
 
 @pytest.mark.parametrize("collapsed", [True, False])
@@ -261,10 +273,11 @@ def test_run_records_every_draw_consistently(collapsed):
     C, K, T, thin, rho2 = 9, 12, 20, 3, 50.0
     batch = _batch(rng, X, K, C, collapsed)
     seeds = jnp.asarray(rng.integers(0, 2**32, (C, 2), dtype=np.uint64), jnp.uint32)
-    labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+    labels, counts, sums, means, overflow, accepted = _native.gibbs_run_ffi(
         jnp.asarray(X), batch.labels, batch.counts, batch.sums, batch.means, batch.log_alpha,
         batch.sigma2, rho2, seeds, collapsed=collapsed, num_draws=T, thin=thin)
     labels, counts, sums, means = map(np.asarray, (labels, counts, sums, means))
+    np.testing.assert_array_equal(accepted, np.zeros((C, T)))  # no split-merge moves
     assert labels.shape == (C, T, len(X)) and means.shape == (C, T, K, 2)
     assert not np.asarray(overflow).any()
     z_scores = []
@@ -315,7 +328,7 @@ def test_own_stream_sweeps_renumber_clusters_without_changing_the_partition(coll
     st = st._replace(means=jnp.asarray(means_in, st.sums.dtype))
     batch = jax.tree.map(lambda a: jnp.stack([a] * C), st)
     seeds = jnp.arange(2 * C, dtype=jnp.uint32).reshape(C, 2)
-    labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+    labels, counts, sums, means, overflow, _ = _native.gibbs_run_ffi(
         jnp.asarray(X), batch.labels, batch.counts, batch.sums, batch.means, batch.log_alpha,
         batch.sigma2, 100.0, seeds, collapsed=collapsed, num_draws=1)
     labels, counts, sums = np.asarray(labels)[:, 0], np.asarray(counts)[:, 0], np.asarray(sums)[:, 0]

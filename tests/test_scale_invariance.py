@@ -160,7 +160,7 @@ def test_kmeans_float32_extremes(s):
     ref = kmeans(0, X, 4, init=C0)
     res = kmeans(0, (X * s).astype(np.float32), 4, init=(C0 * s).astype(np.float32))
     np.testing.assert_array_equal(res.labels, ref.labels)
-    assert np.isfinite(res.inertia) and np.all(np.isfinite(res.centers))
+    assert np.isfinite(res.objective) and np.all(np.isfinite(res.centers))
 
 
 def test_penalty_outside_float32_range_raises():

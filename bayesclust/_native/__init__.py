@@ -335,7 +335,7 @@ def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, see
     z = jnp.zeros((C, 0, X.shape[1]), dt) if z is None else z.astype(dt)
     out = _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z,
                       collapsed=collapsed, draws=1, thin=1, draw_means=False)
-    return tuple(a[:, 0] for a in out[:4]) + (out[4],)
+    return tuple(a[:, 0] for a in out[:4]) + (out[4],)  # no split-merge moves: none accepted
 
 
 def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
@@ -352,10 +352,11 @@ def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds
 
     Returns
     -------
-    (labels, counts, sums, means, overflow)
+    (labels, counts, sums, means, overflow, accepted)
         Every draw: shapes (C, T, n) int32, (C, T, K), (C, T, K, d), (C, T, K, d)
         with ``T = num_draws``; overflow (C,) int32 (set if any sweep of the chain
-        overflowed: the whole run must be redone with more slots).
+        overflowed: the whole run must be redone with more slots); accepted (C, T)
+        int32, the split-merge moves accepted and applied in each draw's ``thin`` sweeps.
     """
     C, d = means.shape[0], X.shape[1]
     dt = X.dtype
@@ -375,7 +376,8 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
          jax.ShapeDtypeStruct((C, draws, K), dt),
          jax.ShapeDtypeStruct((C, draws, K, d), dt),
          jax.ShapeDtypeStruct((C, draws, K, d), dt),
-         jax.ShapeDtypeStruct((C,), jnp.int32)),
+         jax.ShapeDtypeStruct((C,), jnp.int32),
+         jax.ShapeDtypeStruct((C, draws), jnp.int32)),
         vmap_method="sequential",
     )
     return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt),

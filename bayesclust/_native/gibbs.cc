@@ -236,6 +236,7 @@ struct Sweep {
   T* sums_out;          // (C, draws, K, d)
   T* means_out;         // (C, draws, K, d)
   int32_t* overflow_out;
+  int32_t* accepted_out;  // (C, draws): split-merge moves accepted in each draw's sweeps
 };
 
 // The slot terms by count n_c for one (sigma2, rho2, d, scheme): a(n_c),
@@ -349,6 +350,7 @@ struct Group {
   double sigma2[W], log_alpha[W], rho2;
   int64_t chain[W];
   int32_t overflow[W];
+  int32_t accepted[W];  // split-merge moves accepted since the last Record
   Table<T>* table[W];
   Table<T>* sm_table[W];    // the collapsed terms, for the split-merge moves
   std::vector<V> sm_sa, sm_sb, sm_alloc;  // d, d, n: a move's sums of A and B, allocations
@@ -428,6 +430,7 @@ struct Group {
       sigma2[l] = s->sigma2[c];
       log_alpha[l] = s->log_alpha[c];
       overflow[l] = 0;
+      accepted[l] = 0;
       table[l] = TableFor<T>(sigma2[l], rho2, d, s->collapsed, n, stamp);
       if (s->split_merge > 0) {
         // A move weighs clusters of any size up to n: every count filled once.
@@ -557,6 +560,10 @@ struct Group {
   // do not drift) and means (drawn, or as the moves left them).
   void Record(int64_t t) {
     const int64_t T_ = s->draws;
+    for (int l = 0; l < lanes; ++l) {
+      s->accepted_out[(first + l) * T_ + t] = accepted[l];
+      accepted[l] = 0;
+    }
     int32_t* lab[W];
     for (int l = 0; l < lanes; ++l) lab[l] = s->labels_out + ((first + l) * T_ + t) * n;
     for (int64_t i = 0; i < n; ++i) {
@@ -835,6 +842,7 @@ struct Group {
           if (label[p][l] == cj[l])
             Set(label, p, l, static_cast<T>(keep));
       }
+      ++accepted[l];
       // The two clusters' counts and sums (double) from their members.
       double* s_keep = Sum(l, keep);
       double* s_other = Sum(l, other);
@@ -921,7 +929,8 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
                      ffi::AnyBuffer z, ffi::Result<ffi::Buffer<ffi::S32>> labels_out,
                      ffi::Result<ffi::AnyBuffer> counts_out, ffi::Result<ffi::AnyBuffer> sums_out,
                      ffi::Result<ffi::AnyBuffer> means_out,
-                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out, int32_t collapsed,
+                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out,
+                     ffi::Result<ffi::Buffer<ffi::S32>> accepted_out, int32_t collapsed,
                      int64_t draws, int64_t thin, int32_t draw_means, int64_t split_merge) {
   auto xd = X.dimensions();
   auto ld = labels.dimensions();
@@ -965,6 +974,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   s.sums_out = static_cast<T*>(sums_out->untyped_data());
   s.means_out = static_cast<T*>(means_out->untyped_data());
   s.overflow_out = overflow_out->typed_data();
+  s.accepted_out = accepted_out->typed_data();
   if (s.C == 0) return ffi::Error::Success();
   if (s.n == 0) {  // nothing moves; means are not drawn
     const int64_t slots = s.C * draws * s.K;
@@ -975,6 +985,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
         std::memcpy(s.means_out + (c * draws + t) * s.K * s.d, s.means_in + c * s.K * s.d,
                     s.K * s.d * sizeof(T));
     std::fill(s.overflow_out, s.overflow_out + s.C, 0);
+    std::fill(s.accepted_out, s.accepted_out + s.C * draws, 0);
     return ffi::Error::Success();
   }
   // Groups of chains, one per lane of an AVX register (up to 8 float / 4
@@ -1017,6 +1028,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
       .Ret<ffi::AnyBuffer>()        /* sums (C, T, K, d) */    \
       .Ret<ffi::AnyBuffer>()        /* means (C, T, K, d) */   \
       .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */        \
+      .Ret<ffi::Buffer<ffi::S32>>() /* accepted (C, T) */      \
       .Attr<int32_t>("collapsed")                              \
       .Attr<int64_t>("draws")                                  \
       .Attr<int64_t>("thin")                                   \

@@ -128,7 +128,7 @@ def run_compare_did(
 
     def best_kmeans():
         fits = [kmeans(k, X, K) for k in jax.random.split(jax.random.PRNGKey(seed), 10)]
-        return np.asarray(min(fits, key=lambda r: float(r.inertia)).labels)
+        return np.asarray(min(fits, key=lambda r: float(r.objective)).labels)
 
     runs["k-means, K"] = timed(best_kmeans)
     for method in ("single", "average"):
@@ -160,7 +160,7 @@ def run_compare_did(
         "n_true_classes": K, "k_max": k_max,
         "score": "consistency index CI (Hungarian matching) and NMI against the true classes",
         "rows": rows,
-        "gmd": {"n_components": int(mix.n_components), "message_length": float(mix.message_length)},
+        "gmd": {"n_components": int(mix.n_components), "message_length": float(mix.objective)},
         "dp_posterior_k": {"distribution": {str(k): float(p) for k, p in k_dist.items()},
                            "mode": k_mode, "interval_90": [k_lo, k_hi],
                            "rhat": diag.get("rhat"), "ess_bulk": diag.get("ess_bulk"),

@@ -25,8 +25,23 @@ from ...kernels import (
     squared_norms,
     weighted_means,
 )
+from .._driver import best_of_restarts, pow2_at_least, run_in_pieces
+from ._common import _from_unit
 
-__all__ = ["kmeans", "KMeansResult", "kmeans_init"]
+__all__ = [
+    "kmeans",
+    "KMeansResult",
+    "KMeansState",
+    "KMeansInfo",
+    "init_kmeans_state",
+    "kmeans_step",
+    "kmeans_init",
+]
+
+#: Entries of the driver's objective-trace buffer: a run of more iterations records
+#: its trace in pieces (``inference._driver.run_in_pieces``), so that ``max_iter``
+#: stays a traced scalar.
+_TRACE_LEN = 128
 
 
 class KMeansResult(NamedTuple):
@@ -38,34 +53,199 @@ class KMeansResult(NamedTuple):
         Final centres.
     labels : ndarray of int32, shape (n,)
         Nearest final centre of every point (lowest index on ties).
-    inertia : float
-        ``sum_i w_i |x_i - centers[labels_i]|^2`` of the returned centres and labels.
+    objective : float
+        The minimised sum of squares ``sum_i w_i |x_i - centers[labels_i]|^2`` of the
+        returned centres and labels (a final assignment step, computed directly): at most
+        ``objective_trace[-1]``, equal to it up to rounding when the assignment repeated.
+    objective_trace : ndarray, shape (n_iter + 1,)
+        The minimised sum of squares at the initial centres (every point at its nearest)
+        and after every iteration (the iteration's labels at the updated means); never
+        increases (up to rounding).  float64 when the data's dtype cannot hold it.
     n_iter : int
         Lloyd iterations run (one iteration = assignment + mean update).
     converged : bool
         True when the assignment stopped changing or the total squared centre
         shift fell to ``tol`` (relative) before ``max_iter``.
+    restart_objectives : ndarray of float, shape (n_init,)
+        The final ``objective`` of every start, in order (the returned run is the first
+        start with the lowest).
     """
 
     centers: np.ndarray
     labels: np.ndarray
-    inertia: float
+    objective: float
+    objective_trace: np.ndarray
     n_iter: int
     converged: bool
+    restart_objectives: np.ndarray
 
 
-class _LloydState(NamedTuple):
-    centers: jax.Array  # (capacity, d)
-    labels: jax.Array  # (n,) int32, assignment to the previous centres
-    it: jax.Array  # int32
-    converged: jax.Array  # bool
+class KMeansState(NamedTuple):
+    """State of a Lloyd run between two iterations.
+
+    Made by :func:`init_kmeans_state`, advanced by :func:`kmeans_step`; :func:`kmeans`
+    (and :func:`masked_lloyd`) loop over the step.
+
+    Attributes
+    ----------
+    centers : array, shape (capacity, d)
+        The centres (the means of ``labels`` after a step; an empty or inactive slot
+        keeps its centre).
+    labels : int32 array, shape (n,)
+        The last step's assignment, to the centres it started from (lowest index on
+        ties); ``-1`` in the initial state, so that the first step counts as a change.
+    objective : scalar, dtype of ``X``
+        ``sum_i w_i |x_i - centers[labels_i]|^2`` (minimised); in the initial state,
+        every point at its nearest initial centre.
+    objective_trace : array, shape (T,), dtype of ``X``
+        The objective after initialisation and after iterations ``1..n_iter`` in
+        entries ``0..n_iter``, NaN after them; ``T``, the smallest power of two
+        ``>= max_iter + 1`` (``max_iter`` given to the init), bounds what is recorded.
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last step's assignment repeated the one before it, or its total squared
+        centre shift was at most ``tol``.
+    """
+
+    centers: jax.Array
+    labels: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+
+
+class KMeansInfo(NamedTuple):
+    """Diagnostics of one :func:`kmeans_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Objective of the returned state.
+    changed : bool scalar
+        The step's assignment differs from the previous step's.
+    shift : scalar
+        Total squared centre shift of the mean update, ``sum_k |mu_k^new - mu_k|^2``.
+    """
+
+    objective: jax.Array
+    changed: jax.Array
+    shift: jax.Array
+
+
+def _step(s: KMeansState, X, w, valid, tol, Xw):
+    """One Lloyd iteration of ``s`` (``w`` None: unit weights; ``valid`` the active slots)."""
+    assigned, stats = nearest_center_stats(X, s.centers, valid, w, weighted_X=Xw)
+    labels = assigned.index
+    # An empty cluster keeps its previous centre.
+    moved = stats.weight[:, None] > 0
+    new = jnp.where(moved, weighted_means(stats), s.centers)
+    delta = jnp.sum(jnp.square(new - s.centers), axis=1)
+    shift = jnp.sum(delta)
+    # The sum of squares at the new means from the pass's exact distances by the
+    # parallel-axis identity, per cluster sum w |x - a|^2 = sum w |x - m|^2 + W |m - a|^2
+    # (a the old centre, m the mean, W the cluster's weight): O(k d), no second pass.
+    sse = jnp.sum(assigned.sq_dist if w is None else w * assigned.sq_dist)
+    obj = jnp.maximum(sse - jnp.sum(stats.weight * delta), 0.0).astype(s.objective.dtype)
+    changed = jnp.any(labels != s.labels)
+    it = s.n_iter + 1
+    state = KMeansState(new, labels, obj, s.objective_trace.at[it].set(obj), it,
+                        ~changed | (shift <= tol))
+    return state, KMeansInfo(obj, changed, shift)
+
+
+def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[KMeansState, KMeansInfo]:
+    """One Lloyd iteration on a state: the assignment, the mean update, the stopping test.
+
+    Every point goes to its nearest centre (lowest index on ties;
+    :func:`~bayesclust.kernels.nearest_center_stats`), every non-empty cluster's centre
+    to the (weighted) mean of its points; ``converged`` when the assignment repeats or
+    the total squared centre shift is at most ``tol``.  :func:`kmeans` is this step in a
+    ``lax.while_loop`` from :func:`init_kmeans_state`, stopped by ``converged`` or
+    ``max_iter``; stepping by hand on the same data reproduces it exactly.  Works eagerly
+    and under ``jax.jit``; no validation (:func:`kmeans` validates).
+
+    Parameters
+    ----------
+    state : KMeansState
+    X : array, shape (n, d)
+        The data the state was made from.  :func:`kmeans` works on
+        ``(X - mean) * 2**-e`` (the weighted mean subtracted in the input dtype, ``e``
+        putting the largest value in [0.5, 1)) with ``tol`` its relative tolerance times
+        the mean per-feature variance of ``X`` times ``4**-e``.
+    sample_weight : array, shape (n,), optional
+        Non-negative weights (default 1).
+    tol : float scalar, default 0
+        Absolute tolerance on the total squared centre shift (0: stop at a fixed point).
+
+    Returns
+    -------
+    state : KMeansState
+    info : KMeansInfo
+        ``objective`` of the returned state, whether the assignment ``changed``, and
+        the centre ``shift``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]], np.float32)
+    >>> state = init_kmeans_state(X, X[[0, 2]])
+    >>> while not state.converged:
+    ...     state, info = kmeans_step(state, X)
+    >>> state.labels.tolist(), int(state.n_iter), round(float(state.objective), 4)
+    ([0, 0, 1, 1], 2, 0.04)
+    """
+    X = jnp.asarray(X)
+    w = None if sample_weight is None else jnp.asarray(sample_weight, X.dtype)
+    valid = jnp.ones(state.centers.shape[0], bool)
+    return _step(state, X, w, valid, jnp.asarray(tol, X.dtype), None)
+
+
+def _initial_state(X, w, centers, valid, trace_len):
+    nearest = nearest_center(X, centers, valid)
+    obj = jnp.sum(nearest.sq_dist if w is None else w * nearest.sq_dist).astype(X.dtype)
+    return KMeansState(
+        centers.astype(X.dtype), jnp.full(X.shape[0], -1, jnp.int32), obj,
+        jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(obj), jnp.asarray(0, jnp.int32),
+        jnp.asarray(False),
+    )
+
+
+def init_kmeans_state(X, centers, *, sample_weight=None, max_iter=100) -> KMeansState:
+    """The state Lloyd's algorithm starts from: the given centres, no assignment yet.
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+        Data (see :func:`kmeans_step` for the frame :func:`kmeans` works in).
+    centers : array, shape (n_clusters, d)
+        Initial centres (e.g. :func:`kmeans_init`'s, in the same frame as ``X``).
+    sample_weight : array, shape (n,), optional
+        Non-negative weights (default 1).
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
+
+    Returns
+    -------
+    KMeansState
+        ``labels`` all ``-1``, ``objective`` the sum of squares of every point at its
+        nearest initial centre (one assignment pass).
+    """
+    X = jnp.asarray(X)
+    C = jnp.asarray(centers, X.dtype)
+    if C.ndim != 2 or C.shape[1] != X.shape[1] or C.shape[0] < 1:
+        raise ValueError(f"centers must have shape (n_clusters, {X.shape[1]}), got {C.shape}")
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    w = None if sample_weight is None else jnp.asarray(sample_weight, X.dtype)
+    return _initial_state(X, w, C, jnp.ones(C.shape[0], bool), trace_len)
 
 
 def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=None):
     """Lloyd iterations on the active slots of a centre buffer (traceable, not jitted).
 
-    The one Lloyd loop of the package: :func:`kmeans` runs it with every slot
-    active, the ensembles' jitted runs
+    The one Lloyd loop of the package (:func:`kmeans_step` in a ``lax.while_loop``):
+    :func:`kmeans` runs it with every slot active, the ensembles' jitted runs
     (:func:`bayesclust.inference.consensus.ensembles.kmeans_ensemble`, ``backend="jax"``) with
     ``K <= capacity`` active slots, so that one compilation serves every K.  An
     iteration is the assignment to the nearest active centre and the mean update
@@ -100,31 +280,41 @@ def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=
     converged : bool array
         The assignment repeated or the shift fell to ``tol`` before ``max_iter``.
     """
+    # The callers want the partition: no initial objective (an assignment pass of its own)
+    # and a one-entry trace (later entries are dropped by the scatter).
+    nan = jnp.asarray(jnp.nan, X.dtype)
+    init = KMeansState(centers.astype(X.dtype), jnp.full(X.shape[0], -1, jnp.int32), nan, nan[None],
+                       jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    s = _loop(X, sample_weight, valid, tol, max_iter, init, weighted_X)
+    return s.centers, nearest_center(X, s.centers, valid), s.n_iter, s.converged
 
-    def cond(s: _LloydState):
-        return (s.it < max_iter) & ~s.converged
 
-    def body(s: _LloydState):
-        assigned, stats = nearest_center_stats(X, s.centers, valid, sample_weight, weighted_X=weighted_X)
-        labels = assigned.index
-        # An empty cluster keeps its previous centre.
-        new = jnp.where(stats.weight[:, None] > 0, weighted_means(stats), s.centers)
-        shift = jnp.sum(jnp.square(new - s.centers))
-        done = jnp.all(labels == s.labels) | (shift <= tol)
-        return _LloydState(new, labels, s.it + 1, done)
+def _loop(X, w, valid, tol, max_iter, state: KMeansState, Xw=None):
+    def cond(s: KMeansState):
+        return (s.n_iter < max_iter) & ~s.converged
 
-    n = X.shape[0]
-    init = _LloydState(centers, jnp.full(n, -1, jnp.int32), jnp.asarray(0, jnp.int32), jnp.asarray(False))
-    s = lax.while_loop(cond, body, init)
-    return s.centers, nearest_center(X, s.centers, valid), s.it, s.converged
+    def body(s: KMeansState):
+        return _step(s, X, w, valid, tol, Xw)[0]
+
+    return lax.while_loop(cond, body, state)
 
 
 @jax.jit
-def _lloyd(X, w, centers, max_iter, tol):
-    """:func:`masked_lloyd` with every centre active and the inertia of the result."""
-    C, final, it, conv = masked_lloyd(X, w, centers, jnp.ones(centers.shape[0], bool), max_iter, tol,
-                                      weighted_X=X * w[:, None])
-    return C, final.index, jnp.sum(w * final.sq_dist), it, conv
+def _run(X, w, tol, todo, state):
+    """At most ``todo`` more iterations from ``state`` (every centre active)."""
+    return _loop(X, w, jnp.ones(state.centers.shape[0], bool), tol, todo, state, X * w[:, None])
+
+
+@functools.partial(jax.jit, static_argnums=(3,))
+def _init_run(X, w, centers, trace_len):
+    return _initial_state(X, w, centers, jnp.ones(centers.shape[0], bool), trace_len)
+
+
+@jax.jit
+def _final(X, w, centers):
+    """The assignment to the final centres and its sum of squares."""
+    final = nearest_center(X, centers)
+    return final.index, jnp.sum(w * final.sq_dist)
 
 
 #: From this many rows the KD-tree assignment of :func:`lloyd_host` queries in tree order.
@@ -317,25 +507,32 @@ def kmeans(
     n_clusters: int,
     *,
     init="random",
+    n_init: int = 1,
     max_iter: int = 100,
     tol: float = 1e-4,
     sample_weight=None,
 ) -> KMeansResult:
-    r"""k-means by Lloyd's algorithm, one run from one initialisation.
+    r"""k-means by Lloyd's algorithm, the best of ``n_init`` starts.
 
     Minimises :math:`\sum_i w_i \|x_i - \mu_{z_i}\|^2` over ``n_clusters``
-    centres by alternating the nearest-centre assignment and the mean update.
+    centres by alternating the nearest-centre assignment and the mean update
+    (:func:`kmeans_step` from :func:`init_kmeans_state`).
 
     Parameters
     ----------
     rng_key : jax.random key or int
-        Key for the initialisation (unused when ``init`` is an array).
+        Key for the initialisation (unused when ``init`` is an array); with
+        ``n_init > 1``, start ``i`` uses ``fold_in(rng_key, i)``.
     X : array_like, shape (n, d)
     n_clusters : int
         ``K >= 1`` (at most the number of points for the data-point inits).
     init : {"random", "k-means++"} or array_like of shape (n_clusters, d)
         ``"random"`` (default; the papers do not say: docs/deviations.md#kj-table1-protocol): ``K`` distinct data points drawn
         uniformly; ``"k-means++"``: D^2 seeding; or the initial centres.
+    n_init : int, default 1
+        Starts; the run with the lowest final ``objective`` is returned (the first on
+        ties) and every start's is in ``restart_objectives``.  Must be 1 when ``init``
+        is an array (every start would be the same).
     max_iter : int, default 100
     tol : float, default 1e-4
         Relative tolerance: stop when the total squared centre shift
@@ -347,8 +544,9 @@ def kmeans(
     Returns
     -------
     KMeansResult
-        ``centers, labels, inertia, n_iter, converged``.  ``labels`` and
-        ``inertia`` refer to the returned centres (a final assignment step).
+        ``centers, labels, objective, objective_trace, n_iter, converged,
+        restart_objectives``.  ``labels`` and ``objective`` (the minimised sum of
+        squares) refer to the returned centres (a final assignment step).
 
     Notes
     -----
@@ -360,7 +558,8 @@ def kmeans(
     centred value lies in [0.5, 1): float32 squared distances neither
     overflow nor flush to zero at any scale of ``X``, and scaling ``X`` by a
     power of two changes nothing but the scale of the outputs.  Ties go to the lowest centre index.  One jit-compiled
-    ``lax.while_loop``; recompiles only per shape.
+    ``lax.while_loop`` per piece of 127 iterations (the trace is recorded in pieces of a
+    fixed buffer); recompiles only per shape, never per ``max_iter`` or ``n_init``.
 
     References
     ----------
@@ -373,13 +572,35 @@ def kmeans(
     >>> res = kmeans(0, X, 2, init=X[[0, 2]])
     >>> res.labels.tolist(), res.centers.round(2).tolist()
     ([0, 0, 1, 1], [[0.1, 0.0], [5.1, 5.0]])
+    >>> [round(float(v), 3) for v in res.objective_trace]  # at the initial centres, then per iteration
+    [0.08, 0.04, 0.04]
+
+    Five k-means++ starts, the lowest sum of squares kept:
+
+    >>> best = kmeans(0, X, 2, init="k-means++", n_init=5)
+    >>> best.restart_objectives.shape, bool(best.objective == best.restart_objectives.min())
+    ((5,), True)
     """
     X = V.check_array(X, "X")
     n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
+    n_init = V.check_int(n_init, "n_init", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
     n = X.shape[0]
     w = V.check_sample_weight(sample_weight, n, dtype=X.dtype)
+    if n_init > 1:
+        if not isinstance(init, str):
+            raise ValueError(f"n_init must be 1 when init is an array of centres, got {n_init}")
+        key = V.as_rng_key(rng_key)
+        starts = iter(range(n_init))
+
+        def start():
+            r = kmeans(jax.random.fold_in(key, next(starts)), X, n_clusters, init=init,
+                       max_iter=max_iter, tol=tol, sample_weight=w)
+            return r.objective, r
+
+        _, best, finals = best_of_restarts(n_init, start, maximize=False)
+        return best._replace(restart_objectives=finals)
     mean = V.centre(X, w).astype(X.dtype)
     # The unit frame: centred and scaled by a power of two (exact), so that the squared
     # distances neither overflow nor flush to zero at any scale of X.
@@ -400,14 +621,19 @@ def kmeans(
     else:
         tol_abs = tol * float(np.mean(np.var(Xc.astype(np.float64), axis=0)))
     Xj = jnp.asarray(Xc)  # float32 unless jax_enable_x64
-    C, labels, inertia, it, conv = _lloyd(
-        Xj, jnp.asarray(w, Xj.dtype), centers0.astype(Xj.dtype), jnp.int32(max_iter),
-        jnp.asarray(tol_abs, Xj.dtype),
-    )
+    wj = jnp.asarray(w, Xj.dtype)
+    tol_j = np.asarray(tol_abs, Xj.dtype)  # a host scalar: traced, never a new compile
+    state = _init_run(Xj, wj, centers0.astype(Xj.dtype), _TRACE_LEN)
+    state, traces, done = run_in_pieces(state, lambda todo, s: _run(Xj, wj, tol_j, todo, s), max_iter,
+                                        piece=_TRACE_LEN)
+    labels, objective = _final(Xj, wj, state.centers)
+    objective = math.ldexp(float(objective), 2 * e)
     return KMeansResult(
-        centers=(np.ldexp(np.asarray(C), e) + mean).astype(X.dtype),
+        centers=(np.ldexp(np.asarray(state.centers), e) + mean).astype(X.dtype),
         labels=np.asarray(labels),
-        inertia=math.ldexp(float(inertia), 2 * e),
-        n_iter=int(it),
-        converged=bool(conv),
+        objective=objective,
+        objective_trace=_from_unit(traces["objective_trace"], e),
+        n_iter=done,
+        converged=bool(state.converged),
+        restart_objectives=np.array([objective]),
     )

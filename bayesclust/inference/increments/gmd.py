@@ -74,14 +74,15 @@ class GMDResult(NamedTuple):
         components below (a component may win no point).
     weights : ndarray, shape (n_components,)
         Mixing probabilities ``alpha_m`` (positive, summing to one).
-    means : ndarray, shape (n_components, d)
+    centers : ndarray, shape (n_components, d)
+        The components' means ``mu_m``.
     covariances : ndarray, shape (n_components, d, d)
         Full covariances, regularisation included (what the likelihood used).
     n_components : int
-    message_length : float
+    objective : float
         The minimised message length ``L(theta, X)`` of the returned mixture (nats; see
-        :func:`gmd`), in the data's units.
-    message_length_trace : ndarray of float64, shape (n_iter + 1,)
+        :func:`gmd` and :func:`message_length`), in the data's units.
+    objective_trace : ndarray of float64, shape (n_iter + 1,)
         ``L`` of the initial mixture and after every step (a CEM^2 sweep or a forced
         annihilation).  Within a run of sweeps at a fixed number of components it does not
         increase (up to float rounding); it jumps up at a forced annihilation.
@@ -91,16 +92,16 @@ class GMDResult(NamedTuple):
         The run ended as the algorithm does (the last sweep met the stopping test with at
         most ``k_min`` components left), not at ``max_iter``.
     n_components_trace : ndarray of int32, shape (n_iter + 1,)
-        Components alive after each entry of ``message_length_trace``.
+        Components alive after each entry of ``objective_trace``.
     """
 
     labels: np.ndarray
     weights: np.ndarray
-    means: np.ndarray
+    centers: np.ndarray
     covariances: np.ndarray
     n_components: int
-    message_length: float
-    message_length_trace: np.ndarray
+    objective: float
+    objective_trace: np.ndarray
     n_iter: int
     converged: bool
     n_components_trace: np.ndarray
@@ -651,8 +652,9 @@ def gmd(
     Returns
     -------
     GMDResult
-        ``labels, weights, means, covariances, n_components, message_length,
-        message_length_trace, n_iter, converged, n_components_trace``.
+        ``labels, weights, centers, covariances, n_components, objective,
+        objective_trace, n_iter, converged, n_components_trace``; ``objective`` and its
+        trace are the minimised message length.
 
     Notes
     -----
@@ -756,11 +758,11 @@ def gmd(
     return GMDResult(
         labels=np.asarray(labels)[:n],
         weights=np.asarray(weights)[active],
-        means=(np.ldexp(np.asarray(means, np.float64)[active], e) + mean).astype(Xs.dtype),
+        centers=(np.ldexp(np.asarray(means, np.float64)[active], e) + mean).astype(Xs.dtype),
         covariances=np.ldexp(np.asarray(covs)[active], 2 * e).astype(Xs.dtype),
         n_components=int(k),
-        message_length=float(L) + shift,
-        message_length_trace=np.concatenate(trace) + shift,
+        objective=float(L) + shift,
+        objective_trace=np.concatenate(trace) + shift,
         n_iter=done,
         converged=bool(state.converged),
         n_components_trace=np.concatenate(ks).astype(np.int32),

@@ -257,7 +257,7 @@ def kmdid(rng_key, X, n_clusters_range, *, criterion: str = "mdl", n_init: int =
     r"""KMDID: GMDID started from k-means, the start chosen by the G-DID index.
 
     For every ``k`` in ``n_clusters_range`` the best of ``n_init`` k-means runs
-    (:func:`bayesclust.inference.hard.kmeans.kmeans`, smallest inertia) is a candidate start; the
+    (:func:`bayesclust.inference.hard.kmeans.kmeans`, least sum of squares) is a candidate start; the
     candidate of smallest G-DID (:func:`~bayesclust.gdid_index`) is merged by :func:`gmdid`
     (Aidos & Fred 2012, §5: "k-means for several k, the best chosen by G-DID").
 
@@ -297,7 +297,7 @@ def kmdid(rng_key, X, n_clusters_range, *, criterion: str = "mdl", n_init: int =
     starts, scores = [], []
     for k in ks:
         runs = [kmeans(sub, X, k) for sub in jax.random.split(jax.random.fold_in(key, k), n_init)]
-        best = min(runs, key=lambda r: float(r.inertia))
+        best = min(runs, key=lambda r: float(r.objective))
         labels = np.asarray(best.labels)
         starts.append(labels)
         scores.append(_gdid(X, labels, floor))

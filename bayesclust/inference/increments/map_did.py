@@ -59,7 +59,7 @@ class MAPDIDModel(NamedTuple):
 
 class _OneGaussian(NamedTuple):
     weights: np.ndarray
-    means: np.ndarray
+    centers: np.ndarray
     covariances: np.ndarray
     n_components: int
 
@@ -138,7 +138,7 @@ def map_did_fit(rng_key, X, y, *, k_max: int = 10, init: str = "random") -> MAPD
     covs = np.tile(np.eye(d), (classes.size, g, 1, 1))
     for c, f in enumerate(fits):
         weights[c, :f.n_components] = f.weights
-        means[c, :f.n_components] = f.means
+        means[c, :f.n_components] = f.centers
         covs[c, :f.n_components] = f.covariances
     return MAPDIDModel(classes, counts / counts.sum(), weights, means, covs, np.linalg.cholesky(covs),
                        np.array(lams), np.array([f.n_components for f in fits]), tuple(refs))

@@ -79,6 +79,7 @@ from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 __all__ = [
     "gibbs_dp_gmm",
     "GibbsState",
+    "GibbsInfo",
     "gibbs_sweep",
     "sweep_chains",
     "init_state",
@@ -118,6 +119,32 @@ class GibbsState(NamedTuple):
     log_alpha: jax.Array
     sigma2: jax.Array
     overflow: jax.Array
+
+
+class GibbsInfo(NamedTuple):
+    """What one sweep reports (:func:`gibbs_sweep`, :func:`sweep_chains`, :func:`blocked_sweep`).
+
+    A Markov chain optimises nothing, so a sweep's info has no ``objective``: its first
+    field is the number of clusters, its second ``changed`` as in every step's info.
+    :func:`sweep_chains` gives every field a leading chain axis ``(C,)``.
+
+    Attributes
+    ----------
+    n_clusters : int32 scalar
+        Occupied clusters after the sweep.
+    changed : bool scalar
+        The sweep moved at least one point to another cluster slot.
+    split_merge_accepted : int32 scalar
+        Split-merge moves (:func:`split_merge_move`) the sweep accepted and applied.
+    split_merge_proposed : int32 scalar
+        Split-merge moves it proposed (``split_merge`` for ``n >= 2``, else 0); their
+        ratio over the draws is the move's acceptance rate.
+    """
+
+    n_clusters: jax.Array
+    changed: jax.Array
+    split_merge_accepted: jax.Array
+    split_merge_proposed: jax.Array
 
 
 def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
@@ -286,7 +313,7 @@ def _split_merge_score(count, total, sigma2, rho2, d):
             + jnp.sum(total * total, axis=-1) / (2.0 * sigma2 * (count + sigma2 / rho2)))
 
 
-def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
+def split_merge_move(key, X, state: GibbsState, rho2) -> tuple[GibbsState, jax.Array]:
     r"""One sequentially-allocated split-merge move (Dahl 2003), means integrated out.
 
     Two distinct points ``i, j`` are drawn uniformly.  Let ``S`` be the other
@@ -321,6 +348,13 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
 
     A split that needs a slot when the buffer is full sets ``overflow`` (the
     caller grows the buffer and redoes the segment).
+
+    Returns
+    -------
+    state : GibbsState
+    accepted : bool scalar
+        The move was accepted and applied (an accepted split with no free slot is not
+        applied: it sets ``overflow``).
 
     References
     ----------
@@ -399,7 +433,7 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> GibbsState:
     counts = jnp.where(do_merge, counts.at[ci].set(n_a + n_b).at[cj].set(0.0), counts)
     sums = jnp.where(do_merge, sums.at[ci].set(s_a + s_b).at[cj].set(0.0), sums)
     return state._replace(labels=new_labels, counts=counts, sums=sums,
-                          overflow=state.overflow | (accept & split & full))
+                          overflow=state.overflow | (accept & split & full)), do_split | do_merge
 
 
 def _resample_means(key, state: GibbsState, rho2):
@@ -431,7 +465,10 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
 
     Returns
     -------
-    GibbsState
+    state : GibbsState
+    info : GibbsInfo
+        The clusters after the sweep, whether a point moved, and the split-merge moves
+        accepted and proposed.
 
     Notes
     -----
@@ -459,8 +496,10 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
 
     Returns
     -------
-    GibbsState
+    state : GibbsState
         The chains after the sweep.
+    info : GibbsInfo
+        Every field with a leading chain axis ``(C,)``.
 
     Notes
     -----
@@ -475,14 +514,22 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
         raise ValueError(f"keys must hold one key per chain ({state.labels.shape[0]}), got "
                          f"{keys.shape[0]}")
     sub = jax.vmap(lambda k: jax.random.split(k, 5))(keys)
+    before = state.labels
     state = _point_moves(sub[:, 0], sub[:, 1], X, rho2, collapsed, state)
+    moves = split_merge if n >= 2 else 0
 
     def finish(key, sub_keys, state):
         _, _, k_means, k_sigma, k_alpha = sub_keys
-        if split_merge and n >= 2:
-            k_sm = jax.random.split(jax.random.fold_in(key, 0x5EED), split_merge)
-            state = lax.fori_loop(0, split_merge,
-                                  lambda t, s_: split_merge_move(k_sm[t], X, s_, rho2), state)
+        accepted = jnp.zeros((), jnp.int32)
+        if moves:
+            k_sm = jax.random.split(jax.random.fold_in(key, 0x5EED), moves)
+
+            def move(t, carry):
+                s_, acc = carry
+                s_, ok = split_merge_move(k_sm[t], X, s_, rho2)
+                return s_, acc + ok.astype(jnp.int32)
+
+            state, accepted = lax.fori_loop(0, moves, move, (state, accepted))
         # Collapsed chains do not need the means, but drawing them from their
         # conditional costs O(k d) and gives mean draws for the Posterior.
         state = state._replace(means=_resample_means(k_means, state, rho2))
@@ -493,9 +540,13 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
             k = jnp.sum(state.counts > 0)
             log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n, alpha_prior)
             state = state._replace(log_alpha=log_alpha.astype(X.dtype))
-        return state
+        return state, accepted
 
-    return jax.vmap(finish)(keys, sub, state)
+    state, accepted = jax.vmap(finish)(keys, sub, state)
+    info = GibbsInfo(jnp.sum(state.counts > 0, axis=1, dtype=jnp.int32),
+                     jnp.any(state.labels != before, axis=1), accepted,
+                     jnp.full(accepted.shape, moves, jnp.int32))
+    return state, info
 
 
 def log_likelihood(X, state: GibbsState, rho2, collapsed):
@@ -571,7 +622,10 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
 
     Returns
     -------
-    BlockedState
+    state : BlockedState
+    info : GibbsInfo
+        The occupied components after the sweep and whether a label changed (no
+        split-merge moves: those fields are 0).
     """
     n, d = X.shape
     T = state.means.shape[0]
@@ -608,7 +662,10 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
         a, b = alpha_prior
         rate = b - jnp.sum(log_1mv)
         log_alpha = (jnp.log(jax.random.gamma(k_alpha, a + T - 1.0)) - jnp.log(rate)).astype(dtype)
-    return BlockedState(labels, log_w, means, log_alpha, sigma2)
+    zero = jnp.zeros((), jnp.int32)
+    info = GibbsInfo(jnp.sum(segment_stats(X, labels, T).weight > 0, dtype=jnp.int32),
+                     jnp.any(labels != state.labels), zero, zero)
+    return BlockedState(labels, log_w, means, log_alpha, sigma2), info
 
 
 def _blocked_log_likelihood(X, state: BlockedState):
@@ -625,7 +682,7 @@ def _run_blocked_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num
             s = lax.fori_loop(
                 0, thin,
                 lambda t, s_: blocked_sweep(keys[t], X, s_, rho2=rho2, alpha_prior=alpha_prior,
-                                            sigma2_prior=sigma2_prior),
+                                            sigma2_prior=sigma2_prior)[0],
                 s,
             )
             record = dict(
@@ -701,14 +758,17 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
 
     def draw(s, k):  # k: (C,) keys, one per chain
         sweep_keys = jax.vmap(lambda k_: jax.random.split(k_, thin))(k)
-        s = lax.fori_loop(
-            0, thin,
-            lambda t, s_: sweep_chains(sweep_keys[:, t], X, s_, rho2=rho2, collapsed=collapsed,
-                                       alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
-                                       split_merge=split_merge),
-            s,
-        )
+
+        def sweep(t, carry):
+            s_, acc = carry
+            s_, info = sweep_chains(sweep_keys[:, t], X, s_, rho2=rho2, collapsed=collapsed,
+                                    alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
+                                    split_merge=split_merge)
+            return s_, acc + info.split_merge_accepted
+
+        s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros(s.labels.shape[0], jnp.int32)))
         record = dict(
+            split_merge_accepted=accepted,
             labels=s.labels,
             log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed))(s),
             log_alpha=s.log_alpha,
@@ -731,7 +791,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         # The whole segment in one native call (no per-sweep XLA operations): the
         # same sweeps and mean draws as sweep_chains, the chains' streams seeded
         # once per segment from their keys.
-        labels, counts, sums, means, overflow = _native.gibbs_run_ffi(
+        labels, counts, sums, means, overflow, accepted = _native.gibbs_run_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
             state.sigma2, rho2, _chain_seeds(keys), collapsed=collapsed, num_draws=num,
             thin=thin, split_merge=split_merge)
@@ -739,8 +799,8 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
         loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed)))(draws)
-        records = dict(labels=labels, log_likelihood=loglik, log_alpha=draws.log_alpha,
-                       sigma2=draws.sigma2, means=means,
+        records = dict(split_merge_accepted=accepted, labels=labels, log_likelihood=loglik,
+                       log_alpha=draws.log_alpha, sigma2=draws.sigma2, means=means,
                        n_clusters=jnp.sum(counts > 0, axis=2))
         last = GibbsState(labels[:, -1], counts[:, -1], sums[:, -1], means[:, -1],
                           state.log_alpha, state.sigma2, state.overflow | (overflow != 0))
@@ -858,7 +918,10 @@ def gibbs_dp_gmm(
     Posterior
         Label draws (chains, draws, n), ``log_likelihood`` (``log p(X | z, mu,
         sigma2)``, or ``log p(X | z, sigma2)`` when collapsed), params
-        ``means`` (slots indexed by the labels), ``alpha``, ``sigma2``;
+        ``means`` (slots indexed by the labels), ``alpha``, ``sigma2``; sample stats
+        ``n_clusters`` and, with split-merge moves, ``split_merge_acceptance`` (the
+        fraction of each draw's ``thin * split_merge`` moves accepted; its mean over a
+        chain's draws is the chain's acceptance rate);
         ``kernels`` says whether the sweeps ran in the native kernel
         (``"native"``) or in XLA (``"xla"``; the blocked scheme always).
 
@@ -989,11 +1052,17 @@ def gibbs_dp_gmm(
     else:
         sampler = "gibbs-collapsed" if collapsed else "gibbs-kj-alg2"
         sampler += "+split-merge" if split_merge else ""
+    sample_stats = {"n_clusters": cat("n_clusters")}
+    moves = thin * split_merge if n >= 2 else 0
+    if moves:
+        # The fraction of the draw's thin * split_merge proposals accepted (its mean over a
+        # chain's draws: the chain's acceptance rate).
+        sample_stats["split_merge_acceptance"] = cat("split_merge_accepted") / moves
     post = Posterior(
         cat("labels"),
         log_likelihood=cat("log_likelihood"),
         params=params,
-        sample_stats={"n_clusters": cat("n_clusters")},
+        sample_stats=sample_stats,
         sampler=sampler,
         model="dp_gmm",
         kernels="xla" if blocked else _sweep_kernels(Xj),

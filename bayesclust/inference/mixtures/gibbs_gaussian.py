@@ -69,7 +69,7 @@ from ... import _validation as V
 from ...kernels import cholesky_rank_one
 from ._common import _draw_slot_or_new, _prior_params, _update_log_alpha
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import run_in_segments
+from .gibbs import GibbsInfo, run_in_segments
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -834,11 +834,22 @@ def init_gaussian_state(Z, labels, capacity: int, log_alpha, kappa0, *, full: bo
 
 
 def sweep_gaussian_chains(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior=None, *,
-                          full: bool) -> GaussianGibbsState:
+                          full: bool) -> tuple[GaussianGibbsState, GibbsInfo]:
     """One collapsed Gibbs sweep of each of ``C`` chains (a leading chain axis on ``state``).
 
     The sweep :func:`gibbs_dp_gaussian` runs (Neal 2000, Algorithm 3; module docstring):
     every point in order, the exact statistics, then Escobar & West's update of ``alpha``
     when ``alpha_prior = (a, b)`` (Gamma shape, rate) is given.  ``keys`` has shape (C,).
+
+    Returns
+    -------
+    state : GaussianGibbsState
+    info : GibbsInfo
+        Per chain ``(C,)``: the occupied clusters after the sweep and whether a point moved
+        (no split-merge moves: those fields are 0), as the spherical sampler's sweeps report.
     """
-    return _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full)
+    out = _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full)
+    zero = jnp.zeros(out.labels.shape[0], jnp.int32)
+    info = GibbsInfo(jnp.sum(out.counts > 0, axis=1, dtype=jnp.int32),
+                     jnp.any(out.labels != state.labels, axis=1), zero, zero)
+    return out, info

@@ -77,6 +77,7 @@ from .gibbs import run_in_segments
 __all__ = [
     "gibbs_hdp_gmm",
     "HDPState",
+    "HDPInfo",
     "hdp_sweep",
     "init_hdp_state",
     "point_log_weights",
@@ -118,6 +119,26 @@ class HDPState(NamedTuple):
     def dishes(self, gid) -> jax.Array:
         """Global cluster (dish slot) of every point, ``table_dish[gid, tables]``."""
         return self.table_dish[gid, self.tables]
+
+
+class HDPInfo(NamedTuple):
+    """What one :func:`hdp_sweep` reports (the sweeps' shape of
+    :class:`~bayesclust.inference.mixtures.gibbs.GibbsInfo`: no objective, a Markov chain
+    optimises nothing).
+
+    Attributes
+    ----------
+    n_clusters : int32 scalar
+        Dishes (global clusters) served after the sweep.
+    changed : bool scalar
+        The sweep moved at least one point to another dish slot.
+    n_local : int32 scalar
+        Occupied tables (local clusters) of all data sets after the sweep.
+    """
+
+    n_clusters: jax.Array
+    changed: jax.Array
+    n_local: jax.Array
 
 
 def point_log_weights(x, group, state: HDPState, log_new):
@@ -285,9 +306,12 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
 
     Returns
     -------
-    HDPState
+    state : HDPState
+    info : HDPInfo
+        The dishes and tables in use after the sweep and whether a point changed dish.
     """
     n, d = X.shape
+    before = state.dishes(gid)
     T, P = state.table_counts.size, state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
@@ -313,7 +337,10 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
         n_j = jax.ops.segment_sum(jnp.ones(n, dtype), gid, n_groups)
         state = state._replace(
             log_alpha=_update_log_alpha_hdp(keys[7], state.log_alpha, m_j, n_j, alpha_prior).astype(dtype))
-    return state
+    info = HDPInfo(jnp.sum(state.dish_tables > 0, dtype=jnp.int32),
+                   jnp.any(state.dishes(gid) != before),
+                   jnp.sum(state.table_counts > 0, dtype=jnp.int32))
+    return state, info
 
 
 def init_hdp_state(X, gid, tables, table_dish, L, P, *, log_alpha, log_gamma, sigma2) -> HDPState:
@@ -375,7 +402,7 @@ def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_pri
             ks = jax.random.split(k, thin)
             s = lax.fori_loop(0, thin, lambda t, s_: hdp_sweep(
                 ks[t], X, gid, s_, rho2=rho2, n_groups=n_groups, alpha_prior=alpha_prior,
-                gamma_prior=gamma_prior, sigma2_prior=sigma2_prior), s)
+                gamma_prior=gamma_prior, sigma2_prior=sigma2_prior)[0], s)
             record = dict(
                 labels=s.dishes(gid),
                 local_labels=s.tables,

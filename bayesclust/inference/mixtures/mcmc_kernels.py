@@ -23,7 +23,9 @@ enumeration of the partitions).
 **Sites.** ``get_samples()`` holds ``labels`` (n,) (clusters numbered ``0..k-1`` in
 buffer order), ``n_clusters``, ``log_likelihood`` and every hyper-parameter that has a
 prior (``alpha``, ``sigma2``, ``gamma``); :class:`HDPGibbs` adds ``local_labels`` and
-``n_local``.  The kernel state's ``z`` keeps the partition as buffer slots (``slots``)
+``n_local``, :class:`DPCollapsedGibbs` with split-merge moves ``split_merge_accepted``
+(the moves of the sweep accepted, from the sweep's ``GibbsInfo``; the Posterior's sample
+stat ``split_merge_acceptance`` is it over ``split_merge``).  The kernel state's ``z`` keeps the partition as buffer slots (``slots``)
 and :meth:`postprocess_fn` turns them into ``labels``, so NumPyro's ``print_summary``
 (whose default ``exclude_deterministic=True`` shows only the sites of ``state.z``)
 summarises the scalars and not one row per point.
@@ -134,7 +136,12 @@ class _GibbsKernel(MCMCKernel):
         raise NotImplementedError
 
     def _sweep_chains(self, keys, chains):  # pragma: no cover - abstract
+        """One sweep of every chain: ``(chains, info)``, the sweep's info per chain."""
         raise NotImplementedError
+
+    def _info_sites(self, info) -> dict:
+        """Sites recorded from a sweep's info (``info`` None: the initial state's values)."""
+        return {}
 
     def _sites(self, chain) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -206,7 +213,10 @@ class _GibbsKernel(MCMCKernel):
         else:
             chain = jax.vmap(self._init_chain)(labels)
             z = jax.vmap(self._marked_sites)(chain)
-        return GibbsKernelState(z, chain, rng_key)
+        extra = self._info_sites(None)
+        if batch is not None:
+            extra = {k: jnp.broadcast_to(v, (batch,) + v.shape) for k, v in extra.items()}
+        return GibbsKernelState({**z, **extra}, chain, rng_key)
 
     def sample(self, state, model_args, model_kwargs):
         chain = state.chain
@@ -214,14 +224,14 @@ class _GibbsKernel(MCMCKernel):
         if batched:
             keys = jax.vmap(jax.random.split)(state.rng_key)
             rng_key, sweep_keys = keys[:, 0], keys[:, 1]
-            chain = self._sweep_chains(sweep_keys, chain)
+            chain, info = self._sweep_chains(sweep_keys, chain)
             z = jax.vmap(self._marked_sites)(chain)
         else:
             rng_key, sweep_key = jax.random.split(state.rng_key)
             one = jax.tree.map(lambda a: jnp.asarray(a)[None], chain)
-            chain = jax.tree.map(lambda a: a[0], self._sweep_chains(sweep_key[None], one))
+            chain, info = jax.tree.map(lambda a: a[0], self._sweep_chains(sweep_key[None], one))
             z = self._marked_sites(chain)
-        return GibbsKernelState(z, chain, rng_key)
+        return GibbsKernelState({**z, **self._info_sites(info)}, chain, rng_key)
 
     def postprocess_fn(self, model_args, model_kwargs):
         return self._postprocess
@@ -392,6 +402,16 @@ class DPCollapsedGibbs(_GibbsKernel):
         return sweep_gaussian_chains(keys, self._X, chains, self._kappa0, self._nu0,
                                      self._alpha_prior, full=self._full)
 
+    def _moves(self) -> int:
+        """Split-merge moves per sweep (0 when the sweep has none)."""
+        return self._split_merge if self._spherical and self._n >= 2 else 0
+
+    def _info_sites(self, info):
+        if not self._moves():
+            return {}
+        accepted = jnp.zeros((), jnp.int32) if info is None else info.split_merge_accepted
+        return {"split_merge_accepted": accepted}
+
     def _sites(self, chain):
         z = {"slots": chain.labels, "n_clusters": jnp.sum(chain.counts > 0, dtype=jnp.int32)}
         if self._spherical:
@@ -436,9 +456,14 @@ class DPCollapsedGibbs(_GibbsKernel):
         else:
             sampler = f"gibbs-collapsed-{self.covariance_type}"
             model = f"dp_gaussian_{self.covariance_type}"
+        sample_stats = {"n_clusters": np.asarray(samples["n_clusters"])}
+        if self._moves():
+            # The fraction of each sweep's split-merge moves accepted (its mean over a
+            # chain's draws: the chain's acceptance rate).
+            sample_stats["split_merge_acceptance"] = (
+                np.asarray(samples["split_merge_accepted"]) / self._moves())
         return Posterior(labels, log_likelihood=np.asarray(samples["log_likelihood"]),
-                         params=params,
-                         sample_stats={"n_clusters": np.asarray(samples["n_clusters"])},
+                         params=params, sample_stats=sample_stats,
                          sampler=sampler, model=model, kernels=self._kernels())
 
 
