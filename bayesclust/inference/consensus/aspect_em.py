@@ -38,7 +38,6 @@ stochastic versions", CSDA 14 (1992) 315-332.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, NamedTuple
 
@@ -231,7 +230,9 @@ def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=
         The stored pairs ``rows < cols`` of the co-association counts
         (:func:`~bayesclust.inference.consensus.coassociation.coassociation_pairs`).
     counts : float array, shape (nnz,)
-        :math:`C_{yz}` of every pair (pairs of count 0 are allowed: they change nothing).
+        :math:`C_{yz}` of every pair.  Pairs of count 0 are allowed and change no statistic
+        (:func:`aspect_em` pads the pairs with them to a size bucket; the length of the arrays
+        can change the last bits of the numerics).
     weights : array, shape (L,)
         Initial aspect probabilities :math:`p` (on the simplex).
     B : array, shape (L, n)
@@ -280,8 +281,10 @@ def aspect_em_step(state: AspectEMState, rows, cols, counts, *, hard=False, tol=
     rose by at most ``tol`` relative to its new value (soft) or did not rise (hard).
     :func:`aspect_em` runs this step in a ``lax.while_loop`` from :func:`init_aspect_em_state`
     (float64, ``jax.enable_x64``), stopped by ``converged`` or ``max_iter``; stepping by hand
-    under ``jax.jit`` reproduces it bit for bit.  Eager or jitted (``hard`` static); no
-    validation (:func:`aspect_em` validates).
+    on the same (padded) pairs reproduces it bit for bit, eagerly or under ``jax.jit``
+    (``hard`` static) with the driver's argument types (the scalars as NumPy ``float64``: a weakly typed Python float is
+    another compiled program, whose rounding may differ in the last bits).  No validation
+    (:func:`aspect_em` validates).
 
     Parameters
     ----------
@@ -314,7 +317,11 @@ def aspect_em_step(state: AspectEMState, rows, cols, counts, *, hard=False, tol=
     dtype = state.B.dtype
     rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
     counts = jnp.asarray(counts, dtype)
-    return _step(state, rows, cols, counts, bool(hard), jnp.asarray(tol, dtype), alpha_p, alpha_B)
+    tol, alpha_p, alpha_B = (jnp.asarray(x, dtype) for x in (tol, alpha_p, alpha_B))
+    # The driver's loop run for one iteration: jitted, the step then compiles the very body
+    # computation of the driver's loop, and XLA's fusion (hence the rounding) cannot differ.
+    new = _loop(state.n_iter + 1, state, rows, cols, counts, tol, alpha_p, alpha_B, bool(hard), False)
+    return new, AspectEMInfo(new.objective, jnp.any(new.labels != state.labels))
 
 
 def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B):
@@ -331,17 +338,29 @@ def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B):
     return new, AspectEMInfo(obj, jnp.any(labels != s.labels))
 
 
-@functools.partial(jax.jit, static_argnames=("hard",))
-def _run(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard):
-    """At most ``todo`` steps from ``state`` (one piece of :func:`~bayesclust.inference._driver.run_in_pieces`)."""
+def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard, until_converged=True):
+    """Steps from ``state`` while ``n_iter < todo`` (and, ``until_converged``, not converged)."""
 
     def cond(s):
-        return (s.n_iter < todo) & ~s.converged
+        go = s.n_iter < todo
+        return go & ~s.converged if until_converged else go
 
     def body(s):
         return _step(s, rows, cols, counts, hard, tol, alpha_p, alpha_B)[0]
 
     return lax.while_loop(cond, body, state)
+
+
+#: One piece of :func:`~bayesclust.inference._driver.run_in_pieces`: at most ``todo`` steps.
+_run = jax.jit(_loop, static_argnames=("hard", "until_converged"))
+
+
+def _padded_pairs(rows, cols, counts):
+    """The pairs padded to a size bucket with count-0 pairs (0, 0), which contribute nothing,
+    so that ensembles of the same data share one compilation (the driver's pairs)."""
+    nnz = rows.shape[0]
+    pad = -nnz % (1 << max(10, int(math.log2(nnz)) - 1))
+    return np.r_[rows, np.zeros(pad, np.int32)], np.r_[cols, np.zeros(pad, np.int32)], np.r_[counts, np.zeros(pad)]
 
 
 def aspect_log_likelihood(coassoc: Any, weights: Any, B: Any) -> float:
@@ -523,16 +542,9 @@ def aspect_em(
     if isinstance(init, str) and init not in ("random", "seeds"):
         raise ValueError(f"init must be 'random', 'seeds', a partition (n,) or (weights, B), got {init!r}")
     rng = V.as_numpy_rng(rng_key)
-    # Pad the pairs to a size bucket (count-0 pairs (0, 0) contribute nothing) so that
-    # ensembles of the same data share one compilation.
-    nnz = rows.shape[0]
-    step = 1 << max(10, int(math.log2(nnz)) - 1)
-    pad = -nnz % step
     Lcap = max(4, 1 << (L - 1).bit_length()) if (alpha_p == 1.0 and alpha_B == 1.0) else L
     with jax.enable_x64(True):
-        r_ = jnp.asarray(np.r_[rows, np.zeros(pad, np.int32)])
-        c_ = jnp.asarray(np.r_[cols, np.zeros(pad, np.int32)])
-        w_ = jnp.asarray(np.r_[counts, np.zeros(pad)])
+        r_, c_, w_ = (jnp.asarray(a) for a in _padded_pairs(rows, cols, counts))
 
         def restart():
             p0, B0 = _init_params(rng, L, n, init, rows, cols, counts, hard)
