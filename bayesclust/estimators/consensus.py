@@ -846,6 +846,8 @@ class ACCCS(_ConsensusBase):
         :math:`J` of ``labels_`` (maximised).
     objective_trace_ : ndarray of shape (generations + 1,)
         Best :math:`J` of the population per generation (non-decreasing).
+    n_iter_ : int
+        Generations run.
     acc_, constraint_satisfaction_ : float
         :math:`ACC` and :math:`CS` of ``labels_``.
     ensemble_, coassociation_
@@ -915,6 +917,7 @@ class ACCCS(_ConsensusBase):
         self.n_clusters_ = int(np.unique(res.labels).shape[0])
         self.objective_ = float(res.objective)
         self.objective_trace_ = res.objective_trace
+        self.n_iter_ = int(res.n_iter)
         self.acc_ = float(res.acc)
         self.constraint_satisfaction_ = float(res.constraint_satisfaction)
         return self
