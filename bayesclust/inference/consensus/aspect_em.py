@@ -38,6 +38,7 @@ stochastic versions", CSDA 14 (1992) 315-332.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -262,7 +263,14 @@ def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=
     rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
     counts = jnp.asarray(counts, B.dtype)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
-    obj = _objective(p, B, rows, cols, counts, bool(hard), alpha_p, alpha_B)
+    alpha_p, alpha_B = jnp.asarray(alpha_p, B.dtype), jnp.asarray(alpha_B, B.dtype)
+    return _initial(p, B, rows, cols, counts, alpha_p, alpha_B, bool(hard), trace_len)
+
+
+@functools.partial(jax.jit, static_argnames=("hard", "trace_len"))
+def _initial(p, B, rows, cols, counts, alpha_p, alpha_B, hard, trace_len):
+    # Compiled: op by op, the restarts of the driver would pay a dispatch per operation.
+    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B)
     return AspectEMState(
         p, B, _labels(p, B, rows, cols, counts), obj,
         jnp.full(trace_len, jnp.nan, B.dtype).at[0].set(obj),
