@@ -201,3 +201,8 @@ def test_stepping_by_hand_reproduces_the_driver(blobs):
     assert len(np.unique(state.objective_trace)) > 3
     np.testing.assert_array_equal(state.objective_trace, res.objective_trace)
     np.testing.assert_array_equal(state.population[0], res.labels)
+    assert (res.n_iter, res.converged) == (6, False)  # generations run; no convergence test
+    # more generations extend the same search: the generation keys are a prefix-stable split
+    longer = A.acccs(5, ens, [[0, 1]], [[0, 40]], 3, generations=9)
+    assert longer.n_iter == 9 and not longer.converged
+    np.testing.assert_array_equal(longer.objective_trace[:7], res.objective_trace)

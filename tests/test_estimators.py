@@ -160,6 +160,7 @@ def test_acccs_estimator_matches_functional_core():
     res = acccs(k_ga, parts, [[0, 1]], [[0, 5]], 2, generations=10)
     np.testing.assert_array_equal(est.labels_, res.labels)
     assert est.objective_ == res.objective and est.acc_ == res.acc
+    assert est.n_iter_ == res.n_iter == 10
     with pytest.raises(ValueError, match="beta"):
         ACCCS(beta=2.0).fit(ensemble=parts)
     with pytest.raises(ValueError, match="must_link"):

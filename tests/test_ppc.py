@@ -6,6 +6,7 @@ References are a literal dense NumPy loop of eq. (5) and a dense objective writt
 
 import warnings
 
+import jax
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,9 +14,10 @@ from sklearn.metrics import adjusted_rand_score
 
 import bayesclust as bc
 from bayesclust import datasets, metrics
+from bayesclust.inference.consensus import ppc as ppc_module
 from bayesclust.inference.consensus.coassociation import coassociation
 from bayesclust.inference.consensus.ensembles import kmeans_ensemble
-from bayesclust.inference.consensus.ppc import ppc
+from bayesclust.inference.consensus.ppc import PPCInfo, PPCState, init_ppc_state, ppc, ppc_step
 
 X_IRIS, Y_IRIS = datasets.load_iris()
 
@@ -103,6 +105,68 @@ def test_sparse_path_equals_dense_reference_loop(iris_c50, mask):
     np.testing.assert_allclose(res_t.memberships, res.memberships, rtol=0, atol=1e-12)
 
 
+def _upper_pairs(C):
+    """The stored pairs i < j of a dense co-association, sorted by row (scipy's CSR order)."""
+    U = sp.triu(sp.csr_matrix(C), 1).tocoo()
+    return U.row.astype(np.int32), U.col.astype(np.int32), U.data.astype(np.float64), C.diagonal().copy()
+
+
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("tol", [1e-300, 5e-4])  # runs to max_iter; converges after ~200
+def test_init_and_step_by_hand_reproduce_ppc(x64, iris_c50, mask, tol):
+    """ppc is ppc_step looped from init_ppc_state: labels, memberships, trace and n_iter bit for bit,
+    over more iterations than one piece of the driver's trace buffer (128)."""
+    C = iris_c50.toarray()
+    rows, cols, vals, diag = _upper_pairs(C)
+    assert np.unique(np.r_[rows, cols]).size == C.shape[0]  # no isolated object: the driver fits all
+    Y0 = np.random.default_rng(5).dirichlet(np.ones(3), size=C.shape[0])
+    max_iter = 300
+    res = ppc(0, iris_c50, 3, init_memberships=Y0, max_iter=max_iter, tol=tol, mask_diagonal=mask)
+    # ppc renormalises init_memberships (documented: rows summing to 1 up to rounding)
+    state = init_ppc_state(rows, cols, vals, diag, Y0 / Y0.sum(axis=1, keepdims=True), mask_diagonal=mask,
+                           max_iter=max_iter)
+    step = jax.jit(ppc_step)
+    changes = 0
+    while int(state.n_iter) < max_iter and not bool(state.converged):
+        before = np.asarray(state.labels)
+        state, info = step(state, rows, cols, vals, diag, tol=tol, mask_diagonal=mask)
+        assert float(info.objective) == float(state.objective)
+        assert bool(info.changed) == (not np.array_equal(before, state.labels))
+        changes += bool(info.changed)
+    it = int(state.n_iter)
+    assert changes > 0 and it > 128
+    assert (res.n_iter, res.converged) == (it, bool(state.converged))
+    assert res.converged == (tol > 1e-300)
+    np.testing.assert_array_equal(res.objective_trace, np.asarray(state.objective_trace)[: it + 1])
+    np.testing.assert_array_equal(res.memberships, np.asarray(state.memberships))
+    np.testing.assert_array_equal(res.labels, np.asarray(state.labels))
+    assert res.objective == float(state.objective)
+
+
+def test_state_fields_are_the_documented_ones(x64):
+    from ._reference import documented_attributes
+
+    assert list(PPCState._fields) == documented_attributes(PPCState)
+    assert list(PPCInfo._fields) == documented_attributes(PPCInfo)
+    C = np.array([[1.0, 0.8, 0.0], [0.8, 1.0, 0.1], [0.0, 0.1, 1.0]])
+    state = init_ppc_state(*_upper_pairs(C), np.full((3, 2), 0.5) + [[0.1, -0.1]] * 3, max_iter=10)
+    assert state.memberships.shape == state.YC.shape == (3, 2) and state.objective_trace.shape == (16,)
+    assert state.labels.dtype == jax.numpy.int32 and state.n_iter.dtype == jax.numpy.int32
+    Y = np.asarray(state.memberships)
+    np.testing.assert_allclose(np.asarray(state.YC), C @ Y, rtol=1e-12)
+    assert float(state.objective) == pytest.approx(np.sum((C - Y @ Y.T) ** 2), rel=1e-12)
+
+
+def test_longer_max_iter_only_extends_the_run(iris_c50):
+    """No cap on max_iter, no compile for a new one, and a longer run starts as the shorter one."""
+    short = ppc(0, iris_c50, 3, n_init=1, max_iter=150, tol=1e-300)
+    compiled = ppc_module._run._cache_size()
+    long = ppc(0, iris_c50, 3, n_init=1, max_iter=10_050, tol=1e-300)
+    assert ppc_module._run._cache_size() == compiled
+    assert short.n_iter == 150 and long.n_iter > 10_000
+    np.testing.assert_array_equal(long.objective_trace[:151], short.objective_trace)
+
+
 def test_ensemble_and_coassociation_inputs_agree():
     ens = kmeans_ensemble(2, X_IRIS[::3], 10)
     a = ppc(7, ens, 3, n_init=2, max_iter=50)
@@ -110,6 +174,8 @@ def test_ensemble_and_coassociation_inputs_agree():
     np.testing.assert_array_equal(a.memberships, b.memberships)
     np.testing.assert_array_equal(a.restart_objectives, b.restart_objectives)
     assert bc.ppc is ppc and "PPCResult" in bc.__all__ and "ppc" in bc.__all__
+    for name in ("PPCState", "PPCInfo", "init_ppc_state", "ppc_step"):
+        assert name in bc.__all__ and getattr(bc, name) is getattr(ppc_module, name)
 
 
 def test_block_diagonal_recovered():
@@ -143,7 +209,6 @@ def test_iris_consistency_index_kmeans_ensemble():
         ({"tol": 0.0}, "tol"),
         ({"tol": -1e-9}, "tol"),
         ({"max_iter": 0}, "max_iter"),
-        ({"max_iter": 10_001}, "max_iter"),
         ({"init_memberships": np.ones((6, 3))}, "init_memberships"),
         ({"init_memberships": np.full((6, 2), 0.3)}, "init_memberships"),
         ({"init_memberships": np.tile([1.5, -0.5], (6, 1))}, "init_memberships"),

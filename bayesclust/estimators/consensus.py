@@ -383,7 +383,8 @@ class AspectConsensus(_ConsensusBase):
     B_ : ndarray of shape (n_clusters_, n_samples)
         EM's, or the posterior means of the aligned draws.
     log_likelihood_ : float
-        EM's, or the posterior mean of the draws' log-likelihoods.
+        EM's objective (the log-likelihood; with ``hard=True`` the classification
+        log-likelihood), or the posterior mean of the draws' log-likelihoods.
     posterior_ : Posterior
         With ``inference="svi"`` / ``"nuts"``: the aligned draws (labels, ``"weights"``,
         ``"B"``, ``"memberships"``).
@@ -405,7 +406,7 @@ class AspectConsensus(_ConsensusBase):
         "hard": ["boolean"],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "init": [StrOptions({"random", "seeds", "eac"}), None],
-        "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "inference": [StrOptions({"em", "svi", "nuts"})],
         "inference_kwargs": [dict, None],
@@ -474,7 +475,7 @@ class AspectConsensus(_ConsensusBase):
         self.n_clusters_ = int(res.weights.shape[0])
         self.weights_ = res.weights
         self.B_ = res.B
-        self.log_likelihood_ = float(res.log_likelihood)
+        self.log_likelihood_ = float(res.objective)
         self.n_iter_ = int(res.n_iter)
         if self.inference != "em":
             post = aspect_posterior(jax.random.fold_in(k_em, 1), C, self.n_clusters_, inference=self.inference,
@@ -622,7 +623,7 @@ class PairwiseConsensus(_ConsensusBase):
         Stop a start when the relative decrease of the objective in one iteration is at most
         ``tol``.
     max_iter : int, default 1000
-        At most 10 000 iterations per start.
+        Iterations per start at most.
     n_partitions, n_clusters_range, k_rule, subsample, random_state
         As in :class:`EvidenceAccumulation`.
 
@@ -659,7 +660,7 @@ class PairwiseConsensus(_ConsensusBase):
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, 10_000, closed="both")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         **_ConsensusBase._ensemble_constraints,
     }
 
@@ -845,6 +846,8 @@ class ACCCS(_ConsensusBase):
         :math:`J` of ``labels_`` (maximised).
     objective_trace_ : ndarray of shape (generations + 1,)
         Best :math:`J` of the population per generation (non-decreasing).
+    n_iter_ : int
+        Generations run.
     acc_, constraint_satisfaction_ : float
         :math:`ACC` and :math:`CS` of ``labels_``.
     ensemble_, coassociation_
@@ -914,6 +917,7 @@ class ACCCS(_ConsensusBase):
         self.n_clusters_ = int(np.unique(res.labels).shape[0])
         self.objective_ = float(res.objective)
         self.objective_trace_ = res.objective_trace
+        self.n_iter_ = int(res.n_iter)
         self.acc_ = float(res.acc)
         self.constraint_satisfaction_ = float(res.constraint_satisfaction)
         return self

@@ -210,7 +210,7 @@ def run_compare_consensus(
                      "rule": "penca", "seconds": ens_s},
         "coassociation": {"nnz_upper": C.nnz, "bytes": C.nbytes, "seconds": co_s,
                           "density": 2 * C.nnz / (n * n)},
-        "penca": {"log_likelihood": penca.log_likelihood, "weights": penca.weights,
+        "penca": {"objective": penca.objective, "weights": penca.weights,
                   "n_iter": penca.n_iter, "restart_objectives": penca.restart_objectives,
                   "compile_seconds": compile_s,
                   "objective_trace": penca.objective_trace},

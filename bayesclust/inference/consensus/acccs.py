@@ -46,6 +46,11 @@ class ACCCSResult(NamedTuple):
     objective_trace : ndarray of float64, shape (generations + 1,)
         The best :math:`J` of the population: entry 0 for the initial population, entry ``g``
         after generation ``g``.  Non-decreasing (the survival step is elitist).
+    n_iter : int
+        Generations run (``generations``).
+    converged : bool
+        Always False: the search runs a fixed number of generations and has no convergence
+        test (Duarte, Fred & Duarte 2009), so it never stops on one.
     acc : float
         :math:`ACC` of ``labels`` with the ensemble.
     constraint_satisfaction : float
@@ -55,6 +60,8 @@ class ACCCSResult(NamedTuple):
     labels: np.ndarray
     objective: float
     objective_trace: np.ndarray
+    n_iter: int
+    converged: bool
     acc: float
     constraint_satisfaction: float
 
@@ -328,8 +335,8 @@ def acccs(
     Returns
     -------
     ACCCSResult
-        ``labels, objective, objective_trace, acc, constraint_satisfaction``; ``objective`` is
-        maximised.
+        ``labels, objective, objective_trace, n_iter, converged, acc,
+        constraint_satisfaction``; ``objective`` is maximised.
 
     Notes
     -----
@@ -365,4 +372,5 @@ def acccs(
     best = state.population[top]
     a = float(acc_of_codes(best[None], pb.prep)[0])
     cs = float(_constraint_satisfaction_batch(best[None], pb.must_link, pb.cannot_link)[0])
-    return ACCCSResult(best.copy(), float(state.fitness[top]), state.objective_trace, a, cs)
+    return ACCCSResult(best.copy(), float(state.fitness[top]), state.objective_trace, state.n_iter,
+                       state.converged, a, cs)

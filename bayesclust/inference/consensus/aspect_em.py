@@ -49,13 +49,17 @@ import scipy.sparse as sp
 from jax import lax
 
 from ... import _validation as V
-from .._driver import best_of_restarts
+from .._driver import TRACE_PIECE, best_of_restarts, pow2_at_least, run_in_pieces
 from .coassociation import coassociation_pairs
 
 __all__ = [
+    "AspectEMInfo",
     "AspectEMResult",
+    "AspectEMState",
     "aspect_em",
+    "aspect_em_step",
     "aspect_log_likelihood",
+    "init_aspect_em_state",
     "ModelSelection",
     "select_n_aspects",
 ]
@@ -72,7 +76,8 @@ class AspectEMResult(NamedTuple):
     Attributes
     ----------
     labels : ndarray of int64, shape (n,)
-        Hard consensus :math:`\\arg\\max_r V_{y,r}`.
+        Hard consensus :math:`\\arg\\max_r V_{y,r}` (the first on ties; 0 for an ``isolated``
+        object).
     memberships : ndarray, shape (n, L)
         Soft memberships :math:`V_{y,r} = B_{r,y}p_r / \\sum_s B_{s,y}p_s` (eq. 25);
         uniform for an object that never co-occurs with another (``isolated``).
@@ -80,14 +85,17 @@ class AspectEMResult(NamedTuple):
         Aspect probabilities :math:`p`.
     B : ndarray, shape (L, n)
         Per-aspect object distributions (rows on the simplex).
-    log_likelihood : float
-        :math:`\\ell(p, B)` of the returned parameters (soft); for ``hard=True`` the
-        classification log-likelihood.  For ``alpha_p, alpha_B != 1`` the MAP objective
-        (log-likelihood + log-prior kernel).
-    objective_trace : ndarray, shape (n_iter + 1,)
-        The maximised objective after every iteration of the selected start (non-decreasing).
+    objective : float
+        The maximised objective of the returned parameters: :math:`\\ell(p, B)` (soft); for
+        ``hard=True`` the classification log-likelihood; for ``alpha_p, alpha_B != 1`` the MAP
+        objective (that plus the Dirichlet log-prior kernels).
+    objective_trace : ndarray of float64, shape (n_iter + 1,)
+        The objective at the start and after every iteration of the selected start
+        (non-decreasing).
     n_iter : int
+        Iterations run by the selected start.
     converged : bool
+        Whether the selected start met its stopping test before ``max_iter``.
     restart_objectives : ndarray, shape (n_init,)
         Final maximised objective of every start; the best is returned.
     isolated : ndarray of bool, shape (n,)
@@ -100,7 +108,7 @@ class AspectEMResult(NamedTuple):
     memberships: np.ndarray
     weights: np.ndarray
     B: np.ndarray
-    log_likelihood: float
+    objective: float
     objective_trace: np.ndarray
     n_iter: int
     converged: bool
@@ -109,13 +117,58 @@ class AspectEMResult(NamedTuple):
     n_pairs: float
 
 
-class _State(NamedTuple):
-    p: jax.Array
+class AspectEMState(NamedTuple):
+    r"""State of a PEnCA EM (or CEM) run between two iterations.
+
+    Made by :func:`init_aspect_em_state`, advanced by :func:`aspect_em_step`;
+    :func:`aspect_em` loops over the step (one start at a time).
+
+    Attributes
+    ----------
+    weights : array, shape (L,)
+        Aspect probabilities :math:`p`.
+    B : array, shape (L, n)
+        Per-aspect object distributions (rows on the simplex).
+    labels : int32 array, shape (n,)
+        :math:`\arg\max_r p_r B_{r,y}` (the first on ties): the argmax of the memberships
+        :math:`V_{y,r}` (eq. 25); 0 for an object without any co-occurring pair.
+    objective : scalar
+        The maximised objective at (``weights``, ``B``): :math:`\ell(p, B)` (soft), the
+        classification log-likelihood (hard), plus the Dirichlet log-prior kernels for
+        ``alpha_p, alpha_B != 1``.
+    objective_trace : array, shape (T,)
+        The objective at the start and after iterations ``1..n_iter`` in entries
+        ``0..n_iter``, NaN after them; ``T``, the smallest power of two ``>= max_iter + 1``
+        (``max_iter`` given to the init), bounds what is recorded (later iterations are not).
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration met the stopping test: a relative increase of the objective of at
+        most ``tol`` (soft), no increase (hard).
+    """
+
+    weights: jax.Array
     B: jax.Array
-    obj: jax.Array
-    it: jax.Array
-    done: jax.Array
-    trace: jax.Array
+    labels: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+
+
+class AspectEMInfo(NamedTuple):
+    """Diagnostics of one :func:`aspect_em_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Objective of the returned state.
+    changed : bool scalar
+        Whether the step changed ``labels``.
+    """
+
+    objective: jax.Array
+    changed: jax.Array
 
 
 def _pair_probs(p, B, rows, cols):
@@ -130,10 +183,19 @@ def _xlogy(x, y):
 def _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B):
     joint = _pair_probs(p, B, rows, cols)
     P = jnp.max(joint, axis=0) if hard else jnp.sum(joint, axis=0)
-    val = 2.0 * jnp.sum(_xlogy(counts, P))  # padded pairs have count 0
+    # Summed per object first: the driver's count-0 padding pairs add exact zeros to object
+    # 0's sum, so they cannot change the rounding (a sum over the pairs could).
+    val = 2.0 * jnp.sum(jax.ops.segment_sum(_xlogy(counts, P), rows, B.shape[1]))
     # Dirichlet log-prior kernels (0 for the ML case alpha = 1).
     val = val + jnp.sum(_xlogy(alpha_p - 1.0, p)) + jnp.sum(_xlogy(alpha_B - 1.0, B))
     return val
+
+
+def _labels(p, B, rows, cols, counts):
+    """:math:`\\arg\\max_r p_r B_{r,y}`, 0 for the objects without a co-occurring pair."""
+    n = B.shape[1]
+    linked = (jax.ops.segment_sum(counts, rows, n) + jax.ops.segment_sum(counts, cols, n)) > 0
+    return jnp.where(linked, jnp.argmax(p[:, None] * B, axis=0), 0).astype(jnp.int32)
 
 
 def _em_update(p, B, rows, cols, counts, n, hard, alpha_p, alpha_B):
@@ -159,34 +221,154 @@ def _em_update(p, B, rows, cols, counts, n, hard, alpha_p, alpha_B):
     return p_new, B_new
 
 
-@functools.partial(jax.jit, static_argnames=("hard",))
-def _run_em(p0, B0, rows, cols, counts, tol, max_iter, hard, alpha_p, alpha_B):
-    n = B0.shape[1]
+def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=1.0, alpha_B=1.0,
+                         max_iter=100) -> AspectEMState:
+    r"""The state PEnCA EM starts from: the given parameters, scored.
 
-    def run(hard_flag):
-        obj0 = _objective(p0, B0, rows, cols, counts, hard_flag, alpha_p, alpha_B)
+    Parameters
+    ----------
+    rows, cols : int array, shape (nnz,)
+        The stored pairs ``rows < cols`` of the co-association counts
+        (:func:`~bayesclust.inference.consensus.coassociation.coassociation_pairs`).
+    counts : float array, shape (nnz,)
+        :math:`C_{yz}` of every pair.  Pairs of count 0 are allowed and change no statistic
+        (:func:`aspect_em` pads the pairs with them to a size bucket; the length of the arrays
+        can change the last bits of the numerics).
+    weights : array, shape (L,)
+        Initial aspect probabilities :math:`p` (on the simplex).
+    B : array, shape (L, n)
+        Initial object distributions (rows on the simplex); its dtype is the state's.
+    hard : bool, default False
+        Score by the classification log-likelihood (the hard limit).
+    alpha_p, alpha_B : float, default 1
+        Dirichlet prior concentrations (see :func:`aspect_em`).
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
 
-        def cond(s):
-            return (s.it < max_iter) & ~s.done
+    Returns
+    -------
+    AspectEMState
 
-        def body(s):
-            p, B = _em_update(s.p, s.B, rows, cols, counts, n, hard_flag, alpha_p, alpha_B)
-            obj = _objective(p, B, rows, cols, counts, hard_flag, alpha_p, alpha_B)
-            it = s.it + 1
-            if hard_flag:
-                done = obj - s.obj <= 0.0  # the hard assignment stopped improving
-            else:
-                done = (obj - s.obj) <= tol * jnp.abs(obj)
-            return _State(p, B, obj, it, done, s.trace.at[it].set(obj))
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, cols, counts = np.array([0, 2]), np.array([1, 3]), np.array([4.0, 4.0])
+    >>> state = init_aspect_em_state(rows, cols, counts, np.full(2, 0.5), [[0.4, 0.3, 0.2, 0.1],
+    ...                                                                     [0.1, 0.2, 0.3, 0.4]])
+    >>> state.labels.tolist(), int(state.n_iter), state.objective_trace.shape
+    ([0, 0, 1, 1], 0, (128,))
+    """
+    B = jnp.asarray(B)
+    p = jnp.asarray(weights, B.dtype)
+    rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
+    counts = jnp.asarray(counts, B.dtype)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    alpha_p, alpha_B = jnp.asarray(alpha_p, B.dtype), jnp.asarray(alpha_B, B.dtype)
+    return _initial(p, B, rows, cols, counts, alpha_p, alpha_B, bool(hard), trace_len)
 
-        trace0 = jnp.full(_TRACE_CAP, jnp.nan).at[0].set(obj0)
-        s0 = _State(p0, B0, obj0, jnp.asarray(0, jnp.int32), jnp.asarray(False), trace0)
-        return lax.while_loop(cond, body, s0)
 
-    return run(bool(hard))
+@functools.partial(jax.jit, static_argnames=("hard", "trace_len"))
+def _initial(p, B, rows, cols, counts, alpha_p, alpha_B, hard, trace_len):
+    # Compiled: op by op, the restarts of the driver would pay a dispatch per operation.
+    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B)
+    return AspectEMState(
+        p, B, _labels(p, B, rows, cols, counts), obj,
+        jnp.full(trace_len, jnp.nan, B.dtype).at[0].set(obj),
+        jnp.asarray(0, jnp.int32), jnp.asarray(False),
+    )
 
 
-_TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
+def aspect_em_step(state: AspectEMState, rows, cols, counts, *, hard=False, tol=1e-7, alpha_p=1.0,
+                   alpha_B=1.0) -> tuple[AspectEMState, AspectEMInfo]:
+    r"""One PEnCA EM (or CEM) iteration: E-step, closed-form M-step, the objective, the stopping test.
+
+    E-step :math:`\hat C^r_{yz} = C_{yz}\,p_rB_{r,y}B_{r,z}/P(y,z)` on the stored pairs (hard:
+    every pair to its most probable aspect); M-step :math:`p_r \propto \sum_{yz}\hat C^r_{yz}`,
+    :math:`B_{r,y} \propto \sum_z\hat C^r_{yz}` (Lourenco, Fred & Figueiredo 2011, eqs. 17,
+    19, 23, 24; with ``alpha != 1`` the MAP update).  ``converged`` is set when the objective
+    rose by at most ``tol`` relative to its new value (soft) or did not rise (hard).
+    :func:`aspect_em` runs this step in a ``lax.while_loop`` from :func:`init_aspect_em_state`
+    (float64, ``jax.enable_x64``), stopped by ``converged`` or ``max_iter``; stepping by hand
+    on the same (padded) pairs reproduces it bit for bit, eagerly or under ``jax.jit``
+    (``hard`` static) with the driver's argument types (the scalars as NumPy ``float64``: a weakly typed Python float is
+    another compiled program, whose rounding may differ in the last bits).  No validation
+    (:func:`aspect_em` validates).
+
+    Parameters
+    ----------
+    state : AspectEMState
+    rows, cols, counts : arrays, shape (nnz,)
+        The pairs the state was made from (see :func:`init_aspect_em_state`).
+    hard : bool, default False
+        Classification EM (the hard limit).
+    tol : float, default 1e-7
+        Relative tolerance of the soft stopping test.
+    alpha_p, alpha_B : float, default 1
+        Dirichlet prior concentrations.
+
+    Returns
+    -------
+    state : AspectEMState
+    info : AspectEMInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, cols, counts = np.array([0, 2]), np.array([1, 3]), np.array([4.0, 4.0])
+    >>> state = init_aspect_em_state(rows, cols, counts, np.full(2, 0.5), [[0.4, 0.3, 0.2, 0.1],
+    ...                                                                     [0.1, 0.2, 0.3, 0.4]])
+    >>> while not state.converged:
+    ...     state, info = aspect_em_step(state, rows, cols, counts)
+    >>> state.labels.tolist(), bool(state.objective >= state.objective_trace[0])
+    ([0, 0, 1, 1], True)
+    """
+    dtype = state.B.dtype
+    rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
+    counts = jnp.asarray(counts, dtype)
+    tol, alpha_p, alpha_B = (jnp.asarray(x, dtype) for x in (tol, alpha_p, alpha_B))
+    # The driver's loop run for one iteration: jitted, the step then compiles the very body
+    # computation of the driver's loop, and XLA's fusion (hence the rounding) cannot differ.
+    new = _loop(state.n_iter + 1, state, rows, cols, counts, tol, alpha_p, alpha_B, bool(hard), False)
+    return new, AspectEMInfo(new.objective, jnp.any(new.labels != state.labels))
+
+
+def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B):
+    """:func:`aspect_em_step` on prepared arguments."""
+    n = s.B.shape[1]
+    p, B = _em_update(s.weights, s.B, rows, cols, counts, n, hard, alpha_p, alpha_B)
+    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B)
+    # Relative, with no absolute floor for the soft EM; the hard assignment stops when its
+    # objective stops increasing.
+    done = (obj - s.objective <= 0.0) if hard else (obj - s.objective) <= tol * jnp.abs(obj)
+    labels = _labels(p, B, rows, cols, counts)
+    it = s.n_iter + 1
+    new = AspectEMState(p, B, labels, obj, s.objective_trace.at[it].set(obj), it, done)
+    return new, AspectEMInfo(obj, jnp.any(labels != s.labels))
+
+
+def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard, until_converged=True):
+    """Steps from ``state`` while ``n_iter < todo`` (and, ``until_converged``, not converged)."""
+
+    def cond(s):
+        go = s.n_iter < todo
+        return go & ~s.converged if until_converged else go
+
+    def body(s):
+        return _step(s, rows, cols, counts, hard, tol, alpha_p, alpha_B)[0]
+
+    return lax.while_loop(cond, body, state)
+
+
+#: One piece of :func:`~bayesclust.inference._driver.run_in_pieces`: at most ``todo`` steps.
+_run = jax.jit(_loop, static_argnames=("hard", "until_converged"))
+
+
+def _padded_pairs(rows, cols, counts):
+    """The pairs padded to a size bucket with count-0 pairs (0, 0), which contribute nothing,
+    so that ensembles of the same data share one compilation (the driver's pairs)."""
+    nnz = rows.shape[0]
+    pad = -nnz % (1 << max(10, int(math.log2(nnz)) - 1))
+    return np.r_[rows, np.zeros(pad, np.int32)], np.r_[cols, np.zeros(pad, np.int32)], np.r_[counts, np.zeros(pad)]
 
 
 def aspect_log_likelihood(coassoc: Any, weights: Any, B: Any) -> float:
@@ -318,7 +500,7 @@ def aspect_em(
         Stop when the objective's relative increase is at most ``tol`` (soft EM); the hard
         limit stops when its objective stops increasing.
     max_iter : int, default 2000
-        At most 10 000.
+        Iterations per start at most.
     alpha_p, alpha_B : float, default 1
         Dirichlet prior concentrations of :mod:`bayesclust.models.dyadic_aspect`; with values
         other than 1 the M-step is the MAP update (docs/deviations.md#penca-dirichlet-priors; ``alpha < 1`` may set
@@ -334,7 +516,10 @@ def aspect_em(
     (``L x nnz``), and :math:`\sum_z \hat C^r_{yz}` is two ``segment_sum`` (one per
     endpoint), so one iteration costs ``O(L nnz)`` time and memory.  The objective is
     recomputed after the last update (not lagging one iteration), so restart selection compares the
-    returned parameters.  float64 throughout (``jax.enable_x64`` inside).
+    returned parameters.  float64 throughout (``jax.enable_x64`` inside).  Each start is
+    :func:`aspect_em_step` looped from :func:`init_aspect_em_state` in a ``lax.while_loop``
+    whose trace buffer is recorded in pieces (``inference._driver.run_in_pieces``): no cap
+    on ``max_iter``, and a new ``max_iter`` compiles nothing.
 
     References
     ----------
@@ -360,54 +545,46 @@ def aspect_em(
     n_init = V.check_int(n_init, "n_init", minimum=1)
     tol = V.check_nonnegative(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    if max_iter > _TRACE_CAP - 1:
-        raise ValueError(f"max_iter must be at most {_TRACE_CAP - 1}, got {max_iter}")
     alpha_p = V.check_positive(alpha_p, "alpha_p")
     alpha_B = V.check_positive(alpha_B, "alpha_B")
     if isinstance(init, str) and init not in ("random", "seeds"):
         raise ValueError(f"init must be 'random', 'seeds', a partition (n,) or (weights, B), got {init!r}")
     rng = V.as_numpy_rng(rng_key)
-    # Pad the pairs to a size bucket (count-0 pairs (0, 0) contribute nothing) so that
-    # ensembles of the same data share one compilation.
-    nnz = rows.shape[0]
-    step = 1 << max(10, int(math.log2(nnz)) - 1)
-    pad = -nnz % step
     Lcap = max(4, 1 << (L - 1).bit_length()) if (alpha_p == 1.0 and alpha_B == 1.0) else L
     with jax.enable_x64(True):
-        r_ = jnp.asarray(np.r_[rows, np.zeros(pad, np.int32)])
-        c_ = jnp.asarray(np.r_[cols, np.zeros(pad, np.int32)])
-        w_ = jnp.asarray(np.r_[counts, np.zeros(pad)])
+        r_, c_, w_ = (jnp.asarray(a) for a in _padded_pairs(rows, cols, counts))
 
         def restart():
             p0, B0 = _init_params(rng, L, n, init, rows, cols, counts, hard)
             if Lcap > L:  # dead aspects (p = 0) stay dead under ML EM: one compile for any L <= Lcap
                 p0 = np.r_[p0, np.zeros(Lcap - L)]
                 B0 = np.r_[B0, np.full((Lcap - L, n), 1.0 / n)]
-            s = _run_em(
-                jnp.asarray(p0), jnp.asarray(B0), r_, c_, w_, jnp.float64(tol), jnp.int32(max_iter),
-                bool(hard), jnp.float64(alpha_p), jnp.float64(alpha_B),
-            )
-            return float(s.obj), s
+            state = init_aspect_em_state(r_, c_, w_, p0, B0, hard=hard, alpha_p=alpha_p, alpha_B=alpha_B,
+                                         max_iter=TRACE_PIECE - 1)
+            # max_iter never enters the compiled loop: the trace is recorded in pieces.
+            out = run_in_pieces(state, lambda todo, s: _run(todo, s, r_, c_, w_, tol_, ap_, aB_, hard=bool(hard)),
+                                max_iter)
+            return float(out.state.objective), out
 
-        obj, s, finals = best_of_restarts(n_init, restart)
-    p = np.asarray(s.p)[:L]
+        tol_, ap_, aB_ = np.float64(tol), np.float64(alpha_p), np.float64(alpha_B)
+        obj, out, finals = best_of_restarts(n_init, restart)
+    s = out.state
+    p = np.asarray(s.weights)[:L]
     B = np.asarray(s.B)[:L]
-    it = int(s.it)
-    trace = np.asarray(s.trace)[: it + 1]
     isolated = np.bincount(np.r_[rows, cols], minlength=n) == 0
     Vm = (B * p[:, None]).T
     tot = Vm.sum(axis=1, keepdims=True)
     Vm = np.where(tot > 0, Vm / np.where(tot > 0, tot, 1.0), 1.0 / L)
     Vm[isolated] = 1.0 / L
     return AspectEMResult(
-        labels=np.argmax(Vm, axis=1).astype(np.int64),
+        labels=np.asarray(s.labels, np.int64),
         memberships=Vm,
         weights=p,
         B=B,
-        log_likelihood=obj,
-        objective_trace=trace,
-        n_iter=it,
-        converged=bool(s.done),
+        objective=obj,
+        objective_trace=out.traces["objective_trace"],
+        n_iter=out.n_iter,
+        converged=bool(s.converged),
         restart_objectives=finals,
         isolated=isolated,
         n_pairs=float(2.0 * counts.sum()),
@@ -514,9 +691,9 @@ def select_n_aspects(
     for j, L in enumerate(cands):
         res = aspect_em(jax.random.fold_in(key, j), coassoc, int(L), **em_kwargs)
         nu = (L - 1) + L * (n - 1)
-        mdl = -res.log_likelihood + 0.5 * nu * math.log(ns)
+        mdl = -res.objective + 0.5 * nu * math.log(ns)
         scores.append(2 * mdl if criterion == "bic" else mdl)
-        lls.append(res.log_likelihood)
+        lls.append(res.objective)
         fits.append(res)
     i = int(np.argmin(scores))
     return ModelSelection(int(cands[i]), cands, np.asarray(scores), np.asarray(lls), fits[i], criterion, ns)

@@ -33,7 +33,6 @@ probabilistic functions of Markov processes and to a model for ecology", Bull. A
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from typing import Any, NamedTuple
@@ -45,12 +44,10 @@ from jax import lax
 
 from ... import _validation as V
 from ...metrics import membership_entropy
-from .._driver import best_of_restarts
+from .._driver import TRACE_PIECE, best_of_restarts, pow2_at_least, run_in_pieces
 from ._common import _as_pairs
 
-__all__ = ["PPCResult", "ppc"]
-
-_TRACE_CAP = 10_001  # objective trace buffer (max_iter is capped at 10_000)
+__all__ = ["PPCInfo", "PPCResult", "PPCState", "init_ppc_state", "ppc", "ppc_step"]
 _JITTER = 1e-2  # weight of the Dirichlet perturbation of a uniform init_memberships
 
 
@@ -96,13 +93,55 @@ class PPCResult(NamedTuple):
     isolated: np.ndarray
 
 
-class _State(NamedTuple):
-    Yt: jax.Array  # (n, K): memberships, one row per object
-    YCt: jax.Array  # (n, K): (Y C)^T at Yt
-    obj: jax.Array
-    it: jax.Array
-    done: jax.Array
-    trace: jax.Array
+class PPCState(NamedTuple):
+    r"""State of a PPC run (one start) between two iterations.
+
+    Made by :func:`init_ppc_state`, advanced by :func:`ppc_step`; :func:`ppc` loops over the
+    step on the objects linked to another (the isolated ones left out).
+
+    Attributes
+    ----------
+    memberships : array, shape (n, K)
+        :math:`Y^\top`: every row on the simplex.
+    YC : array, shape (n, K)
+        :math:`(YC)^\top` at ``memberships`` (kept for the next iteration and the objective).
+    labels : int32 array, shape (n,)
+        :math:`\arg\max_k y_{ki}` (the first maximum on ties).
+    objective : scalar
+        :math:`\|C - Y^\top Y\|_F^2` (minimised), the diagonal left out with ``mask_diagonal``.
+    objective_trace : array, shape (T,)
+        The objective at the start and after iterations ``1..n_iter`` in entries
+        ``0..n_iter``, NaN after them; ``T``, the smallest power of two ``>= max_iter + 1``
+        (``max_iter`` given to the init), bounds what is recorded (later iterations are not).
+    n_iter : int32 scalar
+        Iterations done.
+    converged : bool scalar
+        The last iteration lowered the objective by at most ``tol`` relative to the previous
+        value.
+    """
+
+    memberships: jax.Array
+    YC: jax.Array
+    labels: jax.Array
+    objective: jax.Array
+    objective_trace: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+
+
+class PPCInfo(NamedTuple):
+    """Diagnostics of one :func:`ppc_step`.
+
+    Attributes
+    ----------
+    objective : scalar
+        Objective of the returned state.
+    changed : bool scalar
+        Whether the step changed ``labels``.
+    """
+
+    objective: jax.Array
+    changed: jax.Array
 
 
 def _times_c(Yt, rows, cols, vals, diag):
@@ -113,38 +152,141 @@ def _times_c(Yt, rows, cols, vals, diag):
     return out + diag[:, None] * Yt
 
 
-def _objective(Yt, YCt, c_norm2, off):
+def _objective(Yt, YCt, rows, vals, diag, off):
     r""":math:`\|C\|^2 - 2\,\mathrm{tr}(YCY^\top) + \|YY^\top\|^2` (minus the diagonal if ``off``)."""
+    # Summed per object first: the driver's value-0 padding pairs add exact zeros to the last
+    # object's sum, so they cannot change the rounding (a sum over the pairs could).
+    per_object = jax.ops.segment_sum(vals * vals, rows, Yt.shape[0], indices_are_sorted=True)
+    c_norm2 = 2.0 * jnp.sum(per_object) + jnp.sum(diag * diag)
     M = Yt.T @ Yt  # Y Y^T, (K, K)
     sq = jnp.sum(Yt * Yt, axis=1)  # ||y_i||^2 = [Y^T Y]_ii
     return c_norm2 - 2.0 * jnp.sum(YCt * Yt) + jnp.sum(M * M) - off * jnp.sum(sq * sq)
 
 
+def _prepared(Yt, rows, cols, vals, diag, mask_diagonal):
+    """The arguments as arrays of the memberships' dtype; the diagonal is 0 when masked."""
+    dtype = Yt.dtype
+    off = jnp.asarray(mask_diagonal, dtype)
+    diag = jnp.asarray(diag, dtype) * (1.0 - off)
+    return (jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32), jnp.asarray(vals, dtype), diag, off)
+
+
+def init_ppc_state(rows, cols, values, diag, memberships, *, mask_diagonal=False, max_iter=100) -> PPCState:
+    r"""The state PPC starts from: the given memberships, scored.
+
+    Parameters
+    ----------
+    rows, cols : int array, shape (nnz,)
+        The stored off-diagonal pairs of the co-association, ``rows < cols``, sorted by
+        ``rows`` (the order of ``scipy.sparse.triu(C, 1)`` in CSR or COO form).
+    values : float array, shape (nnz,)
+        :math:`c_{ij}` of every pair (pairs of value 0 are allowed: they change nothing).
+    diag : float array, shape (n,)
+        :math:`c_{ii}`.
+    memberships : array, shape (n, K)
+        The start :math:`Y^\top`, every row on the simplex; its dtype is the state's.
+    mask_diagonal : bool, default False
+        Leave the terms :math:`i = j` out (see :func:`ppc`).
+    max_iter : int, default 100
+        Iterations the ``objective_trace`` buffer has room for.
+
+    Returns
+    -------
+    PPCState
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, cols, values, diag = np.array([0, 2]), np.array([1, 3]), np.ones(2), np.ones(4)
+    >>> Y0 = np.array([[0.6, 0.4], [0.5, 0.5], [0.3, 0.7], [0.45, 0.55]])
+    >>> state = init_ppc_state(rows, cols, values, diag, Y0)
+    >>> state.labels.tolist(), int(state.n_iter), state.objective_trace.shape
+    ([0, 0, 1, 1], 0, (128,))
+    """
+    Yt = jnp.asarray(memberships)
+    rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
+    trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    YC = _times_c(Yt, rows, cols, vals, diag)
+    obj = _objective(Yt, YC, rows, vals, diag, off)
+    return PPCState(Yt, YC, jnp.argmax(Yt, axis=1).astype(jnp.int32), obj,
+                    jnp.full(trace_len, jnp.nan, Yt.dtype).at[0].set(obj),
+                    jnp.asarray(0, jnp.int32), jnp.asarray(False))
+
+
+def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagonal=False
+             ) -> tuple[PPCState, PPCInfo]:
+    r"""One Baum-Eagon iteration of PPC, its objective and the stopping test.
+
+    .. math::
+
+        y_{ki} \leftarrow y_{ki}\,\frac{n + G_{ki}}{\sum_{k'} y_{k'i}\,(n + G_{k'i})},
+        \qquad G = Y(C - Y^\top Y)
+
+    (Rota Bulò et al. 2010, eq. 5; with ``mask_diagonal`` the terms :math:`j = i` are left
+    out of :math:`G`).  ``converged`` is set when the objective fell by at most ``tol``
+    relative to its previous value.  :func:`ppc` runs this step in a ``lax.while_loop`` from
+    :func:`init_ppc_state` (float64, ``jax.enable_x64``), stopped by ``converged`` or
+    ``max_iter``; stepping by hand under ``jax.jit`` reproduces it bit for bit.  Eager or
+    jitted; no validation (:func:`ppc` validates).
+
+    Parameters
+    ----------
+    state : PPCState
+    rows, cols, values, diag : arrays
+        The co-association the state was made from (see :func:`init_ppc_state`).
+    tol : float, default 1e-9
+    mask_diagonal : bool, default False
+
+    Returns
+    -------
+    state : PPCState
+    info : PPCInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, cols, values, diag = np.array([0, 2]), np.array([1, 3]), np.ones(2), np.ones(4)
+    >>> Y0 = np.array([[0.6, 0.4], [0.5, 0.5], [0.3, 0.7], [0.45, 0.55]])
+    >>> state = init_ppc_state(rows, cols, values, diag, Y0)
+    >>> for _ in range(50):
+    ...     state, info = ppc_step(state, rows, cols, values, diag)
+    >>> bool(state.objective < state.objective_trace[0]), state.labels.tolist()
+    (True, [0, 0, 1, 1])
+    """
+    Yt = state.memberships
+    rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
+    return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype))
+
+
+def _step(s: PPCState, rows, cols, vals, diag, off, tol):
+    """:func:`ppc_step` on prepared arguments."""
+    Yt = s.memberships
+    n = Yt.shape[0]
+    M = Yt.T @ Yt
+    # [Y Y^T Y]^T = Y^T (Y Y^T); with the diagonal masked the j = i term is left out.
+    YYYt = Yt @ M - off * Yt * jnp.sum(Yt * Yt, axis=1, keepdims=True)
+    num = Yt * (n + s.YC - YYYt)  # >= 0: [Y Y^T Y]_ki <= n
+    Yn = num / jnp.sum(num, axis=1, keepdims=True)
+    YCn = _times_c(Yn, rows, cols, vals, diag)
+    obj = _objective(Yn, YCn, rows, vals, diag, off)
+    it = s.n_iter + 1
+    done = (s.objective - obj) <= tol * jnp.abs(s.objective)
+    labels = jnp.argmax(Yn, axis=1).astype(jnp.int32)
+    new = PPCState(Yn, YCn, labels, obj, s.objective_trace.at[it].set(obj), it, done)
+    return new, PPCInfo(obj, jnp.any(labels != s.labels))
+
+
 @jax.jit
-def _run_ppc(Y0t, rows, cols, vals, diag, c_norm2, off, tol, max_iter):
-    n = Y0t.shape[0]
+def _run(todo, state, rows, cols, vals, diag, off, tol):
+    """At most ``todo`` steps from ``state`` (one piece of :func:`~bayesclust.inference._driver.run_in_pieces`)."""
 
     def cond(s):
-        return (s.it < max_iter) & ~s.done
+        return (s.n_iter < todo) & ~s.converged
 
     def body(s):
-        Yt = s.Yt
-        M = Yt.T @ Yt
-        # [Y Y^T Y]^T = Y^T (Y Y^T); with the diagonal masked the j = i term is left out.
-        YYYt = Yt @ M - off * Yt * jnp.sum(Yt * Yt, axis=1, keepdims=True)
-        num = Yt * (n + s.YCt - YYYt)  # >= 0: [Y Y^T Y]_ki <= n
-        Yn = num / jnp.sum(num, axis=1, keepdims=True)
-        YCn = _times_c(Yn, rows, cols, vals, diag)
-        obj = _objective(Yn, YCn, c_norm2, off)
-        it = s.it + 1
-        done = (s.obj - obj) <= tol * jnp.abs(s.obj)
-        return _State(Yn, YCn, obj, it, done, s.trace.at[it].set(obj))
+        return _step(s, rows, cols, vals, diag, off, tol)[0]
 
-    YC0 = _times_c(Y0t, rows, cols, vals, diag)
-    obj0 = _objective(Y0t, YC0, c_norm2, off)
-    trace0 = jnp.full(_TRACE_CAP, jnp.nan).at[0].set(obj0)
-    s0 = _State(Y0t, YC0, obj0, jnp.asarray(0, jnp.int32), jnp.asarray(False), trace0)
-    return lax.while_loop(cond, body, s0)
+    return lax.while_loop(cond, body, state)
 
 
 def _check_init(init: Any, K: int, n: int) -> np.ndarray:
@@ -205,7 +347,7 @@ def ppc(
         Stop when the relative decrease of the objective in one iteration is at most ``tol``
         (> 0).
     max_iter : int, default 1000
-        At most 10 000 iterations per start.
+        Iterations per start at most.
     mask_diagonal : bool, default False
         Leave the terms :math:`i = j` out of the objective and of :math:`G` (the default
         keeps them, with the co-association's :math:`c_{ii}`).
@@ -227,9 +369,9 @@ def ppc(
     Raises
     ------
     ValueError
-        ``n_clusters`` outside ``[1, n]``, ``n_init < 1``, ``tol <= 0``, ``max_iter`` outside
-        ``[1, 10000]``, a ``coassoc`` matrix that is not symmetric, has NaN or infinite
-        entries or entries outside [0, 1], or bad ``init_memberships``.
+        ``n_clusters`` outside ``[1, n]``, ``n_init < 1``, ``tol <= 0``, ``max_iter < 1``, a
+        ``coassoc`` matrix that is not symmetric, has NaN or infinite entries or entries
+        outside [0, 1], or bad ``init_memberships``.
 
     Warns
     -----
@@ -251,6 +393,10 @@ def ppc(
     :math:`G` small): measured on ten Gaussians with ``n = 10 000`` (50 k-means partitions, linear
     K rule, ``K = 10``), one start reached CI 0.12 after 1000 iterations (0.20 after 5000; its
     time is in BENCHMARKS.md).
+    Each start is :func:`ppc_step` looped from :func:`init_ppc_state` in a
+    ``lax.while_loop`` whose trace buffer is recorded in pieces
+    (``inference._driver.run_in_pieces``): no cap on ``max_iter``, and a new ``max_iter``
+    compiles nothing.
     The iteration count, starts, tolerance and the diagonal are our choices
     (docs/deviations.md#ppc-defaults).  float64 throughout (``jax.enable_x64`` inside).
 
@@ -281,8 +427,6 @@ def ppc(
     n_init = V.check_int(n_init, "n_init", minimum=1)
     tol = V.check_positive(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    if max_iter > _TRACE_CAP - 1:
-        raise ValueError(f"max_iter must be at most {_TRACE_CAP - 1}, got {max_iter}")
     K = V.check_int(n_clusters, "n_clusters", minimum=1)
     rows, cols, vals, diag = _as_pairs(coassoc)
     n = diag.shape[0]
@@ -332,7 +476,6 @@ def ppc(
             restart_objectives=np.full(n_starts, iso_const), isolated=isolated,
         )
 
-    c_norm2 = float(2.0 * np.sum(vals * vals) + np.sum(diag * diag))
     # Pad the pairs to a size bucket (value-0 pairs (m-1, m-1) add nothing and keep the rows
     # sorted) so that co-associations of the same data share one compilation.
     nnz = rows.shape[0]
@@ -343,34 +486,35 @@ def ppc(
         c_ = jnp.asarray(np.r_[cols, np.full(pad, m - 1, np.int32)])
         v_ = jnp.asarray(np.r_[vals, np.zeros(pad)])
         d_ = jnp.asarray(diag)
-        run = functools.partial(
-            _run_ppc, rows=r_, cols=c_, vals=v_, diag=d_, c_norm2=jnp.float64(c_norm2),
-            off=jnp.float64(off), tol=jnp.float64(tol), max_iter=jnp.int32(max_iter),
-        )
         if Y_init is not None:
             starts = [jnp.asarray(Y_init)]
         else:
             keys = jax.random.split(key, n_init)
             starts = [jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(m,)) for k in keys]
         todo = iter(starts)
+        off_, tol_ = np.float64(off), np.float64(tol)
 
         def start():
-            s = run(next(todo))
-            return float(s.obj), s
+            state = init_ppc_state(r_, c_, v_, d_, next(todo), mask_diagonal=mask_diagonal,
+                                   max_iter=TRACE_PIECE - 1)
+            # max_iter never enters the compiled loop: the trace is recorded in pieces.
+            out = run_in_pieces(state, lambda it, s: _run(it, s, r_, c_, v_, d_, off_, tol_), max_iter)
+            return float(out.state.objective), out
 
-        obj, s, finals = best_of_restarts(len(starts), start, maximize=False)
+        obj, out, finals = best_of_restarts(len(starts), start, maximize=False)
+    s = out.state
     Y = uniform
-    Y[keep] = np.asarray(s.Yt)
-    it = int(s.it)
-    entropy = membership_entropy(Y)
+    Y[keep] = np.asarray(s.memberships)
+    labels = np.zeros(n, np.int64)
+    labels[keep] = np.asarray(s.labels)
     return PPCResult(
         memberships=Y,
-        labels=np.argmax(Y, axis=1).astype(np.int64),
-        entropy=entropy,
+        labels=labels,
+        entropy=membership_entropy(Y),
         objective=obj + iso_const,
-        objective_trace=np.asarray(s.trace)[: it + 1] + iso_const,
-        n_iter=it,
-        converged=bool(s.done),
+        objective_trace=out.traces["objective_trace"] + iso_const,
+        n_iter=out.n_iter,
+        converged=bool(s.converged),
         restart_objectives=np.asarray(finals) + iso_const,
         isolated=isolated,
     )
