@@ -189,9 +189,9 @@ _REF = dict(sigma2=0.09, sigma2_prior=dist.InverseGamma(2.0, 0.1))
 
 @pytest.fixture(scope="module")
 def reference():
-    """One "vectorized" run (2 chains, 20 draws) that the tests of this section and
+    """One "vectorized" run (2 chains, 30 draws) that the tests of this section and
     test_posterior_from_mcmc_matches_the_samples read."""
-    mcmc = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=20)
+    mcmc = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30)
     return mcmc, np.asarray(mcmc.get_samples(group_by_chain=True)["labels"])
 
 
@@ -199,7 +199,7 @@ def test_sequential_chains_get_the_vectorized_draws(reference):
     """"vectorized" (one batched sweep: the native kernel's SIMD lanes) and "sequential"
     (NumPyro's fallback for "parallel" on one device) give chain c the same draws."""
     _, labels = reference
-    seq = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=20, chain_method="sequential")
+    seq = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30, chain_method="sequential")
     assert np.array_equal(np.asarray(seq.get_samples(group_by_chain=True)["labels"]), labels)
     assert len({tuple(r) for r in labels.reshape(-1, 20)}) > 1  # the chains move
 
@@ -208,7 +208,7 @@ def test_native_sweep_runs_under_vmap(reference):
     """A callable chain_method (jax.vmap): the native FFI sweep batched by vmap
     (sequentially) gives the same draws."""
     _, labels = reference
-    vm = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=20, chain_method=jax.vmap)
+    vm = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30, chain_method=jax.vmap)
     assert np.array_equal(np.asarray(vm.get_samples(group_by_chain=True)["labels"]), labels)
 
 
@@ -246,7 +246,7 @@ def test_progress_bar_and_init_params(monkeypatch):
 
 def test_smaller_capacity_gives_the_same_draws(reference):
     _, labels = reference
-    small = _run(DPCollapsedGibbs(_TWO, capacity=6, **_REF), num_samples=20)
+    small = _run(DPCollapsedGibbs(_TWO, capacity=6, **_REF), num_samples=30)
     assert np.array_equal(np.asarray(small.get_samples(group_by_chain=True)["labels"]), labels)
 
 
