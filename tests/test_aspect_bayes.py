@@ -171,7 +171,9 @@ def test_ppc_with_masked_diagonal_is_the_gaussian_map(x64, iris_c50):
 # --------------------------------------------------------------------------- NUTS
 
 
-@pytest.mark.slow
+# A NUTS compile of its own (~40 s): `make test-all`.  NUTS through run_nuts stays in
+# `make test` with the paper's model (test_binomial_memberships_posterior_from_an_ensemble).
+@pytest.mark.long
 def test_nuts_recovers_two_blocks_and_mixes():
     from numpyro.diagnostics import split_gelman_rubin
 

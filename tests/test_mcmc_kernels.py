@@ -50,7 +50,8 @@ def test_spherical_kernel_matches_enumeration(x64):
     assert worst < 0.02, worst
 
 
-@pytest.mark.parametrize("case", ["full-d2", "diag-d2", "full-d1"])
+@pytest.mark.parametrize("case", ["full-d2", "diag-d2",
+                                  pytest.param("full-d1", marks=pytest.mark.long)])
 def test_gaussian_kernel_matches_enumeration(case):
     """diag / full covariances: the partition frequencies match the exact posterior of
     test_gibbs_gaussian.py, and the log_likelihood site is log p(X | z) of the textbook
@@ -96,7 +97,9 @@ def test_hdp_kernel_matches_enumeration(x64):
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # a chain with constant k
-@pytest.mark.parametrize("cov", ["spherical", "full"])
+# "full": the same sites and summary from the full-covariance kernel, whose draws the
+# enumeration test above already checks (a compile of its own: `make test-all`).
+@pytest.mark.parametrize("cov", ["spherical", pytest.param("full", marks=pytest.mark.long)])
 def test_shapes_summary_and_arviz(cov, capsys):
     kw = {"sigma2": 0.09} if cov == "spherical" else {}
     mcmc = _run(DPCollapsedGibbs(_TWO, covariance_type=cov, alpha_prior=dist.Gamma(1.0, 1.0), **kw),
@@ -123,11 +126,22 @@ def test_shapes_summary_and_arviz(cov, capsys):
     assert idata.posterior["n_clusters"].shape == (3, 40)
 
 
-def test_hdp_sites_shapes_and_posterior():
+def _hdp_groups():
     a = np.concatenate([np.random.default_rng(1).normal(-2, 0.2, (6, 2)),
                         np.random.default_rng(2).normal(2, 0.2, (6, 2))])
     b = np.random.default_rng(3).normal(2, 0.2, (5, 2))
-    mcmc = _run(HDPGibbs([a, b], sigma2=0.04, gamma_prior=dist.Gamma(1.0, 1.0)), num_samples=30)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def hdp_run():
+    """One HDPGibbs run on two data sets (the list form), shared by the next two tests."""
+    return _run(HDPGibbs(list(_hdp_groups()), sigma2=0.04, gamma_prior=dist.Gamma(1.0, 1.0)),
+                num_samples=30)
+
+
+def test_hdp_sites_shapes_and_posterior(hdp_run):
+    mcmc = hdp_run
     s = mcmc.get_samples(group_by_chain=True)
     assert set(s) == {"labels", "local_labels", "n_clusters", "n_local", "log_likelihood", "gamma"}
     assert s["labels"].shape == s["local_labels"].shape == (2, 30, 17)
@@ -138,22 +152,20 @@ def test_hdp_sites_shapes_and_posterior():
     assert [g.shape for g in post.labels_by_group()] == [(2, 30, 12), (2, 30, 5)]
 
 
-def test_hdp_labels_come_back_in_input_row_order():
-    a = np.concatenate([np.random.default_rng(1).normal(-2, 0.2, (6, 2)),
-                        np.random.default_rng(2).normal(2, 0.2, (6, 2))])
-    b = np.random.default_rng(3).normal(2, 0.2, (5, 2))
-    s = _run(HDPGibbs([a, b], sigma2=0.04), num_samples=30).get_samples(group_by_chain=True)
+def test_hdp_labels_come_back_in_input_row_order(hdp_run):
+    a, b = _hdp_groups()
+    s = hdp_run.get_samples(group_by_chain=True)
     X = np.concatenate([b, a])
     ids = np.array([1] * 5 + [0] * 12)
-    mcmc2 = _run(HDPGibbs(X, group_ids=ids, sigma2=0.04), num_samples=30)
+    mcmc2 = _run(HDPGibbs(X, group_ids=ids, sigma2=0.04, gamma_prior=dist.Gamma(1.0, 1.0)),
+                 num_samples=30)
     lab1 = np.asarray(s["labels"])
     lab2 = np.asarray(mcmc2.get_samples(group_by_chain=True)["labels"])
     assert np.array_equal(lab2, np.concatenate([lab1[..., 12:], lab1[..., :12]], axis=-1))
 
 
-def test_posterior_from_mcmc_matches_the_samples():
-    mcmc = _run(DPCollapsedGibbs(_TWO, sigma2=0.09, sigma2_prior=dist.InverseGamma(2.0, 0.1)),
-                num_samples=30)
+def test_posterior_from_mcmc_matches_the_samples(reference):
+    mcmc, _ = reference
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = posterior_from_mcmc(mcmc)
@@ -162,6 +174,7 @@ def test_posterior_from_mcmc_matches_the_samples():
     assert np.array_equal(post.labels, np.asarray(s["labels"]))
     np.testing.assert_allclose(post.log_likelihood, np.asarray(s["log_likelihood"]), rtol=1e-6)
     np.testing.assert_allclose(post.params["sigma2"], np.asarray(s["sigma2"]), rtol=1e-6)
+    assert np.ptp(post.params["sigma2"]) > 0  # sigma2 is sampled
     assert np.all(post.params["alpha"] == 1.0)  # fixed: repeated per draw, as the driver does
     assert post.sampler == "gibbs-collapsed+split-merge" and post.model == "dp_gmm"
     # The sweeps' split-merge acceptance: the moves accepted per sweep over those proposed.
@@ -178,10 +191,15 @@ def test_posterior_from_mcmc_matches_the_samples():
 # --- chain methods, reproducibility, the native kernel, capacity ------------------------------
 
 
+#: The kernel of the shared reference run: sigma2 sampled from its conjugate prior.
+_REF = dict(sigma2=0.09, sigma2_prior=dist.InverseGamma(2.0, 0.1))
+
+
 @pytest.fixture(scope="module")
 def reference():
-    """One "vectorized" run (2 chains, 20 draws) that the next tests compare with."""
-    mcmc = _run(DPCollapsedGibbs(_TWO, sigma2=0.09), num_samples=20)
+    """One "vectorized" run (2 chains, 30 draws) that the tests of this section and
+    test_posterior_from_mcmc_matches_the_samples read."""
+    mcmc = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30)
     return mcmc, np.asarray(mcmc.get_samples(group_by_chain=True)["labels"])
 
 
@@ -189,7 +207,7 @@ def test_sequential_chains_get_the_vectorized_draws(reference):
     """"vectorized" (one batched sweep: the native kernel's SIMD lanes) and "sequential"
     (NumPyro's fallback for "parallel" on one device) give chain c the same draws."""
     _, labels = reference
-    seq = _run(DPCollapsedGibbs(_TWO, sigma2=0.09), num_samples=20, chain_method="sequential")
+    seq = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30, chain_method="sequential")
     assert np.array_equal(np.asarray(seq.get_samples(group_by_chain=True)["labels"]), labels)
     assert len({tuple(r) for r in labels.reshape(-1, 20)}) > 1  # the chains move
 
@@ -198,7 +216,7 @@ def test_native_sweep_runs_under_vmap(reference):
     """A callable chain_method (jax.vmap): the native FFI sweep batched by vmap
     (sequentially) gives the same draws."""
     _, labels = reference
-    vm = _run(DPCollapsedGibbs(_TWO, sigma2=0.09), num_samples=20, chain_method=jax.vmap)
+    vm = _run(DPCollapsedGibbs(_TWO, **_REF), num_samples=30, chain_method=jax.vmap)
     assert np.array_equal(np.asarray(vm.get_samples(group_by_chain=True)["labels"]), labels)
 
 
@@ -236,7 +254,7 @@ def test_progress_bar_and_init_params(monkeypatch):
 
 def test_smaller_capacity_gives_the_same_draws(reference):
     _, labels = reference
-    small = _run(DPCollapsedGibbs(_TWO, sigma2=0.09, capacity=6), num_samples=20)
+    small = _run(DPCollapsedGibbs(_TWO, capacity=6, **_REF), num_samples=30)
     assert np.array_equal(np.asarray(small.get_samples(group_by_chain=True)["labels"]), labels)
 
 

@@ -238,8 +238,8 @@ def test_xla_and_native_paths_agree_in_distribution():
     out = {}
     for native in (True, False):
         with _native.use_native(native):  # clears the programs traced under the other path
-            out[native] = gibbs_dp_gmm(3, X, sigma2=0.25, collapsed=True, num_warmup=100,
-                                       num_samples=400, num_chains=16, progress_bar=False)
+            out[native] = gibbs_dp_gmm(3, X, sigma2=0.25, collapsed=True, num_warmup=50,
+                                       num_samples=200, num_chains=16, progress_bar=False)
     assert (out[True].kernels, out[False].kernels) == ("native", "xla")
     k_nat, k_xla = out[True].n_clusters, out[False].n_clusters
     ess = min(out[True].diagnostics()["n_clusters"]["ess_bulk"],
