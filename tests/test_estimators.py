@@ -67,16 +67,24 @@ VARIANT_CHECKS = frozenset({
 })
 
 
-def variant_checks(estimators, expected_failed_checks=None, only=VARIANT_CHECKS):
-    """``parametrize_with_checks`` restricted to the checks named in ``only``."""
+def variant_checks(estimators, expected_failed_checks=None, only=VARIANT_CHECKS, rest=None):
+    """``parametrize_with_checks`` restricted to the checks named in ``only``.
+
+    ``rest=pytest.mark.long`` keeps the other checks of the suite too, under that mark
+    (``make test-all`` runs the whole suite, ``make test`` the checks in ``only``).
+    """
     params = []
     for est in estimators:
         failed = expected_failed_checks(est) if expected_failed_checks else None
         for item in estimator_checks_generator(est, legacy=True, mark="xfail",
                                                expected_failed_checks=failed):
-            check = item.values[1] if hasattr(item, "values") else item[1]
-            if _check_name(check) in only:
-                params.append(item)
+            values = item.values if hasattr(item, "values") else item
+            marks = list(getattr(item, "marks", ()))
+            if _check_name(values[1]) not in only:
+                if rest is None:
+                    continue
+                marks.append(rest)
+            params.append(pytest.param(*values, marks=marks))
     assert params, "no check selected"
     return pytest.mark.parametrize("estimator, check", params, ids=_get_check_estimator_ids)
 
@@ -94,30 +102,38 @@ def test_sklearn_contract_variants(estimator, check):
     check(estimator)
 
 
-# The full check suite for the sampled estimators, with short chains (the
-# sampler's compilation is shared between checks of the same shape).  sigma2
-# is the checks' own data scale: check_clustering fits standardised blobs
-# whose clusters have variance ~0.1 per feature (the DP mixture's "auto" default
-# is tested in test_dp_data_scaled.py).  The HDP mixture sees one data set (the
-# checks cannot pass `groups`).
+# The sampled estimators' check suites, with the shortest chains that still pass
+# check_clustering (every new data shape compiles the sampler afresh; longer runs also
+# grow the cluster buffers, each growth another compile).  sigma2 is the checks' own
+# data scale: check_clustering fits standardised blobs whose clusters have variance ~0.1
+# per feature (the DP mixture's "auto" default is tested in test_dp_data_scaled.py).
 #
-# Every new data shape compiles the sampler afresh (10-15 s of CPU for the HDP and the
-# diag/full samplers), so: the whole suite once per family -- DPGaussianMixture on its
-# spherical default, HDPGaussianMixture on its own (two chains: the multi-chain path, at
-# a quarter of the default eight chains' compile) -- and the diag / full variants run the
-# checks that reach their own fit (gibbs_dp_gaussian) and predictive (VARIANT_CHECKS).
+# The whole suite runs once per family: on DPGaussianMixture's spherical default.  Its
+# variants run the checks that reach their own code (VARIANT_CHECKS) -- the diag / full
+# covariances their own fit (gibbs_dp_gaussian) and predictive; HDPGaussianMixture its
+# sampler (gibbs_hdp_gmm, two chains: the multi-chain path) and its parameters (its
+# input validation, tags and point-partition predictive are DPGaussianMixture's, its
+# grouping HardHDP's, whose whole suite runs below).  The rest of HDPGaussianMixture's
+# suite runs under `long`.  It sees one data set (the checks cannot pass `groups`).
 @parametrize_with_checks(
-    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0),
-     HDPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, num_chains=2, random_state=0)],
+    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
     check(estimator)
 
 
 @variant_checks(
-    [DPGaussianMixture(covariance_type="diag", num_warmup=20, num_samples=20, num_chains=2,
+    [HDPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=2, random_state=0)],
+    only=VARIANT_CHECKS | {"check_param_validation"}, rest=pytest.mark.long,
+)
+def test_sklearn_contract_hdp_gaussian_mixture(estimator, check):
+    check(estimator)
+
+
+@variant_checks(
+    [DPGaussianMixture(covariance_type="diag", num_warmup=5, num_samples=5, num_chains=1,
                        random_state=0),
-     DPGaussianMixture(covariance_type="full", num_warmup=20, num_samples=20, num_chains=2,
+     DPGaussianMixture(covariance_type="full", num_warmup=5, num_samples=5, num_chains=1,
                        random_state=0)],
 )
 def test_sklearn_contract_sampled_variants(estimator, check):
@@ -319,7 +335,8 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
               for use in ([0, 1], [1, 2], [0, 2])]
     X = np.concatenate(groups)
     ids = np.repeat([7, 3, 5], 16)  # data sets processed in sorted id order: 3, 5, 7
-    est = HDPGaussianMixture(sigma2=0.09, num_warmup=40, num_samples=40, random_state=1)
+    est = HDPGaussianMixture(sigma2=0.09, num_warmup=40, num_samples=40, num_chains=2,
+                             random_state=1)
     est.fit(X, group_ids=ids)
     assert est.n_clusters_ == 3
     truth = np.concatenate([np.repeat(use, 8) for use in ([0, 1], [1, 2], [0, 2])])
@@ -337,7 +354,7 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
     from bayesclust.estimators._base import _key_from_random_state
 
     post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
-                         num_warmup=40, num_samples=40, progress_bar=False)
+                         num_warmup=40, num_samples=40, num_chains=2, progress_bar=False)
     np.testing.assert_array_equal(post.labels, est.posterior_.labels)
 
 

@@ -312,7 +312,7 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     >>> from bayesclust import DPGaussianMixture
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
-    >>> DPGaussianMixture(num_warmup=50, num_samples=50, random_state=0).fit(X).n_clusters_
+    >>> DPGaussianMixture(num_warmup=50, num_samples=50, num_chains=2, random_state=0).fit(X).n_clusters_
     2
     """
 

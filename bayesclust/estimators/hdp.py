@@ -262,7 +262,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
     >>> group_ids = np.repeat([0, 1], 20)
-    >>> est = HDPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, random_state=0)
+    >>> est = HDPGaussianMixture(sigma2=0.1, num_warmup=50, num_samples=50, num_chains=2,
+    ...                          random_state=0)
     >>> est.fit(X, group_ids=group_ids).n_clusters_
     2
     """
