@@ -32,25 +32,6 @@ FORBIDDEN = {
 #: What an iterative algorithm's result carries besides ``n_iter``.
 ITERATIVE = ("objective", "objective_trace", "converged")
 
-#: Results whose ``n_iter`` is the length of a fixed schedule (the names table's second
-#: ``n_iter`` row): online rounds of the structured-prediction methods, which have no
-#: stopping test, hence no ``converged``.
-FIXED_SCHEDULE = {
-    "bayesclust.structured.spom.SPOMResult",
-    "bayesclust.structured.kernel_spom.KernelSPOMResult",
-    "bayesclust.structured.online.OnlineProximalResult",
-}
-
-#: Renamed on parallel branches (``log_likelihood`` -> ``objective``; ACCCS's ``n_iter`` and
-#: ``converged``): the lead deletes this set when those branches are merged.
-RENAMED_ON_A_PARALLEL_BRANCH = {
-    "bayesclust.inference.consensus.aspect_em.AspectEMResult",
-    "bayesclust.inference.consensus.mixture_of_ensembles.MixtureEnsembleResult",
-    "bayesclust.inference.discriminative.dc_baselines.MoGResult",
-    "bayesclust.inference.discriminative.dc_baselines.MDA2Result",
-    "bayesclust.inference.consensus.acccs.ACCCSResult",
-}
-
 #: Results of iterative algorithms that must have ``n_iter`` (a result without it would
 #: pass the iterative check by not looking iterative).
 MUST_BE_ITERATIVE = {
@@ -60,6 +41,12 @@ MUST_BE_ITERATIVE = {
     "bayesclust.inference.increments.gmd.GMDResult",
     "bayesclust.inference.information.cecib.CECIBResult",
     "bayesclust.inference.consensus.acccs.ACCCSResult",
+    "bayesclust.inference.consensus.aspect_em.AspectEMResult",
+    "bayesclust.inference.consensus.mixture_of_ensembles.MixtureEnsembleResult",
+    "bayesclust.inference.discriminative.dc_baselines.MoGResult",
+    "bayesclust.inference.discriminative.dc_baselines.MDA2Result",
+    "bayesclust.structured.spom.SPOMResult",
+    "bayesclust.structured.online.OnlineProximalResult",
 }
 
 
@@ -88,17 +75,12 @@ RESULTS = _results()
 
 def _cases():
     for qualname in sorted(RESULTS):
-        marks = ()
-        if qualname in RENAMED_ON_A_PARALLEL_BRANCH:
-            marks = (pytest.mark.xfail(strict=True, reason="renamed on a parallel branch"),)
-        yield pytest.param(qualname, marks=marks, id=qualname.rsplit(".", 1)[-1])
+        yield pytest.param(qualname, id=qualname.rsplit(".", 1)[-1])
 
 
 def test_the_walk_finds_the_results():
     assert len(RESULTS) >= 25
     assert MUST_BE_ITERATIVE <= set(RESULTS)
-    assert FIXED_SCHEDULE <= set(RESULTS)
-    assert RENAMED_ON_A_PARALLEL_BRANCH <= set(RESULTS)
 
 
 @pytest.mark.parametrize("qualname", list(_cases()))
@@ -107,6 +89,6 @@ def test_result_fields_follow_the_names_table(qualname):
     wrong = {f: FORBIDDEN[f] for f in fields if f in FORBIDDEN}
     assert not wrong, f"{qualname}: rename {wrong}"
     iterative = "n_iter" in fields or qualname in MUST_BE_ITERATIVE
-    if iterative and qualname not in FIXED_SCHEDULE:
+    if iterative:
         missing = [f for f in ("n_iter",) + ITERATIVE if f not in fields]
         assert not missing, f"{qualname} (an iterative algorithm's result) lacks {missing}"

@@ -5,7 +5,7 @@ mixture models fitted by EM (and with plain k-means,
 :func:`bayesclust.inference.hard.kmeans.kmeans`):
 
 * **MoG** (:func:`mog_em`): a mixture of isotropic Gaussians for ``p(x)`` with one
-  shared, fixed spread; the means and the mixing weights are learned.
+  shared, fixed standard deviation ``std``; the means and the mixing weights are learned.
 * **MDA2** (:func:`mda2_em`; Hastie & Tibshirani 1996, Miller & Uyar 1997): each
   component emits both the features and the class,
   ``p(c, x) = sum_j pi_j N(x | m_j, s^2 I) psi_{j, c}``.
@@ -61,7 +61,7 @@ class MoGResult(NamedTuple):
         Component means.
     weights : ndarray, shape (n_clusters,)
         Mixing weights (sum to one).
-    spread : float
+    std : float
         The fixed component standard deviation.
     objective : float
         The maximised objective, the log-likelihood ``sum_i log p(x_i)``, at the
@@ -79,7 +79,7 @@ class MoGResult(NamedTuple):
 
     centers: np.ndarray
     weights: np.ndarray
-    spread: float
+    std: float
     objective: float
     objective_trace: np.ndarray
     n_iter: int
@@ -96,7 +96,7 @@ class MDA2Result(NamedTuple):
         Mixing weights ``pi_j``.
     psi : ndarray, shape (n_clusters, n_classes)
         Class distribution of every component (rows sum to one).
-    spread : float
+    std : float
     objective : float
         The maximised objective, the log-likelihood ``sum_i log p(c_i, x_i)``, at the
         returned parameters.
@@ -112,7 +112,7 @@ class MDA2Result(NamedTuple):
     centers: np.ndarray
     weights: np.ndarray
     psi: np.ndarray
-    spread: float
+    std: float
     objective: float
     objective_trace: np.ndarray
     n_iter: int
@@ -252,8 +252,8 @@ def _start_trace(objective, trace_len):
     return jnp.full(trace_len, jnp.nan, objective.dtype).at[0].set(objective)
 
 
-def _sigma2(spread, dtype):
-    return jnp.square(jnp.asarray(spread, dtype))
+def _sigma2(std, dtype):
+    return jnp.square(jnp.asarray(std, dtype))
 
 
 def _mog_init(X, centers, sigma2, trace_len):
@@ -278,7 +278,7 @@ def _mog_step(s: MoGState, X, sigma2):
 _mog_start = jax.jit(_mog_init, static_argnums=(3,))
 
 
-def init_mog_em_state(X, centers, spread, *, max_iter: int = 100) -> MoGState:
+def init_mog_em_state(X, centers, std, *, max_iter: int = 100) -> MoGState:
     """The state :func:`mog_em` starts from: the given means, equal weights, their E-step.
 
     Parameters
@@ -288,7 +288,7 @@ def init_mog_em_state(X, centers, spread, *, max_iter: int = 100) -> MoGState:
         dtype), the initial means centred alike; stepping on those reproduces it.
     centers : array, shape (K, d)
         Initial means.
-    spread : float scalar
+    std : float scalar
         Component standard deviation :math:`s`.
     max_iter : int, default 100
         Iterations the ``objective_trace`` buffer has room for (its length: the
@@ -300,10 +300,10 @@ def init_mog_em_state(X, centers, spread, *, max_iter: int = 100) -> MoGState:
     """
     X = jnp.asarray(X)
     C = jnp.asarray(centers, X.dtype)
-    return _mog_start(X, C, _sigma2(spread, X.dtype), _trace_len(max_iter))
+    return _mog_start(X, C, _sigma2(std, X.dtype), _trace_len(max_iter))
 
 
-def mog_em_step(state: MoGState, X, spread) -> tuple[MoGState, MoGInfo]:
+def mog_em_step(state: MoGState, X, std) -> tuple[MoGState, MoGInfo]:
     r"""One EM iteration of :func:`mog_em` on a state: the M-step, the E-step, the stopping test.
 
     M-step from the state's responsibilities (:math:`m_j = \sum_i r_{ij} x_i / \sum_i
@@ -318,7 +318,7 @@ def mog_em_step(state: MoGState, X, spread) -> tuple[MoGState, MoGInfo]:
     state : MoGState
     X : array, shape (n, d)
         The data the state was made from.
-    spread : float scalar
+    std : float scalar
         Component standard deviation :math:`s`.
 
     Returns
@@ -337,7 +337,7 @@ def mog_em_step(state: MoGState, X, spread) -> tuple[MoGState, MoGInfo]:
     ([[-2.5, -2.5], [2.5, 2.5]], False)
     """
     X = jnp.asarray(X)
-    return _mog_step(state, X, _sigma2(spread, X.dtype))
+    return _mog_step(state, X, _sigma2(std, X.dtype))
 
 
 def _mda2_init(X, classes, centers, sigma2, n_classes, trace_len):
@@ -366,7 +366,7 @@ def _mda2_step(s: MDA2State, X, classes, sigma2):
 _mda2_start = jax.jit(_mda2_init, static_argnums=(4, 5))
 
 
-def init_mda2_em_state(X, classes, centers, spread, *, n_classes: int | None = None,
+def init_mda2_em_state(X, classes, centers, std, *, n_classes: int | None = None,
                        max_iter: int = 100) -> MDA2State:
     """The state :func:`mda2_em` starts from: the given means, equal weights, uniform
     class distributions, their E-step.
@@ -379,7 +379,7 @@ def init_mda2_em_state(X, classes, centers, spread, *, n_classes: int | None = N
         Class ``0..n_classes-1`` of every point.
     centers : array, shape (K, d)
         Initial means.
-    spread : float scalar
+    std : float scalar
         Component standard deviation :math:`s`.
     n_classes : int, optional
         Default ``classes.max() + 1``.
@@ -393,11 +393,11 @@ def init_mda2_em_state(X, classes, centers, spread, *, n_classes: int | None = N
     X = jnp.asarray(X)
     classes = jnp.asarray(classes, jnp.int32)
     C = int(classes.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=1)
-    return _mda2_start(X, classes, jnp.asarray(centers, X.dtype), _sigma2(spread, X.dtype), C,
+    return _mda2_start(X, classes, jnp.asarray(centers, X.dtype), _sigma2(std, X.dtype), C,
                       _trace_len(max_iter))
 
 
-def mda2_em_step(state: MDA2State, X, classes, spread) -> tuple[MDA2State, MDA2Info]:
+def mda2_em_step(state: MDA2State, X, classes, std) -> tuple[MDA2State, MDA2Info]:
     r"""One EM iteration of :func:`mda2_em` on a state: the M-step, the E-step, the stopping test.
 
     M-step from the state's responsibilities (weighted means, :math:`\psi_{jc} \propto
@@ -411,7 +411,7 @@ def mda2_em_step(state: MDA2State, X, classes, spread) -> tuple[MDA2State, MDA2I
     state : MDA2State
     X : array, shape (n, d)
     classes : int array, shape (n,)
-    spread : float scalar
+    std : float scalar
 
     Returns
     -------
@@ -428,7 +428,7 @@ def mda2_em_step(state: MDA2State, X, classes, spread) -> tuple[MDA2State, MDA2I
     (1, True)
     """
     X = jnp.asarray(X)
-    return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(spread, X.dtype))
+    return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(std, X.dtype))
 
 
 @jax.jit
@@ -449,24 +449,24 @@ def _mda2_run(todo, state, X, classes, sigma2):
 
 
 
-def _prepare(rng_key, X, n_clusters, spread, max_iter, init):
+def _prepare(rng_key, X, n_clusters, std, max_iter, init):
     X = V.check_array(X, "X")
     n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
-    spread = V.check_positive(spread, "spread")
+    std = V.check_positive(std, "std")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     mean = X.mean(0).astype(X.dtype)
     if not isinstance(init, str):
         init = kmeans_init(None, X, n_clusters, init=init) - mean  # validated, then centred
     centers0 = kmeans_init(rng_key, X - mean, n_clusters, init=init)
     Xj = jnp.asarray(X - mean)  # centred: protects the GEMM distances; float32 unless x64
-    return X, Xj, mean, centers0.astype(Xj.dtype), _sigma2(spread, Xj.dtype), spread, max_iter
+    return X, Xj, mean, centers0.astype(Xj.dtype), _sigma2(std, Xj.dtype), std, max_iter
 
 
-def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="random") -> MoGResult:
-    r"""Mixture of isotropic Gaussians with a shared fixed spread, fitted by EM.
+def mog_em(rng_key, X, n_clusters: int, std, *, max_iter: int = 100, init="random") -> MoGResult:
+    r"""Mixture of isotropic Gaussians with a shared fixed standard deviation, fitted by EM.
 
     Maximises :math:`\sum_i \log \sum_j \pi_j N(x_i \mid m_j, s^2 I)` over the
-    means :math:`m_j` and weights :math:`\pi_j`; the spread :math:`s` is fixed.
+    means :math:`m_j` and weights :math:`\pi_j`; the standard deviation :math:`s` (``std``) is fixed.
 
     Parameters
     ----------
@@ -474,7 +474,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
         Key for the initial centres.
     X : array_like, shape (n, d)
     n_clusters : int
-    spread : float
+    std : float
         Component **standard deviation** :math:`s` (> 0), shared and fixed.
     max_iter : int, default 100
         EM iterations (the paper uses 100); all are run unless EM reaches an exact fixed
@@ -485,7 +485,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     Returns
     -------
     MoGResult
-        ``centers, weights, spread, objective, objective_trace, n_iter, converged``;
+        ``centers, weights, std, objective, objective_trace, n_iter, converged``;
         ``objective`` is the log-likelihood (maximised).
 
     Notes
@@ -494,7 +494,7 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     M-step :math:`m_j = \sum_i r_{ij} x_i / \sum_i r_{ij}`,
     :math:`\pi_j = \sum_i r_{ij} / n`.  A component whose responsibilities
     underflow to zero keeps its mean and gets weight 0 (it stays empty; ours).
-    Keeping the spread fixed is our reading (docs/deviations.md#dc-baselines) of "one shared
+    Keeping the standard deviation fixed is our reading (docs/deviations.md#dc-baselines) of "one shared
     spread, validated" in Kaski et al. (2005, §7.2.1).
 
     References
@@ -506,18 +506,18 @@ def mog_em(rng_key, X, n_clusters: int, spread, *, max_iter: int = 100, init="ra
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 5.0], [5.2, 5.0]])
-    >>> res = mog_em(0, X, 2, spread=0.5, init=X[[0, 2]])
+    >>> res = mog_em(0, X, 2, std=0.5, init=X[[0, 2]])
     >>> res.centers.round(2).tolist(), res.weights.round(2).tolist()
     ([[0.1, 0.0], [5.1, 5.0]], [0.5, 0.5])
     """
-    X, Xj, mean, C0, sigma2, spread, max_iter = _prepare(rng_key, X, n_clusters, spread, max_iter, init)
+    X, Xj, mean, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
     state = _mog_start(Xj, C0, sigma2, TRACE_PIECE)
     state, traces, done = run_in_pieces(
         state, lambda todo, s: _mog_run(todo, s, Xj, sigma2), max_iter)
     return MoGResult(
         centers=(np.asarray(state.centers) + mean).astype(X.dtype),
         weights=np.exp(np.asarray(state.log_weights)),
-        spread=spread,
+        std=std,
         objective=float(state.objective),
         objective_trace=traces["objective_trace"],
         n_iter=done,
@@ -530,7 +530,7 @@ def mda2_em(
     X,
     classes,
     n_clusters: int,
-    spread,
+    std,
     *,
     n_classes: int | None = None,
     max_iter: int = 100,
@@ -549,7 +549,7 @@ def mda2_em(
     classes : array_like of int, shape (n,)
         Class ``0..n_classes-1`` of every point.
     n_clusters : int
-    spread : float
+    std : float
         Component **standard deviation** :math:`s` (> 0), shared and fixed.
     n_classes : int, optional
         Default ``classes.max() + 1``.
@@ -562,7 +562,7 @@ def mda2_em(
     Returns
     -------
     MDA2Result
-        ``centers, weights, psi, spread, objective, objective_trace, n_iter, converged``;
+        ``centers, weights, psi, std, objective, objective_trace, n_iter, converged``;
         ``objective`` is the log-likelihood (maximised).
 
     Notes
@@ -586,11 +586,11 @@ def mda2_em(
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0], [0.1], [0.2], [0.3]])
-    >>> res = mda2_em(0, X, [0, 0, 1, 1], 2, spread=1.0, init=[[0.0], [0.3]])
+    >>> res = mda2_em(0, X, [0, 0, 1, 1], 2, std=1.0, init=[[0.0], [0.3]])
     >>> bool(res.psi[0, 0] > 0.5 and res.psi[1, 1] > 0.5)
     True
     """
-    X, Xj, mean, C0, sigma2, spread, max_iter = _prepare(rng_key, X, n_clusters, spread, max_iter, init)
+    X, Xj, mean, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
     classes = V.check_labels(classes, "classes", n_samples=X.shape[0])
     if classes.min() < 0:
         raise ValueError(f"classes must be non-negative, got minimum {classes.min()}")
@@ -607,7 +607,7 @@ def mda2_em(
         centers=(np.asarray(state.centers) + mean).astype(X.dtype),
         weights=np.exp(np.asarray(state.log_weights)),
         psi=np.exp(np.asarray(state.log_psi)),
-        spread=spread,
+        std=std,
         objective=float(state.objective),
         objective_trace=traces["objective_trace"],
         n_iter=done,
