@@ -6,13 +6,6 @@ import pytest
 
 # Tests must never pick up a user's GPU/TPU or preallocate memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-# The suite compiles thousands of small programs and runs each a few times: XLA:CPU's
-# backend optimisations cost more compile time than they save run time (measured: 21 %
-# less CPU time over tests/test_dp_means.py and tests/test_gmd.py).  Read when JAX
-# starts its CPU backend, i.e. after this line; subprocesses of tests inherit it.
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + " --xla_backend_optimization_level=0").strip()
 # bayesclust's own persistent compilation cache (on by default for users) stays off in
 # the tests: results never depend on it, and tests/test_first_call.py turns it on in
 # subprocesses of its own.  Set before anything imports bayesclust._validation.
