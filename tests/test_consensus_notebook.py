@@ -13,7 +13,7 @@ from tests.test_notebooks import run_notebook
 def test_04_consensus_runs(monkeypatch):
     """The shortest run executes every cell; PEnCA's MAP by SVI is its EM answer at any size."""
     res = run_notebook("04_consensus.ipynb", """\
-    n_partitions=len(ens),
+    n_partitions=len(ens.labels),
     ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
 """, monkeypatch, min_images=8, smoke="2")
     assert res["n_partitions"] == 20  # the shortest run's ensemble
