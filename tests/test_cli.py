@@ -195,8 +195,8 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     from bayesclust.datasets import hdp_groups
     from bayesclust.metrics import mean_group_nmi
 
-    args = ["compare", "--model", "hdp", "--out", str(tmp_path), "--num-warmup", "40",
-            "--num-samples", "40", "--num-chains", "1", "--no-progress"]
+    args = ["compare", "--model", "hdp", "--out", str(tmp_path), "--num-warmup", "20",
+            "--num-samples", "20", "--num-chains", "1", "--no-progress"]
     assert main(args) == 0
     summary = json.loads((tmp_path / "compare_hdp.json").read_text())
     rows = {r["method"]: r for r in summary["rows"]}
@@ -269,7 +269,7 @@ def test_compare_did_writes_json_and_figure(tmp_path, capsys):
     """``compare --model did`` on iris: GMD, GMDID, SL-DID and the peers at K scored by CI, and
     the DP mixture's posterior of k beside them; GMDID near the DID paper's 98.00 % with 3."""
     assert main(["compare", "--model", "did", "--out", str(tmp_path), "--no-progress",
-                 "--num-warmup", "200", "--num-samples", "200", "--thin", "1"]) == 0
+                 "--num-warmup", "20", "--num-samples", "20", "--num-chains", "2", "--thin", "1"]) == 0
     report = capsys.readouterr().out
     summary = json.loads((tmp_path / "compare_did.json").read_text())
     rows = {r["method"]: r for r in summary["rows"]}

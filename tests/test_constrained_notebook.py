@@ -12,8 +12,25 @@ from tests.test_notebooks import run_notebook
 
 
 @pytest.mark.slow
-@pytest.mark.paper
 def test_10_constrained_consensus_runs(monkeypatch):
+    """The shortest run executes every cell; what holds for any ensemble holds."""
+    res = run_notebook("10_constrained_consensus.ipynb", """\
+    ci={name: {str(m): {k: float(np.mean(v)) for k, v in r.items()} for m, r in ci.items()}
+        for name, (ci, _) in results.items()},
+    cs={name: {str(m): {k: float(np.mean(v)) for k, v in r.items()} for m, r in cs.items() if m}
+        for name, (_, cs) in results.items()},
+    n_ensembles=N_ENSEMBLES,
+""", monkeypatch, min_images=2, smoke="2")
+    assert res["n_ensembles"] == 1  # the shortest run's
+    for name in ("Iris", "MASS biopsy"):
+        # without constraints CSL is single link; with them it keeps every must-link
+        assert res["ci"][name]["0"]["CSL"] == pytest.approx(res["ci"][name]["0"]["EAC-SL"])
+        assert res["cs"][name]["200"]["CSL"] >= 99.0, res["cs"][name]
+
+
+@pytest.mark.long
+@pytest.mark.paper
+def test_10_constrained_consensus_reproduces(monkeypatch):
     res = run_notebook("10_constrained_consensus.ipynb", """\
     ci={name: {str(m): {k: float(np.mean(v)) for k, v in r.items()} for m, r in ci.items()}
         for name, (ci, _) in results.items()},

@@ -5,6 +5,11 @@ Breast Cancer; what the notebook does not reach (the numbers of clusters SL-DID 
 G-DID's choice of K, SL-AGLO's CI on Breast Cancer) is reported there and not asserted here.
 Aidos & Fred (2012), Table 3, gives GMD and GMDID (MDL) on Iris, Wine, Breast Cancer and Crabs; the
 notebook also runs the DP mixture's posterior of k and MAP-DID, for which no paper gives numbers.
+
+``make test`` runs the notebook once at its shortest (``BAYESCLUST_SMOKE=2``) and checks what does not
+depend on the run's length (SL-DID, SL-AGLO and the linkages are deterministic, so are GMD's figure run
+and the cut at K); the whole set of claims, with the medians over seeds and the sampler's posterior of k,
+runs on the short run (``BAYESCLUST_SMOKE=1``) under ``long``.
 """
 
 import pytest
@@ -15,9 +20,63 @@ from tests.test_notebooks import run_notebook
 CVM_CRITICAL_5 = 0.461
 
 
+_QUICK_FIELDS = """\
+    cvm=cvm,
+    table={k: {m: float(x) for m, x in v.items()} for k, v in table.items()},
+    at_paper_k={k: float(v) for k, v in at_paper_k.items()},
+    iris_did_sizes=np.bincount(runs["iris", "SL-DID"]).tolist(),
+    fig=dict(gmd_k=int(mix.n_components), gmdid_k=int(merged.n_clusters),
+             gmd_ci=float(metrics.consistency_index(y_iris, mix.labels)),
+             gmdid_ci=float(metrics.consistency_index(y_iris, merged.labels)),
+             returned=float(mix.message_length), recorded=[float(trace[i]) for i in ends]),
+    compare={name: dict(K=s["n_true_classes"], ks=ks_found[name]) for name, s in compare.items()},
+    cv_folds=CV_FOLDS,
+    ablation=float(max(check)),
+"""
+
+
+def _check_deterministic_claims(res):
+    """The claims whose numbers do not depend on the run's length."""
+    g10 = res["cvm"]["Gaussian 10-D"]
+    assert g10["2-DID"] < CVM_CRITICAL_5 and g10["d-DID"] < CVM_CRITICAL_5, g10
+    assert g10["exponential"] > CVM_CRITICAL_5, g10
+    g2 = res["cvm"]["Gaussian 2-D"]
+    assert g2["exponential"] < g2["2-DID"], g2
+    t = res["table"]
+    assert t["biopsy|SL-DID"]["ci"] == pytest.approx(0.3748, abs=0.02), t["biopsy|SL-DID"]
+    assert t["biopsy|SL-DID"]["ci_star"] == pytest.approx(0.6691, abs=0.01), t["biopsy|SL-DID"]
+    assert t["biopsy|SL-DID"]["k"] >= 10, t["biopsy|SL-DID"]
+    assert t["iris|SL-DID"]["ci"] == pytest.approx(0.6667, abs=0.02), t["iris|SL-DID"]
+    assert t["iris|SL-DID"]["ci_star"] == pytest.approx(0.6667, abs=0.01), t["iris|SL-DID"]
+    big = sorted(s for s in res["iris_did_sizes"] if s >= 6)
+    assert len(big) == 2 and big[0] >= 48 and big[1] >= 98, res["iris_did_sizes"]
+    assert t["iris|SL-AGLO"]["ci"] == pytest.approx(0.48, abs=0.03), t["iris|SL-AGLO"]
+    paper_ci = {"iris|SL": 0.6667, "iris|AL": 0.6667, "biopsy|SL": 0.6515, "biopsy|AL": 0.9385}
+    for key, ci in paper_ci.items():
+        assert res["at_paper_k"][key] == pytest.approx(ci, abs=0.001), (key, res["at_paper_k"])
+    fig = res["fig"]
+    assert fig["gmd_k"] > fig["gmdid_k"] == 3, fig
+    assert fig["gmdid_ci"] > fig["gmd_ci"] + 0.05, fig
+    assert fig["returned"] == pytest.approx(min(fig["recorded"]), rel=1e-9), fig
+    for name, c in res["compare"].items():
+        K, ks = c["K"], c["ks"]
+        assert ks["GMDID"] == (1 if name == "wine-norm" else K), (name, c)
+        assert ks["k-means"] == ks["single"] == ks["average"] == K, (name, c)
+    assert res["ablation"] < 1e-2
+
+
 @pytest.mark.slow
 @pytest.mark.paper
 def test_07_dissimilarity_increments_runs(monkeypatch):
+    """The shortest run executes every cell; the claims that do not depend on its length hold."""
+    res = run_notebook("07_dissimilarity_increments.ipynb", _QUICK_FIELDS, monkeypatch, min_images=6, smoke="2")
+    assert res["cv_folds"] == 2  # the shortest run's setting, not the short one's
+    _check_deterministic_claims(res)
+
+
+@pytest.mark.long
+@pytest.mark.paper
+def test_07_dissimilarity_increments_reproduces(monkeypatch):
     res = run_notebook("07_dissimilarity_increments.ipynb", """\
     cvm=cvm,
     sampling={str(d): v for d, v in sampling.items()},

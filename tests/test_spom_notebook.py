@@ -13,6 +13,20 @@ from tests.test_notebooks import run_notebook
 
 @pytest.mark.slow
 def test_09_structured_mkl_runs(monkeypatch):
+    """The shortest run executes every cell; Algorithm 2's path and the weights' simplex hold at any size."""
+    res = run_notebook("09_structured_mkl.ipynb", """\
+    beta=[float(b) for b in beta_mkl],
+    survivors=survivors.tolist(),
+    n_epochs=N_EPOCHS,
+""", monkeypatch, min_images=4, smoke="2")
+    assert res["n_epochs"] == 3  # the shortest run's
+    assert abs(sum(res["beta"]) - 1) < 1e-6
+    sv = res["survivors"]
+    assert sv[0] == 12 and sv[-1] <= 2 and all(a >= b for a, b in zip(sv, sv[1:])), sv
+
+
+@pytest.mark.long
+def test_09_structured_mkl_reproduces(monkeypatch):
     res = run_notebook("09_structured_mkl.ipynb", """\
     acc={k: float(v) for k, v in acc.items()},
     beta=[float(b) for b in beta_mkl],

@@ -21,7 +21,7 @@ def test_08_temporal_states_runs(monkeypatch):
     rows=[{k: (v if isinstance(v, (bool, int)) else float(v)) for k, v in r.items()} for r in rows],
     job=dict(after=summary["after"]["unambiguous"], block=summary["denoise"]["block"]),
     block=list(den.block),
-""", monkeypatch, min_images=3)
+""", monkeypatch, min_images=3, smoke="2")
 
     # DS1: both states found by all five linkages, the switch at sample 150.
     assert res["ds1"]["unambiguous"] and res["ds1"]["majority"] == 5
