@@ -199,7 +199,7 @@ def test_mog_one_and_three_steps_equal_numpy(x64):
         np.testing.assert_allclose(res.objective_trace[:-1], lls, rtol=1e-12)
     final = logsumexp(_np_log_gauss(X, M, s) + np.log(w), axis=1).sum()
     assert res.objective == pytest.approx(final, rel=1e-12)
-    assert res.n_iter == 3 and res.spread == s and not res.converged
+    assert res.n_iter == 3 and res.std == s and not res.converged
 
 
 def test_mda2_responsibilities_equal_numpy(x64):
@@ -345,9 +345,9 @@ def test_em_fixed_point_is_what_more_iterations_give(x64):
 @pytest.mark.parametrize(
     "call, err, match",
     [
-        (lambda X, c: mog_em(0, X, 2, 0.0), ValueError, "spread"),
-        (lambda X, c: mog_em(0, X, 2, -1.0), ValueError, "spread"),
-        (lambda X, c: mog_em(0, X, 2, np.nan), ValueError, "spread"),
+        (lambda X, c: mog_em(0, X, 2, 0.0), ValueError, "std"),
+        (lambda X, c: mog_em(0, X, 2, -1.0), ValueError, "std"),
+        (lambda X, c: mog_em(0, X, 2, np.nan), ValueError, "std"),
         (lambda X, c: mog_em(0, X, 11, 1.0), ValueError, "n_clusters"),
         (lambda X, c: mog_em(0, X, 2, 1.0, max_iter=0), ValueError, "max_iter"),
         (lambda X, c: mog_em(0, X, 2, 1.0, init="nope"), ValueError, "init"),
