@@ -28,7 +28,7 @@ _QUICK_FIELDS = """\
     fig=dict(gmd_k=int(mix.n_components), gmdid_k=int(merged.n_clusters),
              gmd_ci=float(metrics.consistency_index(y_iris, mix.labels)),
              gmdid_ci=float(metrics.consistency_index(y_iris, merged.labels)),
-             returned=float(mix.message_length), recorded=[float(trace[i]) for i in ends]),
+             returned=float(mix.objective), recorded=[float(trace[i]) for i in ends]),
     compare={name: dict(K=s["n_true_classes"], ks=ks_found[name]) for name, s in compare.items()},
     cv_folds=CV_FOLDS,
     ablation=float(max(check)),

@@ -121,7 +121,7 @@ def test_greedy_thins_many_draws(monkeypatch):
 @pytest.mark.slow
 def test_dp_mixture_on_100k_points_fits_in_4_gib():
     code = textwrap.dedent("""
-        import resource, warnings
+        import warnings
         import numpy as np
         from sklearn.datasets import make_blobs
         from bayesclust import ConvergenceWarning, DPGaussianMixture
@@ -129,7 +129,10 @@ def test_dp_mixture_on_100k_points_fits_in_4_gib():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = DPGaussianMixture(sigma2=0.25, rho2=100.0, num_warmup=10, num_samples=10, thin=1,
                                 random_state=0).fit(X)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        # VmHWM: the peak RSS of this process's own address space, which exec creates
+        # afresh (getrusage's ru_maxrss survives exec: it would report the xdist worker's).
+        with open("/proc/self/status") as f:
+            peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))  # KiB
         print(est.n_clusters_, est.labels_.shape[0], peak)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
