@@ -185,6 +185,19 @@ def small_variance_path(
     True
     """
     family = DPLimit(X, lam=lam, rho2=rho2, collapsed=collapsed)
+    # The checks of limit_path, under this function's names.
+    if sigma2_grid is not None:
+        if sigma2_max is not None:
+            raise ValueError("give sigma2_grid or sigma2_max, not both")
+        sigma2_grid = V.check_array(sigma2_grid, "sigma2_grid", ndim=1, dtype=None).astype(float)
+        if np.any(sigma2_grid <= 0):
+            raise ValueError("sigma2_grid must contain positive variances")
+        if np.any(np.diff(sigma2_grid) >= 0):
+            raise ValueError("sigma2_grid must be strictly decreasing (the path anneals)")
+    if sigma2_max is not None:
+        sigma2_max = V.check_positive(sigma2_max, "sigma2_max")
+    if sigma2_min is not None:
+        sigma2_min = V.check_positive(sigma2_min, "sigma2_min")
     return limit_path(rng_key, model=family, temperatures=sigma2_grid,
                       temperature_max=sigma2_max, temperature_min=sigma2_min, step=step,
                       num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
