@@ -10,7 +10,8 @@ import numpy as np
 
 __all__ = [
     "plot_partition", "plot_lambda_path", "plot_co_clustering", "plot_method_scores",
-    "plot_n_clusters_trace", "plot_small_variance_path", "plot_dc_prototypes", "project_2d",
+    "plot_n_clusters_trace", "k_band", "plot_limit_path", "plot_comparison", "plot_dc_prototypes",
+    "project_2d", "embed_similarity",
 ]
 
 
@@ -166,9 +167,29 @@ def plot_method_scores(rows, key, *, ax=None, xlabel=None, xlim=None):
     return ax
 
 
+def k_band(n_clusters) -> np.ndarray:
+    """The 10 %, 50 % and 90 % quantiles over the chains of the number of clusters, draw by draw.
+
+    Parameters
+    ----------
+    n_clusters : array_like of int, shape (num_chains, num_samples)
+        ``Posterior.n_clusters`` (one chain: shape (num_samples,)).
+
+    Returns
+    -------
+    ndarray, shape (3, num_samples)
+        Low, median and high (NumPy's linear interpolation between the chains).
+    """
+    ks = np.atleast_2d(np.asarray(n_clusters, float))
+    return np.quantile(ks, [0.1, 0.5, 0.9], axis=0)
+
+
 def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, ax=None,
                           ylabel="number of clusters", title="k trace"):
-    """The number of clusters of every draw, one line per chain, beside a hard limit's.
+    """The number of clusters draw by draw: the median over the chains and their 10-90 % band.
+
+    Eight overlaid chains are unreadable; their median and band (:func:`k_band`) show where
+    the chains sit and how far they spread, beside a hard limit's number of clusters.
 
     Parameters
     ----------
@@ -184,10 +205,17 @@ def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, a
     Returns
     -------
     matplotlib Axes
+        Its first line is the median; the band is its one ``PolyCollection``.
     """
     ax = _axes(ax)
-    for c, ks in enumerate(np.atleast_2d(n_clusters)):
-        ax.plot(ks, lw=0.8, label=f"chain {c}")
+    ks = np.atleast_2d(np.asarray(n_clusters))
+    low, median, high = k_band(ks)
+    draws = np.arange(ks.shape[1])
+    chains = ks.shape[0]
+    ax.plot(draws, median, color="C0", lw=1.0,
+            label="k" if chains == 1 else f"median over {chains} chains")
+    if chains > 1:
+        ax.fill_between(draws, low, high, color="C0", alpha=0.25, lw=0, label="10-90 % of chains")
     if reference is not None:
         ax.axhline(reference, color="k", ls="--", lw=1, label=reference_label)
     from matplotlib.ticker import MaxNLocator
@@ -200,41 +228,159 @@ def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, a
     return ax
 
 
-def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
-    """A :class:`~bayesclust.comparison.path.LimitPath` of the DP mixture against ``sigma2 / lam`` (log scale).
+#: What a limit path collapsed onto, by its ``stop``.
+_PATH_CAPTIONS = {
+    "hard": "as {t}/lam -> 0 the sampled posterior collapses\nonto the {hard} partition",
+    "lower_objective": "as {t}/lam -> 0 the posterior collapses onto a partition\nof lower "
+                       "objective than the {hard} partition",
+    "floor": "as {t}/lam -> 0 the posterior had not collapsed\nonto the {hard} partition "
+             "at the floor",
+    "grid": "the given {t} grid ended before the posterior\ncollapsed onto the {hard} partition",
+}
 
-    NMI of the posterior point partition to DP-means' partition and ``P(k = k_DP-means)``,
-    ``sigma2 / lam`` decreasing to the right, with a caption saying what converges to what.
+
+def plot_limit_path(path, *, ax=None, title=None):
+    """A :class:`~bayesclust.comparison.path.LimitPath` against ``temperature / lam`` (log scale).
+
+    NMI of the posterior point partition to the hard one and ``P(k = k_hard)`` (left axis),
+    the median number of clusters and its 10-90 % band over the draws with the hard
+    partition's ``k`` dashed (right axis), the temperature decreasing to the right, and a
+    caption from the path's ``stop`` saying what converged to what.  The names (temperature,
+    hard limit) are the path's own.
 
     Parameters
     ----------
     path : LimitPath
-        From :func:`bayesclust.small_variance_path`.
+        From :func:`bayesclust.limit_path` (any family) or :func:`bayesclust.small_variance_path`.
     ax : matplotlib Axes, optional
-    title : str
+    title : str, optional
+        Default ``"limit path (<model>)"``.
 
     Returns
     -------
     matplotlib Axes
+        The left axes; the k band is on its twin (``ax.right_ax``).
     """
     ax = _axes(ax)
+    t, hard = path.temperature_name, path.hard_name
     ratio = np.asarray(path.relative_temperature)
-    ax.semilogx(ratio, path.nmi_point, "o-", ms=4, label="NMI(point, DP-means)")
-    ax.semilogx(ratio, path.p_k_hard, "s--", ms=4, label="P(k = k_DP-means)")
+    ax.semilogx(ratio, path.nmi_point, "o-", ms=4, color="C0", label=f"NMI(point, {hard})")
+    ax.semilogx(ratio, path.p_k_hard, "s--", ms=4, color="C1", label=f"P(k = k_{hard})")
     ax.set_xlim(ratio[0] * 2, ratio[-1] / 2)  # decreasing to the right
     ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("sigma2 / lam (log scale; alpha = alpha_from_lam)")
-    if path.stop == "lower_objective":
-        caption = ("as sigma2/lam -> 0 the posterior collapses onto a\n"
-                   "partition of lower objective than DP-means'")
-    else:
-        caption = ("as sigma2/lam -> 0 the sampled posterior collapses\n"
-                   "onto the DP-means partition")
-        if path.stop == "floor":
-            caption += " (not reached before the floor)"
-    ax.set_title(f"{title}\n{caption}", fontsize=9)
-    ax.legend(fontsize=8, loc="center left")
+    ax.set_xlabel(f"{t} / lam (log scale)")
+    right = ax.twinx()
+    right.fill_between(ratio, path.k_low, path.k_high, color="C2", alpha=0.2, lw=0,
+                       label="k: 10-90 % of draws")
+    right.semilogx(ratio, path.k_median, "-", color="C2", lw=1, label="k: median")
+    k_hard = int(path.hard.n_clusters)
+    right.axhline(k_hard, color="C2", ls=":", lw=1, label=f"k_{hard} = {k_hard}")
+    right.set_ylabel("number of clusters", color="C2")
+    from matplotlib.ticker import MaxNLocator
+
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    caption = _PATH_CAPTIONS.get(path.stop, "{t} path ({hard})").format(t=t, hard=hard)
+    head = f"limit path ({path.model})" if title is None else title
+    ax.set_title(f"{head}\n{caption}", fontsize=9)
+    lines, names = ax.get_legend_handles_labels()
+    more, more_names = right.get_legend_handles_labels()
+    ax.legend(lines + more, names + more_names, fontsize=7, loc="center left")
+    ax.right_ax = right
     return ax
+
+
+def embed_similarity(similarity) -> np.ndarray:
+    """A 2-D embedding of points from a similarity in [0, 1] (e.g. a co-clustering matrix).
+
+    Classical multidimensional scaling (Torgerson 1952) of the dissimilarity
+    ``1 - similarity``: the doubly centred ``-(1 - S)**2 / 2`` projected on its two leading
+    eigenvectors, scaled by the square roots of their eigenvalues (negative ones as 0).
+
+    Parameters
+    ----------
+    similarity : array_like, shape (n, n)
+
+    Returns
+    -------
+    ndarray, shape (n, 2)
+    """
+    S = np.asarray(similarity, float)
+    n = S.shape[0]
+    D2 = (1.0 - S) ** 2
+    J = np.eye(n) - 1.0 / n
+    B = -0.5 * J @ D2 @ J
+    vals, vecs = np.linalg.eigh((B + B.T) / 2)
+    top = np.argsort(vals)[::-1][:2]
+    out = vecs[:, top] * np.sqrt(np.maximum(vals[top], 0.0))
+    return np.column_stack([out, np.zeros((n, 2 - out.shape[1]))]) if out.shape[1] < 2 else out
+
+
+def plot_comparison(report, *, X=None, path=None, title=None):
+    """The figure of a comparison: both partitions, the posterior, and the limit path.
+
+    Panels: the data (or, without data, a 2-D embedding of the posterior co-clustering,
+    :func:`embed_similarity`; the first two principal components when ``d > 2``) coloured by
+    the true classes, by the hard partition and by the posterior point partition (colours
+    matched to the truth, or to the hard partition, by :func:`bayesclust.metrics.match_labels`);
+    the posterior co-clustering matrix sorted by the point partition; the k trace as the
+    chains' median and 10-90 % band (:func:`plot_n_clusters_trace`) beside the hard ``k``;
+    and, when there is one, the limit path (:func:`plot_limit_path`).
+
+    Parameters
+    ----------
+    report : ComparisonReport
+        From :func:`bayesclust.compare`.
+    X : array_like, shape (n, d), optional
+        The data to draw; default ``report.X``.
+    path : LimitPath, optional
+        The limit path to draw; default ``report.path`` (no panel when both are None).
+    title : str, optional
+        Title of the data panel (default ``"data"``).
+
+    Returns
+    -------
+    matplotlib Figure
+        Two rows of three panels (the last one empty without a path).
+    """
+    from . import metrics
+
+    plt = _pyplot()
+    X = report.X if X is None else np.asarray(X, float)
+    path = report.path if path is None else path
+    posterior = report.posterior
+    point, hard = np.asarray(report.point), np.asarray(report.hard_labels)
+    n = len(point)
+    if X is not None and len(X) != n:
+        raise ValueError(f"X has {len(X)} rows but the report's partitions label {n} points")
+    psm = posterior.co_clustering()
+    P = embed_similarity(psm) if X is None else X
+    truth = report.labels_true
+    ref = hard if truth is None else truth
+    fig, axes = plt.subplots(2, 3, figsize=(13, 8))
+    ax = axes.ravel()
+    where = "data" if X is not None else "embedding of the co-clustering"
+    name = where if title is None else title
+    if truth is not None:
+        plot_partition(P, truth, ax=ax[0], title=f"{name}: true classes")
+    else:
+        plot_partition(P, np.zeros(n, int), ax=ax[0], title=name)
+    centers = getattr(report.hard, "cluster_centers_", getattr(report.hard, "centers", None))
+    if X is None or centers is None or np.ndim(centers) != 2 or np.shape(centers)[1] != X.shape[1]:
+        centers = None  # drawn only beside the data they live in
+    plot_partition(P, metrics.match_labels(ref, hard), centers, ax=ax[1],
+                   title=f"hard limit: {report.hard_name}, k={metrics.n_clusters(hard)}")
+    plot_partition(P, metrics.match_labels(ref, point), ax=ax[2],
+                   title=f"sampled: posterior point ({report.loss.upper()} loss), "
+                         f"k={metrics.n_clusters(point)}")
+    plot_co_clustering(psm, np.argsort(point, kind="stable"), ax=ax[3])
+    plot_n_clusters_trace(posterior.n_clusters, reference=metrics.n_clusters(hard),
+                          reference_label=f"{report.hard_name} k", ax=ax[4])
+    if path is not None:
+        plot_limit_path(path, ax=ax[5])
+    else:
+        ax[5].set_axis_off()
+    fig.tight_layout()
+    return fig
 
 
 def plot_lambda_path(lams, n_clusters, *, ax=None, marker_lam=None, title=None):

@@ -291,7 +291,7 @@ def test_family_exceptions_are_still_needed():
 #: never grow it.
 PRIVATE_IMPORT_EXCEPTIONS = {
     **{f"bayesclust.jobs.{job}": {"bayesclust.plotting._pyplot"}
-       for job in ("consensus", "dc", "did", "dp", "hdp", "temporal")},
+       for job in ("consensus", "dc", "did", "hdp", "temporal")},
     "bayesclust.models.hdp_gmm": {
         f"bayesclust.models.dp_gmm.{n}"
         for n in ("_any_traced", "_check_data", "_check_prior", "_exp", "_is_tracer", "_positive", "_stick_breaking")

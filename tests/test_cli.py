@@ -137,8 +137,13 @@ def test_compare_writes_json_and_figure(tmp_path, capsys):
     # Short chains here: the statistical claims are tested in test_gibbs.py.
     assert summary["gibbs"]["k_point"] >= 3
     assert summary["gibbs"]["point_estimate"]["nmi"] > 0.7
-    # The small-variance path ends on the DP-means partition.
-    assert summary["small_variance_path"]["nmi_point_to_dp_means"][-1] == 1.0
+    # The limit path ends on the DP-means partition.
+    path = summary["limit_path"]
+    assert path["model"] == "dp" and path["hard_name"] == "DP-means"
+    assert path["nmi_point_to_hard"][-1] == 1.0 and path["stop"] == "hard"
+    rows = {r["method"]: r for r in summary["comparison"]["rows"]}
+    assert rows["hard limit (DP-means)"]["objective"] == pytest.approx(
+        summary["dp_means"]["objective"], rel=1e-6)
     # Which path ran: the native kernels on this CPU unless switched off.
     assert summary["native_kernels"] is _native.available()
     assert summary["gibbs"]["kernels"] == ("native" if _native.available() else "xla")
@@ -156,6 +161,25 @@ def test_job_json_records_whether_the_native_kernels_ran(tmp_path, native):
         write_outputs({"data": "x"}, tmp_path, "job")
     summary = json.loads((tmp_path / "job.json").read_text())
     assert summary == {"data": "x", "native_kernels": native}
+
+
+def test_job_outputs_are_replaced_atomically(tmp_path):
+    """A failing figure leaves the previous JSON and figure as they were, and no temporary file."""
+    write_outputs({"run": 1}, tmp_path, "job", lambda p: p.write_bytes(b"png 1"))
+    assert json.loads((tmp_path / "job.json").read_text())["run"] == 1
+
+    def broken(p):
+        p.write_bytes(b"half a png")
+        raise RuntimeError("the figure failed")
+
+    with pytest.raises(RuntimeError, match="the figure failed"):
+        write_outputs({"run": 2}, tmp_path, "job", broken)
+    assert json.loads((tmp_path / "job.json").read_text())["run"] == 1
+    assert (tmp_path / "job.png").read_bytes() == b"png 1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.json", "job.png"]
+    write_outputs({"run": 3}, tmp_path, "job", lambda p: p.write_bytes(b"png 3"))
+    assert (tmp_path / "job.png").read_bytes() == b"png 3"
+    assert json.loads((tmp_path / "job.json").read_text())["figure"] == str(tmp_path / "job.png")
 
 
 def test_compare_on_a_file_needs_n_clusters_or_lam(tmp_path, capsys):

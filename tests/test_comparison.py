@@ -1,4 +1,4 @@
-"""The sampled-vs-hard comparison: ``compare`` and ``small_variance_path``.
+"""The sampled-vs-hard comparison: ``compare``, its report and figure, and ``small_variance_path``.
 
 A reference check of the comparison table against scikit-learn and plain NumPy, and
 invariances: the table does not depend on the order of the rows, on the ids of the
@@ -26,7 +26,7 @@ from bayesclust import (
 
 from ._reference import canonical
 
-FLOAT_COLUMNS = ("nmi_truth", "ari_truth", "nmi_other", "ari_other", "dp_means_objective", "p_k_hard")
+FLOAT_COLUMNS = ("nmi_truth", "ari_truth", "nmi_other", "ari_other", "objective", "p_k_hard")
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +85,12 @@ def test_compare_against_independent_computation(fitted):
         return sum(np.sum((X[labels == c] - X[labels == c].mean(0)) ** 2)
                    for c in np.unique(labels)) + hard.lam * len(np.unique(labels))
 
-    assert hard_row["dp_means_objective"] == pytest.approx(objective(np.asarray(hard.labels)), rel=1e-9)
-    assert point_row["dp_means_objective"] == pytest.approx(objective(point), rel=1e-9)
+    assert hard_row["objective"] == pytest.approx(objective(np.asarray(hard.labels)), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(objective(point), rel=1e-9)
+    assert hard_row["method"] == "hard limit (DP-means)"
     # Without X and labels_true the table has no objective and no truth columns.
     bare = compare(post, hard)
-    assert all(r["nmi_truth"] is None and r["dp_means_objective"] is None for r in bare.rows)
+    assert all(r["nmi_truth"] is None and r["objective"] is None for r in bare.rows)
 
 
 def test_compare_invariant_to_permuting_the_rows(fitted):
@@ -131,6 +132,204 @@ def test_compare_invariant_to_relabelling(fitted):
     # Binder's point estimate is label-invariant too.
     _assert_same_table(compare(post, hard, y, X=X, loss="binder"),
                        compare(switched, relabelled_hard, relabelled_y, X=X, loss="binder"))
+
+
+def test_compare_takes_fitted_estimators_as_it_takes_their_results(fitted):
+    """The README's estimator lines: compare(DPGaussianMixture, DPMeans) is compare of their
+    Posterior and DPMeansResult."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, DPGaussianMixture, DPMeans
+
+    X, y, hard, post = fitted
+    est_hard = DPMeans(lam=hard.lam, init="mean", n_init=1).fit(X)  # Algorithm 1, as dp_means
+    np.testing.assert_array_equal(est_hard.labels_, hard.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a short run
+        est = DPGaussianMixture(sigma2=0.65**2, num_warmup=20, num_samples=20, num_chains=2,
+                                random_state=0).fit(X)
+    by_estimators = compare(est, est_hard, y, X=X)
+    by_results = compare(est.posterior_, hard, y, X=X)
+    _assert_same_table(by_estimators, by_results)
+    assert by_estimators.model == by_results.model == "dp"
+    assert by_estimators.hard is est_hard and by_results.hard is hard
+    np.testing.assert_array_equal(by_estimators.point, est.posterior_.point_estimate("vi"))
+
+
+def test_compare_report_carries_what_the_figure_needs(fitted):
+    import json
+
+    X, y, hard, post = fitted
+    report = compare(post, hard, y, X=X)
+    assert (report.model, report.hard_name, report.loss, report.path) == ("dp", "DP-means", "vi", None)
+    np.testing.assert_array_equal(report.point, post.point_estimate("vi"))
+    np.testing.assert_array_equal(report.hard_labels, hard.labels)
+    np.testing.assert_array_equal(report.labels_true, y)
+    assert report.posterior is post and report.X.shape == X.shape
+    d = json.loads(json.dumps(report.to_dict()))
+    assert d["model"] == "dp" and [r["method"] for r in d["rows"]] == [r["method"] for r in report.rows]
+    lines = str(report).splitlines()
+    assert lines[0].split() == list(comparison.report.COLUMNS) and len(lines) == 2 + 3
+    assert repr(report) == str(report)
+
+
+@pytest.mark.parametrize("change, error, match", [
+    (lambda X, y, h, p: dict(X=X[:-1]), ValueError, "X has 59 rows"),
+    (lambda X, y, h, p: dict(X=X[:, :1]), ValueError, "features"),
+    (lambda X, y, h, p: dict(labels_true=y[:-1]), ValueError, "labels_true"),
+    (lambda X, y, h, p: dict(group_ids=np.zeros(60, int)), ValueError, "group_ids is not data"),
+    (lambda X, y, h, p: dict(y=y), ValueError, "y is not data"),
+    (lambda X, y, h, p: dict(group_ids=np.zeros(59, int)), ValueError, "group_ids has 59"),
+    (lambda X, y, h, p: dict(hard=h._replace(labels=np.asarray(h.labels)[:-1])), ValueError,
+     "sampled labels 60 points but hard labels 59"),
+    (lambda X, y, h, p: dict(hard=X), TypeError, "hard must be a hard result"),
+    (lambda X, y, h, p: dict(sampled=h), TypeError, "sampled must be a Posterior"),
+    (lambda X, y, h, p: dict(family="dp"), TypeError, "family must be a LimitFamily"),
+    (lambda X, y, h, p: dict(path=h), TypeError, "path must be a LimitPath"),
+])
+def test_compare_bad_input_names_the_argument(fitted, change, error, match):
+    X, y, hard, post = fitted
+    kwargs = dict(sampled=post, hard=hard, labels_true=y, X=X) | change(X, y, hard, post)
+    with pytest.raises(error, match=match):
+        compare(kwargs.pop("sampled"), kwargs.pop("hard"), **kwargs)
+
+
+def test_compare_refuses_a_hard_result_of_no_family(fitted):
+    from bayesclust import kmeans
+
+    X, y, _, post = fitted
+    with pytest.raises(TypeError, match=r"hard must be .*DPMeansResult, DPMeans.*got KMeansResult"):
+        compare(post, kmeans(0, X, 3), y, X=X)
+
+
+class _PenalisedKMeans(comparison.LimitFamily):
+    """A researcher's own family: k-means' SSE plus ``lam`` per cluster (only what compare reads)."""
+
+    name = "penalised-kmeans"
+    hard_name = "penalised k-means"
+    hard_types = ("KMeansResult",)
+
+    def __init__(self, X, *, lam):
+        self.X, self.lam = np.asarray(X, float), float(lam)
+        self.n_samples, self.scale = len(self.X), self.lam
+
+    @classmethod
+    def from_hard(cls, hard, X, **data):
+        return cls(X, lam=2.0)
+
+    def objective(self, labels):
+        return _objective(self.X, np.asarray(labels), self.lam)
+
+
+def test_compare_with_a_researchers_own_family(fitted):
+    from bayesclust import kmeans
+
+    X, y, _, post = fitted
+    km = kmeans(0, X, 3)
+    for family in (_PenalisedKMeans(X, lam=2.0), _PenalisedKMeans):
+        report = compare(post, km, y, X=X, family=family)
+        point_row, _, hard_row = report.rows
+        assert report.model == "penalised-kmeans"
+        assert hard_row["method"] == "hard limit (penalised k-means)"
+        assert hard_row["objective"] == pytest.approx(_objective(X, np.asarray(km.labels), 2.0), rel=1e-12)
+        assert point_row["objective"] == pytest.approx(_objective(X, report.point, 2.0), rel=1e-12)
+    with pytest.raises(ValueError, match="holds its data"):
+        compare(post, km, y, group_ids=np.zeros(len(X), int), family=_PenalisedKMeans(X, lam=2.0))
+    with pytest.raises(ValueError, match="family holds 59 points"):
+        compare(post, km, y, family=_PenalisedKMeans(X[:-1], lam=2.0))
+
+
+@pytest.fixture(scope="module")
+def short_path(fitted):
+    """A two-level limit path of the fitted data (not collapsed: stop 'grid')."""
+    X, _, hard, _ = fitted
+    return small_variance_path(0, X, hard.lam, [hard.lam, 1e-2 * hard.lam], num_warmup=5,
+                               num_samples=5, extend=False)
+
+
+def test_compare_carries_the_path_of_its_model_only(fitted, short_path):
+    X, y, hard, post = fitted
+    assert compare(post, hard, y, X=X, path=short_path).path is short_path
+    other = short_path._replace(model="hdp")
+    with pytest.raises(ValueError, match="path is a limit path of model 'hdp'"):
+        compare(post, hard, y, X=X, path=other)
+
+
+def test_plot_comparison_draws_both_sides_the_band_and_the_path(fitted, short_path):
+    pytest.importorskip("matplotlib")
+    from bayesclust.plotting import _pyplot, embed_similarity, plot_comparison
+
+    plt = _pyplot()
+    import matplotlib
+
+    assert matplotlib.get_backend().lower() == "agg"  # headless
+    X, y, hard, post = fitted
+    report = compare(post, hard, y, X=X, path=short_path)
+    fig = plot_comparison(report)
+    data, hard_ax, point_ax, cc, trace, path_ax = fig.axes[:6]
+    assert data.get_title() == "data: true classes"
+    assert hard_ax.get_title() == f"hard limit: DP-means, k={hard.n_clusters}"
+    assert point_ax.get_title().startswith("sampled: posterior point (VI loss)")
+    np.testing.assert_allclose(data.collections[0].get_offsets(), X)  # 2-D data drawn as is
+    np.testing.assert_allclose(hard_ax.collections[1].get_offsets(), hard.centers)  # the centres
+    order = np.argsort(report.point, kind="stable")
+    psm = post.co_clustering()
+    np.testing.assert_array_equal(cc.images[0].get_array(), psm[np.ix_(order, order)])
+    # The k trace: the median over the chains, and the 10-90 % band (NumPy's quantiles).
+    np.testing.assert_array_equal(trace.get_lines()[0].get_ydata(), np.median(post.n_clusters, axis=0))
+    low, high = np.quantile(post.n_clusters, [0.1, 0.9], axis=0)
+    vertices = trace.collections[0].get_paths()[0].vertices
+    for x in (0, 17, post.n_clusters.shape[1] - 1):
+        ys = vertices[np.isclose(vertices[:, 0], x), 1]
+        assert (ys.min(), ys.max()) == pytest.approx((low[x], high[x]))
+    # The path panel: the path's own arrays, names and stop.
+    np.testing.assert_array_equal(path_ax.get_lines()[0].get_ydata(), short_path.nmi_point)
+    np.testing.assert_array_equal(path_ax.get_lines()[1].get_ydata(), short_path.p_k_hard)
+    np.testing.assert_array_equal(path_ax.right_ax.get_lines()[0].get_ydata(), short_path.k_median)
+    assert path_ax.get_xlabel() == "sigma2 / lam (log scale)"
+    assert "grid ended" in path_ax.get_title() and "DP-means" in path_ax.get_title()
+    plt.close(fig)
+    # Without data: an embedding of the co-clustering; without a path: no path panel.
+    fig = plot_comparison(report._replace(X=None, path=None, labels_true=None))
+    assert fig.axes[0].get_title() == "embedding of the co-clustering"
+    np.testing.assert_allclose(fig.axes[0].collections[0].get_offsets(), embed_similarity(psm))
+    assert not fig.axes[5].axison
+    plt.close(fig)
+    with pytest.raises(ValueError, match="X has 59 rows"):
+        plot_comparison(report, X=X[:-1])
+
+
+def test_embed_similarity_is_exact_for_euclidean_dissimilarities():
+    """Classical MDS recovers points from their distances (Torgerson 1952): with
+    ``1 - S`` the distances of 2-D points, the embedding has the same distances."""
+    from scipy.spatial.distance import pdist
+
+    from bayesclust.plotting import embed_similarity
+
+    P = np.random.default_rng(0).uniform(size=(12, 2))
+    D = pdist(P)
+    S = 1.0 - np.zeros((12, 12))
+    iu = np.triu_indices(12, 1)
+    S[iu] = 1.0 - D
+    S.T[iu] = 1.0 - D
+    np.testing.assert_allclose(pdist(embed_similarity(S)), D, atol=1e-10)
+
+
+@pytest.mark.parametrize("stop, words", [
+    ("hard", "collapses\nonto the DP-means partition"),
+    ("lower_objective", "lower objective than the DP-means partition"),
+    ("floor", "had not collapsed"),
+    ("grid", "grid ended"),
+])
+def test_plot_limit_path_caption_says_what_converged(short_path, stop, words):
+    pytest.importorskip("matplotlib")
+    from bayesclust.plotting import _pyplot, plot_limit_path
+
+    ax = plot_limit_path(short_path._replace(stop=stop))
+    assert words in ax.get_title() and ax.get_title().startswith("limit path (dp)")
+    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == [
+        "NMI(point, DP-means)", "P(k = k_DP-means)"]
+    _pyplot().close("all")
 
 
 def _path(X, lam, grid, rho2, key=0):

@@ -36,16 +36,27 @@ def test_mean_group_nmi_is_the_mean_of_per_group_nmi():
         mean_group_nmi(np.array([0, 1]), np.array([0, 1]))
 
 
-def test_plot_n_clusters_trace_draws_every_chain_and_the_reference():
+def test_plot_n_clusters_trace_draws_the_chains_median_band_and_the_reference():
     pytest.importorskip("matplotlib")
     from bayesclust.plotting import _pyplot, plot_n_clusters_trace
 
-    ks = np.array([[3, 4, 4, 5], [2, 3, 3, 3]])
+    ks = np.array([[3, 4, 4, 5], [2, 3, 3, 3], [3, 3, 6, 4]])
     ax = plot_n_clusters_trace(ks, reference=4, reference_label="hard", ylabel="global clusters")
     lines = ax.get_lines()
-    assert [list(line.get_ydata()) for line in lines[:2]] == ks.tolist()
-    assert list(lines[2].get_ydata()) == [4, 4] and lines[2].get_linestyle() == "--"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["chain 0", "chain 1", "hard"]
+    # The median over the chains at every draw (3 chains: the middle value).
+    assert list(lines[0].get_ydata()) == [3, 3, 4, 4]
+    assert list(lines[1].get_ydata()) == [4, 4] and lines[1].get_linestyle() == "--"
+    # The band runs from the 10 % to the 90 % quantile over the chains (linear interpolation).
+    (band,) = ax.collections
+    low, high = np.quantile(ks, 0.1, axis=0), np.quantile(ks, 0.9, axis=0)
+    vertices = band.get_paths()[0].vertices
+    for x, lo, hi in zip(range(4), low, high):
+        ys = vertices[np.isclose(vertices[:, 0], x), 1]
+        assert ys.min() == pytest.approx(lo) and ys.max() == pytest.approx(hi)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "median over 3 chains", "10-90 % of chains", "hard"]
     assert ax.get_ylabel() == "global clusters" and ax.get_title() == "k trace"
-    assert len(plot_n_clusters_trace(ks[0]).get_lines()) == 1  # one chain, no reference
+    one = plot_n_clusters_trace(ks[0])  # one chain: its trace, no band, no reference
+    assert len(one.get_lines()) == 1 and not one.collections
+    assert list(one.get_lines()[0].get_ydata()) == ks[0].tolist()
     _pyplot().close("all")

@@ -1,6 +1,7 @@
 """Sampled against hard: a model's posterior beside its hard (small-variance) limit.
 
-* :mod:`~bayesclust.comparison.report` -- :func:`compare`, the table of both sides.
+* :mod:`~bayesclust.comparison.report` -- :func:`compare`, the :class:`ComparisonReport` of both
+  sides (any family: from the hard result's type, or ``family=``).
 * :mod:`~bayesclust.comparison.path` -- :func:`limit_path`, the posterior annealed down the
   family's temperature onto the hard limit, and :class:`LimitFamily`, what a model provides
   to be compared both ways.
@@ -10,7 +11,7 @@
 
 from .dp import DPLimit, default_sigma2_max, small_variance_path
 from .path import LimitFamily, LimitPath, limit_path
-from .report import ComparisonTable, compare, score
+from .report import ComparisonReport, compare, hard_family, score
 
-__all__ = ["compare", "ComparisonTable", "score", "limit_path", "LimitFamily", "LimitPath",
+__all__ = ["compare", "ComparisonReport", "hard_family", "score", "limit_path", "LimitFamily", "LimitPath",
            "DPLimit", "small_variance_path", "default_sigma2_max"]

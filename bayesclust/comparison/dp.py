@@ -81,6 +81,7 @@ class DPLimit(LimitFamily):
     name = "dp"
     hard_name = "DP-means"
     temperature_name = "sigma2"
+    hard_types = ("DPMeansResult", "DPMeans")
 
     def __init__(self, X, *, lam=None, n_clusters=None, rho2: float = 100.0,
                  collapsed: bool = False):
@@ -96,6 +97,27 @@ class DPLimit(LimitFamily):
         self.scale = self.lam
         X64 = np.asarray(self.X, float)
         self._Xc = X64 - X64.mean(0)
+
+    @classmethod
+    def from_hard(cls, hard, X, **data):
+        """The family at the penalty of a ``DPMeansResult`` (``lam``) or fitted ``DPMeans``
+        (``lam_``), on ``X`` (n, d); ``X`` must have the hard centres' ``d`` features."""
+        if data:
+            raise ValueError(f"the DP mixture reads only X, not {', '.join(sorted(data))}")
+        if X is None:
+            raise ValueError("X is required to score partitions by the DP-means objective")
+        fitted = hasattr(hard, "labels_")
+        lam = getattr(hard, "lam_" if fitted else "lam", None)
+        centers = getattr(hard, "cluster_centers_" if fitted else "centers", None)
+        if lam is None or centers is None:
+            raise TypeError(f"hard must be a DPMeansResult or a fitted DPMeans, got "
+                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
+        family = cls(X, lam=lam)
+        d = np.shape(centers)[-1]
+        if d != family.d:
+            raise ValueError(f"X has {family.d} features but hard's centres have {d}: a hard "
+                             "result of other data")
+        return family
 
     def hard(self):
         return dp_means(self.X, self.lam)

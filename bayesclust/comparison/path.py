@@ -61,6 +61,10 @@ class LimitFamily:
     data_arguments : tuple of str
         The data arguments of :func:`limit_path` besides ``X`` that the family reads
         (``("y",)`` for discriminative clustering).
+    hard_types : tuple of str
+        Class names of the hard results and fitted hard estimators of this family that
+        :func:`~bayesclust.comparison.report.compare` accepts (``("DPMeansResult",
+        "DPMeans")``); see :meth:`from_hard`.
     n_samples : int
         Number of points ``n`` of the partitions.
     scale : float
@@ -72,8 +76,20 @@ class LimitFamily:
     hard_name = "hard limit"
     temperature_name = "temperature"
     data_arguments: tuple = ()
+    hard_types: tuple = ()
     n_samples: int
     scale: float
+
+    @classmethod
+    def from_hard(cls, hard, X, **data):
+        """The family whose penalty is the hard result's (or fitted hard estimator's), on ``X``.
+
+        ``data`` are the family's :attr:`data_arguments` (``y``, ``group_ids``,
+        ``ensemble``) as given to :func:`~bayesclust.comparison.report.compare`, which
+        scores both partitions with the returned family's :meth:`objective`.
+        """
+        raise NotImplementedError(f"{cls.__name__}.from_hard is not implemented: pass compare() "
+                                  f"an instance, family={cls.__name__}(X, lam=...)")
 
     def hard(self):
         """Fit the hard limit once; a result with ``labels`` (n,) and ``n_clusters``."""
@@ -160,6 +176,8 @@ class LimitPath(NamedTuple):
         ``>= p_collapse``, a partition of lower hard objective than the hard algorithm's),
         ``"floor"`` (neither before the floor) or ``"grid"`` (the given temperatures ended
         and ``extend=False``).
+    hard_name : str
+        The hard limit's name ("DP-means"), for reports and figures.
     """
 
     model: str
@@ -180,6 +198,7 @@ class LimitPath(NamedTuple):
     point: np.ndarray
     best_labels: np.ndarray
     stop: str
+    hard_name: str
 
     @property
     def relative_temperature(self) -> np.ndarray:
@@ -477,7 +496,7 @@ def _anneal(key, family, grid, floor, *, step, num_warmup, num_samples, num_chai
         family.name, family.temperature_name, arrays["temperature"], float(family.scale),
         arrays["nmi_point"], arrays["nmi_draws"], arrays["p_k_hard"], arrays["k_mean"],
         arrays["k_median"], arrays["k_low"], arrays["k_high"], arrays["objective_point"],
-        arrays["objective_best"], hard_objective, hard, point, best[1], stop)
+        arrays["objective_best"], hard_objective, hard, point, best[1], stop, family.hard_name)
 
 
 def _objectives(family, draws):

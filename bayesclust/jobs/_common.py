@@ -4,13 +4,15 @@ summary and the figure on disk, and the sampler's convergence fields."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from .. import _native, datasets
+from .. import _native, datasets, metrics
 from .. import _validation as V
 
 
@@ -51,25 +53,110 @@ def _json_default(o):
     return str(o)
 
 
-def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = None) -> str:
-    """Write ``<stem>.json`` (and ``<stem>.png`` by ``figure(path)``) into ``out_dir``.
+def _replace_atomically(target: Path, write: Callable) -> None:
+    """``write(tmp)`` into a temporary file beside ``target``, then rename it onto ``target``.
 
-    Records in ``summary`` the figure's path (``"figure"``) and whether the job's
-    hard limits and samplers ran the native CPU kernels (``"native_kernels"``,
-    :func:`bayesclust._native.used_on`: the two paths give different random
-    streams, and near-ties may go either way), and returns the report's last
-    line, ``"wrote ..."``.
+    A reader never sees half a file, and a failed write leaves the old one in place.
+    """
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=target.suffix)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = None) -> str:
+    """Write ``<stem>.json`` (and ``<stem>.png`` by ``figure(path)``) into ``out_dir``, atomically.
+
+    Each file is written beside its target under a temporary name and renamed onto it,
+    the figure first: a reader sees the previous files or the new ones, never a partial
+    one, and a JSON never names a figure that failed.  Records in ``summary`` the figure's
+    path (``"figure"``) and whether the job's hard limits and samplers ran the native CPU
+    kernels (``"native_kernels"``, :func:`bayesclust._native.used_on`: the two paths give
+    different random streams, and near-ties may go either way), and returns the report's
+    last line, ``"wrote ..."``.
     """
     summary.setdefault("native_kernels", _native.used_on())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / f"{stem}.json"]
     if figure is not None:
-        figure(out / f"{stem}.png")
+        _replace_atomically(out / f"{stem}.png", figure)
         summary["figure"] = str(out / f"{stem}.png")
         written.append(out / f"{stem}.png")
-    written[0].write_text(json.dumps(summary, indent=2, default=_json_default))
+    text = json.dumps(summary, indent=2, default=_json_default)
+    _replace_atomically(written[0], lambda p: p.write_text(text))
     return "wrote " + " and ".join(str(p) for p in written)
+
+
+#: What a limit path collapsed onto, by its ``stop`` (``{hard}``: the hard limit's name).
+PATH_STOPS = {
+    "hard": "collapsed onto the {hard} partition",
+    "lower_objective": "collapsed onto a partition with a LOWER {hard} objective than the {hard} "
+                       "partition ({hard} stopped in a local optimum)",
+    "floor": "reached its floor {t} before collapsing",
+    "grid": "ended with its grid",
+}
+
+
+def path_summary(path) -> dict:
+    """A :class:`~bayesclust.comparison.path.LimitPath` as JSON-ready values (any family)."""
+    best = path.best_labels
+    hard_labels = np.asarray(path.hard.labels)
+    return {
+        "model": path.model, "hard_name": path.hard_name,
+        "sampler": "the family's sampler, an annealed population (resampled between levels, "
+                   "one chain restarted per level at the hard algorithm's start)",
+        "temperature_name": path.temperature_name,
+        "temperature": path.temperature.tolist(),
+        "relative_temperature": path.relative_temperature.tolist(),
+        "nmi_point_to_hard": path.nmi_point.tolist(),
+        "nmi_draws_to_hard": path.nmi_draws.tolist(),
+        "p_k_hard": path.p_k_hard.tolist(),
+        "k_mean": path.k_mean.tolist(),
+        "k_median": path.k_median.tolist(),
+        "k_low": path.k_low.tolist(),
+        "k_high": path.k_high.tolist(),
+        "objective_point": path.objective_point.tolist(),
+        "objective_best_draw": path.objective_best.tolist(),
+        "hard_objective": path.hard_objective,
+        "stop": path.stop,
+        "lower_objective_found": path.lower_objective,
+        "best_draw": {"objective": float(np.min(path.objective_best)),
+                      "k": metrics.n_clusters(best),
+                      "nmi_to_hard": metrics.nmi(hard_labels, best)},
+    }
+
+
+def path_report(path) -> str:
+    """The report's lines of a limit path: per level P(k = k_hard), NMI, objective; its stop."""
+    t, hard = path.temperature_name, path.hard_name
+    rows = [f"limit path ({path.model}, annealed; {t} / lam -> P(k = k_{hard}), NMI(point, {hard}), "
+            f"k median [10-90 %], {hard} objective of the point vs of the {hard} partition):"]
+    for r, p_k, nmi_, med, lo, hi, obj in zip(path.relative_temperature, path.p_k_hard,
+                                              path.nmi_point, path.k_median, path.k_low,
+                                              path.k_high, path.objective_point):
+        rows.append(f"  {r:8.1e}  P(k) {p_k:4.2f}  NMI {nmi_:.3f}  k {med:g} [{lo:g}-{hi:g}]  "
+                    f"objective {obj:.5g} vs {path.hard_objective:.5g}")
+    rows.append(f"  the path {PATH_STOPS[path.stop].format(hard=hard, t=t)} at {t} / lam = "
+                f"{path.relative_temperature[-1]:.1e}")
+    if path.lower_objective:
+        best = path.best_labels
+        rows.append(f"  finding: the sampler found a partition with {hard} objective "
+                    f"{np.min(path.objective_best):.5g} < the {hard} partition's {path.hard_objective:.5g} "
+                    f"(k = {metrics.n_clusters(best)}, NMI to {hard} "
+                    f"{metrics.nmi(np.asarray(path.hard.labels), best):.3f})")
+    return "\n".join(rows)
+
+
+def comparison_figure(report, filename, *, X=None, title=None) -> None:
+    """Draw :func:`bayesclust.plotting.plot_comparison` of ``report`` into ``filename``."""
+    from ..plotting import plot_comparison
+
+    save_figure(plot_comparison(report, X=X, title=title), filename)
 
 
 def save_figure(fig, filename) -> None:

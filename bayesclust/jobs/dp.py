@@ -18,7 +18,15 @@ from ..comparison import compare, score, small_variance_path
 from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm
-from ._common import convergence, load_data, save_figure, timed, write_outputs
+from ._common import (
+    comparison_figure,
+    convergence,
+    load_data,
+    path_report,
+    path_summary,
+    timed,
+    write_outputs,
+)
 
 __all__ = ["run_compare_dp"]
 
@@ -93,11 +101,11 @@ def run_compare_dp(
     post = gibbs_dp_gmm(seed, X, alpha=1.0, sigma2=sigma2, rho2=100.0, collapsed=True,
                         num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                         thin=thin, progress_bar=progress_bar)
-    table = compare(post, dpm, y, X=X)
     with warnings.catch_warnings():
         # The floor is recorded in the JSON and the report instead.
         warnings.simplefilter("ignore", RuntimeWarning)
         path = small_variance_path(seed, X, lam)
+    report = compare(post, dpm, y, X=X, path=path)
     conv = convergence(post)
 
     def truth_scores(labels):
@@ -131,95 +139,19 @@ def run_compare_dp(
         },
         "kmeans": {"peer": "sklearn.cluster.KMeans(n_init=10), Lloyd", "k": k_peer,
                    **truth_scores(km.labels_), "seconds": km_seconds},
-        "comparison": table.rows,
-        "small_variance_path": _path_summary(path, X),
+        "comparison": report.to_dict(),
+        "limit_path": path_summary(path),
     }
-    figure = (lambda f: _figure(X, y, dpm, post, path, f, str(data))) if plot else None
+    figure = (lambda f: comparison_figure(report, f, title=str(data))) if plot else None
     wrote = write_outputs(summary, out_dir, "compare", figure)
     summary["report"] = "\n".join(
         [
             f"{data}: {n} x {d}" + ("" if y is None else f", {metrics.n_clusters(y)} true classes"),
-            str(table),
+            str(report),
             f"k-means peer (k={k_peer}): " + ("" if y is None else f"NMI {summary['kmeans']['nmi']:.3f}, ")
             + f"{km_seconds * 1e3:.1f} ms",
-            _path_report(path),
+            path_report(path),
             wrote,
         ]
     )
     return summary
-
-
-_STOPS = {
-    "hard": "collapsed onto the DP-means partition",
-    "lower_objective": "collapsed onto a partition with a LOWER DP-means objective than DP-means' "
-                       "own (DP-means stopped in a local optimum)",
-    "floor": "reached its floor sigma2 before collapsing",
-    "grid": "ended with its grid",
-}
-
-
-def _path_summary(path, X) -> dict:
-    best = path.best_labels
-    return {
-        "sampler": "Kulis & Jordan Algorithm 2, annealed population (resampled between levels)",
-        "sigma2": path.temperature.tolist(),
-        "sigma2_over_lam": path.relative_temperature.tolist(),
-        "nmi_point_to_dp_means": path.nmi_point.tolist(),
-        "nmi_draws_to_dp_means": path.nmi_draws.tolist(),
-        "p_k_dp_means": path.p_k_hard.tolist(),
-        "k_mean": path.k_mean.tolist(),
-        "dp_means_objective_point": path.objective_point.tolist(),
-        "dp_means_objective_best_draw": path.objective_best.tolist(),
-        "dp_means_objective_dp_means": path.hard_objective,
-        "stop": path.stop,
-        "lower_objective_found": path.lower_objective,
-        "best_draw": {"dp_means_objective": float(np.min(path.objective_best)),
-                      "k": metrics.n_clusters(best),
-                      "nmi_to_dp_means": metrics.nmi(path.hard.labels, best)},
-    }
-
-
-def _path_report(path) -> str:
-    rows = ["small-variance path (annealed; sigma2 / lam -> P(k = k_DP-means), NMI(point, DP-means), "
-            "DP-means objective of the point vs DP-means'):"]
-    for r, p_k, nmi_, obj in zip(path.relative_temperature, path.p_k_hard, path.nmi_point,
-                                 path.objective_point):
-        rows.append(f"  {r:8.1e}  P(k) {p_k:4.2f}  NMI {nmi_:.3f}  objective {obj:.5g} vs "
-                    f"{path.hard_objective:.5g}")
-    rows.append(f"  the path {_STOPS[path.stop]} at sigma2 / lam = {path.relative_temperature[-1]:.1e}")
-    if path.lower_objective:
-        best = path.best_labels
-        rows.append(f"  finding: the sampler found a partition with DP-means objective "
-                    f"{np.min(path.objective_best):.5g} < DP-means' {path.hard_objective:.5g} "
-                    f"(k = {metrics.n_clusters(best)}, NMI to DP-means "
-                    f"{metrics.nmi(path.hard.labels, best):.3f})")
-    return "\n".join(rows)
-
-
-def _figure(X, y, dpm, post, path, filename, name):
-    from ..plotting import (
-        _pyplot,
-        plot_co_clustering,
-        plot_n_clusters_trace,
-        plot_partition,
-        plot_small_variance_path,
-    )
-
-    plt = _pyplot()
-    fig, axes = plt.subplots(2, 3, figsize=(13, 8))
-    ax = axes.ravel()
-    ref = y if y is not None else dpm.labels
-    point = post.point_estimate("vi")
-    if y is not None:
-        plot_partition(X, y, ax=ax[0], title=f"{name}: true classes")
-    else:
-        plot_partition(X, np.zeros(len(X), int), ax=ax[0], title=f"{name}: data")
-    plot_partition(X, metrics.match_labels(ref, dpm.labels), dpm.centers, ax=ax[1],
-                   title=f"hard limit: DP-means, k={dpm.n_clusters}")
-    plot_partition(X, metrics.match_labels(ref, point), ax=ax[2],
-                   title=f"sampled: posterior point (VI loss), k={metrics.n_clusters(point)}")
-    plot_co_clustering(post.co_clustering(), np.argsort(point, kind="stable"), ax=ax[3])
-    plot_n_clusters_trace(post.n_clusters, reference=dpm.n_clusters, reference_label="DP-means k",
-                          ax=ax[4])
-    plot_small_variance_path(path, ax=ax[5])
-    save_figure(fig, filename)
