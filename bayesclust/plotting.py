@@ -315,7 +315,7 @@ def embed_similarity(similarity) -> np.ndarray:
     return np.column_stack([out, np.zeros((n, 2 - out.shape[1]))]) if out.shape[1] < 2 else out
 
 
-def plot_comparison(report, *, X=None, path=None, title=None):
+def plot_comparison(report, *, X=None, path=None, title=None, axes=None):
     """The figure of a comparison: both partitions, the posterior, and the limit path.
 
     Panels: the data (or, without data, a 2-D embedding of the posterior co-clustering,
@@ -336,11 +336,14 @@ def plot_comparison(report, *, X=None, path=None, title=None):
         The limit path to draw; default ``report.path`` (no panel when both are None).
     title : str, optional
         Title of the data panel (default ``"data"``).
+    axes : sequence of 6 matplotlib Axes, optional
+        Where to draw the six panels (a job adds its own panels to a larger figure);
+        default a new figure of two rows of three.
 
     Returns
     -------
     matplotlib Figure
-        Two rows of three panels (the last one empty without a path).
+        The panels' figure (the last panel empty without a path).
     """
     from . import metrics
 
@@ -356,8 +359,15 @@ def plot_comparison(report, *, X=None, path=None, title=None):
     P = embed_similarity(psm) if X is None else X
     truth = report.labels_true
     ref = hard if truth is None else truth
-    fig, axes = plt.subplots(2, 3, figsize=(13, 8))
-    ax = axes.ravel()
+    if axes is None:
+        fig, axes = plt.subplots(2, 3, figsize=(13, 8))
+        layout = True
+    else:
+        layout = False
+    ax = np.asarray(axes, dtype=object).ravel()
+    if len(ax) != 6:
+        raise ValueError(f"axes must hold the 6 panels' Axes, got {len(ax)}")
+    fig = ax[0].figure
     where = "data" if X is not None else "embedding of the co-clustering"
     name = where if title is None else title
     if truth is not None:
@@ -379,7 +389,8 @@ def plot_comparison(report, *, X=None, path=None, title=None):
         plot_limit_path(path, ax=ax[5])
     else:
         ax[5].set_axis_off()
-    fig.tight_layout()
+    if layout:
+        fig.tight_layout()
     return fig
 
 
