@@ -174,12 +174,14 @@ def test_broken_data_is_a_clear_error_naming_the_argument(name):
 def test_compare_needs_a_posterior_and_a_hard_result():
     hard = bc.dp_means(X3, 4.0)
     post = bc.gibbs_dp_gmm(0, X3, num_warmup=2, num_samples=4, progress_bar=False)
-    with pytest.raises(TypeError, match="posterior must be a Posterior"):
+    with pytest.raises(TypeError, match="sampled must be a Posterior or a fitted sampled estimator"):
         bc.compare(None, hard)
-    with pytest.raises(TypeError, match="hard_result must be a DPMeansResult"):
+    with pytest.raises(TypeError, match="hard must be a hard result"):
         bc.compare(post, np.asarray(hard.labels))
-    with pytest.raises(ValueError, match="X has 299 rows but posterior and hard_result label 300"):
+    with pytest.raises(ValueError, match="X has 299 rows but sampled and hard label 300"):
         bc.compare(post, hard, X=X3[:-1])
+    with pytest.raises(ValueError, match="ensemble is not data of the 'dp' family"):
+        bc.compare(post, hard, X=X3, ensemble=[np.zeros(300, int)])
 
 
 def test_class_and_category_ids_near_1e12_are_relabelled_not_allocated():
