@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 
@@ -179,6 +180,11 @@ def test_job_outputs_are_replaced_atomically(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.json", "job.png"]
     write_outputs({"run": 3}, tmp_path, "job", lambda p: p.write_bytes(b"png 3"))
     assert (tmp_path / "job.png").read_bytes() == b"png 3"
+    # Created as any file would be (the umask's permissions), not private like a temporary file.
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("job.json", "job.png"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask
     assert json.loads((tmp_path / "job.json").read_text())["figure"] == str(tmp_path / "job.png")
 
 

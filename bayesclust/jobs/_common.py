@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,13 +58,14 @@ def _replace_atomically(target: Path, write: Callable) -> None:
 
     A reader never sees half a file, and a failed write leaves the old one in place.
     """
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=target.suffix)
-    os.close(fd)
+    # A fresh name in the same folder (so the rename is atomic) with the target's suffix (which
+    # tells matplotlib the format), created with the user's umask like the target would be.
+    tmp = target.with_name(f".{target.stem}.{os.getpid()}.{secrets.token_hex(4)}{target.suffix}")
     try:
-        write(Path(tmp))
+        write(tmp)
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
