@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Fit the DP Gaussian mixture by its hard limit (DP-means) and by Gibbs sampling, "
             "next to the k-means peer; print the comparison table and write compare.json and "
             "compare.png (data coloured by each solution, co-clustering matrix, k trace as the "
-            "chains' median and 10-90%% band, the limit path annealed onto the hard limit) to "
+            "chains' median and 10-90% band, the limit path annealed onto the hard limit) to "
             "--out, each written whole (a temporary file renamed).  --model hdp and --model dc run the same kind of "
             "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*); "
             "--model consensus compares consensus methods on one ensemble (compare_consensus.*); "
