@@ -393,3 +393,50 @@ def test_state_is_documented():
     doc = HardDCState.__doc__
     for field in HardDCState._fields:
         assert f"{field} :" in doc, field
+
+
+# --------------------------------------------------------------------------- #
+# The family adapter of limit_path
+# --------------------------------------------------------------------------- #
+
+
+def test_limit_path_collapses_onto_hard_dc():
+    from bayesclust.comparison import limit_path
+    from bayesclust.datasets import dc_toy
+
+    X, y = dc_toy(0, 40)
+    path = limit_path(0, X, model="dc", lam=1.5, y=y, xi=0.5, num_chains=8)
+    assert path.stop in ("hard", "lower_objective")
+    assert path.model == "dc" and path.temperature_name == "sigma2"
+    assert path.objective_point[-1] <= path.hard_objective * (1 + 1e-9)
+    assert metrics.hard_dc_objective(X, y, path.hard.labels, 1.5, 0.5) == pytest.approx(
+        path.hard_objective, rel=1e-12)
+
+
+def test_dc_family_log_target_is_the_enumerated_posterior(x64):
+    """log_target differs from the enumeration reference by one constant for every partition."""
+    from bayesclust.comparison.dc import DCLimit
+
+    X = np.array([[-1.0, 0.2], [-0.6, 0.0], [0.2, 0.4], [0.9, -0.3], [1.3, 0.1]])
+    y = np.array([3, 3, 7, 7, 3])  # nominal classes
+    fam = DCLimit(X, lam=1.0, y=y, xi=0.4, rho2=4.0)
+    parts = np.array(list(all_partitions(5)))
+    Xc = X - X.mean(0)
+    for sigma2 in (0.3, 0.01):
+        got = fam.log_target(parts, sigma2)
+        log_alpha = log_alpha_from_lam(1.0, sigma2, 4.0, 2)
+        ref = np.array([dc_limit_log_posterior(Xc, [0, 0, 1, 1, 0], p, log_alpha, sigma2, 4.0, 0.4)
+                        for p in parts])
+        np.testing.assert_allclose(got - ref, (got - ref)[0], atol=1e-8 * np.abs(ref).max())
+
+
+def test_dc_family_bad_input():
+    from bayesclust.comparison import limit_path
+
+    X, classes = _blobs(0, n_per=4)
+    with pytest.raises(ValueError, match="y"):
+        limit_path(0, X, model="dc", lam=1.0)
+    with pytest.raises(ValueError, match="classes"):
+        limit_path(0, X, model="dc", lam=1.0, y=classes[:-1])
+    with pytest.raises(ValueError, match="xi"):
+        limit_path(0, X, model="dc", lam=1.0, y=classes, xi=-1.0)

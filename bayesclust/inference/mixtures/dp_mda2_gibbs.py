@@ -38,6 +38,7 @@ from jax import lax
 from ... import _validation as V
 from ...kernels import polya_log_evidence, polya_log_predictive, segment_stats
 from ...models.dp_gmm import log_alpha_from_lam
+from .._driver import pow2_at_least
 from ._common import _draw_means, _draw_slot_or_new, _log_normal_iso, _slot_terms
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import GibbsInfo, log_likelihood, run_in_segments
@@ -371,7 +372,9 @@ def gibbs_dp_mda2(
     cj = jnp.asarray(codes)
     dtype = Xj.dtype
     k0 = int(labels0.max()) + 1
-    capacity = max(k0, min(max(8, 2 * k0), n))
+    # Powers of two (one compiled segment per size), at least twice the start's clusters.
+    cap_max = pow2_at_least(n)
+    capacity = min(max(16, pow2_at_least(2 * k0)), cap_max)
 
     def init(labels):
         return init_dp_mda2_state(Xj, cj, labels, capacity, log_alpha, sigma2,
@@ -383,9 +386,9 @@ def gibbs_dp_mda2(
 
     def grow(s):
         nonlocal capacity
-        if capacity >= n:
+        if capacity >= cap_max:
             raise RuntimeError(f"the DP-MDA2 sampler needed more than n={n} clusters")
-        capacity = min(2 * capacity, n)
+        capacity = min(2 * capacity, cap_max)
         return _grow(s, capacity)
 
     records, seconds = run_in_segments(
