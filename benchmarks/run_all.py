@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py"]
+           "spom.py", "temporal.py", "hard_dc.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:

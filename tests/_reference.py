@@ -402,3 +402,92 @@ def documented_attributes(cls):
         if m:
             names += [name.strip() for name in m.group(1).split(",")]
     return names
+
+
+def hard_dc_pass_loop(X, classes, labels, centers, lam, xi, n0=1.0, live=False):
+    """One HardDC pass, point by point (docs/deviations.md#hard-dc-model).
+
+    Point i (class c) leaves its cluster; the cost of cluster j is
+    ``|x_i - mu_j|^2 - xi log((n_{-i,jc} + n0) / (N_{-i,j} + C n0))``, of a new cluster at
+    x_i ``lam - xi log(1 / C)``; the least cost wins (first index on ties, a tie keeps an
+    existing cluster).  Means frozen; a cluster opened in the pass sits at its seed.
+    ``live=False``: every cluster of the pass stays available (Algorithm 1 as printed, the
+    package's pass); ``live=True``: a cluster whose count without i is 0 is unavailable
+    (the exact small-variance limit of one Gibbs sweep).  Returns the uncompacted labels.
+    """
+    X = np.asarray(X, float)
+    classes = np.asarray(classes, int)
+    C = int(classes.max()) + 1
+    labels = np.array(labels, int)
+    centers = [np.asarray(c, float) for c in centers]
+    table = np.zeros((len(centers), C))
+    np.add.at(table, (labels, classes), 1.0)
+    for i, x in enumerate(X):
+        c = classes[i]
+        table[labels[i], c] -= 1
+        cost = []
+        for j, mu in enumerate(centers):
+            if live and table[j].sum() == 0:
+                cost.append(np.inf)
+                continue
+            pred = (table[j, c] + n0) / (table[j].sum() + C * n0)
+            cost.append(np.sum((x - mu) ** 2) - xi * np.log(pred))
+        cost = np.array(cost)
+        new = lam - xi * np.log(n0 / (C * n0))
+        if new < cost.min():
+            centers.append(x.copy())
+            table = np.vstack([table, np.zeros(C)])
+            labels[i] = len(centers) - 1
+        else:
+            labels[i] = int(np.argmin(cost))
+        table[labels[i], c] += 1
+    return labels
+
+
+def empties_during_pass(X, classes, labels, centers, lam, xi, n0=1.0):
+    """Whether some cluster's count falls to 0 during the live HardDC pass (then the
+    package's pass and the Gibbs limit may differ: docs/deviations.md#dpmeans-own-cluster)."""
+    X = np.asarray(X, float)
+    classes = np.asarray(classes, int)
+    C = int(classes.max()) + 1
+    labels = np.array(labels, int)
+    centers = [np.asarray(c, float) for c in centers]
+    counts = np.bincount(labels, minlength=len(centers))
+    table = np.zeros((len(centers), C))
+    np.add.at(table, (labels, classes), 1.0)
+    for i, x in enumerate(X):
+        c = classes[i]
+        counts[labels[i]] -= 1
+        table[labels[i], c] -= 1
+        if counts[labels[i]] == 0:
+            return True
+        cost = [np.sum((x - mu) ** 2) - xi * np.log((table[j, c] + n0) / (table[j].sum() + C * n0))
+                if counts[j] > 0 else np.inf for j, mu in enumerate(centers)]
+        if lam - xi * np.log(1.0 / C) < min(cost):
+            centers.append(x.copy())
+            counts = np.append(counts, 0)
+            table = np.vstack([table, np.zeros(C)])
+            labels[i] = len(centers) - 1
+        else:
+            labels[i] = int(np.argmin(cost))
+        counts[labels[i]] += 1
+        table[labels[i], c] += 1
+    return False
+
+
+def dc_limit_log_posterior(X, classes, partition, log_alpha, sigma2, rho2, xi, n0=1.0):
+    """Unnormalised log posterior of a partition under the tempered DP-MDA2, means integrated
+    out: ``dp_gmm_log_posterior`` (CRP and Gaussian marginals) plus
+    ``xi / (2 sigma2) log Polya(c | z)`` (the sequential product of class predictives)."""
+    X = np.asarray(X, float)
+    classes = np.asarray(classes, int)
+    partition = np.asarray(partition)
+    C = int(classes.max()) + 1
+    logp = dp_gmm_log_posterior(X, partition, 1.0, sigma2, rho2) + len(np.unique(partition)) * log_alpha
+    log_polya = 0.0
+    for cl in np.unique(partition):
+        seen = np.zeros(C)
+        for c in classes[partition == cl]:
+            log_polya += np.log((seen[c] + n0) / (seen.sum() + C * n0))
+            seen[c] += 1
+    return logp + xi / (2.0 * sigma2) * log_polya

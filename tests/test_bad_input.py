@@ -87,6 +87,11 @@ ENTRY_POINTS = {
     "spom": (lambda X: bc.spom(0, [X], np.arange(len(X)) % 2, 0.1, n_epochs=1), "feature_blocks"),
     "DiscriminativeClustering": (
         lambda X: bc.DiscriminativeClustering(n_clusters=2).fit(X, np.arange(len(X)) % 2), "X"),
+    "HardDC": (lambda X: bc.HardDC(lam=1.0).fit(X, np.arange(len(X)) % 2), "X"),
+    "hard_dc": (lambda X: bc.hard_dc(X, np.arange(len(X)) % 2, 1.0, 1.0), "X"),
+    "gibbs_dp_mda2": (lambda X: bc.gibbs_dp_mda2(0, X, np.arange(len(X)) % 2, lam=1.0, xi=1.0,
+                                                 sigma2=0.1, num_warmup=1, num_samples=2,
+                                                 num_chains=1, progress_bar=False), "X"),
 }
 SQUARE = {"kernel_dp_means", "spectral_dp_means", "penalized_ncut"}
 

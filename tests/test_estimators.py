@@ -421,3 +421,45 @@ def test_sklearn_contract_did(estimator, check):
                           __import__("bayesclust").MAPDIDClassifier(k_max=2, random_state=0)])
 def test_sklearn_contract_gmdid_map_did(estimator, check):
     check(estimator)
+
+
+# --------------------------------------------------------------------------- #
+# HardDC (ours: docs/deviations.md#hard-dc-model)
+# --------------------------------------------------------------------------- #
+from bayesclust.estimators import HardDC  # noqa: E402
+
+#: scikit-learn's clustering check fits without y; HardDC needs the auxiliary classes
+#: (its tags say so: target_tags.required).
+_HARD_DC_NEEDS_Y = {
+    "check_clustering": "check_clustering fits without y; HardDC needs the auxiliary classes"}
+
+
+@parametrize_with_checks([HardDC(lam=2.0, xi=0.5)],
+                         expected_failed_checks=lambda est: _HARD_DC_NEEDS_Y)
+def test_sklearn_contract_hard_dc(estimator, check):
+    check(estimator)
+
+
+@variant_checks([HardDC(n_clusters=3)], expected_failed_checks=lambda est: _HARD_DC_NEEDS_Y)
+def test_sklearn_contract_hard_dc_farthest_first(estimator, check):
+    check(estimator)
+
+
+def test_hard_dc_matches_functional_core():
+    from bayesclust.datasets import dc_toy
+    from bayesclust.inference.hard.hard_dc import hard_dc
+
+    X, c = dc_toy(0, 300)
+    y = np.array(["low", "high"])[c]
+    est = HardDC(lam=2.0, xi=0.7).fit(X, y)
+    res = hard_dc(X, np.searchsorted(est.classes_, y), 2.0, 0.7)
+    assert np.array_equal(est.labels_, res.labels)
+    np.testing.assert_array_equal(est.cluster_centers_, res.centers)
+    assert est.objective_ == res.objective and est.n_clusters_ == res.n_clusters
+    new = X[:50] + 0.01
+    d2 = ((new[:, None, :] - est.cluster_centers_[None]) ** 2).sum(-1)
+    assert np.array_equal(est.predict(new), d2.argmin(1))
+    with pytest.raises(ValueError, match="xi"):
+        HardDC(xi=-1.0).fit(X, y)
+    with pytest.raises(ValueError):
+        HardDC().fit(X, y[:-1])

@@ -18,7 +18,7 @@ from .consensus import (
     PairwiseConsensus,
 )
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
-from .discriminative import DiscriminativeClustering
+from .discriminative import DiscriminativeClustering, HardDC
 from .dp import DPGaussianMixture, DPMeans
 from .hdp import HardHDP, HDPGaussianMixture
 from .smic import SMIC
@@ -30,6 +30,7 @@ __all__ = [
     "HardHDP",
     "HDPGaussianMixture",
     "DiscriminativeClustering",
+    "HardDC",
     "CECIB",
     "SpectralDPMeans",
     "PenalizedNormalizedCut",

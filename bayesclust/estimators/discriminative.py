@@ -15,13 +15,24 @@ from sklearn.utils.validation import (
 )
 
 from ..inference.discriminative.dc_map import dc_map
+from ..inference.hard.hard_dc import hard_dc
 from ..metrics import dc_log_posterior
 from ._base import (
     _key_from_random_state,
+    _lam_from_n_clusters,
     _nearest_labels,
 )
 
-__all__ = ["DiscriminativeClustering"]
+__all__ = ["DiscriminativeClustering", "HardDC"]
+
+
+def _class_codes(y):
+    """Sorted distinct classes and the codes of ``y`` (discrete values only)."""
+    if type_of_target(y) in ("continuous", "continuous-multioutput"):
+        bad = next(v for v in np.ravel(y) if float(v) != int(v))
+        raise ValueError("y must hold discrete auxiliary classes (integers or strings), got "
+                         f"non-integer values such as {bad}")
+    return np.unique(y, return_inverse=True)
 
 
 class DiscriminativeClustering(ClusterMixin, BaseEstimator):
@@ -118,11 +129,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        if type_of_target(y) in ("continuous", "continuous-multioutput"):
-            bad = next(v for v in np.ravel(y) if float(v) != int(v))
-            raise ValueError("y must hold discrete auxiliary classes (integers or strings), got "
-                             f"non-integer values such as {bad}")
-        self.classes_, codes = np.unique(y, return_inverse=True)
+        self.classes_, codes = _class_codes(y)
         if self.n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={X.shape[0]}")
         res = dc_map(_key_from_random_state(self.random_state), X, codes, self.n_clusters,
@@ -153,4 +160,120 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        return tags
+
+
+class HardDC(ClusterMixin, BaseEstimator):
+    r"""HardDC: DP-means with a class term (experimental, our extension).
+
+    The small-variance limit of a tempered DP mixture of (point, class) components
+    (docs/deviations.md#hard-dc-model; :func:`bayesclust.inference.hard.hard_dc.hard_dc`):
+    minimises :math:`\sum_i \|x_i - \mu_{z_i}\|^2 + \lambda k - \xi \log
+    \mathrm{Polya}(y \mid z)` over partitions of the training data and their number of
+    clusters, so that clusters are compact in ``X`` *and* informative of the auxiliary
+    classes ``y``, as in discriminative clustering (Kaski et al. 2005).  ``predict`` clusters
+    new points by ``X`` alone (the Voronoi cells of the centres).
+
+    Parameters
+    ----------
+    lam : float or None, default None
+        Penalty per cluster (a squared distance, > 0).  None: farthest-first for
+        ``n_clusters`` (as :class:`bayesclust.DPMeans`).
+    n_clusters : int, default 8
+        Desired number of clusters, used only to choose ``lam`` when it is None.
+    xi : float, default 1.0
+        Weight of the class term (a squared distance per nat, >= 0; 0 is DP-means).
+    n0 : float, default 1.0
+        Dirichlet prior count per class.
+    max_iter : int, default 100
+    random_state : int, RandomState instance or None
+        Unused (the algorithm is deterministic); kept for the scikit-learn contract.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+    n_clusters_ : int
+    classes_ : ndarray of shape (n_classes,)
+    lam_ : float
+    objective_ : float
+        Final value of :math:`J` (:func:`bayesclust.metrics.hard_dc_objective`).
+    objective_trace_ : ndarray of shape (n_iter_ + 1,)
+    n_iter_ : int
+    converged_ : bool
+    n_features_in_ : int
+
+    Notes
+    -----
+    Experimental, our extension: neither paper has this model.  ``fit`` needs ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.3], [5.0], [5.1]])
+    >>> y = np.array(["a", "a", "b", "b", "a", "a"])
+    >>> HardDC(lam=1.0, xi=0.0).fit(X, y).n_clusters_  # DP-means
+    2
+    >>> HardDC(lam=1.0, xi=2.0).fit(X, y).labels_.tolist()
+    [0, 0, 1, 1, 2, 2]
+    """
+
+    _parameter_constraints: dict = {
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "xi": [Interval(numbers.Real, 0, None, closed="left")],
+        "n0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, lam=None, *, n_clusters=8, xi=1.0, n0=1.0, max_iter=100,
+                 random_state=None):
+        self.lam = lam
+        self.n_clusters = n_clusters
+        self.xi = xi
+        self.n0 = n0
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Cluster ``X`` with the auxiliary classes ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Auxiliary classes (any discrete values).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        self.classes_, codes = _class_codes(y)
+        lam = _lam_from_n_clusters(X, self.n_clusters) if self.lam is None else float(self.lam)
+        res = hard_dc(X, codes, lam, float(self.xi), n0=float(self.n0), max_iter=self.max_iter)
+        self.labels_ = res.labels.astype(np.intp)
+        self.cluster_centers_ = res.centers
+        self.n_clusters_ = res.n_clusters
+        self.lam_ = lam
+        self.objective_ = res.objective
+        self.objective_trace_ = res.objective_trace
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        return self
+
+    def fit_predict(self, X, y):
+        """``fit(X, y).labels_``: the training points' clusters (not their Voronoi cells)."""
+        return self.fit(X, y).labels_
+
+    def predict(self, X):
+        """Voronoi cell (nearest centre) of every row of ``X``."""
+        return _nearest_labels(self, X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.non_deterministic = False
         return tags

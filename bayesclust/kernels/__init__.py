@@ -35,6 +35,7 @@ from .did import (
 from .discriminative import (
     class_counts,
     polya_log_evidence,
+    polya_log_predictive,
     voronoi_memberships,
 )
 from .mixture import (
@@ -94,6 +95,7 @@ __all__ = [
     "voronoi_memberships",
     "class_counts",
     "polya_log_evidence",
+    "polya_log_predictive",
     "did_logpdf",
     "did_cdf",
     "did_chi_mean_abs_difference",

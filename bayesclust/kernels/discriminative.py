@@ -16,6 +16,7 @@ __all__ = [
     "voronoi_memberships",
     "class_counts",
     "polya_log_evidence",
+    "polya_log_predictive",
 ]
 
 def voronoi_memberships(X: jax.Array, prototypes: jax.Array, smooth_std=None):
@@ -109,7 +110,54 @@ def polya_log_evidence(counts: jax.Array, n0=1.0, lam_eq=0.0, include_norm: bool
     counts = xp.asarray(counts)
     n0 = xp.broadcast_to(xp.asarray(n0, counts.dtype), counts.shape[-1:])
     N0 = xp.sum(n0)
-    value = xp.sum(lgamma(n0 + counts)) - (1.0 + lam_eq) * xp.sum(lgamma(N0 + counts.sum(-1)))
     if include_norm:
-        value = value + counts.shape[0] * (lgamma(N0) - xp.sum(lgamma(n0)))
-    return value
+        # Each cluster's normaliser subtracted entry by entry: an empty cluster (a free slot
+        # of a fixed-capacity buffer) then adds exactly 0, whatever the buffer's size.
+        return (xp.sum(lgamma(n0 + counts) - lgamma(n0))
+                - (1.0 + lam_eq) * xp.sum(lgamma(N0 + counts.sum(-1)) - lgamma(N0))
+                - lam_eq * counts.shape[0] * lgamma(N0))
+    return xp.sum(lgamma(n0 + counts)) - (1.0 + lam_eq) * xp.sum(lgamma(N0 + counts.sum(-1)))
+
+
+def polya_log_predictive(counts: jax.Array, c, n0=1.0) -> jax.Array:
+    r"""Log Polya predictive of class ``c`` in every cluster, shape ``counts.shape[:-1]``.
+
+    .. math::
+
+        \log \mathrm{pred}_j(c) = \log \frac{n_{jc} + n^0_c}{N_j + N^0}
+
+    the probability that a new point of cluster ``j`` has class ``c`` once the class
+    distribution :math:`\psi_j \sim \mathrm{Dir}(n^0)` is integrated out, given the
+    cluster's class counts :math:`n_{j\cdot}` (:math:`N_j = \sum_c n_{jc}`,
+    :math:`N^0 = \sum_c n^0_c`).  An empty cluster (a new one) gives
+    :math:`\log(n^0_c / N^0)`.  The Polya evidence of :func:`polya_log_evidence`
+    (``include_norm=True``) is the product of these predictives over the points of each
+    cluster taken in any order (Kaski et al. 2005, eq. 9 with its normaliser), so the
+    change of that evidence when one point leaves or joins a cluster is this term with
+    the point's own count removed: what the DP-MDA2 Gibbs sampler and the HardDC pass
+    weigh clusters by (docs/deviations.md#hard-dc-model).
+
+    Parameters
+    ----------
+    counts : array, shape (..., K, C)
+        Class counts per cluster (hard counts, non-negative).
+    c : int scalar array
+        The class ``0..C-1``.
+    n0 : float or array, shape (C,)
+        Dirichlet prior counts (> 0).
+
+    Returns
+    -------
+    array, shape (..., K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.array([[2.0, 0.0], [0.0, 0.0]])  # two class-0 points; an empty cluster
+    >>> np.round(np.exp(np.asarray(polya_log_predictive(counts, 0))), 4).tolist()  # 3/4, 1/2
+    [0.75, 0.5]
+    """
+    counts = jnp.asarray(counts)
+    n0 = jnp.broadcast_to(jnp.asarray(n0, counts.dtype), counts.shape[-1:])
+    n_c = jnp.take(counts, c, axis=-1)
+    return jnp.log(n_c + n0[c]) - jnp.log(jnp.sum(counts, axis=-1) + jnp.sum(n0))

@@ -1,7 +1,7 @@
-"""Helpers shared by the samplers of this family: the isotropic Gaussian log-density, a
-draw among a chain's slots or a new cluster, the conjugate updates of the means, of a
-concentration (Escobar & West 1995) and of ``sigma2``, the priors as the samplers take them,
-and evenly spread draws.
+"""Helpers shared by the samplers of this family: the isotropic Gaussian log-density, the
+per-slot terms of a point's log weight (Neal's Algorithms 2 and 3), a draw among a chain's
+slots or a new cluster, the conjugate updates of the means, of a concentration (Escobar &
+West 1995) and of ``sigma2``, the priors as the samplers take them, and evenly spread draws.
 
 Private to ``inference/mixtures/``; its names are imported by the family's modules only.
 """
@@ -18,6 +18,32 @@ from ...kernels import assigned_squared_distances
 
 def _log_normal_iso(sq_dist, var, d):
     return -0.5 * d * jnp.log(2.0 * jnp.pi * var) - sq_dist / (2.0 * var)
+
+
+def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
+    r"""Per-slot terms ``(a_c, b_c, m_c)`` of a point's log weight ``a_c - b_c |x - m_c|^2``.
+
+    Works on one slot (scalars) or on the whole buffer (vectors); ``total`` (and
+    ``mean``) carry the features on the last axis, or on the first with
+    ``features_first`` (then ``m_c`` does too).  Algorithm 2:
+    :math:`a_c = \log n_c - \tfrac d2 \log(2\pi\sigma^2)`, :math:`b_c = 1/(2\sigma^2)`,
+    :math:`m_c = \mu_c`.  Collapsed (Algorithm 3): the posterior predictive
+    :math:`N(x \mid m_c, (\sigma^2 + s_c^2) I)` with :math:`s_c^2 = (1/\rho^2 + n_c/\sigma^2)^{-1}`,
+    :math:`m_c = s_c^2 S_c / \sigma^2`, so :math:`a_c = \log n_c - \tfrac d2
+    \log(2\pi(\sigma^2 + s_c^2))`, :math:`b_c = 1/(2(\sigma^2 + s_c^2))`.
+    Empty slots get :math:`a_c = -\infty`.
+    """
+    if collapsed:
+        post_var = 1.0 / (1.0 / rho2 + count / sigma2)
+        shrink = post_var / sigma2
+        m = shrink * total if features_first else shrink[..., None] * total
+        var = sigma2 + post_var
+    else:
+        m = mean
+        var = sigma2 + jnp.zeros_like(count)
+    a = jnp.where(count > 0, jnp.log(jnp.maximum(count, 1.0)) - 0.5 * d * jnp.log(2.0 * jnp.pi * var),
+                  -jnp.inf)
+    return a, 0.5 / var, m
 
 
 def _draw_slot_or_new(log_w, log_new, u):

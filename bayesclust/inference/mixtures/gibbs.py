@@ -71,6 +71,7 @@ from ._common import (
     _draw_slot_or_new,
     _log_normal_iso,
     _prior_params,
+    _slot_terms,
     _update_log_alpha,
     prior_distribution,
 )
@@ -145,32 +146,6 @@ class GibbsInfo(NamedTuple):
     changed: jax.Array
     split_merge_accepted: jax.Array
     split_merge_proposed: jax.Array
-
-
-def _slot_terms(count, total, mean, sigma2, rho2, collapsed, d, features_first=False):
-    r"""Per-slot terms ``(a_c, b_c, m_c)`` of a point's log weight ``a_c - b_c |x - m_c|^2``.
-
-    Works on one slot (scalars) or on the whole buffer (vectors); ``total`` (and
-    ``mean``) carry the features on the last axis, or on the first with
-    ``features_first`` (then ``m_c`` does too).  Algorithm 2:
-    :math:`a_c = \log n_c - \tfrac d2 \log(2\pi\sigma^2)`, :math:`b_c = 1/(2\sigma^2)`,
-    :math:`m_c = \mu_c`.  Collapsed (Algorithm 3): the posterior predictive
-    :math:`N(x \mid m_c, (\sigma^2 + s_c^2) I)` with :math:`s_c^2 = (1/\rho^2 + n_c/\sigma^2)^{-1}`,
-    :math:`m_c = s_c^2 S_c / \sigma^2`, so :math:`a_c = \log n_c - \tfrac d2
-    \log(2\pi(\sigma^2 + s_c^2))`, :math:`b_c = 1/(2(\sigma^2 + s_c^2))`.
-    Empty slots get :math:`a_c = -\infty`.
-    """
-    if collapsed:
-        post_var = 1.0 / (1.0 / rho2 + count / sigma2)
-        shrink = post_var / sigma2
-        m = shrink * total if features_first else shrink[..., None] * total
-        var = sigma2 + post_var
-    else:
-        m = mean
-        var = sigma2 + jnp.zeros_like(count)
-    a = jnp.where(count > 0, jnp.log(jnp.maximum(count, 1.0)) - 0.5 * d * jnp.log(2.0 * jnp.pi * var),
-                  -jnp.inf)
-    return a, 0.5 / var, m
 
 
 def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
