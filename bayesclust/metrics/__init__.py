@@ -63,6 +63,7 @@ from .objectives import (
     dp_means_objective,
     explained_variance,
     hard_hdp_objective,
+    kl_means_objective,
     n_clusters,
     sse,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "sse",
     "explained_variance",
     "dp_means_objective",
+    "kl_means_objective",
     "hard_hdp_objective",
     "set_partitions",
     "binder_loss",
