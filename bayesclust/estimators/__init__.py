@@ -15,6 +15,7 @@ from .consensus import (
     EmbeddedConsensus,
     EvidenceAccumulation,
     HypergraphConsensus,
+    KLMeansConsensus,
     PairwiseConsensus,
 )
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
@@ -41,6 +42,7 @@ __all__ = [
     "EmbeddedConsensus",
     "HypergraphConsensus",
     "PairwiseConsensus",
+    "KLMeansConsensus",
     "SLDID",
     "SLAGLO",
     "GMDID",

@@ -55,6 +55,7 @@ from .multinomial import (
     kl_costs_row,
     kl_costs_segments,
     log_distributions,
+    merge_costs,
     polya_move_score,
     pooled_counts,
     row_negentropy,
@@ -119,4 +120,5 @@ __all__ = [
     "log_distributions",
     "pooled_counts",
     "polya_move_score",
+    "merge_costs",
 ]

@@ -61,6 +61,7 @@ __all__ = [
     "log_distributions",
     "pooled_counts",
     "polya_move_score",
+    "merge_costs",
 ]
 
 
@@ -279,3 +280,31 @@ def polya_move_score(cols, vals, total, counts, totals, beta, beta_sum):
     per = jnp.where(vals[None, :] > 0, gammaln(a + vals[None, :]) - gammaln(a), 0.0)
     b = beta_sum + totals
     return jnp.sum(per, axis=1) - (gammaln(b + total) - gammaln(b))
+
+
+def merge_costs(cols, vals, total, counts, totals):
+    r"""Rise of the pooled multinomial cost when a row joins each cluster, ``O(L K)``, shape (K,).
+
+    With :math:`F(S) = N \log N - \sum_y S_y \log S_y` (:math:`N = \sum_y S_y`), the
+    cost :math:`\sum_j F(n_j)` of the clusters' pooled counts rises by
+    :math:`F(n_b + r) - F(n_b)` when the row :math:`r` joins cluster ``b`` -- the limit
+    :math:`\tau \to 0` of :math:`-\tau` times :func:`polya_move_score` of
+    :math:`r/\tau` into :math:`n_b/\tau` (Stirling), the information-bottleneck merge cost
+    (Slonim, Friedman & Tishby 2002).  Always finite; for an empty cluster it is
+    :math:`F(r) = n H(\hat p)`.
+
+    Parameters
+    ----------
+    cols, vals : arrays, shape (L,)
+    total : scalar
+    counts : array, shape (K, m)
+    totals : array, shape (K,)
+
+    Returns
+    -------
+    array, shape (K,)
+    """
+    a = counts[:, cols]
+    per = jnp.where(vals[None, :] > 0, _xlogx(a + vals[None, :]) - _xlogx(a), 0.0)
+    return _xlogx(totals + total) - _xlogx(totals) - jnp.sum(per, axis=1)
+

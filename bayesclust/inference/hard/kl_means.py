@@ -43,6 +43,7 @@ from ...kernels.multinomial import (
     kl_costs_row,
     kl_costs_segments,
     log_distributions,
+    merge_costs,
     pooled_counts,
 )
 from .._counts import check_counts, device_rows, working_dtype
@@ -240,6 +241,61 @@ def _pass(rows: CountRows, log_psi, k, lam):
     return lax.cond(jnp.any(is_candidate), open_new, keep_old, None)
 
 
+def _pass_collapsed(rows: CountRows, labels, K, lam):
+    """One pass of the collapsed limit's moves: each row in order to the cheapest exact change of ``J``.
+
+    Row ``i`` leaves its cluster (the pooled counts updated), then joins the cluster ``b``
+    of lowest :func:`~bayesclust.kernels.multinomial.merge_costs` :math:`F(n_b + r_i) -
+    F(n_b)` or opens one for :math:`F(r_i) + \lambda`, whichever is lower (its own cluster
+    on ties; then the lowest slot): Hartigan's single-row moves, the limit of the collapsed
+    (Polya) sampler, the sequential information bottleneck (Slonim, Friedman & Tishby 2002)
+    with a DP penalty.  Rows of total 0 stay where they are.
+
+    Returns
+    -------
+    labels : int32 (n,)
+        Slots (not compacted).
+    need : int32 scalar
+        Slots the pass used.
+    overflow : bool scalar
+        A row would have opened a cluster with every slot taken.
+    """
+    n = rows.totals.shape[0]
+    slot = jnp.arange(K)
+    counts, totals = pooled_counts(rows, labels, K)
+    sizes = jax.ops.segment_sum(jnp.where(rows.totals > 0, 1, 0), labels, K)
+
+    def visit(i, c):
+        labels, counts, totals, sizes, overflow = c
+        cols, vals, tot = rows.cols[i], rows.vals[i], rows.totals[i]
+        real = tot > 0
+        old = labels[i]
+        counts = counts.at[old, cols].add(-vals)
+        totals = totals.at[old].add(-tot)
+        sizes = sizes.at[old].add(-real.astype(sizes.dtype))
+        active = sizes > 0
+        join = merge_costs(cols, vals, tot, counts, totals)
+        join = jnp.where(active, join, jnp.inf)
+        lowest = jnp.argmin(join)
+        # The row's own cluster wins ties: a move must lower J.
+        best = jnp.where(join[old] <= join[lowest], old, lowest)
+        open_cost = -rows.negentropy[i] + lam
+        opens = open_cost < join[best]
+        free = jnp.argmin(active)
+        full = jnp.all(active)
+        overflow = overflow | (opens & full & real)
+        target = jnp.where(real, jnp.where(opens, free, best), old).astype(jnp.int32)
+        counts = counts.at[target, cols].add(vals)
+        totals = totals.at[target].add(tot)
+        sizes = sizes.at[target].add(real.astype(sizes.dtype))
+        return labels.at[i].set(target), counts, totals, sizes, overflow
+
+    labels, _, _, sizes, overflow = lax.fori_loop(
+        0, n, visit, (labels, counts, totals, sizes, jnp.asarray(False)))
+    need = jnp.sum(sizes > 0, dtype=jnp.int32) + overflow.astype(jnp.int32)
+    return labels, need, overflow
+
+
 def _update(rows: CountRows, labels, K, lam):
     """Pooled distributions, empty clusters deleted, ``J``: ``(log_psi, labels, k, J)``."""
     counts, totals = pooled_counts(rows, labels, K)
@@ -251,9 +307,12 @@ def _update(rows: CountRows, labels, K, lam):
     return log_distributions(counts, totals), labels, k, _objective(rows, counts, totals, k, lam)
 
 
-def _step(s: KLMeansState, rows: CountRows, lam):
+def _step(s: KLMeansState, rows: CountRows, lam, collapsed=False):
     K = s.log_psi.shape[0]
-    labels, k_total, overflow = _pass(rows, s.log_psi, s.n_clusters, lam)
+    if collapsed:
+        labels, k_total, overflow = _pass_collapsed(rows, s.labels, K, lam)
+    else:
+        labels, k_total, overflow = _pass(rows, s.log_psi, s.n_clusters, lam)
     log_psi, labels, k, obj = _update(rows, jnp.minimum(labels, K - 1), K, lam)
     unchanged = jnp.all((labels == s.labels) | (rows.totals <= 0))
     # Relative, with no absolute floor: the same test at every scale of the counts.
@@ -266,7 +325,8 @@ def _step(s: KLMeansState, rows: CountRows, lam):
     return out, KLMeansInfo(out.objective, ~(unchanged | out.overflow), out.n_clusters)
 
 
-def kl_means_step(state: KLMeansState, rows: CountRows, lam) -> tuple[KLMeansState, KLMeansInfo]:
+def kl_means_step(state: KLMeansState, rows: CountRows, lam, *,
+                  collapsed: bool = False) -> tuple[KLMeansState, KLMeansInfo]:
     """One KL-means iteration: an assignment pass, the pooled distributions, the stopping test.
 
     :func:`kl_means` is this step in a ``lax.while_loop`` from :func:`init_kl_means_state`,
@@ -280,6 +340,8 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam) -> tuple[KLMeansSta
         From :func:`kl_means_rows`.
     lam : float scalar
         Penalty per cluster.
+    collapsed : bool, default False
+        The collapsed limit's moves (see :func:`kl_means`) instead of Algorithm 1's.
 
     Returns
     -------
@@ -302,7 +364,7 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam) -> tuple[KLMeansSta
     (2, [0, 0, 1, 1])
     """
     lam = jnp.asarray(lam, rows.vals.dtype)
-    return _step(state, rows, lam)
+    return _step(state, rows, lam, bool(collapsed))
 
 
 def _initial_state(rows: CountRows, lam, capacity: int, trace_len: int) -> KLMeansState:
@@ -358,14 +420,14 @@ def kl_means_rows(counts: Any, *, dense: bool | None = None) -> CountRows:
     return device_rows(host, working_dtype(host), dense=dense)
 
 
-def _loop(rows, lam, max_iter, state: KLMeansState):
+def _loop(rows, lam, max_iter, state: KLMeansState, collapsed=False):
     def cond(s):
         return (s.n_iter < max_iter) & ~s.converged & ~s.overflow
 
-    return lax.while_loop(cond, lambda s: _step(s, rows, lam)[0], state)
+    return lax.while_loop(cond, lambda s: _step(s, rows, lam, collapsed)[0], state)
 
 
-_run = jax.jit(_loop)
+_run = jax.jit(_loop, static_argnames=("collapsed",))
 
 
 def _grow(state: KLMeansState, capacity: int) -> KLMeansState:
@@ -376,7 +438,8 @@ def _grow(state: KLMeansState, capacity: int) -> KLMeansState:
         overflow=jnp.asarray(False))
 
 
-def kl_means(counts: Any, lam: float, *, max_iter: int = 100, dense: bool | None = None) -> KLMeansResult:
+def kl_means(counts: Any, lam: float, *, max_iter: int = 100, collapsed: bool = False,
+             dense: bool | None = None) -> KLMeansResult:
     r"""KL-means: DP-means' moves on count rows with the KL cost (our extension).
 
     Minimises :math:`J = \sum_i n_i \mathrm{KL}(\hat p_i \| \psi_{z_i}) + \lambda k`
@@ -401,6 +464,16 @@ def kl_means(counts: Any, lam: float, *, max_iter: int = 100, dense: bool | None
     lam : float
         Penalty per cluster (> 0), in units of counts x nats.
     max_iter : int, default 100
+    collapsed : bool, default False
+        The limit of the collapsed (Polya) sampler instead of the explicit one: each row
+        in order leaves its cluster and joins the one whose pooled cost
+        :math:`F(n_b) = N_b H(\psi_b)` rises least (:func:`~bayesclust.kernels.merge_costs`),
+        or opens one for :math:`n_i H(\hat p_i) + \lambda`, the pooled distributions
+        updated as it moves -- Hartigan's moves on ``J``, the sequential information
+        bottleneck (Slonim, Friedman & Tishby 2002) with a DP penalty.  Every move lowers
+        ``J`` exactly and no cost is infinite, so it does not stall on the explicit moves'
+        narrow new clusters (a cluster opened at one row's :math:`\hat p_i` takes no row
+        with mass off that row's support).
     dense : bool, optional
         See :func:`kl_means_rows`.
 
@@ -447,7 +520,8 @@ def kl_means(counts: Any, lam: float, *, max_iter: int = 100, dense: bool | None
         return _grow(new, K_cap)
 
     state, traces, done = run_in_pieces(
-        state, lambda todo, s: _run(rows, lam_j, todo, s), max_iter, piece=_TRACE_LEN, grow=grow)
+        state, lambda todo, s: _run(rows, lam_j, todo, s, collapsed=bool(collapsed)), max_iter,
+        piece=_TRACE_LEN, grow=grow)
     k = int(state.n_clusters)
     psi = np.exp(np.asarray(state.log_psi, np.float64)[:k, :m])
     return KLMeansResult(
