@@ -242,7 +242,7 @@ def _pass(rows: CountRows, log_psi, k, lam):
 
 
 def _pass_collapsed(rows: CountRows, labels, K, lam):
-    """One pass of the collapsed limit's moves: each row in order to the cheapest exact change of ``J``.
+    r"""One pass of the collapsed limit's moves: each row in order to the cheapest exact change of ``J``.
 
     Row ``i`` leaves its cluster (the pooled counts updated), then joins the cluster ``b``
     of lowest :func:`~bayesclust.kernels.multinomial.merge_costs` :math:`F(n_b + r_i) -

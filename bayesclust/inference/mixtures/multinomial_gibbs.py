@@ -144,7 +144,7 @@ def _dirichlet_log(key, conc):
 
 
 def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau, beta,
-                      new_weights, collapsed: bool) -> tuple[MultinomialGibbsState, GibbsInfo]:
+                      new_weights, n_columns, collapsed: bool) -> tuple[MultinomialGibbsState, GibbsInfo]:
     """One Gibbs sweep of one chain: every row in order (remove, draw, add back), then the psi draws.
 
     Parameters
@@ -161,6 +161,8 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     new_weights : array, shape (n,)
         :func:`new_cluster_log_weights` (explicit sampler; the collapsed one computes the
         marginal itself).
+    n_columns : int scalar
+        The categories ``m`` of the Dirichlet: columns at and after it are padding.
     collapsed : bool (static)
 
     Returns
@@ -175,8 +177,9 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     k_u, k_new, k_psi = jax.random.split(key, 3)
     u = 1.0 - jax.random.uniform(k_u, (n,), dtype)
     new_keys = jax.random.split(k_new, n)
-    beta_vec = jnp.full(m, beta, dtype)
-    beta_sum = beta * m
+    # Padding columns (count 0 in every row) are no category of the Dirichlet: beta 0 there.
+    beta_vec = jnp.where(jnp.arange(m) < n_columns, jnp.asarray(beta, dtype), 0.0).astype(dtype)
+    beta_sum = beta * n_columns
     slots = jnp.arange(K)
 
     def step(carry, inp):
@@ -231,11 +234,11 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
 
 
 def multinomial_sweep_chains(keys, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau,
-                             beta, new_weights, collapsed: bool):
+                             beta, new_weights, n_columns, collapsed: bool):
     """:func:`multinomial_sweep` of a batch of chains (``keys`` (C,), a leading chain axis on ``state``)."""
     return jax.vmap(lambda k, s: multinomial_sweep(
         k, rows, s, log_alpha=log_alpha, tau=tau, beta=beta, new_weights=new_weights,
-        collapsed=collapsed))(keys, state)
+        n_columns=n_columns, collapsed=collapsed))(keys, state)
 
 
 def _log_likelihood(rows: CountRows, state: MultinomialGibbsState):
@@ -245,10 +248,11 @@ def _log_likelihood(rows: CountRows, state: MultinomialGibbsState):
 
 
 @functools.partial(jax.jit, static_argnames=("num", "collapsed"))
-def _run_segment(keys, rows, state, log_alpha, tau, beta, new_weights, *, num, collapsed):
+def _run_segment(keys, rows, state, log_alpha, tau, beta, new_weights, n_columns, *, num, collapsed):
     def draw(s, k):
         s, info = multinomial_sweep_chains(k, rows, s, log_alpha=log_alpha, tau=tau, beta=beta,
-                                           new_weights=new_weights, collapsed=collapsed)
+                                           new_weights=new_weights, n_columns=n_columns,
+                                           collapsed=collapsed)
         record = dict(labels=s.labels, n_clusters=info.n_clusters,
                       log_likelihood=jax.vmap(lambda s1: _log_likelihood(rows, s1))(s))
         return s, record
@@ -384,7 +388,7 @@ def gibbs_dp_multinomial(
 
     records, seconds = run_in_segments(
         key, lambda keys, s, num: _run_segment(keys, rows, s, log_alpha, tau_j, beta_j, new_weights,
-                                               num=num, collapsed=bool(collapsed)),
+                                               np.int32(host.shape[1]), num=num, collapsed=bool(collapsed)),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=1,
         grow=grow, progress_bar=progress_bar, desc="gibbs (multinomial)")
     post = Posterior(
