@@ -261,7 +261,6 @@ def _pass_collapsed(rows: CountRows, labels, K, lam):
         A row would have opened a cluster with every slot taken.
     """
     n = rows.totals.shape[0]
-    slot = jnp.arange(K)
     counts, totals = pooled_counts(rows, labels, K)
     sizes = jax.ops.segment_sum(jnp.where(rows.totals > 0, 1, 0), labels, K)
 

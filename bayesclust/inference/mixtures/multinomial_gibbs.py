@@ -51,8 +51,8 @@ from ...kernels.multinomial import (
     CountRows,
     kl_costs_row,
     log_distributions,
-    pooled_counts,
     polya_move_score,
+    pooled_counts,
 )
 from .._counts import check_counts, device_rows, working_dtype
 from .._driver import pow2_at_least
