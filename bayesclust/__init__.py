@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 # neither JAX nor NumPyro, SciPy, scikit-learn or matplotlib, and each entry point
 # pays only for the modules it needs.
 _LAZY = {
-    ".comparison": ("compare", "small_variance_path"),
+    ".comparison": ("compare", "small_variance_path", "limit_path", "LimitFamily", "LimitPath"),
     # inference, one family folder each
     ".inference.mixtures.convergence": ("ConvergenceWarning",),
     ".inference.mixtures.gibbs": ("gibbs_dp_gmm",),
@@ -149,6 +149,9 @@ __all__ = [
     "farthest_first_lambda",
     "compare",
     "small_variance_path",
+    "limit_path",
+    "LimitFamily",
+    "LimitPath",
     "DPMeans",
     "DPGaussianMixture",
     # the HDP Gaussian mixture

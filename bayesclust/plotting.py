@@ -201,14 +201,14 @@ def plot_n_clusters_trace(n_clusters, *, reference=None, reference_label=None, a
 
 
 def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
-    """A :class:`~bayesclust.comparison.SmallVariancePath` against ``sigma2 / lam`` (log scale).
+    """A :class:`~bayesclust.comparison.path.LimitPath` of the DP mixture against ``sigma2 / lam`` (log scale).
 
     NMI of the posterior point partition to DP-means' partition and ``P(k = k_DP-means)``,
     ``sigma2 / lam`` decreasing to the right, with a caption saying what converges to what.
 
     Parameters
     ----------
-    path : SmallVariancePath
+    path : LimitPath
         From :func:`bayesclust.small_variance_path`.
     ax : matplotlib Axes, optional
     title : str
@@ -218,7 +218,7 @@ def plot_small_variance_path(path, *, ax=None, title="small-variance path"):
     matplotlib Axes
     """
     ax = _axes(ax)
-    ratio = np.asarray(path.sigma2_over_lam)
+    ratio = np.asarray(path.relative_temperature)
     ax.semilogx(ratio, path.nmi_point, "o-", ms=4, label="NMI(point, DP-means)")
     ax.semilogx(ratio, path.p_k_hard, "s--", ms=4, label="P(k = k_DP-means)")
     ax.set_xlim(ratio[0] * 2, ratio[-1] / 2)  # decreasing to the right

@@ -5,7 +5,7 @@ Wine, loaded as ``bayesclust compare`` loads them, ``lam`` by farthest-first at 
 10 seeds of :func:`bayesclust.small_variance_path` with its defaults (16 chains, the grid
 from the data down to the collapse or the floor ``1e-9 lam``):
 
-* how each path ended: on DP-means' partition (``dp_means``), on a partition with a lower
+* how each path ended: on DP-means' partition (``hard``), on a partition with a lower
   DP-means objective than DP-means' own (``lower_objective``: DP-means stopped in a local
   optimum, a finding), or at the floor;
 * ``max_drop``: the largest fall of NMI(point, DP-means) along a path, over all seeds, and
@@ -56,16 +56,16 @@ def main():
             drop = float(np.max(np.maximum.accumulate(path.nmi_point) - path.nmi_point))
             stops.append(path.stop)
             drops.append(drop)
-            if path.stop == "dp_means":
+            if path.stop == "hard":
                 drops_dp.append(drop)
             nmi.append(float(path.nmi_point[-1]))
             p_k.append(float(path.p_k_hard[-1]))
-            levels.append(len(path.sigma2))
-            ends.append(float(path.sigma2_over_lam[-1]))
+            levels.append(len(path.temperature))
+            ends.append(float(path.relative_temperature[-1]))
             secs.append(s)
         bench.emit({
             "benchmark": "small_variance_path", "data": data, "seeds": len(seeds),
-            "ends_on_dp_means": stops.count("dp_means"),
+            "ends_on_dp_means": stops.count("hard"),
             "ends_lower_objective": stops.count("lower_objective"),
             "ends_at_floor": stops.count("floor"),
             "max_drop": max(drops),

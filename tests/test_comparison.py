@@ -147,7 +147,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
     grid = np.array([0.1 * lam])
     rho2 = 100.0
     base = _path(X, lam, grid, rho2)
-    fields = ("sigma2", "log_alpha", "nmi_point", "nmi_draws", "p_k_hard", "k_mean",
+    fields = ("temperature", "nmi_point", "nmi_draws", "p_k_hard", "k_mean",
               "objective_best")
 
     # Same key, same path (bit for bit).
@@ -157,7 +157,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
     assert 0.0 < base.nmi_draws[0] < 1.0  # a random posterior, not yet the hard limit
 
     # DP-means' clusters under other ids: NMI and P(k = k_hard) cannot change.
-    real_dp_means = comparison.dp_means
+    real_dp_means = comparison.dp.dp_means
 
     def relabelled_dp_means(X_, lam_):
         res = real_dp_means(X_, lam_)
@@ -166,7 +166,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
         centers[ids - 5] = np.asarray(res.centers)
         return res._replace(labels=ids[np.asarray(res.labels)], centers=centers)
 
-    monkeypatch.setattr(comparison, "dp_means", relabelled_dp_means)
+    monkeypatch.setattr(comparison.dp, "dp_means", relabelled_dp_means)
     renamed = _path(X, lam, grid, rho2)
     monkeypatch.undo()
     assert set(np.unique(renamed.hard.labels)) != set(np.unique(base.hard.labels))
@@ -175,7 +175,7 @@ def test_small_variance_path_reproducible_relabelling_and_scale(x64, monkeypatch
 
     # X -> 2 X with lam, sigma2, rho2 -> 4x: the same chain, hence the same path.
     scaled = _path(2.0 * X, 4.0 * lam, 4.0 * grid, 4.0 * rho2)
-    np.testing.assert_array_equal(scaled.sigma2, 4.0 * base.sigma2)
+    np.testing.assert_array_equal(scaled.temperature, 4.0 * base.temperature)
     for f in fields[1:-1]:
         np.testing.assert_array_equal(getattr(scaled, f), getattr(base, f), err_msg=f)
     np.testing.assert_allclose(scaled.objective_best, 4.0 * base.objective_best, rtol=1e-12)
@@ -204,9 +204,9 @@ def _check_path(path, X, lam, tol=0.02):
     np.testing.assert_allclose(path.objective_point[-1], _objective(X, path.point, lam), rtol=1e-9)
     # The chain restarted like DP-means at every level: the path never ends worse than DP-means.
     assert path.objective_point[-1] <= hard_obj * (1 + 1e-9)
-    assert np.all(np.diff(path.sigma2) < 0)
+    assert np.all(np.diff(path.temperature) < 0)
     drop = float(np.max(np.maximum.accumulate(path.nmi_point) - path.nmi_point))
-    if path.stop == "dp_means":
+    if path.stop == "hard":
         assert path.nmi_point[-1] == 1.0
         assert path.p_k_hard[-1] >= 0.95
         assert drop <= tol, path.nmi_point
@@ -226,7 +226,7 @@ def test_small_variance_path_collapses_monotonically(seed):
     _check_path(path, X, lam)
     # It starts where the sampler sees one diffuse cluster, not DP-means' partition.
     assert path.nmi_point[0] < 0.5
-    assert path.stop == "dp_means"
+    assert path.stop == "hard"
 
 
 def test_small_variance_path_reports_the_floor():
@@ -235,7 +235,7 @@ def test_small_variance_path_reports_the_floor():
     with pytest.warns(RuntimeWarning, match="floor"):
         path = small_variance_path(0, X, lam, sigma2_min=0.5 * lam, num_warmup=5, num_samples=5)
     assert path.stop == "floor"
-    assert path.sigma2[-1] >= 0.5 * lam / 10 ** 0.5
+    assert path.temperature[-1] >= 0.5 * lam / 10 ** 0.5
 
 
 def test_small_variance_path_bad_input():
@@ -284,7 +284,7 @@ def test_small_variance_path_collapses_over_ten_seeds(data, tol):
         _check_path(path, X, lam, tol=tol)
         stops.append(path.stop)
     # DP-means' partition is the limit on most seeds; a lower objective is the exception.
-    assert stops.count("dp_means") >= 3, stops
+    assert stops.count("hard") >= 3, stops
 
 
 def test_gibbs_takes_one_initial_partition_per_chain():

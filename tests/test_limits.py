@@ -93,4 +93,5 @@ def test_small_variance_path_collapses_onto_dp_means():
     assert path.nmi_point[-1] == 1.0
     assert path.p_k_hard[-1] == 1.0
     assert path.nmi_point[-1] >= path.nmi_point[0]
-    assert np.all(np.diff(path.log_alpha) < 0)
+    log_alpha = [log_alpha_from_lam(lam, s2, 100.0, X.shape[1]) for s2 in path.temperature]
+    assert np.all(np.diff(log_alpha) < 0)

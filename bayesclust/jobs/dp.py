@@ -150,7 +150,7 @@ def run_compare_dp(
 
 
 _STOPS = {
-    "dp_means": "collapsed onto the DP-means partition",
+    "hard": "collapsed onto the DP-means partition",
     "lower_objective": "collapsed onto a partition with a LOWER DP-means objective than DP-means' "
                        "own (DP-means stopped in a local optimum)",
     "floor": "reached its floor sigma2 before collapsing",
@@ -162,9 +162,8 @@ def _path_summary(path, X) -> dict:
     best = path.best_labels
     return {
         "sampler": "Kulis & Jordan Algorithm 2, annealed population (resampled between levels)",
-        "sigma2": path.sigma2.tolist(),
-        "sigma2_over_lam": path.sigma2_over_lam.tolist(),
-        "log_alpha": path.log_alpha.tolist(),
+        "sigma2": path.temperature.tolist(),
+        "sigma2_over_lam": path.relative_temperature.tolist(),
         "nmi_point_to_dp_means": path.nmi_point.tolist(),
         "nmi_draws_to_dp_means": path.nmi_draws.tolist(),
         "p_k_dp_means": path.p_k_hard.tolist(),
@@ -183,11 +182,11 @@ def _path_summary(path, X) -> dict:
 def _path_report(path) -> str:
     rows = ["small-variance path (annealed; sigma2 / lam -> P(k = k_DP-means), NMI(point, DP-means), "
             "DP-means objective of the point vs DP-means'):"]
-    for r, p_k, nmi_, obj in zip(path.sigma2_over_lam, path.p_k_hard, path.nmi_point,
+    for r, p_k, nmi_, obj in zip(path.relative_temperature, path.p_k_hard, path.nmi_point,
                                  path.objective_point):
         rows.append(f"  {r:8.1e}  P(k) {p_k:4.2f}  NMI {nmi_:.3f}  objective {obj:.5g} vs "
                     f"{path.hard_objective:.5g}")
-    rows.append(f"  the path {_STOPS[path.stop]} at sigma2 / lam = {path.sigma2_over_lam[-1]:.1e}")
+    rows.append(f"  the path {_STOPS[path.stop]} at sigma2 / lam = {path.relative_temperature[-1]:.1e}")
     if path.lower_objective:
         best = path.best_labels
         rows.append(f"  finding: the sampler found a partition with DP-means objective "

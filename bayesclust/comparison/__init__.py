@@ -1,0 +1,16 @@
+"""Sampled against hard: a model's posterior beside its hard (small-variance) limit.
+
+* :mod:`~bayesclust.comparison.report` -- :func:`compare`, the table of both sides.
+* :mod:`~bayesclust.comparison.path` -- :func:`limit_path`, the posterior annealed down the
+  family's temperature onto the hard limit, and :class:`LimitFamily`, what a model provides
+  to be compared both ways.
+* one module per family: :mod:`~bayesclust.comparison.dp` (the DP mixture and DP-means, and
+  :func:`small_variance_path`, its path under the DP mixture's names), ...
+"""
+
+from .dp import DPLimit, default_sigma2_max, small_variance_path
+from .path import LimitFamily, LimitPath, limit_path
+from .report import ComparisonTable, compare, score
+
+__all__ = ["compare", "ComparisonTable", "score", "limit_path", "LimitFamily", "LimitPath",
+           "DPLimit", "small_variance_path", "default_sigma2_max"]
