@@ -34,6 +34,7 @@ __all__ = ["LimitFamily", "LimitPath", "limit_path", "FAMILIES", "family_class",
 # The shipped families, imported on first use: model name -> (module, class).
 FAMILIES = {
     "dp": ("bayesclust.comparison.dp", "DPLimit"),
+    "aspect": ("bayesclust.comparison.aspect", "AspectLimit"),
 }
 
 # Objectives closer than this (relative) are the same partition's, up to rounding.

@@ -139,8 +139,13 @@ def new_cluster_log_weights(rows, tau, beta: float) -> np.ndarray:
 
 def _dirichlet_log(key, conc):
     """Log of a Dirichlet draw with parameters ``conc`` (last axis), by log-gammas."""
-    g = jax.random.loggamma(key, conc)
+    g = _log_gammas(key, conc)
     return g - jax.scipy.special.logsumexp(g, axis=-1, keepdims=True)
+
+
+def _log_gammas(key, conc):
+    """``log Gamma(conc)`` draws, ``-inf`` where ``conc`` is 0 (a padding column: no category)."""
+    return jnp.where(conc > 0, jax.random.loggamma(key, jnp.where(conc > 0, conc, 1.0)), -jnp.inf)
 
 
 def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau, beta,
@@ -174,17 +179,34 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     n = rows.totals.shape[0]
     K, m = state.counts.shape
     dtype = rows.vals.dtype
-    k_u, k_new, k_psi = jax.random.split(key, 3)
+    k_u, k_new, k_pool, k_psi = jax.random.split(key, 4)
     u = 1.0 - jax.random.uniform(k_u, (n,), dtype)
-    new_keys = jax.random.split(k_new, n)
     # Padding columns (count 0 in every row) are no category of the Dirichlet: beta 0 there.
     beta_vec = jnp.where(jnp.arange(m) < n_columns, jnp.asarray(beta, dtype), 0.0).astype(dtype)
     beta_sum = beta * n_columns
     slots = jnp.arange(K)
+    if not collapsed:
+        # A new cluster's psi ~ Dir(beta + r_i / tau), drawn as normalised gammas: on the
+        # row's own columns from Gamma(beta + r_iy / tau), drawn for every row in one batch;
+        # elsewhere from Gamma(beta), the same law for every row, taken from a pool of 2K
+        # independent vectors, one per cluster opened in the sweep (more openings than the
+        # pool holds set ``overflow``: the segment is redone in a larger buffer).
+        cols_all, vals_all = rows.cols, rows.vals
+        on_support = _log_gammas(k_new, beta_vec[cols_all] + vals_all / tau)
+        pool = _log_gammas(k_pool, jnp.broadcast_to(beta_vec, (2 * K, m)))
+    else:
+        on_support = jnp.zeros((n, 1), dtype)
+        pool = jnp.zeros((1, 1), dtype)
+
+    def new_log_psi(i, opened):
+        cols, vals = rows.cols[i], rows.vals[i]
+        g = pool[jnp.minimum(opened, pool.shape[0] - 1)]
+        g = g.at[jnp.where(vals > 0, cols, m)].set(on_support[i], mode="drop")
+        return g - jax.scipy.special.logsumexp(g)
 
     def step(carry, inp):
-        labels, sizes, counts, totals, log_psi, overflow = carry
-        i, u_i, key_i = inp
+        labels, sizes, counts, totals, log_psi, overflow, opened = carry
+        i, u_i = inp
         cols, vals, tot = rows.cols[i], rows.vals[i], rows.totals[i]
         old = labels[i]
         at_old = slots == old
@@ -212,14 +234,15 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
         counts = counts.at[slot, cols].add(vals)
         totals = totals + jnp.where(at_new, tot, 0.0)
         if not collapsed:
-            conc = beta_vec.at[cols].add(vals / tau)
-            log_psi = jnp.where(at_new[:, None] & is_new, _dirichlet_log(key_i, conc)[None, :],
-                                log_psi)
-        return (labels.at[i].set(slot), sizes, counts, totals, log_psi, overflow), None
+            overflow = overflow | (is_new & (opened >= pool.shape[0]))
+            log_psi = jnp.where(at_new[:, None] & is_new, new_log_psi(i, opened)[None, :], log_psi)
+            opened = opened + is_new.astype(jnp.int32)
+        return (labels.at[i].set(slot), sizes, counts, totals, log_psi, overflow, opened), None
 
-    carry = (state.labels, state.sizes, state.counts, state.totals, state.log_psi, state.overflow)
-    (labels, sizes, counts, totals, log_psi, overflow), _ = lax.scan(
-        step, carry, (jnp.arange(n), u, new_keys))
+    carry = (state.labels, state.sizes, state.counts, state.totals, state.log_psi, state.overflow,
+             jnp.int32(0))
+    (labels, sizes, counts, totals, log_psi, overflow, _), _ = lax.scan(
+        step, carry, (jnp.arange(n), u))
     # Exact statistics of the new labels (the running sums drift in float32).
     counts, totals = pooled_counts(rows, labels, K)
     active = sizes > 0
@@ -276,7 +299,8 @@ def _grow(state: MultinomialGibbsState, capacity: int) -> MultinomialGibbsState:
 def _sampler_rows(host, dtype) -> CountRows:
     """The rows without row padding (every row is an object of the model)."""
     n = host.shape[0]
-    r = device_rows(host, dtype)
+    # Always the (column, count) pairs of the nonzero entries: the moves read one row at a time.
+    r = device_rows(host, dtype, dense=False)
     cut = dict(cols=r.cols[:n], vals=r.vals[:n], totals=r.totals[:n], negentropy=r.negentropy[:n])
     if r.dense is not None:
         cut["dense"] = r.dense[:n]
