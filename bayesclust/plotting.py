@@ -273,7 +273,11 @@ def plot_limit_path(path, *, ax=None, title=None):
     right.fill_between(ratio, path.k_low, path.k_high, color="C2", alpha=0.2, lw=0,
                        label="k: 10-90 % of draws")
     right.semilogx(ratio, path.k_median, "-", color="C2", lw=1, label="k: median")
-    k_hard = int(path.hard.n_clusters)
+    from . import metrics
+
+    # A grouped hard result's labels are per data set; its flat_labels are the rows'.
+    labels = getattr(path.hard, "flat_labels", None)
+    k_hard = metrics.n_clusters(np.asarray(path.hard.labels if labels is None else labels))
     right.axhline(k_hard, color="C2", ls=":", lw=1, label=f"k_{hard} = {k_hard}")
     right.set_ylabel("number of clusters", color="C2")
     from matplotlib.ticker import MaxNLocator

@@ -11,7 +11,7 @@
 
 from .dp import DPLimit, default_sigma2_max, small_variance_path
 from .path import LimitFamily, LimitPath, limit_path
-from .report import ComparisonReport, compare, hard_family, score
+from .report import ComparisonReport, compare, hard_family, hard_partition, score
 
-__all__ = ["compare", "ComparisonReport", "hard_family", "score", "limit_path", "LimitFamily", "LimitPath",
+__all__ = ["compare", "ComparisonReport", "hard_family", "hard_partition", "score", "limit_path", "LimitFamily", "LimitPath",
            "DPLimit", "small_variance_path", "default_sigma2_max"]

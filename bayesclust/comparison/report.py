@@ -21,7 +21,7 @@ from .. import metrics
 from ..inference.mixtures.posterior import Posterior
 from .path import FAMILIES, LimitFamily, LimitPath
 
-__all__ = ["compare", "ComparisonReport", "score", "hard_family"]
+__all__ = ["compare", "ComparisonReport", "score", "hard_family", "hard_partition"]
 
 
 def score(labels_true, labels_pred) -> dict:
@@ -122,8 +122,15 @@ def _posterior_of(sampled) -> Posterior:
                     f"posterior_, e.g. DPGaussianMixture), got {type(sampled).__name__}")
 
 
-def _hard_partition(hard) -> np.ndarray:
-    """The partition of a fitted hard estimator (``labels_``) or a hard result, shape (n,)."""
+def hard_partition(hard) -> np.ndarray:
+    """The partition of a fitted hard estimator (``labels_``) or a hard result (``labels``, or
+    ``flat_labels`` for a grouped one whose ``labels`` are per data set), shape (n,).
+
+    Raises
+    ------
+    TypeError
+        Naming ``hard`` when it holds no single integer label per point.
+    """
     if hasattr(hard, "labels_"):
         labels = hard.labels_
     elif hasattr(hard, "flat_labels"):  # a grouped result: its labels are a list per data set
@@ -255,7 +262,7 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
     'hard limit (DP-means)'
     """
     posterior = _posterior_of(sampled)
-    hard_labels = _hard_partition(hard)
+    hard_labels = hard_partition(hard)
     n = len(hard_labels)
     point = np.asarray(posterior.point_estimate(loss))
     if len(point) != n:

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _native, datasets, metrics
 from .. import _validation as V
+from ..comparison.report import hard_partition
 
 
 def timed(fn: Callable):
@@ -93,6 +94,12 @@ def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = N
     return "wrote " + " and ".join(str(p) for p in written)
 
 
+def path_settings(num_warmup: int, num_samples: int) -> dict:
+    """The limit path's sweeps per level in a job: its defaults (30 warm-up, 20 kept), or the
+    job's sampler settings when these are fewer (a short job runs a short path)."""
+    return {"num_warmup": min(30, int(num_warmup)), "num_samples": min(20, int(num_samples))}
+
+
 #: What a limit path collapsed onto, by its ``stop`` (``{hard}``: the hard limit's name).
 PATH_STOPS = {
     "hard": "collapsed onto the {hard} partition",
@@ -106,7 +113,7 @@ PATH_STOPS = {
 def path_summary(path) -> dict:
     """A :class:`~bayesclust.comparison.path.LimitPath` as JSON-ready values (any family)."""
     best = path.best_labels
-    hard_labels = np.asarray(path.hard.labels)
+    hard_labels = hard_partition(path.hard)
     return {
         "model": path.model, "hard_name": path.hard_name,
         "sampler": "the family's sampler, an annealed population (resampled between levels, "
@@ -149,7 +156,7 @@ def path_report(path) -> str:
         rows.append(f"  finding: the sampler found a partition with {hard} objective "
                     f"{np.min(path.objective_best):.5g} < the {hard} partition's {path.hard_objective:.5g} "
                     f"(k = {metrics.n_clusters(best)}, NMI to {hard} "
-                    f"{metrics.nmi(np.asarray(path.hard.labels), best):.3f})")
+                    f"{metrics.nmi(hard_partition(path.hard), best):.3f})")
     return "\n".join(rows)
 
 
