@@ -241,7 +241,16 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     assert rows["sampled HDP (VI point)"]["nmi"] > 0.7
     assert summary["native_kernels"] is _native.available()  # the hard HDP's assignments
     assert summary["gibbs"]["kernels"] == "xla"
-    assert "hard HDP" in capsys.readouterr().out
+    # The sampled HDP beside the hard one in compare's report: the hard HDP objective of the
+    # hard partition is the result's own (the engine's global-partition objective, at the
+    # hard HDP's fixed point), and the limit path anneals onto it.
+    both = {r["method"]: r for r in summary["comparison"]["rows"]}
+    assert summary["comparison"]["model"] == "hdp"
+    assert both["hard limit (hard HDP)"]["k"] == res.n_global
+    assert both["hard limit (hard HDP)"]["objective"] == pytest.approx(res.objective, rel=1e-5)
+    _check_limit_path(summary["limit_path"], "hdp", "hard HDP", res.objective)
+    out = capsys.readouterr().out
+    assert "hard HDP" in out and "limit path (hdp" in out
     assert (tmp_path / "compare_hdp.png").stat().st_size > 10_000
 
 
@@ -313,3 +322,17 @@ def test_compare_did_writes_json_and_figure(tmp_path, capsys):
     assert k["interval_90"][0] <= k["mode"] <= k["interval_90"][1]
     assert "posterior of k" in report
     assert (tmp_path / "compare_did.png").stat().st_size > 10_000
+
+
+def _check_limit_path(path, model, hard_name, hard_objective):
+    """What every job's limit path records: its own names, a decreasing temperature, a stop."""
+    assert path["model"] == model and path["hard_name"] == hard_name
+    assert path["hard_objective"] == pytest.approx(hard_objective, rel=1e-6)
+    assert np.all(np.diff(path["temperature"]) < 0)
+    assert path["stop"] in ("hard", "lower_objective", "floor", "grid")
+    for low, median, high in zip(path["k_low"], path["k_median"], path["k_high"]):
+        assert low <= median <= high
+    if path["stop"] == "hard":
+        assert path["nmi_point_to_hard"][-1] == 1.0
+    if path["stop"] == "lower_objective":
+        assert path["objective_point"][-1] < path["hard_objective"] and path["lower_objective_found"]

@@ -332,6 +332,53 @@ def test_plot_limit_path_caption_says_what_converged(short_path, stop, words):
     _pyplot().close("all")
 
 
+def _hard_hdp_objective(X, group_ids, labels, lam_local, lam_global):
+    """The hard HDP objective of a global partition by a loop: squared distances to the
+    global means, lam_local per (data set, global cluster) pair present (the fewest local
+    clusters the partition allows) and lam_global per global cluster (Kulis & Jordan, eq. 5)."""
+    total = 0.0
+    for c in np.unique(labels):
+        members = labels == c
+        total += float(np.sum((X[members] - X[members].mean(0)) ** 2)) + lam_global
+        total += lam_local * len(np.unique(group_ids[members]))
+    return total
+
+
+def test_compare_report_of_the_hdp_mixture():
+    """The hdp family: the hard HDP (estimator or result) beside the CRF sampler's posterior,
+    both scored by the hard HDP objective; group_ids are data of this family only."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, HardHDP, gibbs_hdp_gmm, hard_hdp
+
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    group_ids = np.repeat(np.arange(4), 15)
+    y = rng.integers(0, 3, 60)
+    X = centres[y] + rng.normal(0, 0.3, (60, 2))
+    est = HardHDP(lam_local=1.0, lam_global=2.0).fit(X, group_ids=group_ids)
+    res = hard_hdp(X, 1.0, 2.0, group_ids=group_ids)
+    np.testing.assert_array_equal(est.labels_, res.flat_labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_hdp_gmm(0, X, group_ids=group_ids, sigma2=0.1, rho2=5.0, num_warmup=20,
+                             num_samples=20, num_chains=2, progress_bar=False)
+    by_estimator = compare(post, est, y, X=X, group_ids=group_ids)
+    by_result = compare(post, res, y, X=X, group_ids=group_ids)
+    _assert_same_table(by_estimator, by_result)
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "hdp" and hard_row["method"] == "hard limit (hard HDP)"
+    np.testing.assert_array_equal(by_result.hard_labels, res.flat_labels)
+    assert hard_row["objective"] == pytest.approx(
+        _hard_hdp_objective(X, group_ids, np.asarray(res.flat_labels), 1.0, 2.0), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _hard_hdp_objective(X, group_ids, by_result.point, 1.0, 2.0), rel=1e-9)
+    with pytest.raises(ValueError, match="group_ids is required"):
+        compare(post, res, X=X)
+    with pytest.raises(ValueError, match="y is not data of the 'hdp' family"):
+        compare(post, res, X=X, group_ids=group_ids, y=y)
+
+
 def _path(X, lam, grid, rho2, key=0):
     return small_variance_path(key, X, lam, grid, rho2=rho2, num_warmup=20, num_samples=20,
                                extend=False)
