@@ -330,7 +330,7 @@ def gibbs_dp_mda2(
     >>> X = np.concatenate([rng.normal(m, 0.3, (15, 1)) for m in (-2, 2)])
     >>> c = np.repeat([0, 1], 15)
     >>> post = gibbs_dp_mda2(0, X, c, lam=4.0, xi=1.0, sigma2=0.09, num_warmup=20,
-    ...                      num_samples=20, num_chains=2, progress_bar=False)
+    ...                      num_samples=100, num_chains=4, progress_bar=False)
     >>> int(np.bincount(post.n_clusters.ravel()).argmax())
     2
     """
