@@ -481,6 +481,8 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
     "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
+    "hard_dc_heldout": "HardDC (ours) vs CG MAP: held-out DC cost at the same k, and time",
+    "hard_dc_limit_path": "HardDC (ours): limit_path(model='dc') at n = 500",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
