@@ -162,7 +162,7 @@ def kl_costs(counts, negentropy, log_psi):
     Examples
     --------
     >>> import numpy as np
-    >>> r = np.array([[2.0, 2.0]]); psi = np.log(np.array([[0.5, 0.5], [1.0, 0.0]]))
+    >>> r = np.array([[2.0, 2.0]]); psi = np.array([[np.log(0.5), np.log(0.5)], [0.0, -np.inf]])
     >>> kl_costs(r, row_negentropy(r, r.sum(1)), psi).tolist()
     [[0.0, inf]]
     """
@@ -281,8 +281,8 @@ def polya_move_score(cols, vals, total, counts, totals, beta, beta_sum, *, tau=1
     >>> import numpy as np
     >>> s = polya_move_score(np.array([0]), np.array([1.0]), 1.0, np.zeros((1, 2)),
     ...                      np.zeros(1), np.ones(2), 2.0)
-    >>> round(float(s[0]), 6)   # one draw from a uniform Dirichlet on 2 cells: 1/2
-    -0.693147
+    >>> round(float(s[0]), 4)   # one draw from a uniform Dirichlet on 2 cells: log 1/2
+    -0.6931
     """
     has = vals[None, :] > 0
     if log_gamma_table is None:
