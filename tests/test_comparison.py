@@ -379,6 +379,104 @@ def test_compare_report_of_the_hdp_mixture():
         compare(post, res, X=X, group_ids=group_ids, y=y)
 
 
+def _hard_dc_objective(X, classes, labels, lam, xi, n0=1.0):
+    """HardDC's J by a loop over the clusters: SSE + lam k - xi log Polya(classes | labels)
+    (the Dirichlet-multinomial evidence of each cluster's class counts, prior n0 per class)."""
+    from scipy.special import gammaln
+
+    C = len(np.unique(classes))
+    total = 0.0
+    for c in np.unique(labels):
+        members = labels == c
+        total += float(np.sum((X[members] - X[members].mean(0)) ** 2)) + lam
+        counts = np.array([np.sum(classes[members] == k) for k in np.unique(classes)], float)
+        log_polya = (np.sum(gammaln(counts + n0) - gammaln(n0))
+                     - (gammaln(counts.sum() + C * n0) - gammaln(C * n0)))
+        total -= xi * log_polya
+    return total
+
+
+def _kl_means_objective(R, labels, lam):
+    """KL-means' J by a loop over the rows: sum_i n_i KL(p_i || psi_z_i) + lam k, with psi a
+    cluster's pooled row (R dense counts, shape (n, m))."""
+    total = 0.0
+    for c in np.unique(labels):
+        rows = R[labels == c]
+        psi = rows.sum(0) / rows.sum()
+        for r in rows:
+            p = r / r.sum()
+            on = p > 0
+            total += r.sum() * float(np.sum(p[on] * np.log(p[on] / psi[on])))
+        total += lam
+    return total
+
+
+def test_compare_report_of_discriminative_clustering():
+    """The dc family: HardDC (estimator or result) beside the tempered DP-MDA2's posterior,
+    both partitions scored by HardDC's objective J."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, HardDC
+    from bayesclust.inference.hard.hard_dc import hard_dc
+    from bayesclust.inference.mixtures.dp_mda2_gibbs import gibbs_dp_mda2
+
+    X, y = datasets.three_gaussians(3, n_per_cluster=15)
+    classes = (X[:, 1] > np.median(X[:, 1])).astype(int)  # auxiliary data: up or down
+    est = HardDC(n_clusters=3).fit(X, classes)
+    res = hard_dc(X, classes, est.lam_, 1.0)
+    np.testing.assert_array_equal(est.labels_, res.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_dp_mda2(0, X, classes, lam=res.lam, xi=1.0, sigma2=0.4, num_warmup=20,
+                             num_samples=20, num_chains=2, progress_bar=False)
+    by_estimator = compare(post, est, y, X=X, y=classes)
+    by_result = compare(post, res, y, X=X, y=classes)
+    _assert_same_table(by_estimator, by_result)
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "dc" and hard_row["method"] == "hard limit (HardDC)"
+    assert hard_row["objective"] == pytest.approx(
+        _hard_dc_objective(X, classes, np.asarray(res.labels), res.lam, 1.0), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _hard_dc_objective(X, classes, by_result.point, res.lam, 1.0), rel=1e-9)
+    with pytest.raises(ValueError, match="y has 44 entries"):
+        compare(post, res, X=X, y=classes[:-1])
+    with pytest.raises(ValueError, match="group_ids is not data of the 'dc' family"):
+        compare(post, res, X=X, y=classes, group_ids=np.zeros(len(X), int))
+
+
+def test_compare_report_of_the_aspect_model():
+    """The aspect family: KL-means (estimator or result) beside the DP mixture of multinomials
+    on the same co-association rows, both scored by KL-means' objective."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, KLMeansConsensus, kmeans_ensemble
+    from bayesclust.inference.hard.kl_means import kl_means
+    from bayesclust.inference.mixtures.multinomial_gibbs import gibbs_dp_multinomial
+
+    X, y = datasets.three_gaussians(4, n_per_cluster=12)
+    ensemble = kmeans_ensemble(0, X, 20).labels  # (20, n)
+    est = KLMeansConsensus(3).fit(ensemble=ensemble)
+    res = kl_means(est.coassociation_, est.lam_, collapsed=True)
+    np.testing.assert_array_equal(est.labels_, res.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_dp_multinomial(0, est.coassociation_, lam=est.lam_, tau=0.5 * est.lam_,
+                                    collapsed=True, num_warmup=10, num_samples=10, num_chains=2)
+    by_estimator = compare(post, est, y, X=X, ensemble=ensemble)
+    by_result = compare(post, res, y, X=X, ensemble=ensemble)
+    _assert_same_table(by_estimator, by_result)
+    # The co-association counts with the diagonal: pairs in one cluster, summed over partitions.
+    R = sum((p[:, None] == p[None, :]).astype(float) for p in np.asarray(ensemble))
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "aspect" and hard_row["method"] == "hard limit (KL-means)"
+    assert hard_row["objective"] == pytest.approx(
+        _kl_means_objective(R, np.asarray(res.labels), est.lam_), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _kl_means_objective(R, by_result.point, est.lam_), rel=1e-9)
+    with pytest.raises(ValueError, match="y is not data of the 'aspect' family"):
+        compare(post, res, X=X, ensemble=ensemble, y=y)
+
+
 def _path(X, lam, grid, rho2, key=0):
     return small_variance_path(key, X, lam, grid, rho2=rho2, num_warmup=20, num_samples=20,
                                extend=False)

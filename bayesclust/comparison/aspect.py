@@ -98,6 +98,28 @@ class AspectLimit(LimitFamily):
     hard_name = "KL-means"
     temperature_name = "tau"
     data_arguments = ("ensemble",)
+    hard_types = ("KLMeansResult", "KLMeansConsensus")
+
+    @classmethod
+    def from_hard(cls, hard, X, *, ensemble=None, **data):
+        """The family at the penalty of a ``KLMeansResult`` (``lam``) or a fitted
+        ``KLMeansConsensus`` (``lam_``, and its ``ensemble_`` when ``ensemble`` is None), on
+        the co-association rows of ``ensemble`` (m, n); ``X`` (n, d) only gives ``n``."""
+        if data:
+            raise ValueError(f"the aspect model reads X and ensemble, not {', '.join(sorted(data))}")
+        if X is None:
+            raise ValueError("X is required by model='aspect' (the rows whose ensemble is clustered)")
+        fitted = hasattr(hard, "labels_")
+        lam = getattr(hard, "lam_" if fitted else "lam", None)
+        if lam is None:
+            raise TypeError(f"hard must be a KLMeansResult or a fitted KLMeansConsensus, got "
+                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
+        if ensemble is None:
+            ensemble = getattr(hard, "ensemble_", None)
+            if ensemble is None:
+                raise ValueError("ensemble is required with a KLMeansResult: the partitions whose "
+                                 "co-association rows it clustered")
+        return cls(X, lam=lam, ensemble=ensemble, collapsed=getattr(hard, "collapsed", True))
 
     def __init__(self, X, *, lam=None, ensemble=None, n_clusters=None, beta: float = 1.0,
                  collapsed: bool = True, n_partitions: int = 150, random_state: int = 0):
