@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
+           "scale.py", "small_variance_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
            "spom.py", "temporal.py"]
 
 
@@ -481,6 +481,8 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
     "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
+    "limit_path_hdp_fresh_process": "The HDP mixture's limit path at n = 500 (5 data sets x 100): wall seconds in a fresh process, every compilation counted (target < 30 s)",
+    "limit_path_hdp": "The HDP mixture's limit path: collapse onto the hard HDP (or a lower objective) over 10 seeds",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
