@@ -91,8 +91,9 @@ def main():
     out = subprocess.run([sys.executable, "-c", _FRESH], env=env, check=True,
                          capture_output=True, text=True).stdout
     fresh = json.loads(out.strip().splitlines()[-1])
+    # The machine's load when the fresh process ended: the seconds are wall time on shared cores.
     bench.emit({"benchmark": "limit_path_hdp_fresh_process", "data": "5x100", **fresh,
-                "target_seconds": 30})
+                "target_seconds": 30, "load_average_1min": os.getloadavg()[0]})
     for name in DATA:
         stops, nmi, levels, ends, secs, n = ([] for _ in range(6))
         for seed in seeds:
