@@ -83,6 +83,17 @@ def hdp_log_joint(Xc, gid, tables, dishes, sigma2, rho2, log_alpha, log_gamma) -
     Returns
     -------
     float
+
+    Examples
+    --------
+    Two data sets, one pair of points each, far apart: two dishes beat one.
+
+    >>> import numpy as np
+    >>> Xc, gid = np.array([[-1.0], [-1.1], [1.0], [1.1]]), np.array([0, 0, 1, 1])
+    >>> one = hdp_log_joint(Xc, gid, [0, 0, 0, 0], [0, 0, 0, 0], 0.01, 1.0, -5.0, -5.0)
+    >>> two = hdp_log_joint(Xc, gid, [0, 0, 0, 0], [0, 0, 1, 1], 0.01, 1.0, -5.0, -5.0)
+    >>> bool(two > one)
+    True
     """
     Xc = np.asarray(Xc, float)
     n, d = Xc.shape

@@ -373,6 +373,15 @@ def init_hdp_state(X, gid, tables, table_dish, L, P, *, log_alpha, log_gamma, si
                     jnp.asarray(sigma2, dtype), jnp.asarray(False))
 
 
+@functools.partial(jax.jit, static_argnames=("L", "P"))
+def _init_chains(X, gid, tables, table_dish, log_alpha, log_gamma, sigma2, *, L, P):
+    """:func:`init_hdp_state` of every chain's seating, ``tables`` (C, n), ``table_dish``
+    (C, D, L); compiled once per shape (the concentrations and the variance are traced)."""
+    return jax.vmap(lambda t, v: init_hdp_state(X, gid, t, v, L, P, log_alpha=log_alpha,
+                                                log_gamma=log_gamma, sigma2=sigma2))(
+        tables, table_dish)
+
+
 def _grow(state: HDPState, L: int, P: int) -> HDPState:
     def pad(a, size, axis):
         widths = [(0, 0)] * a.ndim
@@ -624,9 +633,9 @@ def gibbs_hdp_gmm(
     capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
                 "P": max(min(32, n), min(pow2_at_least(P_need), n))}
     table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
-    init = functools.partial(init_hdp_state, Xj, gidj, L=capacity["L"], P=capacity["P"],
-                             log_alpha=log_alpha, log_gamma=log_gamma, sigma2=sigma2)
-    state = jax.vmap(lambda t, v: init(t, v))(jnp.asarray(tables0), jnp.asarray(table_dish0))
+    state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
+                         jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
+                         jnp.asarray(sigma2, dtype), L=capacity["L"], P=capacity["P"])
     if tables0.shape[0] == 1:
         state = jax.tree.map(lambda a: jnp.broadcast_to(a[0], (num_chains,) + a.shape[1:]), state)
 
