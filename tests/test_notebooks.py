@@ -333,7 +333,7 @@ def _bregman_objective(X, labels, lam):
     return sum(_bernoulli_cost(X, [i for i, z in enumerate(labels) if z == c]) for c in ids) + lam * len(ids)
 
 
-def _hard_pass(X, labels, lam, capacity=48):
+def _hard_pass(X, labels, lam, capacity=24):
     """The tau -> 0 limit of one collapsed Gibbs sweep (Neal 2000, Algorithm 3) of the DP
     Bernoulli mixture, by a slow loop: point i leaves its cluster, then joins the slot whose
     within cost grows least, or opens the first free slot at cost lam."""
@@ -383,5 +383,5 @@ def test_11_your_own_model_runs(monkeypatch):
 @pytest.mark.long
 def test_11_your_own_model_reproduces(monkeypatch):
     res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1)
-    assert len(res["X"]) == 100
+    assert len(res["X"]) == 48
     _check_own_model(res)
