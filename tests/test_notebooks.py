@@ -306,3 +306,92 @@ def _check_discriminative(res):
     assert all(np.isfinite(r["test_cost"]) and r["test_cost"] > 0 for r in t.values())
     assert sum(res["cells_dist"].values()) == pytest.approx(1.0)
     assert res["best"]["smooth_std"] in (0.1, 0.3, 1.0) and res["best"]["lam_vq"] in (0.0, 0.02)
+
+
+_OWN_MODEL_FIELDS = """\
+    X=X.tolist(),
+    lam=LAM,
+    hard_labels=hard.labels.tolist(),
+    hard_objective=hard.objective,
+    starts=starts.tolist(),
+    swept=swept.tolist(),
+    same_pass=[bool(v) for v in same_pass],
+    stop=path.stop,
+    path_objective_point=path.objective_point.tolist(),
+    path_hard_objective=path.hard_objective,
+    path_p_k_last=float(path.p_k_hard[-1]),
+    path_nmi_last=float(path.nmi_point[-1]),
+"""
+
+
+def _bernoulli_cost(X, members):
+    """sum_{i in c} KL(x_i || mean_c) of one cluster, by a loop over its points and pixels (nats)."""
+    if not members:
+        return 0.0
+    mean = X[members].mean(0)
+    total = 0.0
+    for i in members:
+        for x, m in zip(X[i], mean):
+            total += -np.log(m) if x == 1 else -np.log1p(-m)
+    return total
+
+
+def _bregman_objective(X, labels, lam):
+    """Jiang, Kulis & Jordan (2012): sum of the Bernoulli Bregman divergences to the cluster means
+    plus lam per cluster."""
+    ids = sorted(set(labels))
+    return sum(_bernoulli_cost(X, [i for i, z in enumerate(labels) if z == c]) for c in ids) + lam * len(ids)
+
+
+def _hard_pass(X, labels, lam, capacity=24):
+    """The tau -> 0 limit of one collapsed Gibbs sweep (Neal 2000, Algorithm 3) of the DP
+    Bernoulli mixture, by a slow loop: point i leaves its cluster, then joins the slot whose
+    within cost grows least, or opens the first free slot at cost lam."""
+    labels = list(labels)
+    for i in range(len(labels)):
+        labels[i] = -1
+        free = min(set(range(capacity)) - set(labels))
+        costs = {free: lam}
+        for c in set(labels) - {-1}:
+            members = [j for j, z in enumerate(labels) if z == c]
+            costs[c] = _bernoulli_cost(X, members + [i]) - _bernoulli_cost(X, members)
+        labels[i] = min(sorted(costs), key=lambda c: costs[c])  # the lowest slot on ties
+    return labels
+
+
+def _check_own_model(res):
+    X = np.array(res["X"])
+    # The hard objective J is the Bregman DP-means objective of the partition found.
+    assert res["hard_objective"] == pytest.approx(_bregman_objective(X, res["hard_labels"], res["lam"]), rel=1e-9)
+    assert res["path_hard_objective"] == pytest.approx(res["hard_objective"], rel=1e-9)
+    # One sweep at tau = 1e-9 lam is one hard pass (a slow loop of the limit's moves).
+    for start, swept in zip(res["starts"], res["swept"]):
+        expected = _hard_pass(X, start, res["lam"])
+        assert _same_partition(expected, swept)
+    assert all(res["same_pass"])
+    # The path collapses onto the hard partition or onto one of lower J, never higher.
+    assert res["stop"] in ("hard", "lower_objective")
+    assert res["path_objective_point"][-1] <= res["hard_objective"] * (1 + 1e-9)
+    if res["stop"] == "hard":
+        assert res["path_p_k_last"] >= 0.95 and res["path_nmi_last"] == 1.0
+
+
+def _same_partition(a, b):
+    """Whether two labellings are the same partition (a bijection between their ids)."""
+    pairs = set(zip(a, b))
+    return len(pairs) == len(set(a)) == len(set(b))
+
+
+@pytest.mark.slow
+def test_11_your_own_model_runs(monkeypatch):
+    """The shortest run executes every cell; its sweep-equals-pass and path claims hold."""
+    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1, smoke="2")
+    assert len(res["X"]) == 32
+    _check_own_model(res)
+
+
+@pytest.mark.long
+def test_11_your_own_model_reproduces(monkeypatch):
+    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1)
+    assert len(res["X"]) == 48
+    _check_own_model(res)
