@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -543,3 +543,109 @@ def check_squares_representable(X: np.ndarray, name: str = "X", dtype: Any = Non
             f"exceeds the largest {np.dtype(dtype).name} ({limit:.3g}); rescale {name} (e.g. "
             "standardise its columns) or enable float64 (jax_enable_x64)"
         )
+
+
+# --------------------------------------------------------------------------- #
+# Count rows (KL-means, the DP mixture of multinomials, their objective)
+# --------------------------------------------------------------------------- #
+
+
+class HostCounts(NamedTuple):
+    """Validated counts on the host.
+
+    Attributes
+    ----------
+    csr : scipy.sparse.csr_matrix of float64, shape (n, m)
+        The rows (explicit zeros removed, indices sorted).
+    dense : ndarray of float64, shape (n, m), or None
+        The dense input (None when the input was sparse or a co-association).
+    float64 : bool
+        The input was float64 (its working dtype is float64 under ``jax_enable_x64``).
+    """
+
+    csr: Any
+    dense: np.ndarray | None
+    float64: bool
+
+    @property
+    def shape(self):
+        return self.csr.shape
+
+
+def coassociation_rows(C):
+    """The rows of a co-association with its diagonal: :math:`n_{ij}` and :math:`n_{ii}` = partitions holding ``i``."""
+    import scipy.sparse as sp
+
+    rows = C.symmetric_counts() + sp.diags(np.asarray(C.sampled, np.float64))
+    return sp.csr_matrix(rows, dtype=np.float64)
+
+
+def _looks_like_ensemble(arr: np.ndarray) -> bool:
+    """Integer labels of partitions, shape (N, n): every row is ``0..K_l-1`` with every label used."""
+    if arr.dtype.kind not in "iu" or arr.shape[0] == arr.shape[1] or arr.shape[1] < 2:
+        return False
+    for row in arr:
+        values = np.unique(row)
+        if values[0] != 0 or values[-1] != values.shape[0] - 1 or values.shape[0] < 2:
+            return False
+    return True
+
+
+def check_counts(counts: Any, name: str = "counts") -> HostCounts:
+    """Validate count rows: non-negative, finite, a positive total; an ensemble is refused.
+
+    Parameters
+    ----------
+    counts : array_like (n, m), scipy.sparse matrix or CoAssociation
+        Non-negative counts (need not be integers).  An ensemble of partitions (an
+        ``Ensemble``, a Posterior, or integer labels of shape ``(N, n)`` whose every row
+        uses labels ``0..K-1``) raises: pass its co-association (:func:`bayesclust.coassociation`).
+    name : str
+
+    Returns
+    -------
+    HostCounts
+    """
+    import scipy.sparse as sp
+
+    if hasattr(counts, "symmetric_counts") and hasattr(counts, "sampled"):
+        return HostCounts(coassociation_rows(counts), None, True)
+    if type(counts).__name__ in ("Ensemble", "Posterior") or (
+            hasattr(counts, "labels") and not sp.issparse(counts)):
+        raise ValueError(f"{name} must be a count matrix (n, m) or a co-association, got an "
+                         f"ensemble of partitions ({type(counts).__name__}); pass its "
+                         f"co-association, bayesclust.coassociation({name})")
+    if sp.issparse(counts):
+        if counts.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got {counts.ndim}-D")
+        if counts.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {counts.dtype}")
+        csr = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+        float64 = counts.dtype == np.float64
+        dense = None
+        values = csr.data
+    else:
+        arr = check_array(counts, name, dtype=None)
+        if arr.dtype.kind == "b":
+            arr = arr.astype(np.float32)
+        if _looks_like_ensemble(arr):
+            raise ValueError(
+                f"{name} looks like an ensemble of partitions (integer labels of shape "
+                f"(n_partitions, n_samples) = {arr.shape}), not counts; pass its co-association, "
+                f"bayesclust.coassociation({name}), or the counts as floats")
+        float64 = arr.dtype == np.float64
+        dense = np.asarray(arr, np.float64)
+        csr = sp.csr_matrix(dense)
+        values = dense
+    if values.size and not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity)")
+    if values.size and np.any(values < 0):
+        raise ValueError(f"{name} must be non-negative counts")
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    if csr.shape[0] < 1 or csr.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one row and one column, got {csr.shape}")
+    total = float(csr.sum())
+    if not total > 0 or not np.isfinite(total):
+        raise ValueError(f"{name} must have a positive finite total")
+    return HostCounts(csr, dense, bool(float64))

@@ -70,6 +70,11 @@ ENTRY_POINTS = {
                                                          max_iter=20).fit(X), "X"),
     "ACCCS": (lambda X: bc.ACCCS(2, n_partitions=4, generations=2).fit(X), "X"),
     "HypergraphConsensus": (lambda X: bc.HypergraphConsensus(2, n_partitions=4).fit(X), "X"),
+    "KLMeansConsensus": (lambda X: bc.KLMeansConsensus(2, n_partitions=4).fit(X), "X"),
+    "kl_means": (lambda X: bc.kl_means(X, 1.0), "counts"),
+    "kl_means_lambda": (lambda X: bc.kl_means_lambda(X, 2), "counts"),
+    "gibbs_dp_multinomial": (lambda X: bc.gibbs_dp_multinomial(0, X, lam=1.0, tau=1.0, num_warmup=1,
+                                                               num_samples=1, num_chains=1), "counts"),
     "HypergraphConsensus_mcla": (lambda X: bc.HypergraphConsensus(2, method="mcla", n_partitions=4).fit(X), "X"),
     "SMIC": (lambda X: bc.SMIC(n_clusters=2, t=3).fit(X), "X"),
     "CECIB": (lambda X: bc.CECIB(n_clusters=2, n_init=1).fit(X), "X"),
@@ -93,7 +98,8 @@ ENTRY_POINTS = {
                                                  sigma2=0.1, num_warmup=1, num_samples=2,
                                                  num_chains=1, progress_bar=False), "X"),
 }
-SQUARE = {"kernel_dp_means", "spectral_dp_means", "penalized_ncut"}
+SQUARE = {"kernel_dp_means", "spectral_dp_means", "penalized_ncut", "kl_means", "kl_means_lambda",
+          "gibbs_dp_multinomial"}
 
 
 @st.composite
@@ -131,7 +137,8 @@ def broken_matrices(draw, square: bool):
 SLOW_ON_GOOD_DATA = {
     "ACCCS", "AspectConsensus", "CECIB", "DPGaussianMixture", "DPMeans", "GMDID", "HardHDP",
     "MAPDIDClassifier", "MKLClassifier", "PairwiseConsensus", "denoise_sequence", "dp_means",
-    "gibbs_dp_gaussian", "gibbs_hdp_gmm", "spectral_grid_ensemble",
+    "gibbs_dp_gaussian", "gibbs_hdp_gmm", "spectral_grid_ensemble", "KLMeansConsensus",
+    "gibbs_dp_multinomial",
 }
 
 

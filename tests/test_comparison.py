@@ -303,3 +303,18 @@ def test_gibbs_takes_one_initial_partition_per_chain():
         assert normalized_mutual_info_score(blobs, draw) == 1.0
     with pytest.raises(ValueError, match="one per chain"):
         gibbs_dp_gmm(0, X, num_chains=2, init_labels=np.zeros((3, 20), int), progress_bar=False)
+
+
+def test_limit_path_of_the_aspect_family_collapses():
+    # Three blobs, the co-association of the default k-means ensemble: the tempered DP mixture
+    # of multinomials collapses onto KL-means' partition (or one of lower J) before the floor.
+    from bayesclust import limit_path, metrics
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(c, 0.5, (20, 2)) for c in [(-2, 0), (2, 0), (0, 3)]])
+    path = limit_path(0, X, model="aspect", n_clusters=3, n_partitions=40)
+    assert path.model == "aspect" and path.temperature_name == "tau"
+    assert path.stop in ("hard", "lower_objective")
+    assert path.objective_point[-1] <= path.hard_objective * (1 + 1e-9)
+    if path.stop == "hard":
+        assert metrics.nmi(path.point, path.hard.labels) == pytest.approx(1.0)

@@ -157,6 +157,11 @@ def test_sklearn_contract_hypergraph_consensus(estimator, check):
     check(estimator)
 
 
+@parametrize_with_checks([__import__("bayesclust").KLMeansConsensus(2, n_partitions=10, random_state=0)])
+def test_sklearn_contract_kl_means_consensus(estimator, check):
+    check(estimator)
+
+
 @pytest.mark.slow
 @parametrize_with_checks([ACCCS(n_clusters=2, n_partitions=5, generations=3, population=4, random_state=0)])
 def test_sklearn_contract_acccs(estimator, check):

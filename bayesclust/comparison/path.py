@@ -35,6 +35,7 @@ __all__ = ["LimitFamily", "LimitPath", "limit_path", "FAMILIES", "family_class",
 FAMILIES = {
     "dp": ("bayesclust.comparison.dp", "DPLimit"),
     "dc": ("bayesclust.comparison.dc", "DCLimit"),
+    "aspect": ("bayesclust.comparison.aspect", "AspectLimit"),
 }
 
 # Objectives closer than this (relative) are the same partition's, up to rounding.

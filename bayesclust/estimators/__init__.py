@@ -15,6 +15,7 @@ from .consensus import (
     EmbeddedConsensus,
     EvidenceAccumulation,
     HypergraphConsensus,
+    KLMeansConsensus,
     PairwiseConsensus,
 )
 from .did import GMDID, SLAGLO, SLDID, MAPDIDClassifier
@@ -42,6 +43,7 @@ __all__ = [
     "EmbeddedConsensus",
     "HypergraphConsensus",
     "PairwiseConsensus",
+    "KLMeansConsensus",
     "SLDID",
     "SLAGLO",
     "GMDID",

@@ -38,10 +38,11 @@ from ..inference.consensus.ensembles import kmeans_ensemble
 from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
 from ..inference.consensus.ppc import ppc
+from ..inference.hard.kl_means import kl_means, kl_means_lambda
 from ._base import _key_from_random_state
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
-           "HypergraphConsensus", "ACCCS"]
+           "HypergraphConsensus", "ACCCS", "KLMeansConsensus"]
 
 
 class _ConsensusBase(ClusterMixin, BaseEstimator):
@@ -925,3 +926,160 @@ class ACCCS(_ConsensusBase):
     def fit_predict(self, X=None, y=None, ensemble=None, must_link=None, cannot_link=None):
         """``fit`` and return ``labels_``."""
         return self.fit(X, ensemble=ensemble, must_link=must_link, cannot_link=cannot_link).labels_
+
+
+#: Bisection steps (on log lam) of :meth:`KLMeansConsensus.fit` looking for ``n_clusters``.
+_LAM_SEARCH_STEPS = 24
+
+
+def _kl_means_for_k(C, n_clusters: int, max_iter: int, collapsed: bool):
+    """KL-means at the ``lam`` that gives ``n_clusters`` clusters (or the nearest count found).
+
+    Starts from the farthest-first ``lam`` (:func:`kl_means_lambda`), brackets the count by
+    doubling / halving, then bisects ``log lam``; the fit whose count is nearest the target
+    (then the lowest objective) is kept.
+    """
+    best = None
+
+    def run(lam):
+        nonlocal best
+        res = kl_means(C, lam, max_iter=max_iter, collapsed=collapsed)
+        key = (abs(res.n_clusters - n_clusters), res.objective)
+        if best is None or key < best[0]:
+            best = (key, res)
+        return res.n_clusters
+
+    lam = kl_means_lambda(C, n_clusters)
+    if not (np.isfinite(lam) and lam > 0):
+        lam = 1.0
+    k = run(lam)
+    lo = hi = None
+    if k > n_clusters:
+        lo = lam
+        for _ in range(60):
+            lam *= 2.0
+            k = run(lam)
+            if k <= n_clusters:
+                hi = lam
+                break
+            lo = lam
+    elif k < n_clusters:
+        hi = lam
+        for _ in range(60):
+            lam /= 2.0
+            k = run(lam)
+            if k >= n_clusters:
+                lo = lam
+                break
+            hi = lam
+    if k != n_clusters and lo is not None and hi is not None:
+        for _ in range(_LAM_SEARCH_STEPS):
+            mid = float(np.sqrt(lo * hi))
+            k = run(mid)
+            if k == n_clusters:
+                break
+            if k > n_clusters:
+                lo = mid
+            else:
+                hi = mid
+    return best[1]
+
+
+class KLMeansConsensus(_ConsensusBase):
+    r"""KL-means consensus: the hard limit of the DP mixture of multinomials on co-association rows (ours).
+
+    Builds an ensemble (or takes one), forms its co-association counts :math:`C(i, \cdot)`
+    with the diagonal (the rows PEnCA's dyadic aspect model fits, as multinomial draws:
+    docs/deviations.md#kl-means) and runs :func:`~bayesclust.inference.hard.kl_means.kl_means`,
+    which minimises :math:`\sum_i n_i \mathrm{KL}(\hat p_i \| \psi_{z_i}) + \lambda k`.
+    The number of consensus clusters is chosen by ``lam``; ``n_clusters`` only picks
+    ``lam`` (the farthest-first ``lam``, then a search on ``lam`` for that many clusters).
+
+    Parameters
+    ----------
+    n_clusters : int or None, default None
+        Number of clusters whose ``lam`` is looked for (ignored when ``lam`` is given).
+    lam : float or None, default None
+        KL-means' penalty per cluster (counts x nats).  One of ``n_clusters`` and ``lam``
+        is needed.
+    max_iter : int, default 100
+    collapsed : bool, default True
+        The collapsed limit's moves (Hartigan's, the sequential information bottleneck with
+        a DP penalty) rather than Algorithm 1's, which stall on clusters opened at one
+        row's narrow distribution (``collapsed`` of
+        :func:`~bayesclust.inference.hard.kl_means.kl_means`; BENCHMARKS.md).
+    n_partitions, n_clusters_range, k_rule, subsample, random_state
+        As in :class:`EvidenceAccumulation`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+    lam_ : float
+        The penalty used.
+    distributions_ : ndarray of shape (n_clusters_, n_samples)
+        :math:`\psi_j`, each cluster's pooled co-association row.
+    objective_ : float
+    n_iter_ : int
+    ensemble_, coassociation_
+        As in :class:`EvidenceAccumulation`.
+
+    Examples
+    --------
+    >>> from bayesclust import KLMeansConsensus
+    >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
+    >>> KLMeansConsensus(n_clusters=2).fit(ensemble=parts).labels_.tolist()
+    [1, 1, 1, 0, 0, 0]
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "collapsed": ["boolean"],
+        **_ConsensusBase._ensemble_constraints,
+    }
+
+    def __init__(self, n_clusters=None, *, lam=None, max_iter=100, collapsed=True, n_partitions=150,
+                 n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.lam = lam
+        self.max_iter = max_iter
+        self.collapsed = collapsed
+        self.n_partitions = n_partitions
+        self.n_clusters_range = n_clusters_range
+        self.k_rule = k_rule
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None, ensemble=None):
+        """Run KL-means on the co-association of an ensemble built on ``X`` or given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), optional
+        y : ignored
+        ensemble : array-like (N, n_samples), list of label vectors or Posterior, optional
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if self.lam is None and self.n_clusters is None:
+            raise ValueError("KLMeansConsensus needs n_clusters or lam")
+        key = _key_from_random_state(self.random_state)
+        _, C = self._ensemble(X, ensemble, key)
+        if self.lam is not None:
+            res = kl_means(C, self.lam, max_iter=self.max_iter, collapsed=self.collapsed)
+        else:
+            if self.n_clusters > C.n_samples:
+                raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")
+            res = _kl_means_for_k(C, self.n_clusters, self.max_iter, self.collapsed)
+        self.labels_ = res.labels.astype(np.intp)
+        self.n_clusters_ = int(res.n_clusters)
+        self.lam_ = float(res.lam)
+        self.distributions_ = res.distributions
+        self.objective_ = float(res.objective)
+        self.n_iter_ = int(res.n_iter)
+        return self

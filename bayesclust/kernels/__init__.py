@@ -18,7 +18,9 @@ replace the nearest-centre step on CPUs when they are built.
   rank-one Cholesky updates, responsibilities, stick breaking, the CRP prior);
 * :mod:`~bayesclust.kernels.discriminative` -- Voronoi memberships and the Dirichlet-marginalised
   class term of discriminative clustering;
-* :mod:`~bayesclust.kernels.did` -- the dissimilarity increments laws.
+* :mod:`~bayesclust.kernels.did` -- the dissimilarity increments laws;
+* :mod:`~bayesclust.kernels.multinomial` -- count rows: KL costs to cluster distributions
+  (dense, segment and one-row forms), pooled counts, the Polya (Dirichlet-multinomial) score.
 
 Every public name is re-exported here (``bayesclust.kernels.nearest_center``).
 """
@@ -47,6 +49,17 @@ from .mixture import (
     isotropic_gaussian_logpdf,
     log_responsibilities,
     stick_breaking,
+)
+from .multinomial import (
+    CountRows,
+    kl_costs,
+    kl_costs_row,
+    kl_costs_segments,
+    log_distributions,
+    merge_costs,
+    polya_move_score,
+    pooled_counts,
+    row_negentropy,
 )
 from .nearest import (
     NEVER,
@@ -101,4 +114,13 @@ __all__ = [
     "did_chi_mean_abs_difference",
     "DID2_FISHER",
     "description_length",
+    "CountRows",
+    "row_negentropy",
+    "kl_costs",
+    "kl_costs_segments",
+    "kl_costs_row",
+    "log_distributions",
+    "pooled_counts",
+    "polya_move_score",
+    "merge_costs",
 ]

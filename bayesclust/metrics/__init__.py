@@ -64,6 +64,7 @@ from .objectives import (
     explained_variance,
     hard_dc_objective,
     hard_hdp_objective,
+    kl_means_objective,
     n_clusters,
     sse,
 )
@@ -104,6 +105,7 @@ __all__ = [
     "sse",
     "explained_variance",
     "dp_means_objective",
+    "kl_means_objective",
     "hard_hdp_objective",
     "hard_dc_objective",
     "set_partitions",
