@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
+           "scale.py", "small_variance_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
            "spom.py", "temporal.py", "hard_dc.py", "kl_means.py"]
 
 
@@ -486,6 +486,8 @@ GENERIC_TITLES: dict[str, str] = {
     "kl_means_consensus": "KL-means consensus (ours) vs EAC, PEnCA and PPC on the same ensemble at the true K: NMI / ARI to the classes, seconds (per seed)",
     "kl_means_consensus_mean": "KL-means consensus (ours) vs EAC, PEnCA and PPC: mean over seeds (target: within .02 of the best peer, faster than PEnCA's EM)",
     "kl_means_limit_path": "limit_path(model=\"aspect\") at n = 500 in a fresh process, compilation included (target < 30 s)",
+    "limit_path_hdp_fresh_process": "The HDP mixture's limit path at n = 500 (5 data sets x 100): wall seconds in a fresh process, every compilation counted (target < 30 s)",
+    "limit_path_hdp": "The HDP mixture's limit path: collapse onto the hard HDP (or a lower objective) over 10 seeds",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",

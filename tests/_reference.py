@@ -312,6 +312,42 @@ def hdp_crf_exact(groups, alpha, gamma, sigma2, rho2):
     return tuple(out)
 
 
+def hdp_crf_log_joint(groups, local_parts, dish_part, alpha, gamma, sigma2, rho2):
+    """``log p(tables, dishes, X)`` of one CRF configuration, dish means integrated out.
+
+    ``local_parts[j]`` is a partition of data set ``j`` into tables (ids ``0..``), and
+    ``dish_part`` the dish of every table, the tables listed data set by data set in
+    order of their ids.  CRP(alpha) of every data set's tables, CRP(gamma) of the
+    tables' dishes (Teh et al. 2006), and per dish and dimension the Gaussian marginal
+    ``N(x_p | 0, sigma2 I + rho2 11^T)``: the term that :func:`hdp_crf_exact` sums.
+    """
+    from scipy.special import gammaln
+
+    def crp(sizes, conc):
+        sizes = np.asarray(sizes)
+        return (len(sizes) * np.log(conc) + gammaln(conc) - gammaln(conc + sizes.sum())
+                + np.sum(gammaln(sizes)))
+
+    groups = [np.asarray(Xj, float) for Xj in groups]
+    X = np.concatenate(groups)
+    offsets = np.cumsum([0] + [len(Xj) for Xj in groups])
+    tables, logp = [], 0.0
+    for j, part in enumerate(local_parts):
+        part = np.asarray(part)
+        logp += crp(np.bincount(part), alpha)
+        tables += [offsets[j] + np.flatnonzero(part == c) for c in range(part.max() + 1)]
+    dish_part = np.asarray(dish_part)
+    logp += crp(np.bincount(dish_part), gamma)
+    labels = np.empty(len(X), int)
+    for t, p in zip(tables, dish_part):
+        labels[t] = p
+    for p in range(dish_part.max() + 1):
+        members = X[labels == p]
+        logp += dp_gmm_log_posterior(members, np.zeros(len(members), int), 1.0, sigma2, rho2) - (
+            gammaln(1.0) - gammaln(1.0 + len(members)) + gammaln(len(members)))
+    return logp
+
+
 def dc_gradient_closed_form(m, X, c, n_classes, smooth_std, n0=1.0, lam_eq=0.0):
     """Kaski et al. (2005) eq. 11, looped in float64: the gradient of the smoothed DC objective.
 

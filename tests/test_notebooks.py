@@ -225,19 +225,23 @@ def _check_hard_hdp_and_peers(res):
 def test_02_hdp_shared_clusters_runs(monkeypatch):
     """The shortest run executes every cell; the hard HDP and its peers are the paper's."""
     res = run_notebook("02_hdp_shared_clusters.ipynb", _HDP_HARD_FIELDS + """\
-    path_s=[float(r["s"]) for r in path],
+    path_s=[float(v) for v in path.relative_temperature],
+    path_stop=path.stop,
 """, monkeypatch, min_images=8, smoke="2")
-    assert len(res["path_s"]) == 1  # the shortest run's path: its last grid point only
+    assert res["path_s"] == [1e-5]  # the shortest run's path: its last level only
+    assert res["path_stop"] in ("hard", "lower_objective", "grid")
     _check_hard_hdp_and_peers(res)
 
 
 @pytest.mark.long
 def test_02_hdp_shared_clusters_reproduces(monkeypatch):
     res = run_notebook("02_hdp_shared_clusters.ipynb", _HDP_HARD_FIELDS + """\
-    path_s=[float(r["s"]) for r in path],
-    path_nmi_point=[float(r["nmi_point"]) for r in path],
-    path_nmi_draws=[float(r["nmi_draws"]) for r in path],
-    path_k_mean=[float(r["k_mean"]) for r in path],
+    path_s=[float(v) for v in path.relative_temperature],
+    path_nmi_point=[float(v) for v in path.nmi_point],
+    path_nmi_draws=[float(v) for v in path.nmi_draws],
+    path_k_mean=[float(v) for v in path.k_mean],
+    path_j_point=float(path.objective_point[-1]),
+    path_j_hard=float(path.hard_objective),
 """, monkeypatch, min_images=8)
 
     _check_hard_hdp_and_peers(res)
@@ -249,6 +253,8 @@ def test_02_hdp_shared_clusters_reproduces(monkeypatch):
     assert res["path_nmi_point"][-1] >= 0.8
     assert res["path_nmi_draws"][-1] >= 0.8
     assert abs(res["path_k_mean"][-1] - res["hard_k"]) <= 3
+    # The annealed population ends no worse than Algorithm 2 (its hard objective J).
+    assert res["path_j_point"] <= res["path_j_hard"] * (1 + 1e-9)
 
 
 _DC_FIELDS = """\

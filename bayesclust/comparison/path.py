@@ -36,6 +36,7 @@ FAMILIES = {
     "dp": ("bayesclust.comparison.dp", "DPLimit"),
     "dc": ("bayesclust.comparison.dc", "DCLimit"),
     "aspect": ("bayesclust.comparison.aspect", "AspectLimit"),
+    "hdp": ("bayesclust.comparison.hdp", "HDPLimit"),
 }
 
 # Objectives closer than this (relative) are the same partition's, up to rounding.
@@ -78,7 +79,12 @@ class LimitFamily:
     scale: float
 
     def hard(self):
-        """Fit the hard limit once; a result with ``labels`` (n,) and ``n_clusters``."""
+        """Fit the hard limit once; a result with ``labels`` (n,) and ``n_clusters``.
+
+        A result of grouped data whose ``labels`` is a list per data set (the hard HDP's)
+        holds the partition of the rows, shape (n,), as ``flat_labels``, which is read
+        instead.
+        """
         raise NotImplementedError
 
     def objective(self, labels) -> float:
@@ -402,7 +408,7 @@ def _anneal(key, family, grid, floor, *, step, num_warmup, num_samples, num_chai
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     hard = family.hard()
     # In order of first appearance, so that no statistic depends on the hard result's ids.
-    hard_labels = _canonical(np.asarray(hard.labels)[None])[0]
+    hard_labels = _canonical(np.asarray(getattr(hard, "flat_labels", hard.labels))[None])[0]
     k_hard = int(metrics.n_clusters(hard_labels))
     hard_objective = float(family.objective(hard_labels))
     n = int(family.n_samples)

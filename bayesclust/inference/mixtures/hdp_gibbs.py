@@ -70,6 +70,7 @@ from ...kernels import (
     segment_stats,
     squared_norms,
 )
+from .._driver import pow2_at_least
 from ._common import _draw_means, _draw_sigma2, _log_normal_iso, _prior_params, _update_log_alpha
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import run_in_segments
@@ -372,6 +373,15 @@ def init_hdp_state(X, gid, tables, table_dish, L, P, *, log_alpha, log_gamma, si
                     jnp.asarray(sigma2, dtype), jnp.asarray(False))
 
 
+@functools.partial(jax.jit, static_argnames=("L", "P"))
+def _init_chains(X, gid, tables, table_dish, log_alpha, log_gamma, sigma2, *, L, P):
+    """:func:`init_hdp_state` of every chain's seating, ``tables`` (C, n), ``table_dish``
+    (C, D, L); compiled once per shape (the concentrations and the variance are traced)."""
+    return jax.vmap(lambda t, v: init_hdp_state(X, gid, t, v, L, P, log_alpha=log_alpha,
+                                                log_gamma=log_gamma, sigma2=sigma2))(
+        tables, table_dish)
+
+
 def _grow(state: HDPState, L: int, P: int) -> HDPState:
     def pad(a, size, axis):
         widths = [(0, 0)] * a.ndim
@@ -430,6 +440,59 @@ def _log_concentration(value, log_value, name):
     return log_value
 
 
+def _initial_seating(init_labels, init_tables, gid, order, D, num_chains):
+    """Every chain's table slots (stacked rows) and dish slots of the tables, from labels.
+
+    Returns ``tables`` int32 (C, n) (stacked order), ``table_dish`` int32 (C, D, L_need)
+    and the table and dish slots needed, ``L_need``, ``P_need``; ``C`` is 1 when the
+    initial state is shared by every chain.
+    """
+    n = len(gid)
+    if init_labels is None:
+        if init_tables is not None:
+            raise ValueError("init_tables needs init_labels (the global cluster of every point)")
+        # Kulis & Jordan's initialisation: one table per data set, all serving one dish.
+        return np.zeros((1, n), np.int32), np.zeros((1, D, 1), np.int32), 1, 1
+
+    def rows(value, name):
+        arr = np.asarray(value)
+        if arr.ndim == 2:
+            if arr.shape[0] != num_chains:
+                raise ValueError(f"{name} has {arr.shape[0]} rows, expected one per chain "
+                                 f"(num_chains={num_chains})")
+            return [V.check_labels(r, f"{name}[{c}]", n_samples=n) for c, r in enumerate(arr)]
+        return [V.check_labels(value, name, n_samples=n)]
+
+    dishes = rows(init_labels, "init_labels")
+    tables = None if init_tables is None else rows(init_tables, "init_tables")
+    if tables is not None and len(tables) != len(dishes):  # one is shared by every chain
+        dishes, tables = dishes * (len(tables) // len(dishes)), tables * (len(dishes) // len(tables))
+    out_tables, out_dish = [], []
+    for c, z in enumerate(dishes):
+        z = np.unique(z[order], return_inverse=True)[1].reshape(n)  # dish slots 0..g-1
+        # Without tables: one per (data set, global cluster) pair, the fewest the global
+        # partition allows (the hard HDP's fixed points have them).
+        t = z if tables is None else tables[c][order]
+        _, first, pair = np.unique(np.stack([gid, t]), axis=1, return_index=True,
+                                   return_inverse=True)
+        pair = pair.reshape(n)
+        if np.unique(np.stack([pair, z]), axis=1).shape[1] != len(first):
+            raise ValueError(f"init_tables{'' if len(dishes) == 1 else f'[{c}]'}: a table "
+                             "serves points of several global clusters (init_labels)")
+        # Table slots 0..L_j-1 inside each data set, in order of the (sorted) table ids.
+        pair_gid = gid[first]
+        slot_of_pair = np.arange(len(first)) - np.searchsorted(pair_gid, pair_gid)
+        slots = slot_of_pair[pair]
+        table_dish = np.zeros((D, slot_of_pair.max() + 1), np.int64)
+        table_dish[pair_gid, slot_of_pair] = z[first]
+        out_tables.append(slots)
+        out_dish.append(table_dish)
+    L = max(td.shape[1] for td in out_dish)
+    P = max(int(td.max()) + 1 for td in out_dish)
+    table_dish = np.stack([np.pad(td, ((0, 0), (0, L - td.shape[1]))) for td in out_dish])
+    return np.stack(out_tables).astype(np.int32), table_dish.astype(np.int32), L, P
+
+
 def gibbs_hdp_gmm(
     rng_key,
     groups,
@@ -448,6 +511,8 @@ def gibbs_hdp_gmm(
     num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
     thin: int = HDP_SAMPLER_DEFAULTS.thin,
     num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
+    init_labels=None,
+    init_tables=None,
     center: bool = True,
     progress_bar: bool = True,
 ):
@@ -492,6 +557,21 @@ def gibbs_hdp_gmm(
         sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or
         bulk ESS of the number of global clusters or of the log-likelihood fails
         :func:`bayesclust.inference.mixtures.convergence.convergence_problems`.
+    init_labels : array_like of int, shape (n,) or (num_chains, n), optional
+        The global cluster (dish) of every point at the start, shared by every chain or
+        one row per chain, in the rows' order (of ``X`` with ``group_ids``, or of the
+        concatenated data sets); any integer ids.  E.g. a previous run's last draw,
+        ``post.labels[:, -1]``, to continue it (at another ``sigma2``: the annealed
+        path of :func:`bayesclust.limit_path`).  Default: every point at one dish.
+    init_tables : array_like of int, shape (n,) or (num_chains, n), optional
+        The table (local cluster) of every point inside its data set, with
+        ``init_labels``: a previous run's ``post.params["local_labels"][:, -1]``; any
+        integer ids, the same id in two data sets being two tables.  Every table must
+        lie in one global cluster.  Default: one table per (data set, global cluster)
+        pair (Kulis & Jordan's start, one table per data set, without ``init_labels``).
+        The dish means start at the mean of their points (as :func:`init_hdp_state`),
+        and the first sweep's point moves read them; the state's concentrations and
+        variance are this call's.
     center : bool
         Centre the pooled data first (the prior on the means is centred at 0).
     progress_bar : bool
@@ -545,13 +625,19 @@ def gibbs_hdp_gmm(
     dtype = Xj.dtype
     gidj = jnp.asarray(gid, jnp.int32)
     priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p) for p in priors]
-    # Kulis & Jordan's initialisation: one table per data set, all serving one dish.
+    tables0, table_dish0, L_need, P_need = _initial_seating(init_labels, init_tables, gid, order,
+                                                            D, num_chains)
     sizes = np.bincount(gid, minlength=D)
-    capacity = {"L": min(8, int(sizes.max())), "P": min(32, n)}
-    state = init_hdp_state(Xj, gidj, np.zeros(n, np.int32), np.zeros((D, capacity["L"]), np.int32),
-                           capacity["L"], capacity["P"], log_alpha=log_alpha, log_gamma=log_gamma,
-                           sigma2=sigma2)
-    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
+    # Powers of two above what the start needs, so that runs continued from one another
+    # (an annealed path) mostly share one buffer shape, hence one compilation.
+    capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
+                "P": max(min(32, n), min(pow2_at_least(P_need), n))}
+    table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
+    state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
+                         jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
+                         jnp.asarray(sigma2, dtype), L=capacity["L"], P=capacity["P"])
+    if tables0.shape[0] == 1:
+        state = jax.tree.map(lambda a: jnp.broadcast_to(a[0], (num_chains,) + a.shape[1:]), state)
 
     def grow(s):
         # The overflow flag does not say which buffer filled up: double both (up to the
