@@ -42,7 +42,8 @@ n = 500 timing data: ``three_gaussians(0, n_per_cluster=167)`` (first 500 rows) 
 ``aspect``, ``dc_toy(0, 500)`` with ``lam`` by farthest-first at k = 5 for ``dc`` (as
 ``benchmarks/hard_dc.py``), ``hdp_groups`` ``5x100`` for ``hdp``.
 
-Usage: python benchmarks/limit_path.py [--quick] [--models dp hdp ...] [--seeds N] [--no-time]
+Usage: python benchmarks/limit_path.py [--quick] [--models dp hdp ...] [--data NAME ...] [--seeds N]
+[--no-time] [--no-collapse]
 
 ``--quick``: 3 seeds.
 """
@@ -297,6 +298,7 @@ def main():
         return
     p = bench.parser(__doc__, "3 seeds")
     p.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    p.add_argument("--data", nargs="+", default=None, help="only these data sets (names in DATA)")
     p.add_argument("--seeds", type=int, default=None, help="number of seeds (default 10)")
     p.add_argument("--no-time", action="store_true", help="skip the n = 500 timing rows")
     p.add_argument("--no-collapse", action="store_true", help="only the n = 500 timing rows")
@@ -307,6 +309,8 @@ def main():
         bench.emit({"benchmark": "limit_path_collapse", "note": NOTE})
         for model in args.models:
             for name in DATA[model]:
+                if args.data and name not in args.data:
+                    continue
                 bench.emit(collapse_row(model, name, seeds))
     if not args.no_time:
         bench.emit({"benchmark": "limit_path_time", "note": NOTE_TIME})
