@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
-           "scale.py", "small_variance_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
+           "scale.py", "limit_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
            "spom.py", "temporal.py", "hard_dc.py", "kl_means.py"]
 
 
@@ -480,7 +480,8 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_means_restarts_vs_pdc": "DP-means restarts: objective at the same lambda vs pdc-dp-means",
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
-    "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
+    "limit_path_collapse": "Every family's limit path (dp, hdp, dc, aspect): collapse onto its hard limit over 10 seeds, and the hard objective along the path (target: >= 8 of 10 collapsed per data set, no rise beyond the noise)",
+    "limit_path_time": "limit_path of every family at n = 500: a fresh process (compilation included) and warm (target < 30 s on 2 cores)",
     "hard_dc_heldout": "HardDC (ours) vs CG MAP: held-out DC cost at the same k, and time",
     "hard_dc_limit_path": "HardDC (ours): limit_path(model='dc') at n = 500",
     "kl_means_consensus": "KL-means consensus (ours) vs EAC, PEnCA and PPC on the same ensemble at the true K: NMI / ARI to the classes, seconds (per seed)",
