@@ -98,6 +98,7 @@ class AspectLimit(LimitFamily):
     hard_name = "KL-means"
     temperature_name = "tau"
     data_arguments = ("ensemble",)
+    hard_types = ("KLMeansResult", "KLMeansConsensus")
 
     def __init__(self, X, *, lam=None, ensemble=None, n_clusters=None, beta: float = 1.0,
                  collapsed: bool = True, n_partitions: int = 150, random_state: int = 0):
@@ -121,6 +122,28 @@ class AspectLimit(LimitFamily):
         self.collapsed = bool(collapsed)
         self.n_samples = X.shape[0]
         self.scale = self.lam
+
+    @classmethod
+    def from_hard(cls, hard, X, *, ensemble=None, **data):
+        """The family at the penalty of a ``KLMeansResult`` (``lam``; its ``ensemble`` required)
+        or a fitted ``KLMeansConsensus`` (``lam_``, ``collapsed``; its own ``ensemble_`` by
+        default), on ``X`` (n, d)."""
+        if data:
+            raise ValueError(f"the aspect model reads X and ensemble, not {', '.join(sorted(data))}")
+        fitted = hasattr(hard, "labels_")
+        lam = getattr(hard, "lam_" if fitted else "lam", None)
+        if lam is None:
+            raise TypeError(f"hard must be a KLMeansResult or a fitted KLMeansConsensus, got "
+                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
+        if ensemble is None:
+            if not fitted:
+                raise ValueError("ensemble (the partitions whose co-association KL-means "
+                                 "clustered) is required with a KLMeansResult")
+            ensemble = hard.ensemble_
+        if X is None:
+            X = np.zeros((np.shape(V.check_ensemble(ensemble))[1], 1))  # the rows only count
+        collapsed = getattr(hard, "collapsed", True)
+        return cls(X, lam=lam, ensemble=ensemble, collapsed=collapsed)
 
     def hard(self):
         return kl_means(self.coassociation, self.lam, collapsed=self.collapsed)
