@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 # neither JAX nor NumPyro, SciPy, scikit-learn or matplotlib, and each entry point
 # pays only for the modules it needs.
 _LAZY = {
-    ".comparison": ("compare", "small_variance_path", "limit_path", "LimitFamily", "LimitPath"),
+    ".comparison": ("compare", "ComparisonReport", "small_variance_path", "limit_path", "LimitFamily",
+                    "LimitPath"),
     # inference, one family folder each
     ".inference.mixtures.convergence": ("ConvergenceWarning",),
     ".inference.mixtures.gibbs": ("gibbs_dp_gmm",),
@@ -153,6 +154,7 @@ __all__ = [
     "kmeans_step",
     "farthest_first_lambda",
     "compare",
+    "ComparisonReport",
     "small_variance_path",
     "limit_path",
     "LimitFamily",

@@ -155,7 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
             "compare.png (data coloured by each solution, co-clustering matrix, k trace as the "
             "chains' median and 10-90% band, the limit path annealed onto the hard limit) to "
             "--out, each written whole (a temporary file renamed).  --model hdp and --model dc run the same kind of "
-            "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*); "
+            "job for the HDP mixture (compare_hdp.*) and discriminative clustering (compare_dc.*), "
+            "--model aspect for the DP mixture of multinomials on an ensemble's co-association "
+            "rows and KL-means (compare_aspect.*); "
             "--model consensus compares consensus methods on one ensemble (compare_consensus.*); "
             "--model did compares the dissimilarity-increments methods with the DP mixture's "
             "posterior of k (compare_did.*); --model temporal finds the states of a time-ordered "
@@ -163,10 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
             "(compare_temporal.*)."
         ),
     )
-    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "consensus", "did", "temporal"],
+    cmp_.add_argument("--model", default="dp", choices=["dp", "hdp", "dc", "aspect", "consensus", "did", "temporal"],
                       help="dp: DP mixture vs DP-means; hdp: HDP mixture of grouped data vs hard "
                            "HDP, on hdp-groups; dc: discriminative clustering (NUTS, CG / SA MAP, "
-                           "sDC) vs k-means, MoG, MDA2 on held-out data; consensus: a k-means "
+                           "sDC, HardDC and its sampler) vs k-means, MoG, MDA2 on held-out data; "
+                           "aspect: the DP mixture of multinomials on a k-means ensemble's "
+                           "co-association rows vs KL-means, PEnCA the peer; consensus: a k-means "
                            "ensemble's sparse co-association by PEnCA, EAC linkage and MM; did: "
                            "GMD, GMDID, SL-DID, k-means, single / average link and the DP "
                            "mixture's posterior of k on iris, wine-norm, biopsy or crabs; "
@@ -176,20 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"built-in data set ({', '.join(DATASETS)}) or a CSV/TSV/NPY file "
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
-                           "consensus and --model did; temporal-ds2 for --model temporal)")
+                           "aspect, --model consensus and --model did; temporal-ds2 for --model temporal)")
     cmp_.add_argument("--n-clusters", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
-                           "--model dc (default: number of true classes; 6 on dc-toy)")
+                           "--model dc; KL-means' and PEnCA's clusters for --model aspect "
+                           "(default: number of true classes; 6 on dc-toy)")
     cmp_.add_argument("--lam", type=float, default=None,
                       help="DP-means penalty (overrides --n-clusters)")
     cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     cmp_.add_argument("--num-warmup", type=int, default=None,
-                      help=f"warm-up sweeps (dp: {_DP.num_warmup}, hdp: {_HDP.num_warmup}, dc: 200)")
+                      help=f"warm-up sweeps (dp: {_DP.num_warmup}, hdp: {_HDP.num_warmup}, dc: 200, "
+                           "aspect: 100)")
     cmp_.add_argument("--num-samples", type=int, default=None,
                       help=f"draws kept per chain (dp: {_DP.num_samples}, hdp: {_HDP.num_samples}, "
-                           "dc: 200)")
+                           "dc: 200, aspect: 100)")
     cmp_.add_argument("--num-chains", type=int, default=None,
-                      help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2)")
+                      help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2, aspect: 4)")
     cmp_.add_argument("--thin", type=int, default=None,
                       help=f"Gibbs sweeps per kept draw (dp: {_DP.thin}, hdp: {_HDP.thin})")
     cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",

@@ -144,7 +144,7 @@ def heldout_rows(n, ks, folds, seed=0):
                 "sd_diff": float(diff.std(ddof=1)) if folds > 1 else 0.0,
                 "hard_dc_ms": 1e3 * warm, "bisection_s": warm_bisect,
                 "cg_map_ms": 1e3 * cg_s, "time_ratio": warm / cg_s,
-                "lam_over_var": float(np.mean(r["lam"])),
+                "mean_lam": float(np.mean(r["lam"])),
                 "costs": [float(v) for v in costs], "cg_map_costs": [float(v) for v in cg],
                 "k_found": r["k_found"], "fits": r["fits"],
             }

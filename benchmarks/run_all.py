@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "small_variance_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py", "hard_dc.py"]
+           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -481,6 +481,11 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
     "small_variance_path": "The annealed small-variance path: collapse onto DP-means over 10 seeds",
+    "hard_dc_heldout": "HardDC (ours) vs CG MAP: held-out DC cost at the same k, and time",
+    "hard_dc_limit_path": "HardDC (ours): limit_path(model='dc') at n = 500",
+    "kl_means_consensus": "KL-means consensus (ours) vs EAC, PEnCA and PPC on the same ensemble at the true K: NMI / ARI to the classes, seconds (per seed)",
+    "kl_means_consensus_mean": "KL-means consensus (ours) vs EAC, PEnCA and PPC: mean over seeds (target: within .02 of the best peer, faster than PEnCA's EM)",
+    "kl_means_limit_path": "limit_path(model=\"aspect\") at n = 500 in a fresh process, compilation included (target < 30 s)",
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",

@@ -241,18 +241,27 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     assert rows["sampled HDP (VI point)"]["nmi"] > 0.7
     assert summary["native_kernels"] is _native.available()  # the hard HDP's assignments
     assert summary["gibbs"]["kernels"] == "xla"
-    assert "hard HDP" in capsys.readouterr().out
+    # The sampled HDP beside the hard one in compare's report: the hard HDP objective of the
+    # hard partition is the result's own (the engine's global-partition objective, at the
+    # hard HDP's fixed point), and the limit path anneals onto it.
+    both = {r["method"]: r for r in summary["comparison"]["rows"]}
+    assert summary["comparison"]["model"] == "hdp"
+    assert both["hard limit (hard HDP)"]["k"] == res.n_global
+    assert both["hard limit (hard HDP)"]["objective"] == pytest.approx(res.objective, rel=1e-5)
+    _check_limit_path(summary["limit_path"], "hdp", "hard HDP", res.objective)
+    out = capsys.readouterr().out
+    assert "hard HDP" in out and "limit path (hdp" in out
     assert (tmp_path / "compare_hdp.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize("model, extra, match", [
     ("hdp", ["--data", "iris"], "grouped data"),
-    ("hdp", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
+    ("hdp", ["--n-clusters", "3"], "--n-clusters is an option of --model dp, dc and aspect"),
     ("dp", ["--k", "3"], "unrecognized arguments: --k"),  # no aliases before the first release
-    ("consensus", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
+    ("consensus", ["--n-clusters", "3"], "--n-clusters is an option of --model dp, dc and aspect"),
     ("consensus", ["--data", "no-such-set"], "no-such-set"),
     ("did", ["--data", "three-gaussians"], "unknown data set"),
-    ("did", ["--n-clusters", "3"], "--n-clusters is an option of --model dp and dc"),
+    ("did", ["--n-clusters", "3"], "--n-clusters is an option of --model dp, dc and aspect"),
     ("did", ["--num-chains", "0"], "num_chains"),
     ("dc", ["--data", "hdp-groups"], "needs auxiliary class labels"),
     ("dc", ["--lam", "1.0"], "--lam is an option of --model dp"),
@@ -313,3 +322,53 @@ def test_compare_did_writes_json_and_figure(tmp_path, capsys):
     assert k["interval_90"][0] <= k["mode"] <= k["interval_90"][1]
     assert "posterior of k" in report
     assert (tmp_path / "compare_did.png").stat().st_size > 10_000
+
+
+def _check_limit_path(path, model, hard_name, hard_objective):
+    """What every job's limit path records: its own names, a decreasing temperature, a stop."""
+    assert path["model"] == model and path["hard_name"] == hard_name
+    assert path["hard_objective"] == pytest.approx(hard_objective, rel=1e-6)
+    assert np.all(np.diff(path["temperature"]) < 0)
+    assert path["stop"] in ("hard", "lower_objective", "floor", "grid")
+    for low, median, high in zip(path["k_low"], path["k_median"], path["k_high"]):
+        assert low <= median <= high
+    if path["stop"] == "hard":
+        assert path["nmi_point_to_hard"][-1] == 1.0
+    if path["stop"] == "lower_objective":
+        assert path["objective_point"][-1] < path["hard_objective"] and path["lower_objective_found"]
+
+
+def test_compare_aspect_writes_json_and_figure(tmp_path, capsys):
+    """``compare --model aspect``: KL-means and the DP mixture of multinomials on iris's
+    k-means co-association, both sides of compare's report and the limit path."""
+    from bayesclust import KLMeansConsensus, datasets, kmeans_ensemble
+    from bayesclust.metrics import kl_means_objective, nmi
+
+    args = ["compare", "--model", "aspect", "--out", str(tmp_path), "--num-warmup", "10",
+            "--num-samples", "10", "--num-chains", "2", "--no-progress"]
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    summary = json.loads((tmp_path / "compare_aspect.json").read_text())
+    rows = {r["method"]: r for r in summary["comparison"]["rows"]}
+    assert summary["comparison"]["model"] == "aspect" and "hard limit (KL-means)" in rows
+    # The hard side is KLMeansConsensus on the job's ensemble, rescored independently here.
+    X, y = datasets.load_iris()
+    ensemble = kmeans_ensemble(0, X, 150).labels
+    hard = KLMeansConsensus(3, random_state=0).fit(ensemble=ensemble)
+    assert rows["hard limit (KL-means)"]["k"] == hard.n_clusters_
+    assert rows["hard limit (KL-means)"]["nmi_truth"] == pytest.approx(nmi(y, hard.labels_))
+    assert rows["hard limit (KL-means)"]["objective"] == pytest.approx(
+        kl_means_objective(hard.coassociation_, hard.labels_, hard.lam_), rel=1e-9)
+    assert summary["kl_means"]["lam"] == pytest.approx(hard.lam_)
+    _check_limit_path(summary["limit_path"], "aspect", "KL-means",
+                      rows["hard limit (KL-means)"]["objective"])
+    assert "hard limit (KL-means)" in report and "limit path (aspect" in report
+    assert (tmp_path / "compare_aspect.png").stat().st_size > 10_000
+
+
+def test_compare_aspect_on_a_file_needs_n_clusters(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
+    assert main(["compare", "--model", "aspect", "--data", str(path), "--out", str(tmp_path)]) == 2
+    assert "give --n-clusters" in capsys.readouterr().err
+

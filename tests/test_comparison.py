@@ -332,6 +332,151 @@ def test_plot_limit_path_caption_says_what_converged(short_path, stop, words):
     _pyplot().close("all")
 
 
+def _hard_hdp_objective(X, group_ids, labels, lam_local, lam_global):
+    """The hard HDP objective of a global partition by a loop: squared distances to the
+    global means, lam_local per (data set, global cluster) pair present (the fewest local
+    clusters the partition allows) and lam_global per global cluster (Kulis & Jordan, eq. 5)."""
+    total = 0.0
+    for c in np.unique(labels):
+        members = labels == c
+        total += float(np.sum((X[members] - X[members].mean(0)) ** 2)) + lam_global
+        total += lam_local * len(np.unique(group_ids[members]))
+    return total
+
+
+def test_compare_report_of_the_hdp_mixture():
+    """The hdp family: the hard HDP (estimator or result) beside the CRF sampler's posterior,
+    both scored by the hard HDP objective; group_ids are data of this family only."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, HardHDP, gibbs_hdp_gmm, hard_hdp
+
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    group_ids = np.repeat(np.arange(4), 15)
+    y = rng.integers(0, 3, 60)
+    X = centres[y] + rng.normal(0, 0.3, (60, 2))
+    est = HardHDP(lam_local=1.0, lam_global=2.0).fit(X, group_ids=group_ids)
+    res = hard_hdp(X, 1.0, 2.0, group_ids=group_ids)
+    np.testing.assert_array_equal(est.labels_, res.flat_labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_hdp_gmm(0, X, group_ids=group_ids, sigma2=0.1, rho2=5.0, num_warmup=20,
+                             num_samples=20, num_chains=2, progress_bar=False)
+    by_estimator = compare(post, est, y, X=X, group_ids=group_ids)
+    by_result = compare(post, res, y, X=X, group_ids=group_ids)
+    _assert_same_table(by_estimator, by_result)
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "hdp" and hard_row["method"] == "hard limit (hard HDP)"
+    np.testing.assert_array_equal(by_result.hard_labels, res.flat_labels)
+    assert hard_row["objective"] == pytest.approx(
+        _hard_hdp_objective(X, group_ids, np.asarray(res.flat_labels), 1.0, 2.0), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _hard_hdp_objective(X, group_ids, by_result.point, 1.0, 2.0), rel=1e-9)
+    with pytest.raises(ValueError, match="group_ids is required"):
+        compare(post, res, X=X)
+    with pytest.raises(ValueError, match="y is not data of the 'hdp' family"):
+        compare(post, res, X=X, group_ids=group_ids, y=y)
+
+
+def _hard_dc_objective(X, classes, labels, lam, xi, n0=1.0):
+    """HardDC's J by a loop over the clusters: SSE + lam k - xi log Polya(classes | labels)
+    (the Dirichlet-multinomial evidence of each cluster's class counts, prior n0 per class)."""
+    from scipy.special import gammaln
+
+    C = len(np.unique(classes))
+    total = 0.0
+    for c in np.unique(labels):
+        members = labels == c
+        total += float(np.sum((X[members] - X[members].mean(0)) ** 2)) + lam
+        counts = np.array([np.sum(classes[members] == k) for k in np.unique(classes)], float)
+        log_polya = (np.sum(gammaln(counts + n0) - gammaln(n0))
+                     - (gammaln(counts.sum() + C * n0) - gammaln(C * n0)))
+        total -= xi * log_polya
+    return total
+
+
+def _kl_means_objective(R, labels, lam):
+    """KL-means' J by a loop over the rows: sum_i n_i KL(p_i || psi_z_i) + lam k, with psi a
+    cluster's pooled row (R dense counts, shape (n, m))."""
+    total = 0.0
+    for c in np.unique(labels):
+        rows = R[labels == c]
+        psi = rows.sum(0) / rows.sum()
+        for r in rows:
+            p = r / r.sum()
+            on = p > 0
+            total += r.sum() * float(np.sum(p[on] * np.log(p[on] / psi[on])))
+        total += lam
+    return total
+
+
+def test_compare_report_of_discriminative_clustering():
+    """The dc family: HardDC (estimator or result) beside the tempered DP-MDA2's posterior,
+    both partitions scored by HardDC's objective J."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, HardDC
+    from bayesclust.inference.hard.hard_dc import hard_dc
+    from bayesclust.inference.mixtures.dp_mda2_gibbs import gibbs_dp_mda2
+
+    X, y = datasets.three_gaussians(3, n_per_cluster=15)
+    classes = (X[:, 1] > np.median(X[:, 1])).astype(int)  # auxiliary data: up or down
+    est = HardDC(n_clusters=3).fit(X, classes)
+    res = hard_dc(X, classes, est.lam_, 1.0)
+    np.testing.assert_array_equal(est.labels_, res.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_dp_mda2(0, X, classes, lam=res.lam, xi=1.0, sigma2=0.4, num_warmup=20,
+                             num_samples=20, num_chains=2, progress_bar=False)
+    by_estimator = compare(post, est, y, X=X, y=classes)
+    by_result = compare(post, res, y, X=X, y=classes)
+    _assert_same_table(by_estimator, by_result)
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "dc" and hard_row["method"] == "hard limit (HardDC)"
+    assert hard_row["objective"] == pytest.approx(
+        _hard_dc_objective(X, classes, np.asarray(res.labels), res.lam, 1.0), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _hard_dc_objective(X, classes, by_result.point, res.lam, 1.0), rel=1e-9)
+    with pytest.raises(ValueError, match="y has 44 entries"):
+        compare(post, res, X=X, y=classes[:-1])
+    with pytest.raises(ValueError, match="group_ids is not data of the 'dc' family"):
+        compare(post, res, X=X, y=classes, group_ids=np.zeros(len(X), int))
+
+
+def test_compare_report_of_the_aspect_model():
+    """The aspect family: KL-means (estimator or result) beside the DP mixture of multinomials
+    on the same co-association rows, both scored by KL-means' objective."""
+    import warnings
+
+    from bayesclust import ConvergenceWarning, KLMeansConsensus, kmeans_ensemble
+    from bayesclust.inference.hard.kl_means import kl_means
+    from bayesclust.inference.mixtures.multinomial_gibbs import gibbs_dp_multinomial
+
+    X, y = datasets.three_gaussians(4, n_per_cluster=12)
+    ensemble = kmeans_ensemble(0, X, 20).labels  # (20, n)
+    est = KLMeansConsensus(3).fit(ensemble=ensemble)
+    res = kl_means(est.coassociation_, est.lam_, collapsed=True)
+    np.testing.assert_array_equal(est.labels_, res.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = gibbs_dp_multinomial(0, est.coassociation_, lam=est.lam_, tau=0.5 * est.lam_,
+                                    collapsed=True, num_warmup=10, num_samples=10, num_chains=2)
+    by_estimator = compare(post, est, y, X=X, ensemble=ensemble)
+    by_result = compare(post, res, y, X=X, ensemble=ensemble)
+    _assert_same_table(by_estimator, by_result)
+    # The co-association counts with the diagonal: pairs in one cluster, summed over partitions.
+    R = sum((p[:, None] == p[None, :]).astype(float) for p in np.asarray(ensemble))
+    point_row, _, hard_row = by_result.rows
+    assert by_result.model == "aspect" and hard_row["method"] == "hard limit (KL-means)"
+    assert hard_row["objective"] == pytest.approx(
+        _kl_means_objective(R, np.asarray(res.labels), est.lam_), rel=1e-9)
+    assert point_row["objective"] == pytest.approx(
+        _kl_means_objective(R, by_result.point, est.lam_), rel=1e-9)
+    with pytest.raises(ValueError, match="y is not data of the 'aspect' family"):
+        compare(post, res, X=X, ensemble=ensemble, y=y)
+
+
 def _path(X, lam, grid, rho2, key=0):
     return small_variance_path(key, X, lam, grid, rho2=rho2, num_warmup=20, num_samples=20,
                                extend=False)
@@ -502,3 +647,18 @@ def test_gibbs_takes_one_initial_partition_per_chain():
         assert normalized_mutual_info_score(blobs, draw) == 1.0
     with pytest.raises(ValueError, match="one per chain"):
         gibbs_dp_gmm(0, X, num_chains=2, init_labels=np.zeros((3, 20), int), progress_bar=False)
+
+
+def test_limit_path_of_the_aspect_family_collapses():
+    # Three blobs, the co-association of the default k-means ensemble: the tempered DP mixture
+    # of multinomials collapses onto KL-means' partition (or one of lower J) before the floor.
+    from bayesclust import limit_path, metrics
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(c, 0.5, (20, 2)) for c in [(-2, 0), (2, 0), (0, 3)]])
+    path = limit_path(0, X, model="aspect", n_clusters=3, n_partitions=40)
+    assert path.model == "aspect" and path.temperature_name == "tau"
+    assert path.stop in ("hard", "lower_objective")
+    assert path.objective_point[-1] <= path.hard_objective * (1 + 1e-9)
+    if path.stop == "hard":
+        assert metrics.nmi(path.point, path.hard.labels) == pytest.approx(1.0)

@@ -204,6 +204,10 @@ def test_metric_by_hand():
     assert metrics.hard_dc_objective(X, [0, 1, 0], [5, 5, 7], 1.0, 0.5) == pytest.approx(expected)
     # classes are nominal: any integers
     assert metrics.hard_dc_objective(X, [3, 9, 3], [5, 5, 7], 1.0, 0.5) == pytest.approx(expected)
+    # n0 = 0.5 (N0 = 1): the sequential predictives 0.5/1 * 0.5/2 and 0.5/1
+    expected = 2.0 + 2 * 1.0 - 0.5 * math.log(1 / 16)
+    assert metrics.hard_dc_objective(X, [0, 1, 0], [5, 5, 7], 1.0, 0.5, n0=0.5) == pytest.approx(
+        expected)
 
 
 # --------------------------------------------------------------------------- #
@@ -405,7 +409,8 @@ def test_limit_path_collapses_onto_hard_dc():
     from bayesclust.datasets import dc_toy
 
     X, y = dc_toy(0, 40)
-    path = limit_path(0, X, model="dc", lam=1.5, y=y, xi=0.5, num_chains=8)
+    path = limit_path(0, X, model="dc", lam=1.5, y=y, xi=0.5, num_chains=4, num_warmup=20,
+                      num_samples=10)
     assert path.stop in ("hard", "lower_objective")
     assert path.model == "dc" and path.temperature_name == "sigma2"
     assert path.objective_point[-1] <= path.hard_objective * (1 + 1e-9)

@@ -144,10 +144,20 @@ def test_compare_dc_cli_writes_json(tmp_path, capsys):
     assert summary["n_train"] == 105 and summary["n_test"] == 45  # round(0.3 * 50) per class
     names = [r["method"] for r in summary["rows"]]
     assert names == ["CG MAP", "SA MAP (exact, hard)", "sDC", "NUTS (smoothed posterior)",
-                     "k-means (VQ)", "MoG", "MDA2"]
+                     "k-means (VQ)", "MoG", "MDA2", "HardDC (hard limit)"]
     for r in summary["rows"]:
         assert np.isfinite(r["test_cost"]) and r["test_cost"] > 0 and r["method"] in report
-        assert 1 <= r["cells_used"] <= 3
+        assert 1 <= r["cells_used"] <= (3 if r["method"] != "HardDC (hard limit)" else 8)
+    # HardDC beside its sampler: compare's report and the limit path, on the training part.
+    hard = summary["hard_dc"]
+    both = {r["method"]: r for r in summary["comparison"]["rows"]}
+    assert summary["comparison"]["model"] == "dc"
+    assert both["hard limit (HardDC)"]["k"] == hard["n_clusters"]
+    assert both["hard limit (HardDC)"]["objective"] == pytest.approx(hard["objective"], rel=1e-5)
+    path = summary["limit_path"]
+    assert path["model"] == "dc" and path["hard_objective"] == pytest.approx(hard["objective"], rel=1e-5)
+    assert path["stop"] in ("hard", "lower_objective")
+    assert "hard limit (HardDC)" in report and "limit path (dc" in report
     assert sum(summary["nuts"]["cells_distribution"].values()) == pytest.approx(1.0)
     # The discriminative MAP fits predict the training classes better than k-means' cells
     # (they optimise eq. 9; k-means ignores the classes).

@@ -319,3 +319,13 @@ def test_jit_and_eager_steps_agree(x64):
     jitted, _ = jax.jit(kl_means_step)(s0, rows, 5.0)
     np.testing.assert_array_equal(np.asarray(eager.labels), np.asarray(jitted.labels))
     assert float(eager.objective) == pytest.approx(float(jitted.objective), rel=1e-12)
+
+
+def test_aspect_log_joint_differences_match_enumeration(x64):
+    from bayesclust.comparison.aspect import aspect_log_joint
+
+    R = np.array([[3.0, 1, 0], [2, 2, 0], [0, 1, 3], [1, 0, 2]])
+    lam, tau, beta = 1.0, 0.7, 1.3
+    parts, p = _tempered_posterior(R, lam, tau, beta)
+    got = np.array([aspect_log_joint(sp.csr_matrix(R), z, tau, lam, beta) for z in parts])
+    np.testing.assert_allclose(got - got[0], np.log(p) - np.log(p[0]), rtol=1e-10, atol=1e-10)

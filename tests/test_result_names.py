@@ -37,6 +37,7 @@ ITERATIVE = ("objective", "objective_trace", "converged")
 MUST_BE_ITERATIVE = {
     "bayesclust.inference.hard.kmeans.KMeansResult",
     "bayesclust.inference.hard.dp_means.DPMeansResult",
+    "bayesclust.inference.hard.kl_means.KLMeansResult",
     "bayesclust.inference.hard.hard_hdp.HardHDPResult",
     "bayesclust.inference.increments.gmd.GMDResult",
     "bayesclust.inference.information.cecib.CECIBResult",

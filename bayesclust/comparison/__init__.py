@@ -6,7 +6,9 @@
   family's temperature onto the hard limit, and :class:`LimitFamily`, what a model provides
   to be compared both ways.
 * one module per family: :mod:`~bayesclust.comparison.dp` (the DP mixture and DP-means, and
-  :func:`small_variance_path`, its path under the DP mixture's names), ...
+  :func:`small_variance_path`, its path under the DP mixture's names),
+  :mod:`~bayesclust.comparison.aspect` (the DP mixture of multinomials on co-association
+  rows and KL-means, ``limit_path(model="aspect")``; imported on first use), ...
 """
 
 from .dp import DPLimit, default_sigma2_max, small_variance_path

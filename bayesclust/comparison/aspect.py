@@ -100,6 +100,27 @@ class AspectLimit(LimitFamily):
     data_arguments = ("ensemble",)
     hard_types = ("KLMeansResult", "KLMeansConsensus")
 
+    @classmethod
+    def from_hard(cls, hard, X, *, ensemble=None, **data):
+        """The family at the penalty of a ``KLMeansResult`` (``lam``) or a fitted
+        ``KLMeansConsensus`` (``lam_``, and its ``ensemble_`` when ``ensemble`` is None), on
+        the co-association rows of ``ensemble`` (m, n); ``X`` (n, d) only gives ``n``."""
+        if data:
+            raise ValueError(f"the aspect model reads X and ensemble, not {', '.join(sorted(data))}")
+        if X is None:
+            raise ValueError("X is required by model='aspect' (the rows whose ensemble is clustered)")
+        fitted = hasattr(hard, "labels_")
+        lam = getattr(hard, "lam_" if fitted else "lam", None)
+        if lam is None:
+            raise TypeError(f"hard must be a KLMeansResult or a fitted KLMeansConsensus, got "
+                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
+        if ensemble is None:
+            ensemble = getattr(hard, "ensemble_", None)
+            if ensemble is None:
+                raise ValueError("ensemble is required with a KLMeansResult: the partitions whose "
+                                 "co-association rows it clustered")
+        return cls(X, lam=lam, ensemble=ensemble, collapsed=getattr(hard, "collapsed", True))
+
     def __init__(self, X, *, lam=None, ensemble=None, n_clusters=None, beta: float = 1.0,
                  collapsed: bool = True, n_partitions: int = 150, random_state: int = 0):
         X = V.check_array(X, "X")
@@ -122,37 +143,41 @@ class AspectLimit(LimitFamily):
         self.collapsed = bool(collapsed)
         self.n_samples = X.shape[0]
         self.scale = self.lam
-
-    @classmethod
-    def from_hard(cls, hard, X, *, ensemble=None, **data):
-        """The family at the penalty of a ``KLMeansResult`` (``lam``; its ``ensemble`` required)
-        or a fitted ``KLMeansConsensus`` (``lam_``, ``collapsed``; its own ``ensemble_`` by
-        default), on ``X`` (n, d)."""
-        if data:
-            raise ValueError(f"the aspect model reads X and ensemble, not {', '.join(sorted(data))}")
-        fitted = hasattr(hard, "labels_")
-        lam = getattr(hard, "lam_" if fitted else "lam", None)
-        if lam is None:
-            raise TypeError(f"hard must be a KLMeansResult or a fitted KLMeansConsensus, got "
-                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
-        if ensemble is None:
-            if not fitted:
-                raise ValueError("ensemble (the partitions whose co-association KL-means "
-                                 "clustered) is required with a KLMeansResult")
-            ensemble = hard.ensemble_
-        if X is None:
-            X = np.zeros((np.shape(V.check_ensemble(ensemble))[1], 1))  # the rows only count
-        collapsed = getattr(hard, "collapsed", True)
-        return cls(X, lam=lam, ensemble=ensemble, collapsed=collapsed)
+        self._hard = None
 
     def hard(self):
-        return kl_means(self.coassociation, self.lam, collapsed=self.collapsed)
+        if self._hard is None:
+            self._hard = kl_means(self.coassociation, self.lam, collapsed=self.collapsed)
+        return self._hard
 
     def objective(self, labels) -> float:
         return metrics.kl_means_objective(self._csr, labels, self.lam)
 
     def temperature_max(self) -> float:
-        """``lam``: opening a cluster costs ``e^{-1}`` in ``alpha``, the posterior is diffuse."""
+        """Ten times the largest ``tau`` at which a row of the one-cluster start would open a cluster.
+
+        Walking down from ``lam`` by half decades (to ``1e-12 lam``), the first ``tau`` at
+        which some row's collapsed Gibbs odds of opening a cluster against staying in the
+        one cluster of all the others exceed 1 (:func:`bayesclust.kernels.polya_move_score`:
+        a new cluster pays the Dirichlet's normalisation, so at larger ``tau`` the chains
+        started from one cluster stay there whatever the posterior odds of a partition);
+        the path starts a decade above it.  ``lam`` when no row would open one.
+        """
+        csr = self._csr
+        n, m = csr.shape
+        beta = self.beta
+        coo = csr.tocoo()
+        pooled = np.asarray(csr.sum(axis=0)).ravel()
+        totals = np.asarray(csr.sum(axis=1)).ravel()
+        N = float(pooled.sum())
+        for t in self.lam * 10.0 ** -np.arange(0.0, 12.01, 0.5):
+            v, rest = coo.data / t, (pooled[coo.col] - coo.data) / t
+            join = np.bincount(coo.row, gammaln(beta + rest + v) - gammaln(beta + rest), minlength=n)
+            join -= gammaln(m * beta + N / t) - gammaln(m * beta + (N - totals) / t)
+            new = np.bincount(coo.row, gammaln(beta + v) - gammaln(beta), minlength=n)
+            new -= gammaln(m * beta + totals / t) - gammaln(m * beta)
+            if np.max(-self.lam / t + new - np.log(max(n - 1, 1)) - join) > 0:
+                return float(min(self.lam, 10.0 * t))
         return float(self.lam)
 
     def log_target(self, states, temperature) -> np.ndarray:

@@ -57,6 +57,29 @@ class DCLimit(LimitFamily):
     data_arguments = ("y",)
     hard_types = ("HardDCResult", "HardDC")
 
+    @classmethod
+    def from_hard(cls, hard, X, *, y=None, **data):
+        """The family at the penalties of a ``HardDCResult`` (``lam``, ``xi``, ``n0``) or a
+        fitted ``HardDC`` (``lam_``, ``xi``, ``n0``), on ``X`` (n, d) with the classes ``y``
+        (n,) the hard result was fitted to."""
+        if data:
+            raise ValueError(f"discriminative clustering reads X and y, not {', '.join(sorted(data))}")
+        if X is None:
+            raise ValueError("X is required to score partitions by the HardDC objective")
+        fitted = hasattr(hard, "labels_")
+        lam = getattr(hard, "lam_" if fitted else "lam", None)
+        xi, n0 = getattr(hard, "xi", None), getattr(hard, "n0", None)
+        centers = getattr(hard, "cluster_centers_" if fitted else "centers", None)
+        if lam is None or xi is None or n0 is None or centers is None:
+            raise TypeError(f"hard must be a HardDCResult or a fitted HardDC, got "
+                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}, xi, n0")
+        family = cls(X, lam=lam, y=y, xi=xi, n0=n0)
+        d = np.shape(centers)[-1]
+        if d != family.d:
+            raise ValueError(f"X has {family.d} features but hard's centres have {d}: a hard "
+                             "result of other data")
+        return family
+
     def __init__(self, X, *, lam=None, y=None, xi: float = 1.0, n0: float = 1.0,
                  rho2: float = 100.0, collapsed: bool = False, n_clusters=None):
         self.X = V.check_array(X, "X")
@@ -76,22 +99,6 @@ class DCLimit(LimitFamily):
         self.scale = self.lam
         X64 = np.asarray(self.X, float)
         self._Xc = X64 - X64.mean(0)
-
-    @classmethod
-    def from_hard(cls, hard, X, *, y=None, **data):
-        """The family at the penalties of a ``HardDCResult`` (``lam``, ``xi``, ``n0``) or a
-        fitted ``HardDC`` (``lam_``, ``xi``, ``n0``), on ``X`` (n, d) with the classes ``y`` (n,)."""
-        if data:
-            raise ValueError(f"discriminative clustering reads X and y, not {', '.join(sorted(data))}")
-        if X is None or y is None:
-            raise ValueError("X and y (the classes) are required to score partitions by HardDC's "
-                             "objective")
-        fitted = hasattr(hard, "labels_")
-        lam = getattr(hard, "lam_" if fitted else "lam", None)
-        if lam is None:
-            raise TypeError(f"hard must be a HardDCResult or a fitted HardDC, got "
-                            f"{type(hard).__name__} without {'lam_' if fitted else 'lam'}")
-        return cls(X, lam=lam, y=y, xi=hard.xi, n0=hard.n0)
 
     def hard(self):
         return hard_dc(self.X, self.codes, self.lam, self.xi, n0=self.n0)

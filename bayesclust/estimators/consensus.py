@@ -1029,7 +1029,7 @@ class KLMeansConsensus(_ConsensusBase):
     >>> from bayesclust import KLMeansConsensus
     >>> parts = [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], [1, 1, 1, 0, 0, 2]]
     >>> KLMeansConsensus(n_clusters=2).fit(ensemble=parts).labels_.tolist()
-    [0, 0, 0, 1, 1, 1]
+    [1, 1, 1, 0, 0, 0]
     """
 
     _parameter_constraints: dict = {

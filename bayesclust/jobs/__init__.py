@@ -1,7 +1,7 @@
 """The ``bayesclust compare --model ...`` jobs: one model fitted by sampling and by its
 hard limit (and peers), a printed report, ``<job>.json`` and a figure.
 
-One module per model (``dp``, ``hdp``, ``dc``, ``consensus``, ``did``, ``temporal``), sharing
+One module per model (``dp``, ``hdp``, ``dc``, ``aspect``, ``consensus``, ``did``, ``temporal``), sharing
 :mod:`bayesclust.jobs._common`; :func:`run_compare` dispatches.  Only the CLI (and
 users who want the reports from Python) import this package.
 """
@@ -17,6 +17,7 @@ MODELS = {
     "dp": ("dp", "run_compare_dp", "three-gaussians"),
     "hdp": ("hdp", "run_compare_hdp", "hdp-groups"),
     "dc": ("dc", "run_compare_dc", "dc-toy"),
+    "aspect": ("aspect", "run_compare_aspect", "iris"),
     "consensus": ("consensus", "run_compare_consensus", "iris"),
     "did": ("did", "run_compare_did", "iris"),
     "temporal": ("temporal", "run_compare_temporal", "temporal-ds2"),
@@ -47,16 +48,17 @@ def run_compare(
         (:data:`MODELS`).
     out_dir : path
         Output folder (created if missing).
-    model : {"dp", "hdp", "dc", "consensus", "did", "temporal"}
+    model : {"dp", "hdp", "dc", "aspect", "consensus", "did", "temporal"}
         ``"dp"``: :func:`~bayesclust.jobs.dp.run_compare_dp`; ``"hdp"``:
         :func:`~bayesclust.jobs.hdp.run_compare_hdp`; ``"dc"``:
-        :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"consensus"``:
+        :func:`~bayesclust.jobs.dc.run_compare_dc`; ``"aspect"``:
+        :func:`~bayesclust.jobs.aspect.run_compare_aspect`; ``"consensus"``:
         :func:`~bayesclust.jobs.consensus.run_compare_consensus`; ``"did"``:
         :func:`~bayesclust.jobs.did.run_compare_did`; ``"temporal"``:
         :func:`~bayesclust.jobs.temporal.run_compare_temporal`.
     n_clusters, lam : optional
         ``n_clusters``: clusters (``dp``: for the farthest-first lambda and the
-        k-means peer; ``dc``: prototypes).
+        k-means peer; ``dc``: prototypes; ``aspect``: KL-means' and PEnCA's clusters).
         ``lam``: the DP-means penalty (``dp`` only).
     seed : int
     num_warmup, num_samples, num_chains, thin : int, optional
@@ -78,7 +80,7 @@ def run_compare(
     if lam is not None and model != "dp":
         raise ValueError(f"--lam is an option of --model dp (--model {model} has no cluster penalty)")
     if n_clusters is not None and model in ("hdp", "consensus", "did", "temporal"):
-        raise ValueError(f"--n-clusters is an option of --model dp and dc (--model {model} takes "
+        raise ValueError(f"--n-clusters is an option of --model dp, dc and aspect (--model {model} takes "
                          "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
     job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
@@ -94,7 +96,7 @@ def run_compare(
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
         return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)
-    if model == "dc":
+    if model in ("dc", "aspect"):
         return job(data, out_dir, n_clusters=n_clusters, **sampler, **kwargs)
     if model in ("hdp", "did"):
         return job(data, out_dir, **sampler, **kwargs)

@@ -94,10 +94,12 @@ def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = N
     return "wrote " + " and ".join(str(p) for p in written)
 
 
-def path_settings(num_warmup: int, num_samples: int) -> dict:
-    """The limit path's sweeps per level in a job: its defaults (30 warm-up, 20 kept), or the
-    job's sampler settings when these are fewer (a short job runs a short path)."""
-    return {"num_warmup": min(30, int(num_warmup)), "num_samples": min(20, int(num_samples))}
+def path_settings(num_warmup: int, num_samples: int, num_chains: int) -> dict:
+    """The limit path's settings in a job: :func:`~bayesclust.comparison.path.limit_path`'s
+    defaults (30 warm-up sweeps and 20 draws per level, 16 chains), cut down for a short job:
+    at most the job's sampler sweeps per level and four path chains per sampler chain."""
+    return {"num_warmup": min(30, int(num_warmup)), "num_samples": min(20, int(num_samples)),
+            "num_chains": max(2, min(16, 4 * int(num_chains)))}
 
 
 #: What a limit path collapsed onto, by its ``stop`` (``{hard}``: the hard limit's name).

@@ -14,6 +14,7 @@ the import graph.
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 
 import jax
@@ -21,6 +22,7 @@ import numpy as np
 
 from .. import _validation as V
 from .. import datasets, metrics
+from ..comparison import compare, limit_path
 from ..inference.discriminative.dc_anneal import dc_anneal
 from ..inference.discriminative.dc_baselines import mda2_em, mog_em
 from ..inference.discriminative.dc_map import dc_map
@@ -33,8 +35,19 @@ from ..inference.discriminative.discriminative import (
     width_grid,
 )
 from ..inference.discriminative.sdc import sdc
+from ..inference.hard.hard_dc import hard_dc
 from ..inference.hard.kmeans import kmeans
-from ._common import convergence, load_data, save_figure, timed, write_outputs
+from ..inference.mixtures.dp_mda2_gibbs import gibbs_dp_mda2
+from ._common import (
+    convergence,
+    load_data,
+    path_report,
+    path_settings,
+    path_summary,
+    save_figure,
+    timed,
+    write_outputs,
+)
 
 __all__ = ["fig1_prototypes", "run_compare_dc"]
 
@@ -125,7 +138,16 @@ def run_compare_dc(
       label-invariantly: distribution of the number of non-empty cells, the VI point
       partition, and the test cost averaged over draws;
     * peers: **k-means (VQ)**, a **mixture of Gaussians** and **MDA2**, scored by
-      the same DC cost of their centres' Voronoi cells.
+      the same DC cost of their centres' Voronoi cells;
+    * **HardDC** (our extension, docs/deviations.md#hard-dc-model) -- DP-means with a class
+      term, the ``sigma2 -> 0`` limit of a tempered DP mixture of (point, class) components
+      (DP-MDA2), its penalty ``lam`` by farthest-first for ``n_clusters`` and ``xi = 1`` --
+      scored like the others by its centres' cells, **and its sampler**
+      (:func:`~bayesclust.inference.mixtures.dp_mda2_gibbs.gibbs_dp_mda2` at ``sigma2`` the
+      pooled within-cluster variance of HardDC's partition) beside it in
+      :func:`~bayesclust.comparison.report.compare`'s report, with the limit path
+      (:func:`~bayesclust.comparison.path.limit_path`, ``model="dc"``) annealing the sampler
+      onto HardDC.
 
     Widths (DC smoothing, SA jump, mixture spreads) are chosen by
     :func:`~bayesclust.inference.discriminative.discriminative.select_width` on a split of the
@@ -133,7 +155,8 @@ def run_compare_dc(
     for CG, sDC and NUTS.  Real data are standardised (z-scores of the training part).
     Writes ``compare_dc.json`` and ``compare_dc.png`` (on ``dc-toy`` with the Fig. 1
     panels: prototypes at ``lam_vq`` = 0, 0.02, 1 on the paper's 10,000-point toy,
-    :func:`fig1_prototypes`).
+    :func:`fig1_prototypes`; then the optimisers' panels, then HardDC against its sampler,
+    :func:`bayesclust.plotting.plot_comparison`).
 
     Parameters
     ----------
@@ -147,7 +170,7 @@ def run_compare_dc(
     n_samples : int
         Size of the toy.
     num_warmup, num_samples, num_chains : int
-        NUTS settings.
+        NUTS's and the DP-MDA2 Gibbs sampler's settings.
     plot, progress_bar : bool
 
     Returns
@@ -193,7 +216,8 @@ def run_compare_dc(
         cells = dc_voronoi_labels(Xtr, protos)
         return {
             "method": name, "cells_used": metrics.n_clusters(cells), "width": width,
-            "train_log_posterior": metrics.dc_log_posterior(cells, ctr, n_clusters=K, n_classes=C),
+            "train_log_posterior": metrics.dc_log_posterior(cells, ctr, n_clusters=len(protos),
+                                                            n_classes=C),
             "test_cost": heldout_cost(protos, Xte, cte, n_classes=C),
             "test_nmi_to_classes": metrics.nmi(cte, dc_voronoi_labels(Xte, protos)),
             "seconds": seconds,
@@ -229,6 +253,24 @@ def run_compare_dc(
         "seconds": post.seconds, "selection_seconds": 0.0,
     }
     rows.insert(3, nuts_row)
+    # HardDC and its sampler (the tempered DP-MDA2), and the path from one to the other.
+    hard_dc(Xtr, ctr, n_clusters=K)  # compile once, so the timing below is the run alone
+    hard, hard_s = timed(lambda: hard_dc(Xtr, ctr, n_clusters=K))
+    rows.append(score("HardDC (hard limit)", np.asarray(hard.centers), hard_s, None)
+                | {"selection_seconds": 0.0})
+    d = X.shape[1]
+    sigma2 = max(metrics.sse(Xtr, hard.labels, hard.centers) / (len(Xtr) * d),
+                 1e-8 * float(np.var(Xtr)))
+    mda2_post = gibbs_dp_mda2(jax.random.fold_in(key, 98), Xtr, ctr, lam=hard.lam, xi=hard.xi,
+                              sigma2=sigma2, num_warmup=num_warmup, num_samples=num_samples,
+                              num_chains=num_chains, progress_bar=progress_bar)
+    with warnings.catch_warnings():
+        # The floor is recorded in the JSON and the report instead.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        path = limit_path(seed, Xtr, model="dc", lam=hard.lam, y=ctr, xi=hard.xi,
+                          **path_settings(num_warmup, num_samples, num_chains))
+    report = compare(mda2_post, hard, ctr, X=Xtr, y=ctr, path=path)
+    mda2_conv = convergence(mda2_post)
     cg_cells = dc_voronoi_labels(Xtr, prototypes["CG MAP"])
     hard_cells = dc_voronoi_labels(Xtr, prototypes["SA MAP (exact, hard)"])
     conv = convergence(post)
@@ -250,6 +292,17 @@ def run_compare_dc(
             "nmi_point_to_sa_map": metrics.nmi(hard_cells, point),
         },
         "nmi_cg_map_to_sa_map": metrics.nmi(cg_cells, hard_cells),
+        "hard_dc": {"lam": hard.lam, "lam_rule": f"farthest-first, k={K}", "xi": hard.xi,
+                    "n0": hard.n0, "n_clusters": hard.n_clusters, "objective": hard.objective,
+                    "n_iter": hard.n_iter, "converged": hard.converged, "seconds": hard_s},
+        "dp_mda2_gibbs": {
+            "sampler": mda2_post.sampler, "sigma2": sigma2, "rho2": 100.0,
+            "num_chains": num_chains, "num_warmup": num_warmup, "num_samples": num_samples,
+            "k_distribution": {str(kk): v for kk, v in mda2_post.k_distribution().items()},
+            "rhat_k": mda2_conv["rhat"], "ess_bulk_k": mda2_conv["ess_bulk"],
+            "seconds_including_compile": mda2_post.seconds},
+        "comparison": report.to_dict(),
+        "limit_path": path_summary(path),
     }
     fig1 = None
     if plot and data == "dc-toy":
@@ -260,7 +313,8 @@ def run_compare_dc(
                 metrics.explained_variance(fig1["X"], r.labels).tolist() for r in fig1["fits"]],
             "log_posterior": [r.log_posterior for r in fig1["fits"]],
         }
-    figure = (lambda f: _figure(Xtr, ctr, prototypes, post, point, rows, fig1, f, data)) if plot else None
+    figure = ((lambda f: _figure(Xtr, ctr, prototypes, post, point, rows, fig1, report, f, data))
+              if plot else None)
     wrote = write_outputs(summary, out_dir, "compare_dc", figure)
     head = f"{'method':<28}{'cells':>6}{'width':>9}{'train logpost':>15}{'test cost':>11}{'seconds':>9}"
     lines = [f"{data} (seed {seed}): {len(X)} x {X.shape[1]}, {C} classes as auxiliary data, K={K}, "
@@ -274,16 +328,21 @@ def run_compare_dc(
         f"NUTS: cells {summary['nuts']['cells_distribution']}, NMI(VI point, CG MAP) "
         f"{summary['nuts']['nmi_point_to_cg_map']:.3f}, NMI(VI point, SA MAP) "
         f"{summary['nuts']['nmi_point_to_sa_map']:.3f} (time includes compilation)",
+        f"HardDC (lam {hard.lam:.4g}, xi {hard.xi:g}) beside its sampler, the tempered DP-MDA2 "
+        f"(sigma2 {sigma2:.4g}), on the training part:",
+        str(report),
+        path_report(path),
         wrote,
     ]
     summary["report"] = "\n".join(lines)
     return summary
 
 
-def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
+def _figure(X, classes, prototypes, post, point, rows, fig1, report, filename, name):
     from ..plotting import (
         _pyplot,
         plot_co_clustering,
+        plot_comparison,
         plot_dc_prototypes,
         plot_method_scores,
         plot_partition,
@@ -291,13 +350,14 @@ def _figure(X, classes, prototypes, post, point, rows, fig1, filename, name):
 
     plt = _pyplot()
     ncols = 3
-    nrows = 2 if fig1 is not None else 1
+    nrows = (2 if fig1 is not None else 1) + 2
     fig, axes = plt.subplots(nrows, ncols, figsize=(13, 4.3 * nrows), squeeze=False)
     if fig1 is not None:
         for ax, lam_vq, r in zip(axes[0], fig1["lam_vq"], fig1["fits"]):
             plot_dc_prototypes(fig1["X"], fig1["classes"], r.prototypes, ax=ax,
                                title=f"Fig. 1: lam_vq = {lam_vq:g}")
-    ax = axes[-1]
+    plot_comparison(report, axes=axes[-2:], title=f"{name} (train)")
+    ax = axes[-3]
     plot_partition(X, metrics.match_labels(classes, dc_voronoi_labels(X, prototypes["CG MAP"])),
                    prototypes["CG MAP"], ax=ax[0], title=f"{name}: CG MAP cells (train)")
     plot_co_clustering(post.co_clustering(), np.lexsort((classes, point)), ax=ax[1],

@@ -23,6 +23,7 @@ from ._common import (
     convergence,
     load_data,
     path_report,
+    path_settings,
     path_summary,
     timed,
     write_outputs,
@@ -104,7 +105,7 @@ def run_compare_dp(
     with warnings.catch_warnings():
         # The floor is recorded in the JSON and the report instead.
         warnings.simplefilter("ignore", RuntimeWarning)
-        path = small_variance_path(seed, X, lam)
+        path = small_variance_path(seed, X, lam, **path_settings(num_warmup, num_samples, num_chains))
     report = compare(post, dpm, y, X=X, path=path)
     conv = convergence(post)
 

@@ -71,7 +71,7 @@ def dp_multinomial(counts, *, lam: float, tau: float, beta: float = 1.0, truncat
     Sample sites
     ------------
     ``v`` (T - 1,) ``Beta(1, alpha)`` (plate ``"sticks"``); ``psi`` (T, m) ``Dir(beta)``
-    (plate ``"clusters"``); factor ``"rows"`` (plate ``"rows"``, n): per row
+    (plate ``"clusters"``); factor ``"row_likelihood"`` (plate ``"rows"``, n): per row
     :math:`\log \sum_j w_j \exp(\tau^{-1} \sum_y r_{iy} \log \psi_{jy})`.
 
     Examples
@@ -96,4 +96,4 @@ def dp_multinomial(counts, *, lam: float, tau: float, beta: float = 1.0, truncat
     log_psi = jnp.log(jnp.clip(psi, jnp.finfo(psi.dtype).tiny))
     per_cluster = jnp.where(counts[:, None, :] > 0, counts[:, None, :] * log_psi[None], 0.0).sum(-1)
     with numpyro.plate("rows", n):
-        numpyro.factor("rows", logsumexp(jnp.log(weights)[None, :] + per_cluster / tau, axis=1))
+        numpyro.factor("row_likelihood", logsumexp(jnp.log(weights)[None, :] + per_cluster / tau, axis=1))

@@ -107,12 +107,13 @@ def init_multinomial_state(rows: CountRows, labels, capacity: int) -> Multinomia
     return MultinomialGibbsState(labels, sizes, counts, totals, log_psi, jnp.asarray(False))
 
 
-def new_cluster_log_weights(rows, tau, beta: float) -> np.ndarray:
+def new_cluster_log_weights(rows, tau, beta: float, *, entropy: bool = True) -> np.ndarray:
     r"""Per row, :math:`\log [B(\beta + r_i/\tau) / B(\beta)] - \tau^{-1} \sum_y r_{iy} \log \hat p_{iy}`, host float64.
 
     The new-cluster marginal of the tempered row less the entropy term common to every
     choice of the explicit sampler: :math:`O(\log(1/\tau))`, computed in float64 so that
-    neither term's size (:math:`O(1/\tau)`) costs precision.
+    neither term's size (:math:`O(1/\tau)`) costs precision.  ``entropy=False``: the
+    marginal alone (the collapsed sampler's new-cluster score).
 
     Parameters
     ----------
@@ -134,7 +135,7 @@ def new_cluster_log_weights(rows, tau, beta: float) -> np.ndarray:
     marginal = per - (np_gammaln(m * beta + totals / tau) - np_gammaln(m * beta))
     safe = np.where(totals > 0, totals, 1.0)
     negent = np.bincount(which, csr.data * np.log(csr.data / safe[which]), minlength=n)
-    return marginal - negent / tau
+    return marginal - negent / tau if entropy else marginal
 
 
 def _dirichlet_log(key, conc):
@@ -149,7 +150,8 @@ def _log_gammas(key, conc):
 
 
 def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau, beta,
-                      new_weights, n_columns, collapsed: bool) -> tuple[MultinomialGibbsState, GibbsInfo]:
+                      new_weights, n_columns, collapsed: bool,
+                      log_gamma_table=None) -> tuple[MultinomialGibbsState, GibbsInfo]:
     """One Gibbs sweep of one chain: every row in order (remove, draw, add back), then the psi draws.
 
     Parameters
@@ -164,11 +166,15 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     beta : scalar
         Symmetric Dirichlet parameter.
     new_weights : array, shape (n,)
-        :func:`new_cluster_log_weights` (explicit sampler; the collapsed one computes the
-        marginal itself).
+        Explicit sampler: :func:`new_cluster_log_weights`; collapsed: the new-cluster
+        marginal :math:`\\log B(\beta + r_i/\tau) - \\log B(\beta)` itself
+        (:func:`new_cluster_log_weights` with ``entropy=False``).
     n_columns : int scalar
         The categories ``m`` of the Dirichlet: columns at and after it are padding.
     collapsed : bool (static)
+    log_gamma_table : array, optional
+        Collapsed sampler on integer counts: :math:`\\log\\Gamma(\beta + j/\tau)`,
+        ``j = 0..T-1`` (see :func:`~bayesclust.kernels.multinomial.polya_move_score`).
 
     Returns
     -------
@@ -215,11 +221,9 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
         totals = totals - jnp.where(at_old, tot, 0.0)
         active = sizes > 0
         if collapsed:
-            score = polya_move_score(cols, vals / tau, tot / tau, counts / tau, totals / tau,
-                                     beta_vec, beta_sum)
-            new_score = log_alpha + polya_move_score(
-                cols, vals / tau, tot / tau, jnp.zeros((1, m), dtype), jnp.zeros(1, dtype),
-                beta_vec, beta_sum)[0]
+            score = polya_move_score(cols, vals, tot, counts, totals, beta_vec, beta_sum,
+                                     tau=tau, log_gamma_table=log_gamma_table)
+            new_score = log_alpha + new_weights[i]
         else:
             score = -kl_costs_row(cols, vals, rows.negentropy[i], log_psi) / tau
             new_score = log_alpha + new_weights[i]
@@ -257,11 +261,11 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
 
 
 def multinomial_sweep_chains(keys, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau,
-                             beta, new_weights, n_columns, collapsed: bool):
+                             beta, new_weights, n_columns, collapsed: bool, log_gamma_table=None):
     """:func:`multinomial_sweep` of a batch of chains (``keys`` (C,), a leading chain axis on ``state``)."""
     return jax.vmap(lambda k, s: multinomial_sweep(
         k, rows, s, log_alpha=log_alpha, tau=tau, beta=beta, new_weights=new_weights,
-        n_columns=n_columns, collapsed=collapsed))(keys, state)
+        n_columns=n_columns, collapsed=collapsed, log_gamma_table=log_gamma_table))(keys, state)
 
 
 def _log_likelihood(rows: CountRows, state: MultinomialGibbsState):
@@ -271,11 +275,12 @@ def _log_likelihood(rows: CountRows, state: MultinomialGibbsState):
 
 
 @functools.partial(jax.jit, static_argnames=("num", "collapsed"))
-def _run_segment(keys, rows, state, log_alpha, tau, beta, new_weights, n_columns, *, num, collapsed):
+def _run_segment(keys, rows, state, log_alpha, tau, beta, new_weights, n_columns, log_gamma_table,
+                 *, num, collapsed):
     def draw(s, k):
         s, info = multinomial_sweep_chains(k, rows, s, log_alpha=log_alpha, tau=tau, beta=beta,
                                            new_weights=new_weights, n_columns=n_columns,
-                                           collapsed=collapsed)
+                                           collapsed=collapsed, log_gamma_table=log_gamma_table)
         record = dict(labels=s.labels, n_clusters=info.n_clusters,
                       log_likelihood=jax.vmap(lambda s1: _log_likelihood(rows, s1))(s))
         return s, record
@@ -400,7 +405,14 @@ def gibbs_dp_multinomial(
     capacity = max(8, pow2_at_least(2 * k0))
     state = jax.vmap(lambda lab: init_multinomial_state(rows, lab, capacity))(jnp.asarray(labels0))
     log_alpha = jnp.asarray(-lam / tau, dtype)
-    new_weights = jnp.asarray(new_cluster_log_weights(host, tau, beta), dtype)
+    new_weights = jnp.asarray(new_cluster_log_weights(host, tau, beta, entropy=not collapsed), dtype)
+    table = None
+    data = host.csr.data
+    if collapsed and np.all(data == np.round(data)):
+        # Integer counts: every per-entry lgamma of the Polya score is read from a table of
+        # log Gamma(beta + j / tau) up to the largest column sum (a pooled count never exceeds it).
+        top = int(np.asarray(host.csr.sum(axis=0)).max()) + 1
+        table = jnp.asarray(np_gammaln(beta + np.arange(top) / tau), dtype)
     tau_j, beta_j = jnp.asarray(tau, dtype), jnp.asarray(beta, dtype)
 
     def grow(s):
@@ -412,7 +424,7 @@ def gibbs_dp_multinomial(
 
     records, seconds = run_in_segments(
         key, lambda keys, s, num: _run_segment(keys, rows, s, log_alpha, tau_j, beta_j, new_weights,
-                                               np.int32(host.shape[1]), num=num, collapsed=bool(collapsed)),
+                                               np.int32(host.shape[1]), table, num=num, collapsed=bool(collapsed)),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=1,
         grow=grow, progress_bar=progress_bar, desc="gibbs (multinomial)")
     post = Posterior(
