@@ -267,12 +267,14 @@ def hard_dc_step(state: HardDCState, X, classes, lam, xi, *, n0=1.0,
     :math:`|x_i - \\mu_j|^2 - \\xi \\log \\mathrm{pred}_j(c_i)` (its own class count
     removed) or opens one at :math:`x_i` when :math:`\\lambda - \\xi \\log(n^0_{c_i}/N^0)`
     is strictly less; then empty clusters are deleted, the survivors renumbered in order and
-    the means recomputed.  Every move and the mean step lower :math:`J` or leave it
-    unchanged.  :func:`hard_dc` is this step in a ``lax.while_loop`` from
+    the means recomputed.  The pass and the mean step each lower :math:`J` or leave it
+    unchanged (every move takes its point's least cost; a cluster re-entered after it
+    emptied in the same pass was paid for when it emptied).  :func:`hard_dc` is this step in a ``lax.while_loop`` from
     :func:`init_hard_dc_state`; stepping by hand on the data :func:`hard_dc` works on (the
     unit frame: centred, scaled by ``2**-e``, ``lam`` and ``xi`` by ``4**-e``) reproduces it
-    (the labels, iterations and float32 objectives bit for bit; float64 objectives to a few
-    ulps, XLA's float64 log-gamma rounding with its fusion).  Works eagerly and under
+    (labels, iterations and float32 objectives bit for bit; float64 objectives to a relative
+    1e-13, as XLA rounds the float64 log-gamma of the class term differently inside the
+    loop's fusion).  Works eagerly and under
     ``jax.jit`` (``n_classes`` static); no validation.
 
     Parameters

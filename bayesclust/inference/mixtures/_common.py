@@ -62,15 +62,18 @@ def _draw_slot_or_new(log_w, log_new, u):
     return jnp.sum(cdf < u * total, axis=0).astype(jnp.int32)
 
 
-def _draw_means(key, counts, sums, sigma2, rho2):
+def _draw_means(key, counts, sums, sigma2, rho2, noise=None):
     """``mu_c ~ N(S_c rho2 / (sigma2 + rho2 n_c), sigma2 rho2 / (sigma2 + rho2 n_c) I)``, 0 for empty slots.
 
     The Gaussian posterior of a mean with prior ``N(0, rho2 I)`` given ``n_c``
-    points of sum ``S_c`` (shared by the DP and HDP samplers).
+    points of sum ``S_c`` (shared by the DP, HDP and DP-MDA2 samplers).  ``noise``: the
+    standard normals to use, shape of ``sums`` (then ``key`` is not read).
     """
     var = sigma2 * rho2 / (sigma2 + rho2 * counts)
     mean = rho2 * sums / (sigma2 + rho2 * counts)[:, None]
-    draw = mean + jnp.sqrt(var)[:, None] * jax.random.normal(key, sums.shape, sums.dtype)
+    if noise is None:
+        noise = jax.random.normal(key, sums.shape, sums.dtype)
+    draw = mean + jnp.sqrt(var)[:, None] * noise
     return jnp.where((counts > 0)[:, None], draw, 0.0)
 
 

@@ -159,8 +159,15 @@ def dp_mda2_sweep(key, X, classes, state: DPMDA2State, *, xi, rho2, n0=1.0,
     sigma2 = state.sigma2
     rho2 = jnp.asarray(rho2, dtype)
     temper = jnp.asarray(xi, dtype) / (2.0 * sigma2)
-    k_u, k_z, k_means = jax.random.split(key, 3)
-    u = 1.0 - jax.random.uniform(k_u, (n,), dtype)
+    # All the sweep's randomness in one draw (uniforms in (-1, 1), normals by sqrt(2) erfinv
+    # as jax.random.normal makes them): one random-bits program instead of three, which
+    # under the chains' vmap is a large part of the sampler's compilation.
+    n_z = 0 if collapsed else n * d
+    v = jax.random.uniform(key, (n + n_z + K * d,), dtype, minval=np.nextafter(-1.0, 0.0,
+                                                                              dtype=dtype),
+                           maxval=1.0)
+    u = 1.0 - 0.5 * (v[:n] + 1.0)  # in (0, 1]
+    normals = jnp.sqrt(jnp.asarray(2.0, dtype)) * jax.scipy.special.erfinv(v[n:])
     slots = jnp.arange(K, dtype=jnp.int32)
     class_ids = jnp.arange(C, dtype=jnp.int32)
     empty = jnp.zeros((1, C), dtype)
@@ -170,7 +177,7 @@ def dp_mda2_sweep(key, X, classes, state: DPMDA2State, *, xi, rho2, n0=1.0,
         new_means = jnp.zeros_like(X)
     else:
         shrink = rho2 / (rho2 + sigma2)
-        new_means = shrink * X + jnp.sqrt(sigma2 * shrink) * jax.random.normal(k_z, (n, d), dtype)
+        new_means = shrink * X + jnp.sqrt(sigma2 * shrink) * normals[:n_z].reshape(n, d)
 
     def step(carry, inp):
         counts, sums, means, table, overflow = carry
@@ -204,7 +211,8 @@ def dp_mda2_sweep(key, X, classes, state: DPMDA2State, *, xi, rho2, n0=1.0,
     # Exact statistics of the new labels (running float sums drift).
     stats = segment_stats(X, labels, K)
     table = _class_table(classes, labels, K, C, dtype)
-    means = _draw_means(k_means, stats.weight, stats.sum, sigma2, rho2)
+    means = _draw_means(None, stats.weight, stats.sum, sigma2, rho2,
+                        noise=normals[n_z:].reshape(K, d))
     new = state._replace(labels=labels, counts=stats.weight, sums=stats.sum, means=means,
                          class_counts=table, overflow=overflow)
     zero = jnp.zeros((), jnp.int32)
