@@ -15,10 +15,28 @@ def test_04_consensus_runs(monkeypatch):
     res = run_notebook("04_consensus.ipynb", """\
     n_partitions=len(ens.labels),
     ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
-""", monkeypatch, min_images=8, smoke="2")
+""" + _KL_FIELDS, monkeypatch, min_images=9, smoke="2")
     assert res["n_partitions"] == 20  # the shortest run's ensemble
     assert abs(res["ll_map"] - res["ll_em"]) <= 1e-4 * abs(res["ll_em"])
     assert res["agree_min"] >= 0.9
+    _check_kl_means(res)
+
+
+# Both ways (section 8): compare scores KL-means' partition by metrics.kl_means_objective (host
+# float64), which must agree with the estimator's own (JAX) objective.
+_KL_FIELDS = """\
+    kl_methods=[r["method"] for r in report_kl.rows],
+    kl_hard_k=int(klc.n_clusters_), kl_report_k=report_kl.rows[2]["k"],
+    kl_hard_objective=float(klc.objective_), kl_report_objective=report_kl.rows[2]["objective"],
+    kl_stop=path_kl.stop, kl_objective_point=float(path_kl.objective_point[-1]),
+    kl_path_hard_objective=float(path_kl.hard_objective),
+"""
+
+
+def _check_kl_means(res):
+    assert res["kl_methods"][2] == "hard limit (KL-means)"
+    assert res["kl_report_k"] == res["kl_hard_k"] == 3
+    assert res["kl_report_objective"] == pytest.approx(res["kl_hard_objective"], rel=1e-4)
 
 
 @pytest.mark.long
@@ -38,7 +56,11 @@ def test_04_consensus_reproduces(monkeypatch):
     entropy_by_class=entropy_by_class,
     dr_ci={k: float(np.mean(list(v.values()))) for k, v in dr_ci.items()},
     ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
-""", monkeypatch, min_images=8)
+""" + _KL_FIELDS, monkeypatch, min_images=9)
+    _check_kl_means(res)
+    # The limit path collapses onto KL-means' partition or onto one of lower objective.
+    assert res["kl_stop"] in ("hard", "lower_objective")
+    assert res["kl_objective_point"] <= res["kl_path_hard_objective"] * (1 + 1e-9)
     t = res["table"]
     # PEnCA Table 1, iris: PEnCA 0.920 > MM 0.693 (one smaller ensemble in smoke mode).
     assert t["PEnCA (EM)"] >= 0.920 - 0.07

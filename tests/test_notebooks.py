@@ -270,6 +270,11 @@ _DC_FIELDS = """\
     cells_dist={str(k): float(v) for k, v in cells_dist.items()},
     best=search.best_params_,
     n_grid=len(Xg),
+    dc_methods=[r["method"] for r in report_dc.rows],
+    dc_hard_k=int(hdc.n_clusters_), dc_report_k=report_dc.rows[2]["k"],
+    dc_hard_objective=float(hdc.objective_), dc_report_objective=report_dc.rows[2]["objective"],
+    dc_stop=path_dc.stop, dc_objective_point=float(path_dc.objective_point[-1]),
+    dc_path_hard_objective=float(path_dc.hard_objective),
 """
 
 
@@ -277,16 +282,19 @@ _DC_FIELDS = """\
 def test_03_discriminative_runs(monkeypatch):
     """The shortest run (3 widths, shorter annealing, short NUTS) executes every cell; its claims
     are the same as the short run's, none depends on the run's length."""
-    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=3, smoke="2")
+    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2")
     assert res["n_grid"] == 300
     _check_discriminative(res)
 
 
 @pytest.mark.long
 def test_03_discriminative_reproduces(monkeypatch):
-    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=3)
+    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4)
     assert res["n_grid"] == 600
     _check_discriminative(res)
+    # The limit path collapses onto HardDC's partition or onto one of lower objective.
+    assert res["dc_stop"] in ("hard", "lower_objective")
+    assert res["dc_objective_point"] <= res["dc_path_hard_objective"] * (1 + 1e-9)
 
 
 def _check_discriminative(res):
@@ -306,6 +314,12 @@ def _check_discriminative(res):
     assert all(np.isfinite(r["test_cost"]) and r["test_cost"] > 0 for r in t.values())
     assert sum(res["cells_dist"].values()) == pytest.approx(1.0)
     assert res["best"]["smooth_std"] in (0.1, 0.3, 1.0) and res["best"]["lam_vq"] in (0.0, 0.02)
+    # Both ways: compare scores HardDC's partition by metrics.hard_dc_objective (host float64),
+    # which must agree with the estimator's own (JAX) objective.
+    assert res["dc_methods"][2] == "hard limit (HardDC)"
+    assert res["dc_report_k"] == res["dc_hard_k"]
+    assert res["dc_report_objective"] == pytest.approx(res["dc_hard_objective"], rel=1e-4)
+    assert res["dc_path_hard_objective"] == pytest.approx(res["dc_hard_objective"], rel=1e-4)
 
 
 _OWN_MODEL_FIELDS = """\
