@@ -38,7 +38,7 @@ from ..inference.consensus.ensembles import kmeans_ensemble
 from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
 from ..inference.consensus.ppc import ppc
-from ._base import _key_from_random_state
+from ._base import _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
            "HypergraphConsensus", "ACCCS"]
@@ -233,12 +233,14 @@ class EvidenceAccumulation(_ConsensusBase):
                 self.n_clusters_ = int(np.unique(sel.labels).shape[0])
                 self.linkage_ = None
                 self.lifetimes_ = None
+                _warn_if_one_cluster(self, "give n_clusters")
                 return self
             res = linkage_consensus(C, sel.method, sel.n_clusters, allow_k1=self.allow_k1)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
         self.linkage_ = res.linkage
         self.lifetimes_ = res.lifetimes
+        _warn_if_one_cluster(self, "give n_clusters")
         return self
 
 
@@ -327,6 +329,7 @@ class ConstrainedEAC(_ConsensusBase):
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
         self.constraint_satisfaction_ = res.satisfaction
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
     def fit_predict(self, X=None, y=None, ensemble=None, *, must_link=None, cannot_link=None):
@@ -486,6 +489,7 @@ class AspectConsensus(_ConsensusBase):
             self.weights_ = post.params["weights"].mean(axis=(0, 1))
             self.B_ = post.params["B"].mean(axis=(0, 1))
             self.log_likelihood_ = float(post.log_likelihood.mean())
+        _warn_if_one_cluster(self, "give n_clusters or raise max_clusters")
         return self
 
 
@@ -601,6 +605,7 @@ class EmbeddedConsensus(_ConsensusBase):
         self.n_components_ = res.n_components
         self.eigenvalues_ = res.eigenvalues
         self.n_neighbors_ = res.n_neighbors
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
 
@@ -706,6 +711,7 @@ class PairwiseConsensus(_ConsensusBase):
         self.objective_ = float(res.objective)
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
     def fit_predict(self, X=None, y=None, ensemble=None):
@@ -803,6 +809,7 @@ class HypergraphConsensus(_ConsensusBase):
         self.n_clusters_ = int(res.n_clusters)
         self.meta_labels_ = res.meta_labels
         self.association_ = res.association
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
     def fit_predict(self, X=None, y=None, ensemble=None):
@@ -920,6 +927,7 @@ class ACCCS(_ConsensusBase):
         self.n_iter_ = int(res.n_iter)
         self.acc_ = float(res.acc)
         self.constraint_satisfaction_ = float(res.constraint_satisfaction)
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
     def fit_predict(self, X=None, y=None, ensemble=None, must_link=None, cannot_link=None):

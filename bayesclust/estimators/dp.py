@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..inference.hard.dp_means import dp_means
+from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm, prior_distribution
 from ..inference.mixtures.gibbs_gaussian import GaussianClusterPrior
@@ -25,6 +25,7 @@ from ._base import (
     _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
+    _warn_if_one_cluster,
 )
 
 __all__ = ["DPMeans", "DPGaussianMixture"]
@@ -41,16 +42,20 @@ class DPMeans(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     lam : float or None, default None
-        Penalty per cluster (a squared distance, > 0).  ``None`` chooses it by
-        the farthest-first heuristic (Kulis & Jordan §6.1) for ``n_clusters``
-        clusters.
-    n_clusters : int, default 8
-        Desired number of clusters, used only to choose ``lam`` by
-        farthest-first when ``lam`` is None (capped at the number of samples).
-        DP-means chooses the number of clusters itself: the fitted
-        ``n_clusters_`` may differ (with the default k-means++ starts it is
-        often larger: a lower objective at that ``lam``; ``init="mean",
-        n_init=1`` is Kulis & Jordan's protocol).
+        Penalty per cluster (a squared distance, > 0).  ``None``: found for
+        ``n_clusters`` when that is given, otherwise
+        :math:`s^2 \chi^2_d(1 - 1/n)` (see Notes).
+    n_clusters : int or None, default None
+        Desired number of clusters, used only when ``lam`` is None: ``lam`` is
+        then the penalty at which this estimator's own fit (its ``init``,
+        ``n_init`` and ``random_state``) finds ``n_clusters`` clusters, by
+        bisection on ``log lam`` from Kulis & Jordan's farthest-first value
+        (§6.1; capped at the number of samples); when no penalty gives
+        ``n_clusters`` from k-means++ starts (a local search's count need not
+        fall strictly with ``lam``), from Algorithm 1's starts
+        (``init="mean"``, the fitted ``lam_`` is then theirs).  The fit runs
+        once per bisection step (typically 3-15 times); when neither search
+        finds ``n_clusters``, the fit with the nearest count is kept.
     max_iter : int, default 100
         Maximum number of iterations.
     max_clusters : int or None, default None
@@ -83,7 +88,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
     n_clusters_ : int
     lam_ : float
-        The penalty used (given or from farthest-first).
+        The penalty used (given, found for ``n_clusters``, or the default).
     objective_ : float
         Final value of the DP-means objective.
     restart_objectives_ : ndarray of shape (n_init,)
@@ -97,6 +102,18 @@ class DPMeans(ClusterMixin, BaseEstimator):
 
     Notes
     -----
+    The default penalty (neither ``lam`` nor ``n_clusters``) is
+    :math:`\lambda = s^2 \chi^2_d(1 - 1/n)`, with :math:`s^2` the data's mean
+    per-feature variance: the squared distance from the mean beyond which ``n``
+    draws of one spherical Gaussian with the data's spread put fewer than one point
+    in expectation.  A point opens a cluster only where such a Gaussian would not
+    reach, so data that one Gaussian explains stay one cluster, and the penalty
+    scales with the data (no unit dependence) and grows with ``d`` as the
+    chi-squared tail does.  It is a choice for a first look, not a model
+    selection; BENCHMARKS.md ("defaults on real data") lists the numbers of
+    clusters it gives.  A fit that ends with one cluster on 10 or more points
+    issues a :class:`bayesclust.SingleClusterWarning`.
+
     ``sample_weight`` is not equivalent to repeating samples: a point of weight
     ``w`` opens a cluster when ``w * d > lam`` (which keeps the weighted
     objective monotone), and repeated rows open one when ``d > lam``.  The
@@ -122,7 +139,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "shuffle": ["boolean"],
@@ -136,7 +153,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self,
         lam=None,
         *,
-        n_clusters=8,
+        n_clusters=None,
         max_iter=100,
         max_clusters=None,
         shuffle=False,
@@ -172,20 +189,27 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
-        if self.lam is None:
-            lam = _lam_from_n_clusters(X, self.n_clusters)
-        else:
-            lam = float(self.lam)
         key = _key_from_random_state(self.random_state)
         order = None
         if self.shuffle and (self.n_init == 1 or self.init != "mean"):
             order = np.asarray(jax.random.permutation(key, X.shape[0]))
-        random_starts = self.n_init > 1 or self.init != "mean"
-        res = dp_means(
-            X, lam, sample_weight=sample_weight, max_iter=self.max_iter,
-            max_clusters=self.max_clusters, order=order, mesh=self.mesh, n_init=self.n_init,
-            init=self.init, rng_key=key if random_starts else None,
-        )
+
+        def fit_at(lam, init=self.init):
+            random_starts = self.n_init > 1 or init != "mean"
+            return dp_means(
+                X, lam, sample_weight=sample_weight, max_iter=self.max_iter,
+                max_clusters=self.max_clusters, order=order, mesh=self.mesh, n_init=self.n_init,
+                init=init, rng_key=key if random_starts else None,
+            )
+
+        if self.lam is not None:
+            lam = float(self.lam)
+            res = fit_at(lam)
+        elif self.n_clusters is not None:
+            lam, res = _lam_for_n_clusters(fit_at, X, self.n_clusters, self.init)
+        else:
+            lam = _default_lam(X)
+            res = fit_at(lam)
         self.labels_ = res.labels.astype(np.intp)
         self.cluster_centers_ = res.centers
         self.n_clusters_ = res.n_clusters
@@ -195,6 +219,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
+        _warn_if_one_cluster(self, "lower lam or give n_clusters")
         return self
 
     def predict(self, X):
@@ -214,6 +239,88 @@ class DPMeans(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+
+def _default_lam(X) -> float:
+    r"""The penalty of ``DPMeans()`` without ``lam`` or ``n_clusters``:
+    :math:`\lambda = s^2\, \chi^2_{d}(1 - 1/n)`.
+
+    :math:`s^2 = \operatorname{tr}(\hat\Sigma)/d` is the data's mean per-feature variance
+    and :math:`\chi^2_d(q)` the chi-squared quantile with ``d`` degrees of freedom: the
+    squared distance from the mean beyond which ``n`` draws of one spherical Gaussian with
+    the data's spread put fewer than one point in expectation.  DP-means opens a cluster
+    for a point farther than ``lam`` from every centre, so a cluster opens only where one
+    Gaussian of the data's own spread would not reach.  It scales with the data (no
+    unit dependence) and with the dimension as the chi-squared tail does, which the total
+    variance alone does not (``lam = tr(Sigma)`` gave 45 clusters on standardised wine).
+    """
+    from scipy.stats import chi2
+
+    X = np.asarray(X, np.float64)
+    n, d = X.shape
+    s2 = float(np.mean((X - X.mean(0)) ** 2))
+    if not s2 > 0:
+        return _lam_from_n_clusters(X, 1)  # identical rows: one cluster at any penalty
+    return s2 * float(chi2.ppf(1.0 - 1.0 / max(n, 2), d))
+
+
+def _lam_for_n_clusters(fit_at, X, n_clusters: int, init: str):
+    """``(lam, result)``: the penalty at which the estimator's own fit ``fit_at(lam, init)``
+    finds ``n_clusters`` clusters, by bisection on ``log lam``.
+
+    Farthest-first (Kulis & Jordan 2012, §6.1) gives the penalty at which Algorithm 1 from
+    the global mean opens ``n_clusters`` clusters; other starts open a different number at
+    that penalty, so it is only the bracket's first point.  The number of clusters falls
+    as ``lam`` grows, though not strictly for a local search: k-means++ seeds cover the
+    data at distance ``lam``, and where one penalty gives a singleton beside the
+    ``n_clusters`` groups and a slightly larger one lets a seed cover two groups, no
+    penalty gives ``n_clusters`` from those starts.  Then Algorithm 1's starts (the global
+    mean, random pass orders) are searched the same way; when neither finds
+    ``n_clusters``, the fit with the nearest number (the fewer on a tie) is returned.
+    """
+    k = min(int(n_clusters), X.shape[0])
+    lam0 = _lam_from_n_clusters(X, k)
+    seen = []
+    for start in dict.fromkeys((init, "mean")):
+        lam, res = lam0, fit_at(lam0, start)
+        seen.append((lam, res))
+        if res.n_clusters == k or farthest_first_lambda(X, k) == 0:
+            return lam, res  # found, or fewer distinct rows than k: every distinct row a cluster
+        found = _bisect_lam(lambda v, s=start: fit_at(v, s), lam, res, k, seen)
+        if found is not None:
+            return found
+    return min(seen, key=lambda t: (abs(t[1].n_clusters - k), t[1].n_clusters))
+
+
+def _bisect_lam(fit, lam, res, k, seen):
+    """Bracket and bisect ``log lam`` from ``(lam, res)`` for a fit with ``k`` clusters;
+    ``None`` when the bracket closes (to 0.1 %) without one.  Every fit joins ``seen``."""
+    # Bracket: ``lo`` opens more than k clusters, ``hi`` fewer.
+    step = 2.0 if res.n_clusters > k else 0.5
+    lam_next = lam
+    for _ in range(60):
+        try:
+            lam_next = lam * step
+            res_next = fit(lam_next)
+        except ValueError:  # the penalty left the working dtype's range
+            return None
+        seen.append((lam_next, res_next))
+        if res_next.n_clusters == k:
+            return lam_next, res_next
+        if (res_next.n_clusters > k) != (res.n_clusters > k):
+            break
+        lam, res = lam_next, res_next
+    else:
+        return None
+    lo, hi = sorted((lam, lam_next))
+    while hi > lo * 1.001:
+        mid = float(np.sqrt(lo * hi))
+        res_mid = fit(mid)
+        seen.append((mid, res_mid))
+        if res_mid.n_clusters == k:
+            return mid, res_mid
+        lo, hi = (mid, hi) if res_mid.n_clusters > k else (lo, mid)
+    return None
 
 
 class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
@@ -390,6 +497,7 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
             split_merge=self.split_merge, progress_bar=self.progress_bar,
         )
         self._set_posterior(X, post, rho2=self.rho2_)
+        _warn_if_one_cluster(self, "lower sigma2 or raise alpha")
         return self
 
 
@@ -414,4 +522,5 @@ def _fit_gaussian(est, X):
     )
     est.prior_ = prior
     est._set_posterior(X, post)
+    _warn_if_one_cluster(est, "raise alpha or give a prior of smaller scale")
     return est
