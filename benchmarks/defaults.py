@@ -4,8 +4,9 @@ Each estimator of :mod:`bayesclust.estimators` is constructed with its defaults 
 ``random_state=0`` where it has one) and fitted on iris, wine (raw and standardised), MASS
 biopsy, MASS crabs (the four species-sex groups) and digits reduced to 10 principal
 components.  A row gives the number of clusters found, the NMI to the classes, the worse
-R-hat of k and the log-likelihood for the sampled mixtures, the wall seconds (compilation
-included, as a first call pays it) and the warnings raised, beside scikit-learn's nearest
+R-hat of k and the log-likelihood for the sampled mixtures, the wall seconds of ``fit`` (the
+first call of each program in the process; JAX's persistent compilation cache, on by
+default, may already hold it) and the warnings raised, beside scikit-learn's nearest
 estimator with *its* defaults.
 
 Exceptions to "defaults only", because the estimator has no default for them:
@@ -153,8 +154,8 @@ def main():
     _common.emit({"benchmark": "defaults_real", "note": (
         "Every clustering estimator constructed with its defaults (random_state=0) on real data; "
         "k = clusters found, nmi = NMI to the classes, rhat = worse R-hat of k and the "
-        "log-likelihood (sampled mixtures), seconds = wall time of fit including compilation "
-        "on the shared 2-core machine, warnings = the UserWarning classes raised. The peer is "
+        "log-likelihood (sampled mixtures), seconds = wall time of fit on the shared 2-core "
+        "machine (first call in the process, JAX's persistent compilation cache warm), warnings = the UserWarning classes raised. The peer is "
         "scikit-learn's nearest estimator with its own defaults. DiscriminativeClustering is "
         "given the classes as its auxiliary data, EmbeddedConsensus the number of classes "
         "(neither has a default); wine is raw and standardised, crabs the four species-sex "
