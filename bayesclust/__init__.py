@@ -108,7 +108,7 @@ _LAZY = {
         "EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "PairwiseConsensus", "ACCCS", "SMIC",
         "HypergraphConsensus", "KLMeansConsensus",
         "CECIB",
-        "SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier",
+        "SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier", "SingleClusterWarning",
     ),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -180,6 +180,7 @@ __all__ = [
     "posterior_from_mcmc",
     "Posterior",
     "ConvergenceWarning",
+    "SingleClusterWarning",
     # discriminative clustering
     "DiscriminativeClustering",
     # its iterative algorithms' step shape: SA MAP, sDC, the MoG and MDA2 peers by EM

@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "limit_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py"]
+           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -477,6 +477,7 @@ _DEDICATED = ("environment", "dp_means_iteration_vs_sklearn_lloyd", "gibbs_vs_nu
               "hdp_", "dc_table1", "dp_means_many_clusters_opening", "dp_means_restarts_vs_pdc")
 #: Title and reading notes of a script's generic table (scripts may also print a "note" row).
 GENERIC_TITLES: dict[str, str] = {
+    "defaults_real": "Defaults on real data: every clustering estimator with its defaults beside scikit-learn's nearest estimator with its own",
     "dp_means_restarts_vs_pdc": "DP-means restarts: objective at the same lambda vs pdc-dp-means",
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",

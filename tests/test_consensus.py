@@ -282,7 +282,8 @@ def test_estimators_fit_X_and_ensemble_and_posterior():
     ea = EvidenceAccumulation(n_clusters=3, n_partitions=30, random_state=0).fit(X)
     assert metrics.ari(y, ea.labels_) == 1.0
     assert ea.ensemble_.shape == (30, 45) and ea.linkage_.shape == (44, 4)
-    ea_life = EvidenceAccumulation(n_partitions=30, n_clusters_range=(2, 6), random_state=0).fit(X)
+    ea_life = EvidenceAccumulation(n_partitions=30, n_clusters_range=(2, 6), select=None,
+                                   random_state=0).fit(X)
     assert ea_life.n_clusters_ == 3  # lifetime criterion with a coarse ensemble
     ac = AspectConsensus(n_clusters=3, n_partitions=30, n_init=5, random_state=0).fit(X)
     assert metrics.ari(y, ac.labels_) == 1.0

@@ -247,7 +247,7 @@ def test_bad_input(blobs):
     with pytest.raises(TypeError, match="candidates"):
         select_consensus(cands.labels, ens, "acc")
     with pytest.raises(ValueError, match="method"):
-        EvidenceAccumulation(method=["single", "average"]).fit(ensemble=ens.labels)
+        EvidenceAccumulation(method=["single", "average"], select=None).fit(ensemble=ens.labels)
     with pytest.raises(ValueError, match="needs X"):
         EvidenceAccumulation(select="silhouette", select_space="data").fit(ensemble=ens.labels)
     assert isinstance(cands, ConsensusCandidates)

@@ -200,16 +200,22 @@ def test_estimator_matches_functional_core():
     assert est.n_iter_ == res.n_iter
 
 
-def test_n_clusters_uses_farthest_first():
+def test_n_clusters_starts_at_farthest_first():
     from bayesclust.datasets import three_gaussians
 
     X, _ = three_gaussians(0)
     est = DPMeans(n_clusters=3, n_init=1, init="mean").fit(X)  # Kulis & Jordan's protocol
     assert est.lam_ == pytest.approx(farthest_first_lambda(X, 3))
     assert est.n_clusters_ == 3
-    # The default k-means++ starts reach a lower objective at the same lam (more clusters).
+    # The default k-means++ starts may open another number at that lam: the hint then
+    # searches lam for them (tests/test_defaults.py); the fit at the found lam is an
+    # ordinary fit.
     best = DPMeans(n_clusters=3, random_state=0).fit(X)
-    assert best.lam_ == est.lam_ and best.objective_ <= est.objective_
+    assert best.n_clusters_ == 3
+    at_farthest_first = DPMeans(lam=est.lam_, random_state=0).fit(X).n_clusters_
+    assert (best.lam_ == est.lam_) == (at_farthest_first == 3)
+    again = DPMeans(lam=best.lam_, random_state=0).fit(X)
+    assert np.array_equal(again.labels_, best.labels_)
 
 
 def test_predict_on_training_data_equals_labels_at_convergence():
@@ -358,8 +364,10 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
     # The posterior is the functional core's with the same key and grouping.
     from bayesclust.estimators._base import _key_from_random_state
 
+    assert est.sigma2_ == 0.09 and est.rho2_ == pytest.approx(0.75 * X.var(0).mean())
     post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
-                         num_warmup=40, num_samples=40, num_chains=2, progress_bar=False)
+                         rho2=est.rho2_, num_warmup=40, num_samples=40, num_chains=2,
+                         progress_bar=False)
     np.testing.assert_array_equal(post.labels, est.posterior_.labels)
 
 

@@ -1,11 +1,13 @@
 """What the estimators share: a JAX key from a scikit-learn ``random_state``, the
-nearest-centre ``predict`` of the hard limits, and the parameter constraints, point
-partition and posterior-predictive ``predict`` of the sampled mixtures.
+nearest-centre ``predict`` of the hard limits, the parameter constraints, point
+partition and posterior-predictive ``predict`` of the sampled mixtures, and the warning
+of a fit that ends with one cluster.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +23,35 @@ from sklearn.utils.validation import (
 from .. import _validation as V
 from ..inference.hard.dp_means import farthest_first_lambda
 from ..kernels import nearest_center, padded_rows
+
+
+class SingleClusterWarning(UserWarning):
+    """A clustering estimator put all of its (10 or more) points in one cluster.
+
+    Issued at the end of ``fit``; the message names the parameter that controls the number
+    of clusters.  One cluster is a legitimate answer (data without structure), but a default
+    that gives it on data with classes is a setting to change, not a finding.  Silence it
+    with ``warnings.filterwarnings("ignore", category=bayesclust.SingleClusterWarning)``.
+    """
+
+
+#: Fewer points than this may well form one cluster: no warning.
+SINGLE_CLUSTER_MIN_SAMPLES = 10
+
+
+def _warn_if_one_cluster(estimator, change: str) -> None:
+    """Issue :class:`SingleClusterWarning` when ``estimator.labels_`` holds one cluster.
+
+    ``change`` says which parameter to change and how (e.g. ``"lower lam"``).  Labels
+    ``-1`` (unassigned) do not count as a cluster.
+    """
+    labels = np.asarray(estimator.labels_)
+    if labels.shape[0] < SINGLE_CLUSTER_MIN_SAMPLES:
+        return
+    if np.unique(labels[labels >= 0]).size == 1:
+        warnings.warn(
+            f"{type(estimator).__name__} put all {labels.shape[0]} points in one cluster; "
+            f"to find more, {change}.", SingleClusterWarning, stacklevel=3)
 
 
 def _key_from_random_state(random_state) -> jax.Array:

@@ -17,6 +17,7 @@ from .. import _validation as V
 from ..inference.information.cecib import cecib, cecib_log_density
 from ._base import (
     _key_from_random_state,
+    _warn_if_one_cluster,
 )
 
 __all__ = ["CECIB"]
@@ -182,6 +183,7 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
+        _warn_if_one_cluster(self, "raise n_clusters or lower eps")
         return self
 
     def _log_density(self, X):

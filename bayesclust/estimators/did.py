@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ..inference.increments.did_hierarchy import gdid_index, sl_aglo, sl_did
-from ._base import _key_from_random_state
+from ._base import _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
 
@@ -93,6 +93,7 @@ class SLDID(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.isolated_ = res.isolated
         self.merges_ = res.merges
+        _warn_if_one_cluster(self, "lower tail_factor (or tail_prob)")
         return self
 
 
@@ -169,6 +170,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         self.labels_ = res.labels
         self.n_clusters_ = res.n_clusters
         self.isolated_ = res.isolated
+        _warn_if_one_cluster(self, "lower tau")
         return self
 
 
@@ -272,6 +274,7 @@ class GMDID(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.initial_labels_ = start
         self.n_components_ = int(mix.n_components)
+        _warn_if_one_cluster(self, "raise n_clusters_min")
         return self
 
 

@@ -21,6 +21,7 @@ from ._base import (
     _key_from_random_state,
     _lam_from_n_clusters,
     _nearest_labels,
+    _warn_if_one_cluster,
 )
 
 __all__ = ["DiscriminativeClustering", "HardDC"]
@@ -67,6 +68,9 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         The prototypes (the cluster centres).
     labels_ : ndarray of shape (n_samples,)
         Voronoi cell of every training point.
+    n_clusters_ : int
+        ``n_clusters``: the prototypes (``labels_`` lie in ``0..n_clusters_-1``; a cell may
+        hold no training point).
     classes_ : ndarray of shape (n_classes,)
         The auxiliary class labels seen in ``fit``.
     log_posterior_ : float
@@ -138,8 +142,10 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
                      max_iter=self.max_iter)
         self.cluster_centers_ = np.asarray(res.prototypes)
         self.labels_ = np.asarray(res.labels).astype(np.intp)
+        self.n_clusters_ = int(self.n_clusters)
         self.log_posterior_ = float(res.log_posterior)
         self.n_iter_ = int(res.n_iter)
+        _warn_if_one_cluster(self, "raise n_clusters or lower smooth_std")
         return self
 
     def predict(self, X):

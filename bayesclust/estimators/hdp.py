@@ -10,7 +10,7 @@ import jax
 import numpy as np
 import numpyro.distributions as dist
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     validate_data,
 )
@@ -20,11 +20,13 @@ from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.mixtures.gibbs import prior_distribution
 from ..inference.mixtures.hdp_gibbs import gibbs_hdp_gmm
 from ..inference.mixtures.posterior import Posterior
+from ..models.dp_gmm import data_scaled_variances
 from ._base import (
     _key_from_random_state,
     _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
+    _warn_if_one_cluster,
 )
 
 __all__ = ["HardHDP", "HDPGaussianMixture"]
@@ -169,6 +171,7 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         self.objective_trace_ = np.asarray(res.objective_trace)
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
+        _warn_if_one_cluster(self, "lower lam_local and lam_global or give n_global")
         return self
 
     def _penalties(self, X, group_ids, n_local, n_global):
@@ -208,10 +211,14 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     ----------
     alpha, gamma : float, default 1.0
         Local and global concentrations (initial values when their priors are given).
-    sigma2 : float, default 1.0
+    sigma2 : float or "auto", default "auto"
         Component **variance** (initial value when ``sigma2_prior`` is given).
-    rho2 : float, default 100.0
-        Prior **variance** of the global means.
+        ``"auto"``: a quarter of the data's mean per-feature variance, as in
+        :class:`DPGaussianMixture` (see Notes).
+    rho2 : float or "auto", default "auto"
+        Prior **variance** of the global means.  ``"auto"``: three quarters of the
+        data's mean per-feature variance.  Kulis & Jordan (2012, §4) use
+        ``sigma2=1, rho2=100`` on their own data's scale.
     alpha_prior, gamma_prior : numpyro.distributions.Gamma or None
         Priors on the concentrations, e.g. ``dist.Gamma(1.0, 1.0)`` (shape, rate).
     sigma2_prior : numpyro.distributions.InverseGamma or None
@@ -243,10 +250,22 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         All draws (global labels; ``params["local_labels"]``; ``labels_by_group()``).
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
         Posterior means of the global clusters' means.
+    sigma2_, rho2_ : float
+        The component variance (initial value under ``sigma2_prior``) and the prior
+        variance of the global means the sampler used (``"auto"`` resolved).
     n_features_in_ : int
 
     Notes
     -----
+    The ``"auto"`` variances are those of :class:`DPGaussianMixture`
+    (:func:`bayesclust.models.dp_gmm.data_scaled_variances`): with :math:`s^2` the
+    pooled data's mean per-feature variance, :math:`\sigma^2 = s^2 / 4` and
+    :math:`\rho^2 = 3 s^2 / 4`, so that the prior predictive variance of a coordinate
+    is the data's and the partition does not depend on the data's units (the fixed
+    ``sigma2=1, rho2=100`` split raw wine, whose features range over four orders of
+    magnitude, into dozens of clusters and put standardised wine in one; BENCHMARKS.md,
+    "defaults on real data").
+
     ``fit(X, group_ids=g)`` takes the data set of every row as an integer vector;
     without ``group_ids`` all rows form one data set (an HDP with one data set is a
     DP mixture whose clusters are groups of CRP tables).  That one-group form is
@@ -270,6 +289,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
 
     _parameter_constraints: dict = {
         **_PointPartitionPredictive._sampler_constraints,
+        "sigma2": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "rho2": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_prior": [dist.Gamma, None],
     }
@@ -278,8 +299,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self,
         alpha=1.0,
         gamma=1.0,
-        sigma2=1.0,
-        rho2=100.0,
+        sigma2="auto",
+        rho2="auto",
         *,
         alpha_prior=None,
         gamma_prior=None,
@@ -324,9 +345,10 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         group_ids = self._group_ids(X, group_ids)
+        self.sigma2_, self.rho2_ = data_scaled_variances(X, self.sigma2, self.rho2)
         post = gibbs_hdp_gmm(
             _key_from_random_state(self.random_state), X, group_ids=group_ids,
-            alpha=self.alpha, gamma=self.gamma, sigma2=self.sigma2, rho2=self.rho2,
+            alpha=self.alpha, gamma=self.gamma, sigma2=self.sigma2_, rho2=self.rho2_,
             alpha_prior=prior_distribution(self.alpha_prior, "alpha_prior", "gamma"),
             gamma_prior=prior_distribution(self.gamma_prior, "gamma_prior", "gamma"),
             sigma2_prior=prior_distribution(self.sigma2_prior, "sigma2_prior", "inverse_gamma"),
@@ -334,7 +356,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
             num_samples=self.num_samples, thin=self.thin, num_chains=self.num_chains,
             progress_bar=self.progress_bar,
         )
-        self._set_posterior(X, post)
+        self._set_posterior(X, post, rho2=self.rho2_)
         local = np.empty(X.shape[0], np.intp)
         n_local = []
         for j, draws in enumerate(post.labels_by_group(post.params["local_labels"])):
@@ -344,4 +366,5 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         self.local_labels_ = local
         self.n_local_ = np.asarray(n_local)
         self.group_order_ = np.asarray(post.group_order)
+        _warn_if_one_cluster(self, "lower sigma2 or raise alpha and gamma")
         return self

@@ -20,7 +20,7 @@ from ..inference.information.smic import (
     smic_predict_proba,
     smic_select,
 )
-from ._base import _key_from_random_state
+from ._base import _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["SMIC"]
 
@@ -63,6 +63,9 @@ class SMIC(ClusterMixin, BaseEstimator):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+        ``n_clusters``: the classes of the model (``labels_`` lie in ``0..n_clusters_-1``;
+        a class may receive no training point).
     t_ : int
         The ``t`` used.
     candidates_ : ndarray of shape (n_candidates,)
@@ -174,6 +177,7 @@ class SMIC(ClusterMixin, BaseEstimator):
         self._result = sel.result
         self._X_fit = Z
         self.labels_ = sel.result.labels.astype(np.intp)
+        self.n_clusters_ = int(self.n_clusters)
         self.t_ = int(sel.t)
         self.candidates_ = sel.candidates
         self.lsmi_ = sel.lsmi
@@ -182,6 +186,7 @@ class SMIC(ClusterMixin, BaseEstimator):
         self.unassigned_ = sel.result.unassigned
         self.fit_seconds_ = sel.smic_seconds
         self.model_selection_seconds_ = sel.lsmi_seconds
+        _warn_if_one_cluster(self, "raise n_clusters")
         return self
 
     def predict(self, X):

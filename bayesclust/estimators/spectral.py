@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 from ..graphs import knn_gaussian_affinity
 from ..inference.hard.penalized_ncut import penalized_ncut
 from ..inference.hard.spectral_dp_means import spectral_dp_means
+from ._base import _warn_if_one_cluster
 
 __all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
 
@@ -128,6 +129,7 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         self.eigenvalues_ = res.eigenvalues
         self.embedding_ = res.embedding
         self.relaxed_value_ = res.relaxed_value
+        _warn_if_one_cluster(self, "lower eigenvalue_threshold")
         return self
 
 
@@ -230,4 +232,5 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         self.objective_ = res.objective
         self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
+        _warn_if_one_cluster(self, "lower lam_prime (more negative)")
         return self

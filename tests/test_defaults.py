@@ -1,0 +1,213 @@
+"""The estimators' defaults: what a user gets without setting anything.
+
+The data here are small synthetic sets drawn in the tests (never the real data sets of
+``benchmarks/defaults.py``, on which the defaults were chosen and are reported).
+"""
+
+import inspect
+import re
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import chi2
+from sklearn.base import ClassifierMixin
+
+import bayesclust
+import bayesclust.estimators as E
+from bayesclust import DPGaussianMixture, DPMeans, HDPGaussianMixture, SingleClusterWarning
+from bayesclust.metrics import nmi
+
+
+def _blobs(seed, k=4, d=3, n_per=30, sep=10.0):
+    """``k`` unit-variance Gaussian blobs in ``d`` dimensions, centres ``sep`` apart or more."""
+    rng = np.random.default_rng(seed)
+    centres = sep * np.eye(max(k, d))[:k, :d] if k <= d else rng.normal(0, sep, (k, d))
+    y = np.repeat(np.arange(k), n_per)
+    return centres[y] + rng.standard_normal((k * n_per, d)), y
+
+
+def _two_blobs():
+    """Two tight blobs of 15 points in 2-D, 5 apart, and their labels."""
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.normal(0, 0.3, (15, 2)), rng.normal(5, 0.3, (15, 2))])
+    return X, np.repeat([0, 1], 15)
+
+
+def _elongated(seed, k=4, d=5, n_per=100):
+    """``k`` Gaussians elongated along random directions (sd 4 along one, 0.3 across)."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for c in range(k):
+        Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        sd = np.r_[4.0, np.full(d - 1, 0.3)]
+        X.append((rng.standard_normal((n_per, d)) * sd) @ Q.T + rng.normal(0, 6.0, d))
+        y += [c] * n_per
+    return np.concatenate(X), np.array(y)
+
+
+# --------------------------------------------------------------------------- DPMeans
+
+
+def test_dpmeans_n_clusters_is_found_on_well_separated_data():
+    # 4 blobs in 3-D, every seed its own data and starts: the hint is what comes out.
+    found = [DPMeans(n_clusters=4, random_state=s).fit(_blobs(s)[0]).n_clusters_
+             for s in range(20)]
+    assert sum(k == 4 for k in found) >= 19, found
+
+
+def test_dpmeans_n_clusters_lam_reproduces_the_fit():
+    X, y = _blobs(3, k=3, d=2, sep=8.0)
+    est = DPMeans(n_clusters=3, random_state=0).fit(X)
+    assert est.n_clusters_ == 3 and nmi(y, est.labels_) == 1.0
+    again = DPMeans(lam=est.lam_, random_state=0).fit(X)
+    np.testing.assert_array_equal(again.labels_, est.labels_)
+
+
+def test_dpmeans_default_lam_is_the_chi_squared_tail_and_unit_free():
+    X, _ = _blobs(5, k=3, d=4)
+    n, d = X.shape
+    est = DPMeans(random_state=0).fit(X)
+    s2 = np.mean((X - X.mean(0)) ** 2)
+    assert est.lam_ == pytest.approx(s2 * chi2.ppf(1 - 1 / n, d), rel=1e-12)
+    scaled = DPMeans(random_state=0).fit(1000.0 * X)
+    assert scaled.lam_ == pytest.approx(1e6 * est.lam_, rel=1e-12)
+    np.testing.assert_array_equal(scaled.labels_, est.labels_)
+
+
+def test_dpmeans_default_is_not_a_hint_of_eight():
+    assert DPMeans().get_params()["n_clusters"] is None
+    X, y = _blobs(7, k=3, d=2, sep=12.0)
+    ks = [DPMeans(random_state=s).fit(X).n_clusters_ for s in range(5)]
+    assert max(ks) <= 5, ks  # a hint of 8 opened 8 or more on such data
+
+
+# --------------------------------------------------------------------------- HDP mixture
+
+
+def test_hdp_gaussian_mixture_variances_are_data_scaled():
+    X, y = _two_blobs()
+    fast = dict(_FAST["HDPGaussianMixture"], random_state=0)  # the walk's program: one compile
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesclust.ConvergenceWarning)
+        est = HDPGaussianMixture(**fast).fit(X)
+        big = HDPGaussianMixture(**fast).fit(1000.0 * X)
+    s2 = X.var(0).mean()
+    assert est.sigma2_ == pytest.approx(s2 / 4) and est.rho2_ == pytest.approx(3 * s2 / 4)
+    assert big.sigma2_ == pytest.approx(1e6 * est.sigma2_)
+    np.testing.assert_array_equal(big.labels_, est.labels_)
+    assert est.n_clusters_ == 2 and nmi(y, est.labels_) == 1.0
+
+
+# --------------------------------------------------------------------------- DP mixture
+
+
+def _spherical_warnings(X, **params):
+    fast = dict(num_warmup=60, num_samples=60, num_chains=2, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = DPGaussianMixture(**fast, **params).fit(X)
+    return est, [str(w.message) for w in caught if "covariance_type" in str(w.message)]
+
+
+def test_full_model_merges_the_pieces_of_elongated_clusters():
+    from bayesclust.estimators.dp import _full_covariance_merges
+
+    X, y = _elongated(1)
+    # Cut every cluster into three pieces along its long axis: the spherical model's
+    # fragments.  The full model's log p(X, z) rises by merging them back, and only them.
+    pieces = np.empty_like(y)
+    for c in range(4):
+        idx = np.flatnonzero(y == c)
+        Z = X[idx] - X[idx].mean(0)
+        axis = np.linalg.svd(Z, full_matrices=False)[2][0]
+        pieces[idx] = 3 * c + np.digitize(Z @ axis, np.quantile(Z @ axis, [1 / 3, 2 / 3]))
+    k, gain = _full_covariance_merges(X, pieces, alpha=1.0)
+    assert k == 4 and gain > 0
+    assert _full_covariance_merges(X, y, alpha=1.0) == (4, 0.0)
+    Xs, ys = _blobs(4, k=3, d=3, n_per=40)
+    assert _full_covariance_merges(Xs, ys, alpha=1.0) == (3, 0.0)
+
+
+def test_spherical_fragments_of_elongated_data_warn_naming_covariance_type():
+    rng = np.random.default_rng(0)
+    # Two long thin clusters; a small sigma2 makes the spherical model cut them up.
+    X = np.concatenate([np.c_[rng.normal(0, 4, 60), rng.normal(0, 0.2, 60)],
+                        np.c_[rng.normal(0, 4, 60), rng.normal(3, 0.2, 60)]])
+    est, msgs = _spherical_warnings(X, sigma2=0.5)
+    assert est.n_clusters_ > 3
+    assert len(msgs) == 1 and "covariance_type='full'" in msgs[0], (est.n_clusters_, msgs)
+    k_full = int(re.search(r"merge into (\d+)", msgs[0]).group(1))
+    assert k_full <= 3, msgs  # greedy merges of the fragments: 2 or 3 long clusters
+
+
+def test_spherical_clusters_of_spherical_data_do_not_warn():
+    X, _ = _blobs(4, k=3, d=3, n_per=40)
+    est, msgs = _spherical_warnings(X)
+    assert est.n_clusters_ == 3 and msgs == []
+
+
+# --------------------------------------------------------------------------- one cluster
+
+
+def test_one_cluster_warns_naming_the_parameter():
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    with pytest.warns(SingleClusterWarning, match="lam"):
+        DPMeans(lam=1e6).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SingleClusterWarning)
+        DPMeans(lam=1e6).fit(X[:9])  # fewer than 10 points: one cluster is no surprise
+        DPMeans(n_clusters=2, random_state=0).fit(X)
+
+
+#: Small, fast settings per estimator (the defaults' sizes are for real data); None: the
+#: estimator is not a clustering estimator.
+_FAST = {
+    "DPMeans": {}, "HardHDP": {},
+    "DPGaussianMixture": dict(num_warmup=20, num_samples=20, num_chains=2),
+    "HDPGaussianMixture": dict(num_warmup=10, num_samples=10, num_chains=2),
+    "DiscriminativeClustering": dict(n_clusters=3),
+    "CECIB": dict(n_clusters=3, n_init=2),
+    "SpectralDPMeans": {}, "PenalizedNormalizedCut": {}, "SMIC": dict(candidates=[3]),
+    "EvidenceAccumulation": dict(n_partitions=10),
+    "ACCCS": dict(n_partitions=5, generations=3, population=4),
+    "ConstrainedEAC": dict(n_partitions=10),
+    "AspectConsensus": dict(n_partitions=10, n_init=2),
+    "EmbeddedConsensus": dict(n_clusters=2, n_partitions=10),
+    "HypergraphConsensus": dict(n_partitions=10, n_init=2),
+    "PairwiseConsensus": dict(n_partitions=10, n_init=1, max_iter=50),
+    "SLDID": {}, "SLAGLO": {}, "GMDID": dict(k_max=5),
+    "MAPDIDClassifier": None,
+}
+
+
+def test_every_estimator_is_listed():
+    assert set(_FAST) == set(E.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in _FAST.items() if p is not None))
+def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(name):
+    cls = getattr(E, name)
+    params = dict(_FAST[name])
+    if "random_state" in inspect.signature(cls).parameters:
+        params["random_state"] = 0
+    two = _two_blobs()[0]
+    one = np.random.default_rng(2).standard_normal((30, 2))
+    for X in (two, one):
+        y = (X[:, 0] > 2.5).astype(int) if name == "DiscriminativeClustering" else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = cls(**params).fit(X, y) if y is not None else cls(**params).fit(X)
+        assert isinstance(est.n_clusters_, int) and est.n_clusters_ >= 1
+        labels = np.asarray(est.labels_)
+        assert labels.shape == (30,) and labels.dtype.kind == "i"
+        assert labels.max() < est.n_clusters_ and labels.min() >= 0
+        single = np.unique(labels).size == 1
+        warned = [w for w in caught if issubclass(w.category, SingleClusterWarning)]
+        assert bool(warned) == single, (name, est.n_clusters_, [str(w.message) for w in caught])
+        if warned:
+            assert name in str(warned[0].message) and "to find more" in str(warned[0].message)
+
+
+def test_map_did_classifier_is_the_one_non_clustering_estimator():
+    assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
