@@ -177,6 +177,7 @@ _FAST = {
     "HypergraphConsensus": dict(n_partitions=10, n_init=2),
     "PairwiseConsensus": dict(n_partitions=10, n_init=1, max_iter=50),
     "SLDID": {}, "SLAGLO": {}, "GMDID": dict(k_max=5),
+    "HardDC": dict(n_clusters=2), "KLMeansConsensus": dict(n_clusters=2, n_partitions=10),
     "MAPDIDClassifier": None,
 }
 
@@ -194,7 +195,7 @@ def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(
     two = _two_blobs()[0]
     one = np.random.default_rng(2).standard_normal((30, 2))
     for X in (two, one):
-        y = (X[:, 0] > 2.5).astype(int) if name == "DiscriminativeClustering" else None
+        y = (X[:, 0] > 2.5).astype(int) if name in ("DiscriminativeClustering", "HardDC") else None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est = cls(**params).fit(X, y) if y is not None else cls(**params).fit(X)

@@ -38,6 +38,7 @@ from ..inference.consensus.ensembles import kmeans_ensemble
 from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, linkage_consensus
 from ..inference.consensus.ppc import ppc
+from ..inference.hard.kl_means import kl_means, kl_means_lambda
 from ._base import _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
@@ -1107,4 +1108,5 @@ class KLMeansConsensus(_ConsensusBase):
         self.distributions_ = res.distributions
         self.objective_ = float(res.objective)
         self.n_iter_ = int(res.n_iter)
+        _warn_if_one_cluster(self, "lower lam (or give n_clusters)")
         return self

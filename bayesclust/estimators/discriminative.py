@@ -262,12 +262,13 @@ class HardDC(ClusterMixin, BaseEstimator):
         res = hard_dc(X, codes, lam, float(self.xi), n0=float(self.n0), max_iter=self.max_iter)
         self.labels_ = res.labels.astype(np.intp)
         self.cluster_centers_ = res.centers
-        self.n_clusters_ = res.n_clusters
+        self.n_clusters_ = int(res.n_clusters)
         self.lam_ = lam
         self.objective_ = res.objective
         self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
+        _warn_if_one_cluster(self, "lower lam (or give n_clusters) or raise xi")
         return self
 
     def fit_predict(self, X, y):
