@@ -277,3 +277,18 @@ def test_dc_width_outside_float32_range_raises():
     X, c, _ = _dc_data(np.float32)
     with pytest.raises(ValueError, match="smooth_std="):
         sdc(0, X.astype(np.float32), c, 3, 1e-30, n_iter=10)
+
+
+@pytest.mark.parametrize("s", [1e-19, 1e19])
+def test_discriminative_clustering_estimator_float32_extremes(s):
+    from bayesclust import DiscriminativeClustering
+
+    X, c, _ = _dc_data(np.float32)
+    X = X.astype(np.float32)
+    ref = DiscriminativeClustering(3, 0.3, random_state=0).fit(X, c)
+    Xs = (X * s).astype(np.float32)
+    est = DiscriminativeClustering(3, 0.3 * s, random_state=0).fit(Xs, c)
+    assert est.n_iter_ == ref.n_iter_ > 0
+    assert np.mean(est.labels_ == ref.labels_) >= 0.9
+    # predict's squared distances overflowed (1e19) or underflowed (1e-19) in float32
+    np.testing.assert_array_equal(est.predict(Xs), est.labels_)

@@ -246,8 +246,12 @@ class Frame(NamedTuple):
         return scaled
 
 
-def unit_frame(problem: Problem) -> tuple[Problem, Frame]:
+def unit_frame(problem: Problem, *, centred: bool = True) -> tuple[Problem, Frame]:
     """The problem with ``X`` in the unit frame, and the frame.
+
+    ``centred=False`` only scales by the power of two, which is exact: a run there
+    is the data-frame run scaled (the stochastic optimisers stay reproducible by
+    stepping their states by hand on the data).
 
     Discriminative clustering is invariant to translating the data and to scaling
     the data, the widths by ``s`` and the squared-distance weights by ``s**-2``
@@ -255,7 +259,7 @@ def unit_frame(problem: Problem) -> tuple[Problem, Frame]:
     scaled by a power of two (exact), where squared distances lie in ``[0, 4 d]``
     whatever the scale of ``X``.
     """
-    mean = V.centre(problem.X)
+    mean = V.centre(problem.X) if centred else np.zeros(problem.X.shape[1], problem.X.dtype)
     Xu, e = V.to_unit_frame(problem.X, mean)
     return problem._replace(X=Xu), Frame(mean, e, problem.X.dtype)
 

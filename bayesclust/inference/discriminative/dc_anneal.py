@@ -459,7 +459,7 @@ def dc_anneal(
     t_cls, t_tot = _tables(n, C, n0, lam_eq)
     block, n_blocks = blocks(n_iter, trace_points)
     # Scale-free: the unit frame, jump_std and lam_vq with it (the energy is unchanged).
-    unit, frame = unit_frame(problem)
+    unit, frame = unit_frame(problem, centred=False)
     jump_u = frame.width(jump_std, "jump_std")
     vq_u = frame.penalty(lam_vq, "lam_vq", n)
     dt = work_dtype(unit.X)  # distances: the usual precision; the energy: float64

@@ -338,7 +338,7 @@ def sdc(
     m0 = check_init(k_init, problem.X, K, init)
     block, n_blocks = blocks(n_steps, trace_points)
     # Scale-free: the unit frame, smooth_std with it (the objective is unchanged).
-    unit, frame = unit_frame(problem)
+    unit, frame = unit_frame(problem, centred=False)
     std_u = frame.width(smooth_std, "smooth_std")
     dt = work_dtype(unit.X)
     Xj, cj = jnp.asarray(unit.X, dt), jnp.asarray(problem.classes)
