@@ -173,6 +173,11 @@ class DPMeans(ClusterMixin, BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
         if self.lam is None:
+            if self.n_clusters > X.shape[0]:  # as farthest_first_lambda refuses it
+                raise ValueError(  # scikit-learn's KMeans wording
+                    f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}; "
+                    "pass a smaller n_clusters or lam"
+                )
             lam = _lam_from_n_clusters(X, self.n_clusters)
         else:
             lam = float(self.lam)
