@@ -274,6 +274,27 @@ def test_goodness_of_fit_statistics_name_their_arguments():
         jensen_shannon([1.0], [0.5, 0.5])
 
 
+def test_silent_wrong_answers_at_boundaries_are_named_errors():
+    # 35 clusters of 30 rows gave 29 clusters without a word (farthest_first_lambda refuses)
+    with pytest.raises(ValueError, match="n_clusters=35"):
+        bc.DPMeans(n_clusters=35).fit(X3[:30])
+    assert bc.DPMeans(n_clusters=3, random_state=0).fit(X3[:30]).n_clusters_ >= 1
+    # a fractional plate size reached numpyro's assertion
+    from numpyro.handlers import seed, trace
+
+    from bayesclust.models.did import did_clusters
+
+    with pytest.raises(TypeError, match="n_clusters"):
+        trace(seed(did_clusters, 0)).get_trace(None, np.repeat([0, 1], 3), 2.5)
+    with pytest.raises(ValueError, match="n_clusters"):
+        trace(seed(did_clusters, 0)).get_trace(None, np.repeat([0, 1], 3), 0)
+    # 3-D X was averaged over the wrong axes
+    from bayesclust.models.dp_gmm import data_scaled_variances
+
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        data_scaled_variances(np.ones((4, 2, 2)))
+
+
 def test_did_data_generators_name_their_arguments():
     with pytest.raises(ValueError, match="^n_samples "):
         datasets.did_gaussian(0, -3)

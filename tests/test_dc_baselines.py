@@ -5,6 +5,8 @@ E/M steps; invariances (monotone EM log-likelihood, label permutation, weights =
 repeated rows); jit and eager agree; bad input.
 """
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -306,28 +308,40 @@ def _em_by_hand(X, init, step, max_iter, *args):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("max_iter", [4, 200])
 def test_em_steps_by_hand_reproduce_the_drivers(dtype, max_iter):
-    """init + step (jitted) on the centred data give the drivers' parameters, trace and n_iter."""
+    """init + step (jitted) in the unit frame give the drivers' parameters, trace and n_iter."""
     with jax.enable_x64(dtype == np.float64):
         X, z = _blobs(8, n=90, d=2, k=3, scale=2.5)
         X = X.astype(dtype)
         c = z % 2
         C0 = X[[0, 30, 60, 89]]
         mean = X.mean(0).astype(dtype)
-        Xc, Cc = X - mean, C0 - mean
+        # The unit frame: centred, times 2**-e with the largest |value| in [0.5, 1).
+        e = math.frexp(float(np.max(np.abs(X - mean))))[1]
+        Xc, Cc = np.ldexp(X - mean, -e), np.ldexp(C0 - mean, -e)
+        std = math.ldexp(0.9, -e)
+        jac = X.size * e * math.log(2.0)  # log-likelihood of X = that of Xc - n d e log 2
+
+        def back(C):
+            return (np.ldexp(np.asarray(C, np.float64), e) + mean.astype(np.float64)).astype(dtype)
+
+        def loglik(trace):
+            return (trace.astype(np.float64) - jac).astype(dtype)
+
+        assert e != 0  # the frame is not the identity here
         res = mog_em(0, X, 4, 0.9, max_iter=max_iter, init=C0)
-        state, trace = _em_by_hand(Xc, init_mog_em_state(Xc, Cc, 0.9, max_iter=max_iter),
-                                   jax.jit(mog_em_step), max_iter, 0.9)
-        np.testing.assert_array_equal(res.centers, (np.asarray(state.centers) + mean).astype(dtype))
+        state, trace = _em_by_hand(Xc, init_mog_em_state(Xc, Cc, std, max_iter=max_iter),
+                                   jax.jit(mog_em_step), max_iter, std)
+        np.testing.assert_array_equal(res.centers, back(state.centers))
         np.testing.assert_array_equal(res.weights, np.exp(np.asarray(state.log_weights)))
-        np.testing.assert_array_equal(res.objective_trace, trace.astype(dtype))
+        np.testing.assert_array_equal(res.objective_trace, loglik(trace.astype(dtype)))
         assert res.n_iter == int(state.n_iter) and res.converged == bool(state.converged)
         assert res.n_iter == max_iter  # 200: the trace crosses a piece of the driver's buffer
         res2 = mda2_em(0, X, c, 4, 0.9, max_iter=max_iter, init=C0)
-        state2, trace2 = _em_by_hand(Xc, init_mda2_em_state(Xc, c, Cc, 0.9, max_iter=max_iter),
-                                     jax.jit(mda2_em_step), max_iter, jnp.asarray(c), 0.9)
-        np.testing.assert_array_equal(res2.centers, (np.asarray(state2.centers) + mean).astype(dtype))
+        state2, trace2 = _em_by_hand(Xc, init_mda2_em_state(Xc, c, Cc, std, max_iter=max_iter),
+                                     jax.jit(mda2_em_step), max_iter, jnp.asarray(c), std)
+        np.testing.assert_array_equal(res2.centers, back(state2.centers))
         np.testing.assert_array_equal(res2.psi, np.exp(np.asarray(state2.log_psi)))
-        np.testing.assert_array_equal(res2.objective_trace, trace2.astype(dtype))
+        np.testing.assert_array_equal(res2.objective_trace, loglik(trace2.astype(dtype)))
         assert res2.n_iter == int(state2.n_iter) and res2.converged == bool(state2.converged)
 
 

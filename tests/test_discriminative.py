@@ -63,10 +63,22 @@ def test_dc_log_posterior_counts_the_contingency_table():
     ([0, 1], [0, 1], {"n0": 0.0}, "n0"),
     ([0, 3], [0, 1], {"n_clusters": 2}, "labels must lie"),
     ([0, 1], [0, 2], {"n_classes": 2}, "classes must lie"),
+    ([0, 1], [0, 1], {"lam_eq": -1.0}, "lam_eq"),
+    ([0, 1], [0, 1], {"lam_eq": float("nan")}, "lam_eq"),
+    ([0, 1], [0, 1], {"lam_eq": float("inf")}, "lam_eq"),
+    ([0, 1], [0, 1], {"n_clusters": 2.5}, "n_clusters"),
 ])
 def test_dc_log_posterior_bad_input(labels, classes, kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         dc_log_posterior(labels, classes, **kwargs)
+
+
+def test_dc_log_posterior_ids_are_nominal():
+    # ids near 1e16 sized a (1e16, C) table; without counts only the ids present count
+    labels, classes = [0, 0, 1, 1, 1], [0, 1, 1, 1, 0]
+    ref = dc_log_posterior(labels, classes)
+    big = np.array([10**16, 10**16, 10**16 + 7, 10**16 + 7, 10**16 + 7])
+    assert dc_log_posterior(big, np.array(classes) * 10**15 + 3) == ref
 
 
 def _problem(seed, n=40, d=2, K=3, C=3):

@@ -198,3 +198,97 @@ def test_dpmeans_estimator_tiny_data_same_partition():
     est = DPMeans(n_clusters=3, random_state=0).fit((X * 1e-20).astype(np.float32))
     np.testing.assert_array_equal(est.labels_, ref.labels_)
     assert 0 < est.lam_ < np.finfo(np.float32).tiny  # outside float32's normal range
+
+
+# --------------------------------------------------------------------------- #
+# Discriminative clustering (Kaski et al. 2005) and its EM baselines: invariant to
+# scaling X and the widths by s (squared-distance weights by s**-2).
+# --------------------------------------------------------------------------- #
+
+DC_SCALES64 = [1e-30, 1e-8, 1e8, 1e30]
+DC_SCALES32 = [1e-4, 1e4, 1e-19, 1e19]
+
+
+def _dc_data(dtype):
+    from bayesclust.datasets import dc_toy
+
+    X, c = dc_toy(0, 120)
+    return np.asarray(X, np.float64), np.asarray(c), dtype
+
+
+@pytest.mark.parametrize("dtype,scales", [(np.float64, DC_SCALES64), (np.float32, DC_SCALES32)])
+@pytest.mark.parametrize("method", ["sdc", "dc_anneal"])
+def test_dc_stochastic_same_partition_at_any_scale(method, dtype, scales):
+    from bayesclust.inference.discriminative.dc_anneal import dc_anneal
+    from bayesclust.inference.discriminative.sdc import sdc
+
+    f = {"sdc": sdc, "dc_anneal": dc_anneal}[method]
+    X, c, dt = _dc_data(dtype)
+    with jax.enable_x64(dtype == np.float64):
+        ref = f(0, X.astype(dt), c, 3, 0.3, n_iter=600)
+        assert len(np.unique(ref.labels)) > 1
+        for s in scales:
+            res = f(0, (X * s).astype(dt), c, 3, 0.3 * s, n_iter=600)
+            np.testing.assert_array_equal(res.labels, ref.labels, err_msg=f"s={s:g}")
+            assert np.isfinite(res.objective)
+            assert res.objective == pytest.approx(ref.objective, rel=1e-4, abs=1e-3)
+            np.testing.assert_allclose(res.prototypes / s, ref.prototypes, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("s", DC_SCALES64)
+def test_dc_map_same_fit_at_any_scale(s, x64):
+    # CG on a non-concave objective for a fixed 29 iterations amplifies rounding, so
+    # the reference is the same number of iterations, the same (unsmoothed) eq. 9 to
+    # within a few units of it, and nearly the same cells.  With an absolute
+    # gradient test the run at 1e8 reported convergence after 0 iterations.
+    from bayesclust.inference.discriminative.dc_map import dc_map
+
+    X, c, _ = _dc_data(np.float64)
+    ref = dc_map(0, X, c, 3, 0.3)
+    res = dc_map(0, X * s, c, 3, 0.3 * s)
+    assert ref.n_iter > 0 and res.n_iter == ref.n_iter
+    assert np.isfinite(res.objective)
+    assert res.objective == pytest.approx(ref.objective, abs=3.0)
+    assert np.mean(res.labels == ref.labels) >= 0.9
+
+
+@pytest.mark.parametrize("dtype,scales", [(np.float64, DC_SCALES64), (np.float32, DC_SCALES32)])
+def test_em_baselines_same_fit_at_any_scale(dtype, scales):
+    from bayesclust.inference.discriminative.dc_baselines import mda2_em, mog_em
+
+    X, c, dt = _dc_data(dtype)
+    tol = 1e-9 if dtype == np.float64 else 1e-4
+    with jax.enable_x64(dtype == np.float64):
+        for f, extra in ((mog_em, ()), (mda2_em, (c,))):
+            ref = f(0, X.astype(dt), *extra, 3, 0.3)
+            for s in scales:
+                res = f(0, (X * s).astype(dt), *extra, 3, 0.3 * s)
+                assert np.all(np.isfinite(res.weights)), f"{f.__name__} at s={s:g}"
+                np.testing.assert_allclose(res.weights, ref.weights, atol=tol)
+                np.testing.assert_allclose(res.centers / s, ref.centers, rtol=1e-3, atol=1e-3)
+                # the log-likelihood of s X is that of X minus n d log s (the Jacobian)
+                assert res.objective == pytest.approx(ref.objective - X.size * np.log(s),
+                                                      rel=1e-5, abs=1e-2)
+
+
+def test_dc_width_outside_float32_range_raises():
+    from bayesclust.inference.discriminative.sdc import sdc
+
+    X, c, _ = _dc_data(np.float32)
+    with pytest.raises(ValueError, match="smooth_std="):
+        sdc(0, X.astype(np.float32), c, 3, 1e-30, n_iter=10)
+
+
+@pytest.mark.parametrize("s", [1e-19, 1e19])
+def test_discriminative_clustering_estimator_float32_extremes(s):
+    from bayesclust import DiscriminativeClustering
+
+    X, c, _ = _dc_data(np.float32)
+    X = X.astype(np.float32)
+    ref = DiscriminativeClustering(3, 0.3, random_state=0).fit(X, c)
+    Xs = (X * s).astype(np.float32)
+    est = DiscriminativeClustering(3, 0.3 * s, random_state=0).fit(Xs, c)
+    assert est.n_iter_ == ref.n_iter_ > 0
+    assert np.mean(est.labels_ == ref.labels_) >= 0.9
+    # predict's squared distances overflowed (1e19) or underflowed (1e-19) in float32
+    np.testing.assert_array_equal(est.predict(Xs), est.labels_)

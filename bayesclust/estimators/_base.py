@@ -6,6 +6,7 @@ of a fit that ends with one cluster.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -84,6 +85,13 @@ def _nearest_labels(estimator, X) -> np.ndarray:
     X = validate_data(estimator, X, dtype=[np.float64, np.float32], reset=False)
     X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
     centers = np.asarray(estimator.cluster_centers_, X.dtype)
+    # Scaled by a power of two (exact: the same cells) so that the largest value lies
+    # in [0.5, 1): squared distances of float32 data near 1e19 or 1e-19 would over- or
+    # underflow and every point would go to one centre.
+    big = max(float(np.max(np.abs(X), initial=0.0)), float(np.max(np.abs(centers), initial=0.0)))
+    if 0.0 < big < np.inf:
+        e = math.frexp(big)[1]
+        X, centers = np.ldexp(X, -e).astype(X.dtype), np.ldexp(centers, -e).astype(X.dtype)
     # Padded (rows to a shape bucket, centres to a power of two, masked): one
     # compiled program serves many sizes.
     n, k = X.shape[0], centers.shape[0]

@@ -190,6 +190,11 @@ class DPMeans(ClusterMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
+        if self.lam is None and self.n_clusters is not None and self.n_clusters > X.shape[0]:
+            raise ValueError(  # scikit-learn's KMeans wording; farthest_first_lambda refuses it too
+                f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}; "
+                "pass a smaller n_clusters or lam"
+            )
         key = _key_from_random_state(self.random_state)
         order = None
         if self.shuffle and (self.n_init == 1 or self.init != "mean"):

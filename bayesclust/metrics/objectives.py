@@ -13,6 +13,7 @@ import numpy as np
 from .._validation import (
     check_array,
     check_groups,
+    check_int,
     check_labels,
     check_nonnegative,
     check_positive,
@@ -211,12 +212,14 @@ def dc_log_posterior(
     classes : array_like of int, shape (n,)
         Auxiliary class of every point, ``0..n_classes-1``.
     n_clusters, n_classes : int, optional
-        Default ``max + 1``; empty clusters contribute ``log Gamma(N^0)`` terms that
-        cancel only with ``include_norm``.
+        Then ``labels`` / ``classes`` must lie in ``0..n-1``, and empty clusters
+        contribute ``log Gamma(N^0)`` terms that cancel only with ``include_norm``.
+        Default: the ids are nominal (any integers, relabelled ``0..k-1`` in
+        increasing order) and only the clusters / classes present count.
     n0 : float
         Dirichlet prior count per class (> 0).
     lam_eq : float
-        Equal-size regulariser :math:`\lambda_{EQ}` (eq. 12); 0 for the plain score.
+        Equal-size regulariser :math:`\lambda_{EQ}` (eq. 12, >= 0); 0 for the plain score.
     include_norm : bool
         Add :math:`K(\log\Gamma(N^0) - \sum_i \log\Gamma(n^0_i))`, the exact Polya log
         marginal (comparable across ``K``).
@@ -238,8 +241,19 @@ def dc_log_posterior(
     classes = check_labels(classes, "classes")
     check_same_length(labels, classes, "labels", "classes")
     n0 = check_positive(n0, "n0")
-    K = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
-    C = int(classes.max()) + 1 if n_classes is None else int(n_classes)
+    lam_eq = check_nonnegative(lam_eq, "lam_eq")
+    # Without a given count the ids are nominal (relabelled 0..k-1 in increasing
+    # order): ids near 1e16 must not size the table.
+    if n_clusters is None:
+        labels = np.unique(labels, return_inverse=True)[1].reshape(-1)
+        K = int(labels.max()) + 1
+    else:
+        K = check_int(n_clusters, "n_clusters", minimum=1)
+    if n_classes is None:
+        classes = np.unique(classes, return_inverse=True)[1].reshape(-1)
+        C = int(classes.max()) + 1
+    else:
+        C = check_int(n_classes, "n_classes", minimum=1)
     if labels.min() < 0 or labels.max() >= K:
         raise ValueError(f"labels must lie in [0, {K}), got values in [{labels.min()}, {labels.max()}]")
     if classes.min() < 0 or classes.max() >= C:

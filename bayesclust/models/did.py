@@ -21,6 +21,7 @@ from jax.scipy.special import gammaln
 from numpyro.distributions import constraints
 from numpyro.distributions.util import promote_shapes
 
+from .. import _validation as V
 from ..kernels.did import check_did_args, did_cdf, did_chi_mean_abs_difference, did_logpdf
 
 __all__ = ["DID", "did_clusters", "map_did", "class_mixture"]
@@ -136,6 +137,8 @@ def did_clusters(w, labels, n_clusters: int, *, d: int = 2, lam_prior=None):
     >>> draws["w"].shape
     (1, 6)
     """
+    # The plate size must be a positive Python int (numpyro asserts it, unhelpfully).
+    n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
     labels = jnp.asarray(labels)
     with numpyro.plate("clusters", n_clusters):
         if lam_prior is None:

@@ -151,7 +151,13 @@ def lifetimes(heights: Any, *, allow_k1: bool = False) -> np.ndarray:
     >>> lifetimes([0.1, 0.2, 0.9]).round(2).tolist()   # n = 4
     [0.0, 0.0, 0.7, 0.1, 0.1]
     """
-    h = np.asarray(heights, dtype=np.float64).reshape(-1)
+    h = np.asarray(heights, dtype=np.float64)
+    if h.ndim != 1:
+        raise ValueError(f"heights must be 1-D (n - 1 merge heights), got shape {h.shape}")
+    if not np.all(np.isfinite(h)):
+        # NaN compared false everywhere and its lifetimes were clipped to 0 silently
+        raise ValueError("heights must be finite (merge heights of a dendrogram), got "
+                         f"{int(np.sum(~np.isfinite(h)))} NaN or infinite value(s)")
     n = h.shape[0] + 1
     out = np.zeros(n + 1)
     hh = np.concatenate([[0.0], h])  # hh[j] = h_j, hh[0] = 0

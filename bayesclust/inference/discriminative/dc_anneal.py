@@ -28,6 +28,7 @@ from ._common import (
     finish,
     hyper,
     running_argmin_rows,
+    unit_frame,
     work_dtype,
 )
 
@@ -457,20 +458,24 @@ def dc_anneal(
 
     t_cls, t_tot = _tables(n, C, n0, lam_eq)
     block, n_blocks = blocks(n_iter, trace_points)
-    dt = work_dtype(problem.X)  # distances: the usual precision; the energy: float64
+    # Scale-free: the unit frame, jump_std and lam_vq with it (the energy is unchanged).
+    unit, frame = unit_frame(problem, centred=False)
+    jump_u = frame.width(jump_std, "jump_std")
+    vq_u = frame.penalty(lam_vq, "lam_vq", n)
+    dt = work_dtype(unit.X)  # distances: the usual precision; the energy: float64
     with jax.enable_x64(True):
-        Xj, cj = jnp.asarray(problem.X, dt), jnp.asarray(problem.classes)
-        state = _anneal_init(Xj, cj, jnp.asarray(m0, dt), jnp.asarray(t_cls), jnp.asarray(t_tot),
-                             jnp.float64(lam_vq), n_classes=C, move=move, use_vq=lam_vq > 0,
-                             trace_len=n_blocks + 1)
-        state = _anneal_run(k_run, state, Xj, cj, dt.type(jump_std), jnp.int32(n_iter), move=move,
+        Xj, cj = jnp.asarray(unit.X, dt), jnp.asarray(problem.classes)
+        state = _anneal_init(Xj, cj, jnp.asarray(frame.to_unit(m0), dt), jnp.asarray(t_cls),
+                             jnp.asarray(t_tot), jnp.float64(vq_u), n_classes=C, move=move,
+                             use_vq=lam_vq > 0, trace_len=n_blocks + 1)
+        state = _anneal_run(k_run, state, Xj, cj, dt.type(jump_u), jnp.int32(n_iter), move=move,
                             block=block, use_vq=lam_vq > 0)
         state = jax.device_get(state)
         trace = np.asarray(state.objective_trace, np.float64)
     final_e, best_e = float(state.objective), float(state.best_objective)
     m = np.asarray(state.best_prototypes if return_best else state.prototypes)
     return finish(
-        problem, m, n0,
+        unit, m, n0, frame,
         objective=best_e if return_best else final_e,
         objective_trace=trace,
         n_iter=int(state.n_iter),
@@ -480,7 +485,7 @@ def dc_anneal(
         info={"init_prototypes": m0, "accept_rate": int(state.n_accepted) / n_iter,
               "best_objective": best_e, "final_objective": final_e,
               "final_counts": np.asarray(state.counts, np.int64),
-              "final_prototypes": np.asarray(state.prototypes),
+              "final_prototypes": frame.from_unit(state.prototypes),
               "returned": "best" if return_best else "final", "move": move,
               "jump_std": jump_std},
     )

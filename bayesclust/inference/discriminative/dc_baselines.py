@@ -26,6 +26,7 @@ the step in a jitted ``lax.while_loop`` and record the trace in pieces
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -284,8 +285,11 @@ def init_mog_em_state(X, centers, std, *, max_iter: int = 100) -> MoGState:
     Parameters
     ----------
     X : array, shape (n, d)
-        Data.  :func:`mog_em` works on the data centred by their mean (in the input
-        dtype), the initial means centred alike; stepping on those reproduces it.
+        Data.  :func:`mog_em` works in the unit frame of
+        ``bayesclust._validation.to_unit_frame``: the data centred and scaled by a
+        power of two ``2**-e`` (largest value in [0.5, 1)), the initial means and
+        ``std`` alike; stepping on those reproduces it (its objectives exceed the
+        data's log-likelihood by ``n d e log 2``).
     centers : array, shape (K, d)
         Initial means.
     std : float scalar
@@ -454,12 +458,40 @@ def _prepare(rng_key, X, n_clusters, std, max_iter, init):
     n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
     std = V.check_positive(std, "std")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
-    mean = X.mean(0).astype(X.dtype)
-    if not isinstance(init, str):
-        init = kmeans_init(None, X, n_clusters, init=init) - mean  # validated, then centred
-    centers0 = kmeans_init(rng_key, X - mean, n_clusters, init=init)
-    Xj = jnp.asarray(X - mean)  # centred: protects the GEMM distances; float32 unless x64
-    return X, Xj, mean, centers0.astype(Xj.dtype), _sigma2(std, Xj.dtype), std, max_iter
+    mean = V.centre(X)
+    # The unit frame (centred, times 2**-e, exact): the GEMM distances and the
+    # Gaussian exponents neither overflow nor underflow whatever the scale of X.
+    Xu, e = V.to_unit_frame(X, mean)
+    if not isinstance(init, str):  # validated, then moved to the unit frame
+        init = np.ldexp(kmeans_init(None, X, n_clusters, init=init).astype(np.float64)
+                        - mean.astype(np.float64), -e).astype(Xu.dtype)
+    centers0 = kmeans_init(rng_key, Xu, n_clusters, init=init)
+    std_u = math.ldexp(std, -e)
+    fi = np.finfo(Xu.dtype)
+    if not float(fi.tiny) ** 0.5 <= std_u <= float(fi.max) ** 0.5:
+        raise ValueError(
+            f"std={std:g} is outside the range usable with data of spread about "
+            f"{math.ldexp(1.0, e):.3g} in {fi.dtype.name}: std / spread = {std_u:.3g} (its "
+            "square would over- or underflow); give std on the scale of the data"
+        )
+    Xj = jnp.asarray(Xu)
+    frame = _Frame(mean, e, X.shape[0] * X.shape[1] * e * math.log(2.0))
+    return X, Xj, frame, centers0.astype(Xj.dtype), _sigma2(std_u, Xj.dtype), std, max_iter
+
+
+class _Frame(NamedTuple):
+    mean: np.ndarray
+    e: int
+    # log-likelihood of the data = that of the unit frame - n d e log 2 (the Jacobian)
+    log_jacobian: float
+
+    def centers(self, c, dtype):
+        return (np.ldexp(np.asarray(c, np.float64), self.e)
+                + self.mean.astype(np.float64)).astype(dtype)
+
+    def loglik(self, v):
+        v = np.asarray(v)
+        return (v.astype(np.float64) - self.log_jacobian).astype(v.dtype) if self.e else v
 
 
 def mog_em(rng_key, X, n_clusters: int, std, *, max_iter: int = 100, init="random") -> MoGResult:
@@ -510,16 +542,16 @@ def mog_em(rng_key, X, n_clusters: int, std, *, max_iter: int = 100, init="rando
     >>> res.centers.round(2).tolist(), res.weights.round(2).tolist()
     ([[0.1, 0.0], [5.1, 5.0]], [0.5, 0.5])
     """
-    X, Xj, mean, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
+    X, Xj, frame, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
     state = _mog_start(Xj, C0, sigma2, TRACE_PIECE)
     state, traces, done = run_in_pieces(
         state, lambda todo, s: _mog_run(todo, s, Xj, sigma2), max_iter)
     return MoGResult(
-        centers=(np.asarray(state.centers) + mean).astype(X.dtype),
+        centers=frame.centers(state.centers, X.dtype),
         weights=np.exp(np.asarray(state.log_weights)),
         std=std,
-        objective=float(state.objective),
-        objective_trace=traces["objective_trace"],
+        objective=float(frame.loglik(state.objective)),
+        objective_trace=frame.loglik(traces["objective_trace"]),
         n_iter=done,
         converged=bool(state.converged),
     )
@@ -590,7 +622,7 @@ def mda2_em(
     >>> bool(res.psi[0, 0] > 0.5 and res.psi[1, 1] > 0.5)
     True
     """
-    X, Xj, mean, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
+    X, Xj, frame, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
     classes = V.check_labels(classes, "classes", n_samples=X.shape[0])
     if classes.min() < 0:
         raise ValueError(f"classes must be non-negative, got minimum {classes.min()}")
@@ -604,12 +636,12 @@ def mda2_em(
     state, traces, done = run_in_pieces(
         state, lambda todo, s: _mda2_run(todo, s, Xj, classes_j, sigma2), max_iter)
     return MDA2Result(
-        centers=(np.asarray(state.centers) + mean).astype(X.dtype),
+        centers=frame.centers(state.centers, X.dtype),
         weights=np.exp(np.asarray(state.log_weights)),
         psi=np.exp(np.asarray(state.log_psi)),
         std=std,
-        objective=float(state.objective),
-        objective_trace=traces["objective_trace"],
+        objective=float(frame.loglik(state.objective)),
+        objective_trace=frame.loglik(traces["objective_trace"]),
         n_iter=done,
         converged=bool(state.converged),
     )

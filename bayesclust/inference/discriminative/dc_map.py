@@ -18,7 +18,16 @@ from jax.scipy.special import digamma, gammaln
 
 from ... import _validation as V
 from ...kernels import PRECISION
-from ._common import DCResult, check_init, check_problem, finish, hyper, rows_min_argmin, rows_sum
+from ._common import (
+    DCResult,
+    check_init,
+    check_problem,
+    finish,
+    hyper,
+    rows_min_argmin,
+    rows_sum,
+    unit_frame,
+)
 
 __all__ = ["dc_map", "CG_MAX_ITER"]
 
@@ -152,7 +161,9 @@ def dc_map(
         CG iterations.
     tol : float, default 1e-5
         Converged when :math:`\max |\partial F / \partial m| \le` ``tol * n``
-        (scipy's ``gtol``; the gradient is a sum over the ``n`` points).
+        (scipy's ``gtol``; the gradient is a sum over the ``n`` points), the
+        gradient taken in the unit frame (see Notes), so the test does not depend
+        on the scale of ``X``.
 
     Returns
     -------
@@ -185,7 +196,10 @@ def dc_map(
     and a float32 line search on it stalls once steps change :math:`F` by less
     than its ulp.  The smoothed objective is non-concave: the result is a local
     maximum near the start (hence the k-means start; or keep the best of
-    several).
+    several).  The optimisation runs in a unit frame: ``X`` centred and scaled by a
+    power of two ``2**-e`` so that its largest centred value lies in [0.5, 1),
+    ``smooth_std`` by ``2**-e`` and ``lam_mog``, ``lam_vq`` by ``4**e`` (the
+    objective is unchanged), so data of any magnitude give the same partition.
 
     References
     ----------
@@ -214,9 +228,13 @@ def dc_map(
     K = problem.n_clusters
 
     with jax.enable_x64(True):
-        Xj = jnp.asarray(problem.X, jnp.float64)
+        unit, frame = unit_frame(problem)  # float64 data stay float64 (see Notes)
+        std_u = frame.width(smooth_std, "smooth_std")
+        mog_u = frame.penalty(lam_mog, "lam_mog", n * K)
+        vq_u = frame.penalty(lam_vq, "lam_vq", n)
+        Xj = jnp.asarray(unit.X, jnp.float64)
         cj = jnp.asarray(problem.classes)
-        args = tuple(jnp.float64(v) for v in (smooth_std, n0, lam_eq, lam_mog, lam_vq))
+        args = tuple(jnp.float64(v) for v in (std_u, n0, lam_eq, mog_u, vq_u))
         static = dict(n_classes=problem.n_classes, use_mog=lam_mog > 0, use_vq=lam_vq > 0)
         n_evals = [0]
 
@@ -225,7 +243,7 @@ def dc_map(
             v, g = _smoothed_value_and_grad(jnp.asarray(x.reshape(K, d)), Xj, cj, *args, **static)
             return -float(v), -np.asarray(g, np.float64).ravel()
 
-        x0 = m0.astype(np.float64).ravel()
+        x0 = frame.to_unit(m0).ravel()
         f0, g0 = fun(x0)
         trace = [-f0]
 
@@ -242,9 +260,9 @@ def dc_map(
                 int(res.nit), float(res.fun)
             grad_max = float(np.max(np.abs(res.jac)))
 
-    m = res_x.reshape(K, d).astype(problem.X.dtype)
+    m = res_x.reshape(K, d).astype(unit.X.dtype)
     return finish(
-        problem, m, n0,
+        unit, m, n0, frame,
         objective=-fval,
         objective_trace=np.asarray(trace, np.float64),
         n_iter=nit,

@@ -16,7 +16,16 @@ from jax import lax
 
 from ... import _validation as V
 from ...kernels import voronoi_memberships
-from ._common import STEPS_PER_CLUSTER, DCResult, blocks, check_init, check_problem, finish, work_dtype
+from ._common import (
+    STEPS_PER_CLUSTER,
+    DCResult,
+    blocks,
+    check_init,
+    check_problem,
+    finish,
+    unit_frame,
+    work_dtype,
+)
 
 __all__ = ["sdc", "SDCState", "SDCInfo", "init_sdc_state", "sdc_step"]
 
@@ -328,17 +337,20 @@ def sdc(
     k_init, k_run = jax.random.split(key)
     m0 = check_init(k_init, problem.X, K, init)
     block, n_blocks = blocks(n_steps, trace_points)
-    dt = work_dtype(problem.X)
-    Xj, cj = jnp.asarray(problem.X, dt), jnp.asarray(problem.classes)
-    state = _sdc_init(Xj, cj, jnp.asarray(m0, dt), dt.type(smooth_std), n_classes=C,
+    # Scale-free: the unit frame, smooth_std with it (the objective is unchanged).
+    unit, frame = unit_frame(problem, centred=False)
+    std_u = frame.width(smooth_std, "smooth_std")
+    dt = work_dtype(unit.X)
+    Xj, cj = jnp.asarray(unit.X, dt), jnp.asarray(problem.classes)
+    state = _sdc_init(Xj, cj, jnp.asarray(frame.to_unit(m0), dt), dt.type(std_u), n_classes=C,
                       trace_len=n_blocks + 1)
-    state = _sdc_run(k_run, state, Xj, cj, dt.type(smooth_std), dt.type(rate), jnp.int32(n_steps),
+    state = _sdc_run(k_run, state, Xj, cj, dt.type(std_u), dt.type(rate), jnp.int32(n_steps),
                      block=block)
     m = np.asarray(state.prototypes)
     psi = np.asarray(jax.nn.softmax(state.gamma, axis=1), np.float64)
     trace = np.asarray(state.objective_trace, np.float64)
     return finish(
-        problem, m, n0,
+        unit, m, n0, frame,
         objective=float(trace[-1]),
         objective_trace=trace,
         n_iter=int(state.n_iter),
