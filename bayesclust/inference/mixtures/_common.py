@@ -157,6 +157,37 @@ def _prior_params(prior, name: str, family: str):
 
 
 
+def start_labels(init_labels, n: int, num_chains: int):
+    """The samplers' starting partitions, each relabelled ``0..k-1`` in increasing id order.
+
+    Parameters
+    ----------
+    init_labels : array_like of int, shape (n,) or (num_chains, n), or None
+        One partition for every chain, one per chain, or None (one cluster).
+    n, num_chains : int
+
+    Returns
+    -------
+    labels : ndarray of int32, shape (n,) or (num_chains, n)
+        ``(n,)`` unless ``init_labels`` gave one partition per chain.
+    per_chain : bool
+        Whether ``labels`` holds one partition per chain.
+    """
+    if init_labels is None:
+        return np.zeros(n, np.int32), False
+    if np.ndim(init_labels) == 2:
+        rows = np.asarray(init_labels)
+        if rows.shape[0] != num_chains:
+            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
+                             f"(num_chains={num_chains})")
+        return np.stack([
+            np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
+                      return_inverse=True)[1].astype(np.int32).reshape(n)
+            for c, r in enumerate(rows)]), True
+    labels = V.check_labels(init_labels, "init_labels", n_samples=n)
+    return np.unique(labels, return_inverse=True)[1].astype(np.int32).reshape(n), False
+
+
 def _evenly(m: int, size: int) -> np.ndarray:
     """``size`` (or all ``m``) indices spread evenly over ``0..m-1``."""
     if m <= size:

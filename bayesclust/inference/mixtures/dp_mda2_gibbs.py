@@ -39,7 +39,7 @@ from ... import _validation as V
 from ...kernels import polya_log_evidence, polya_log_predictive, segment_stats
 from ...models.dp_gmm import log_alpha_from_lam
 from .._driver import pow2_at_least
-from ._common import _draw_means, _draw_slot_or_new, _log_normal_iso, _slot_terms
+from ._common import _draw_means, _draw_slot_or_new, _log_normal_iso, _slot_terms, start_labels
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import GibbsInfo, log_likelihood, run_in_segments
 
@@ -367,21 +367,7 @@ def gibbs_dp_mda2(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
     log_alpha = float(log_alpha_from_lam(lam, sigma2, rho2, d))
-    per_chain = init_labels is not None and np.ndim(init_labels) == 2
-    if init_labels is None:
-        labels0 = np.zeros(n, np.int32)
-    elif per_chain:
-        rows = np.asarray(init_labels)
-        if rows.shape[0] != num_chains:
-            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
-                             f"(num_chains={num_chains})")
-        labels0 = np.stack([
-            np.unique(V.check_labels(r, f"init_labels[{i}]", n_samples=n),
-                      return_inverse=True)[1].astype(np.int32).reshape(n)
-            for i, r in enumerate(rows)])
-    else:
-        labels0 = V.check_labels(init_labels, "init_labels", n_samples=n)
-        labels0 = np.unique(labels0, return_inverse=True)[1].astype(np.int32).reshape(n)
+    labels0, per_chain = start_labels(init_labels, n, num_chains)
     offset = X.mean(0) if center else np.zeros(d, X.dtype)
     Xj = jnp.asarray(X - offset)
     cj = jnp.asarray(codes)

@@ -74,6 +74,7 @@ from ._common import (
     _slot_terms,
     _update_log_alpha,
     prior_distribution,
+    start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 
@@ -963,21 +964,7 @@ def gibbs_dp_gmm(
                                  "truncation", minimum=2)
     n, d = X.shape
     limit = n if max_clusters is None else min(V.check_int(max_clusters, "max_clusters", minimum=1), n)
-    per_chain = init_labels is not None and np.ndim(init_labels) == 2
-    if init_labels is None:
-        labels0 = np.zeros(n, np.int32)
-    elif per_chain:
-        rows = np.asarray(init_labels)
-        if rows.shape[0] != num_chains:
-            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
-                             f"(num_chains={num_chains})")
-        labels0 = np.stack([
-            np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
-                      return_inverse=True)[1].astype(np.int32).reshape(n)
-            for c, r in enumerate(rows)])
-    else:
-        labels0 = V.check_labels(init_labels, "init_labels", n_samples=n)
-        labels0 = np.unique(labels0, return_inverse=True)[1].astype(np.int32)
+    labels0, per_chain = start_labels(init_labels, n, num_chains)
     offset = X.mean(0) if center else np.zeros(d, X.dtype)
     Xj = jnp.asarray(X - offset)
     k0 = int(labels0.max()) + 1

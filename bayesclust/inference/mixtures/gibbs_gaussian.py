@@ -67,7 +67,7 @@ from jax.scipy.special import gammaln
 
 from ... import _validation as V
 from ...kernels import cholesky_rank_one
-from ._common import _draw_slot_or_new, _prior_params, _update_log_alpha
+from ._common import _draw_slot_or_new, _prior_params, _update_log_alpha, start_labels
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import GibbsInfo, run_in_segments
 
@@ -583,21 +583,9 @@ def gibbs_dp_gaussian(
         prior = default_gaussian_prior(X, covariance_type)
     prior = check_gaussian_prior(prior, d, covariance_type)
     limit = n if max_clusters is None else min(V.check_int(max_clusters, "max_clusters", minimum=1), n)
-    if init_labels is None:
-        labels0 = np.zeros((num_chains, n), np.int32)
-    elif np.ndim(init_labels) == 2:
-        rows = np.asarray(init_labels)
-        if rows.shape[0] != num_chains:
-            raise ValueError(f"init_labels has {rows.shape[0]} rows, expected one per chain "
-                             f"(num_chains={num_chains})")
-        labels0 = np.stack([
-            np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
-                      return_inverse=True)[1].astype(np.int32).reshape(n)
-            for c, r in enumerate(rows)])
-    else:
-        lab = V.check_labels(init_labels, "init_labels", n_samples=n)
-        lab = np.unique(lab, return_inverse=True)[1].astype(np.int32).reshape(n)
-        labels0 = np.broadcast_to(lab, (num_chains, n)).copy()
+    labels0, per_chain = start_labels(init_labels, n, num_chains)
+    if not per_chain:
+        labels0 = np.broadcast_to(labels0, (num_chains, n)).copy()
     Z, kappa0, nu0, logdet0 = whitened_problem(X, prior, "full" if full else "diag")
     # The sampler works on the whitened data: their squares must fit the working dtype
     # (the data's own units do not matter).

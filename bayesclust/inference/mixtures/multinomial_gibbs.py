@@ -56,7 +56,7 @@ from ...kernels.multinomial import (
 )
 from .._counts import check_counts, device_rows, working_dtype
 from .._driver import pow2_at_least
-from ._common import _draw_slot_or_new
+from ._common import _draw_slot_or_new, start_labels
 from .convergence import warn_if_not_converged
 from .gibbs import GibbsInfo, run_in_segments
 
@@ -384,21 +384,9 @@ def gibbs_dp_multinomial(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
     n = host.shape[0]
-    per_chain = init_labels is not None and np.ndim(init_labels) == 2
-    if init_labels is None:
-        labels0 = np.zeros((num_chains, n), np.int32)
-    elif per_chain:
-        rows_ = np.asarray(init_labels)
-        if rows_.shape[0] != num_chains:
-            raise ValueError(f"init_labels has {rows_.shape[0]} rows, expected one per chain "
-                             f"(num_chains={num_chains})")
-        labels0 = np.stack([np.unique(V.check_labels(r, f"init_labels[{c}]", n_samples=n),
-                                      return_inverse=True)[1].reshape(n)
-                            for c, r in enumerate(rows_)]).astype(np.int32)
-    else:
-        lab = V.check_labels(init_labels, "init_labels", n_samples=n)
-        labels0 = np.broadcast_to(np.unique(lab, return_inverse=True)[1].reshape(n),
-                                  (num_chains, n)).astype(np.int32)
+    labels0, per_chain = start_labels(init_labels, n, num_chains)
+    if not per_chain:
+        labels0 = np.broadcast_to(labels0, (num_chains, n)).copy()
     dtype = working_dtype(host)
     rows = _sampler_rows(host, dtype)
     k0 = int(labels0.max()) + 1
