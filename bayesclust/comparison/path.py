@@ -459,13 +459,13 @@ def _anneal(key, family, grid, floor, *, step, num_warmup, num_samples, num_chai
         draws = _canonical(chains.reshape(-1, n))
         k_draws = _n_clusters(draws)
         point = Posterior(chains).point_estimate("vi")
-        objectives = _objectives(family, draws)
+        objectives, nmis = _per_draw(family, draws, hard_labels)
         j = int(np.argmin(objectives))
         if objectives[j] < best[0]:
             best = (float(objectives[j]), draws[j].copy())
         out["temperature"].append(t)
         out["nmi_point"].append(metrics.nmi(hard_labels, point))
-        out["nmi_draws"].append(float(np.mean([metrics.nmi(hard_labels, d_) for d_ in draws])))
+        out["nmi_draws"].append(float(np.mean(nmis)))
         out["p_k_hard"].append(float(np.mean(k_draws == k_hard)))
         out["k_mean"].append(float(np.mean(k_draws)))
         lo, med, hi = np.quantile(k_draws, [0.1, 0.5, 0.9])
@@ -507,8 +507,14 @@ def _anneal(key, family, grid, floor, *, step, num_warmup, num_samples, num_chai
         arrays["objective_best"], hard_objective, hard, point, best[1], stop, family.hard_name)
 
 
-def _objectives(family, draws):
-    """Hard objective of every draw, shape (S,) (distinct partitions computed once)."""
+def _per_draw(family, draws, hard_labels):
+    """Hard objective and NMI to the hard partition of every draw, shapes (S,) and (S,).
+
+    Both are computed once per distinct partition: the draws are canonical, and a collapsed
+    population repeats a few partitions many times.
+    """
     uniq, inv = np.unique(draws, axis=0, return_inverse=True)
-    vals = np.array([family.objective(z) for z in uniq], float)
-    return vals[np.asarray(inv).reshape(-1)]
+    inv = np.asarray(inv).reshape(-1)
+    objectives = np.array([family.objective(z) for z in uniq], float)
+    nmis = np.array([metrics.nmi(hard_labels, z) for z in uniq], float)
+    return objectives[inv], nmis[inv]
