@@ -36,6 +36,8 @@ __all__ = [
     "centre",
     "to_unit_frame",
     "check_unit_penalty",
+    "UnitFrame",
+    "unit_frame",
 ]
 
 
@@ -147,7 +149,8 @@ def centre(X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray
     return mean
 
 
-def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X") -> tuple[np.ndarray, int]:
+def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X",
+                  dtype: Any = None) -> tuple[np.ndarray, int]:
     """``(X - mean) * 2**-e`` in the working dtype, and ``e``: the largest centred value in [0.5, 1).
 
     Squared distances of the unit frame lie in ``[0, 4 d]``, so they can neither
@@ -166,10 +169,13 @@ def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X") -> tuple[np.
         The centre subtracted (in ``X``'s dtype, as :func:`centre` returns it).
     name : str
         Argument name used in error messages.
+    dtype : dtype, optional
+        The dtype of ``Xs``; default the working dtype (:func:`working_dtype`) of
+        ``X``.  ``np.float64`` for host (NumPy / SciPy) algorithms.
 
     Returns
     -------
-    Xs : ndarray, shape (n, d), working dtype (:func:`working_dtype`)
+    Xs : ndarray, shape (n, d), ``dtype``
     e : int
 
     Raises
@@ -178,7 +184,7 @@ def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X") -> tuple[np.
         When ``X`` holds values beyond the working dtype's range (float64 data
         with ``jax_enable_x64`` off) or ``X - mean`` overflows.
     """
-    wd = working_dtype(X.dtype)
+    wd = working_dtype(X.dtype) if dtype is None else np.dtype(dtype)
     big = float(np.max(np.abs(X))) if X.size else 0.0
     if big > float(np.finfo(wd).max):
         raise ValueError(
@@ -222,6 +228,105 @@ def check_unit_penalty(lam: float, name: str, e: int, dtype: Any, *, n_terms: in
             f"{float(fi.tiny):.3g} (it would flush to zero)"
         )
     return scaled
+
+
+class UnitFrame(NamedTuple):
+    """The unit frame of data ``X``: ``(X - mean) * 2**-e`` (:func:`to_unit_frame`).
+
+    Every algorithm that is invariant to translating the data and equivariant to
+    scaling them (distances, Gaussian widths and squared-distance penalties scale
+    with the data) runs in this frame, where squared distances lie in ``[0, 4 d]``
+    whatever the magnitude of ``X``; its parameters move in with :meth:`width`,
+    :meth:`squared` or :meth:`weight`, its locations back out with
+    :meth:`from_unit`.  The powers of two are exact, so a run on data that neither
+    over- nor underflowed before is bit for bit the same up to the translation.
+    """
+
+    mean: np.ndarray  # (d,) in X's dtype (zeros when not centred)
+    e: int
+    dtype: np.dtype  # X's dtype, that of the locations handed back
+    work: np.dtype  # the dtype of the unit-frame data
+
+    def to_unit(self, m: np.ndarray) -> np.ndarray:
+        """Locations (K, d) of the data frame in the unit frame (float64)."""
+        return np.ldexp(np.asarray(m, np.float64) - self.mean.astype(np.float64), -self.e)
+
+    def from_unit(self, m: np.ndarray) -> np.ndarray:
+        """Locations (K, d) of the unit frame in the data frame, in X's dtype."""
+        return (np.ldexp(np.asarray(m, np.float64), self.e)
+                + self.mean.astype(np.float64)).astype(self.dtype)
+
+    def width(self, value: float, name: str) -> float:
+        """A length (a Gaussian width ``sigma``) in the unit frame, ``value * 2**-e``.
+
+        Raises a ``ValueError`` naming ``name`` when it is not a normal number of the
+        working dtype: its square would flush to zero or overflow.
+        """
+        fi = np.finfo(self.work)
+        scaled = math.ldexp(value, -self.e)
+        if not float(fi.tiny) ** 0.5 <= scaled <= float(fi.max) ** 0.5:
+            raise ValueError(
+                f"{name}={value:g} is outside the range usable with data of spread about "
+                f"{math.ldexp(1.0, self.e):.3g} in {fi.dtype.name}: {name} / spread = "
+                f"{scaled:.3g} (its square would over- or underflow); give {name} on the "
+                "scale of the data"
+            )
+        return scaled
+
+    def squared(self, value: float, name: str, n_terms: int = 1) -> float:
+        """A squared distance (a penalty ``lam``, a variance ``sigma2``) in the unit frame,
+        ``value * 4**-e`` (:func:`check_unit_penalty`: a ``ValueError`` naming ``name``
+        when that is not a normal number of the working dtype)."""
+        return check_unit_penalty(value, name, self.e, self.work, n_terms=n_terms)
+
+    def weight(self, lam: float, name: str, n_terms: int) -> float:
+        """A weight of squared distances (an inverse variance) in the unit frame, ``lam * 4**e``."""
+        if lam == 0:
+            return 0.0
+        fi = np.finfo(self.work)
+        # The weight multiplies squared distances, so it scales inversely to the data**2.
+        scaled = math.ldexp(lam, 2 * self.e)
+        if not float(fi.tiny) <= scaled <= float(fi.max) / max(1, n_terms):
+            raise ValueError(
+                f"{name}={lam:g} is outside the range usable with data of spread about "
+                f"{math.ldexp(1.0, self.e):.3g} in {fi.dtype.name}: {name} * spread**2 = "
+                f"{scaled:.3g} is not a normal number (the objective would over- or "
+                "underflow)"
+            )
+        return scaled
+
+
+def unit_frame(X: np.ndarray, *, centred: bool = True, name: str = "X",
+               sample_weight: np.ndarray | None = None,
+               dtype: Any = None) -> tuple[np.ndarray, UnitFrame]:
+    """``X`` in its unit frame (:func:`to_unit_frame`, working dtype) and the frame.
+
+    ``centred=False`` only scales by the power of two, which is exact: a run there
+    is the data-frame run scaled (for algorithms that are not translation invariant,
+    or to keep a stochastic run's state comparable with the data).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        Validated data (finite).
+    centred : bool, default True
+        Subtract the (weighted) column mean first (:func:`centre`).
+    name : str
+        Argument name used in error messages.
+    sample_weight : ndarray, shape (n,), optional
+        Weights of the mean.
+    dtype : dtype, optional
+        The dtype of ``Xu``: default the working dtype (JAX algorithms),
+        ``np.float64`` for host ones.
+
+    Returns
+    -------
+    Xu : ndarray, shape (n, d), ``dtype``
+    frame : UnitFrame
+    """
+    mean = centre(X, sample_weight) if centred else np.zeros(X.shape[1], X.dtype)
+    Xu, e = to_unit_frame(X, mean, name, dtype)
+    return Xu, UnitFrame(mean, e, X.dtype, Xu.dtype)
 
 
 def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:

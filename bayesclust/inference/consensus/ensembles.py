@@ -270,16 +270,18 @@ def kmeans_ensemble(
     master = V.as_numpy_rng(key)
     ks = master.integers(kmin, kmax + 1, size=N)
     labels = np.full((N, n), -1, np.int32)
+    # k-means is invariant to translating and scaling the data: it runs in the unit
+    # frame, whose squared distances neither overflow nor underflow at any scale.
     if backend == "numpy":
         seeds = master.integers(0, np.iinfo(np.int64).max, size=N)
-        X64 = X.astype(np.float64)
+        X64, _ = V.unit_frame(X.astype(np.float64), dtype=np.float64)
         for l in range(N):
             rng = np.random.default_rng(int(seeds[l]))
             idx = np.sort(rng.choice(n, size=m, replace=False)) if m < n else slice(None)
             labels[l, idx] = _kmeans_numpy(rng, X64[idx], int(ks[l]), max_iter)
         return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
     s_key, run_key = jax.random.split(key)
-    Xj = jnp.asarray(X)
+    Xj = jnp.asarray(V.unit_frame(X)[0])
     for l in range(N):
         kl = jax.random.fold_in(run_key, l)
         if m < n:
@@ -581,6 +583,12 @@ def clustering_ensemble(
     m = _subsample_size(subsample, n)
     X64 = np.asarray(X, np.float64)
     all_distinct = np.unique(X64, axis=0).shape[0] == n
+    # The named base clusterers are invariant to translating the data and scaling
+    # them with 1 / sqrt(gamma): they run in the unit frame (no overflow at any scale);
+    # a callable base gets the data as given.
+    Xu, frame = V.unit_frame(X64, dtype=np.float64)
+    spectral = any(isinstance(b, str) and b in ("spectral", "shi_malik") for b in bases)
+    gamma_u = frame.weight(gamma, "spectral_gamma", 1) if spectral else gamma
     master = V.as_numpy_rng(V.as_rng_key(rng_key))
     total = len(bases) * len(ks) * reps
     seeds = master.integers(0, np.iinfo(np.int64).max, size=total)
@@ -598,13 +606,13 @@ def clustering_ensemble(
                 cap = m if all_distinct else np.unique(Xs, axis=0).shape[0]
                 kl = min(k, cap)
                 if b == "kmeans":
-                    lab = _kmeans_numpy(rng, Xs, kl, max_iter)
+                    lab = _kmeans_numpy(rng, Xu[idx], kl, max_iter)
                 elif b == "spectral":
-                    lab = _njw_spectral(rng, Xs, kl, gamma, max_iter)
+                    lab = _njw_spectral(rng, Xu[idx], kl, gamma_u, max_iter)
                 elif b == "shi_malik":
-                    lab = _shi_malik_spectral(rng, Xs, kl, gamma, max_iter)
+                    lab = _shi_malik_spectral(rng, Xu[idx], kl, gamma_u, max_iter)
                 elif isinstance(b, str):
-                    lab = _linkage_partition(Xs, kl, b)
+                    lab = _linkage_partition(Xu[idx], kl, b)
                 else:
                     lab = np.asarray(b(Xs, kl, rng))
                     if lab.shape != (m,) or not np.issubdtype(lab.dtype, np.integer) or (lab < 0).any():
@@ -781,12 +789,16 @@ def spectral_grid_ensemble(
         raise ValueError(f"methods must be among {SPECTRAL_METHODS}, got {methods!r}")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
     cap = padded_rows(n) if pad_to is None else V.check_int(pad_to, "pad_to", minimum=n)
-    dt = V.working_dtype(X.dtype)
+    # The Gaussian affinity is invariant to translating the data and scaling them
+    # with sigma: the unit frame keeps the squared distances in range at any scale.
+    Xu, frame = V.unit_frame(X)
+    dt = Xu.dtype
+    sig_u = np.asarray([frame.width(float(v), "sigmas") for v in sig])
     Xp = np.zeros((cap, X.shape[1]), dt)
-    Xp[:n] = X
+    Xp[:n] = Xu
     valid = np.arange(cap) < n
     lab = np.asarray(_spectral_grid_jax(V.as_rng_key(rng_key), jnp.asarray(Xp), jnp.asarray(valid),
-                                        jnp.asarray(sig, dt), jnp.asarray(ks, jnp.int32),
+                                        jnp.asarray(sig_u, dt), jnp.asarray(ks, jnp.int32),
                                         max(ks), max_iter))
     picked = [lab[SPECTRAL_METHODS.index(m)] for m in methods]  # each (S, nk, cap)
     labels = np.concatenate([p.reshape(-1, cap)[:, :n] for p in picked]).astype(np.int32)

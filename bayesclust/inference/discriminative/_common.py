@@ -9,7 +9,6 @@ Private to :mod:`bayesclust.inference.discriminative`; :class:`DCResult` and
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
@@ -196,57 +195,7 @@ def voronoi_labels(X: np.ndarray, m: np.ndarray) -> np.ndarray:
     return np.asarray(nearest_index(jnp.asarray(X, dt), jnp.asarray(m, dt))).astype(np.int64)
 
 
-class Frame(NamedTuple):
-    """The unit frame of a problem: data ``(X - mean) * 2**-e`` (``_validation.to_unit_frame``)."""
-
-    mean: np.ndarray  # (d,) in X's dtype
-    e: int
-    dtype: np.dtype  # X's dtype, that of the returned prototypes
-
-    def to_unit(self, m: np.ndarray) -> np.ndarray:
-        """Prototypes (K, d) of the data frame in the unit frame (float64)."""
-        return np.ldexp(np.asarray(m, np.float64) - self.mean.astype(np.float64), -self.e)
-
-    def from_unit(self, m: np.ndarray) -> np.ndarray:
-        """Prototypes (K, d) of the unit frame in the data frame, in X's dtype."""
-        return (np.ldexp(np.asarray(m, np.float64), self.e)
-                + self.mean.astype(np.float64)).astype(self.dtype)
-
-    def width(self, value: float, name: str) -> float:
-        """A length (``smooth_std``, ``jump_std``) in the unit frame, ``value * 2**-e``.
-
-        Raises a ``ValueError`` naming ``name`` when it is not a normal number of the
-        working dtype: it would flush to zero or overflow in the memberships.
-        """
-        fi = np.finfo(work_dtype(np.empty(0, self.dtype)))
-        scaled = math.ldexp(value, -self.e)
-        if not float(fi.tiny) ** 0.5 <= scaled <= float(fi.max) ** 0.5:
-            raise ValueError(
-                f"{name}={value:g} is outside the range usable with data of spread about "
-                f"{math.ldexp(1.0, self.e):.3g} in {fi.dtype.name}: {name} / spread = "
-                f"{scaled:.3g} (its square would over- or underflow); give {name} on the "
-                "scale of the data"
-            )
-        return scaled
-
-    def penalty(self, lam: float, name: str, n_terms: int) -> float:
-        """A weight of squared distances (``lam_mog``, ``lam_vq``) in the unit frame, ``lam * 4**e``."""
-        if lam == 0:
-            return 0.0
-        fi = np.finfo(work_dtype(np.empty(0, self.dtype)))
-        # The weight multiplies squared distances, so it scales inversely to the data**2.
-        scaled = math.ldexp(lam, 2 * self.e)
-        if not float(fi.tiny) <= scaled <= float(fi.max) / max(1, n_terms):
-            raise ValueError(
-                f"{name}={lam:g} is outside the range usable with data of spread about "
-                f"{math.ldexp(1.0, self.e):.3g} in {fi.dtype.name}: {name} * spread**2 = "
-                f"{scaled:.3g} is not a normal number (the objective would over- or "
-                "underflow)"
-            )
-        return scaled
-
-
-def unit_frame(problem: Problem, *, centred: bool = True) -> tuple[Problem, Frame]:
+def unit_frame(problem: Problem, *, centred: bool = True) -> tuple[Problem, V.UnitFrame]:
     """The problem with ``X`` in the unit frame, and the frame.
 
     ``centred=False`` only scales by the power of two, which is exact: a run there
@@ -259,12 +208,11 @@ def unit_frame(problem: Problem, *, centred: bool = True) -> tuple[Problem, Fram
     scaled by a power of two (exact), where squared distances lie in ``[0, 4 d]``
     whatever the scale of ``X``.
     """
-    mean = V.centre(problem.X) if centred else np.zeros(problem.X.shape[1], problem.X.dtype)
-    Xu, e = V.to_unit_frame(problem.X, mean)
-    return problem._replace(X=Xu), Frame(mean, e, problem.X.dtype)
+    Xu, frame = V.unit_frame(problem.X, centred=centred)
+    return problem._replace(X=Xu), frame
 
 
-def finish(problem: Problem, m: np.ndarray, n0: float, frame: Frame | None = None,
+def finish(problem: Problem, m: np.ndarray, n0: float, frame: V.UnitFrame | None = None,
            **fields) -> DCResult:
     """Hard cells of the training points and their exact eq. 9, then the result.
 

@@ -461,7 +461,7 @@ def dc_anneal(
     # Scale-free: the unit frame, jump_std and lam_vq with it (the energy is unchanged).
     unit, frame = unit_frame(problem, centred=False)
     jump_u = frame.width(jump_std, "jump_std")
-    vq_u = frame.penalty(lam_vq, "lam_vq", n)
+    vq_u = frame.weight(lam_vq, "lam_vq", n)
     dt = work_dtype(unit.X)  # distances: the usual precision; the energy: float64
     with jax.enable_x64(True):
         Xj, cj = jnp.asarray(unit.X, dt), jnp.asarray(problem.classes)

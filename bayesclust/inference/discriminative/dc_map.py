@@ -230,8 +230,8 @@ def dc_map(
     with jax.enable_x64(True):
         unit, frame = unit_frame(problem)  # float64 data stay float64 (see Notes)
         std_u = frame.width(smooth_std, "smooth_std")
-        mog_u = frame.penalty(lam_mog, "lam_mog", n * K)
-        vq_u = frame.penalty(lam_vq, "lam_vq", n)
+        mog_u = frame.weight(lam_mog, "lam_mog", n * K)
+        vq_u = frame.weight(lam_vq, "lam_vq", n)
         Xj = jnp.asarray(unit.X, jnp.float64)
         cj = jnp.asarray(problem.classes)
         args = tuple(jnp.float64(v) for v in (std_u, n0, lam_eq, mog_u, vq_u))
