@@ -45,6 +45,7 @@ from ..._validation import (
     check_int,
     check_labels,
     check_positive,
+    unit_frame,
 )
 from ...graphs import local_scaling_cross_kernel, local_scaling_kernel, local_scaling_kernels
 
@@ -296,9 +297,21 @@ def smic(
     t = _check_t(t, n)
     pi = _check_prior(class_prior, c)
     eigen_tol = _check_eigen_tol(eigen_tol)
-    kern = local_scaling_kernel(X, t)
+    Xu, frame = unit_frame(X, dtype=np.float64)
+    kern = local_scaling_kernel(Xu, t)
     with _one_blas_thread():
-        return _smic_from_kernel(kern, c, pi, eigen_solver, normalize, eigen_tol)
+        return _in_data_frame(_smic_from_kernel(kern, c, pi, eigen_solver, normalize, eigen_tol), frame)
+
+
+def _in_data_frame(res: SMICResult, frame) -> SMICResult:
+    """A result computed in the unit frame with its local scales in the data frame.
+
+    The local-scaling kernel (eq. 7) is invariant to translating and scaling the data
+    (``sigma_i`` scales with them): SMIC builds it in the unit frame, where the squared
+    distances neither overflow nor underflow, and hands back the scales of ``X``.
+    """
+    return res._replace(sigma=np.ldexp(res.sigma, frame.e),
+                        sigma_floor=float(np.ldexp(res.sigma_floor, frame.e)))
 
 
 def _normalized(K, deg_rows, deg_cols):
@@ -348,8 +361,10 @@ def _smic_new_scores(result: SMICResult, X_train: Any, X_new: Any) -> tuple[np.n
     X_new = check_array(X_new, "X").astype(np.float64)
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X has {X_new.shape[1]} features, expected {X_train.shape[1]}")
-    Kx = local_scaling_cross_kernel(X_new, X_train, result.sigma, result.t,
-                                    result.sigma_floor)
+    # in the unit frame of the training data, as smic built the training kernel
+    Xu, frame = unit_frame(X_train, dtype=np.float64)
+    Kx = local_scaling_cross_kernel(frame.to_unit(X_new), Xu, np.ldexp(result.sigma, -frame.e),
+                                    result.t, float(np.ldexp(result.sigma_floor, -frame.e)))
     if result.degrees is not None:
         deg_new = np.asarray(Kx.sum(axis=1)).reshape(-1)
         Kx = _normalized(Kx, np.maximum(deg_new, np.finfo(np.float64).tiny), result.degrees)
@@ -825,9 +840,11 @@ def smic_select(
     results = []
     t0 = time.perf_counter()
     # one k-NN search at the largest t serves every candidate (the neighbour lists are nested)
-    for kern in local_scaling_kernels(X, cands):
+    Xu, frame = unit_frame(X, dtype=np.float64)
+    for kern in local_scaling_kernels(Xu, cands):
         with _one_blas_thread():
-            results.append(_smic_from_kernel(kern, c, pi, eigen_solver, normalize, eigen_tol))
+            results.append(_in_data_frame(_smic_from_kernel(kern, c, pi, eigen_solver, normalize,
+                                                            eigen_tol), frame))
     t1 = time.perf_counter()
     # one pass over the (gamma, fold) grid scores every candidate's labels
     with _one_blas_thread():
