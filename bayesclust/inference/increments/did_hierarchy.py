@@ -296,6 +296,19 @@ def _check_data(X) -> np.ndarray:
     return X
 
 
+def _in_data_frame(res: DIDHierarchyResult, frame: V.UnitFrame) -> DIDHierarchyResult:
+    """A hierarchy found in the unit frame with its distances in the data frame.
+
+    The increments' tests compare ratios of distances (the 2-DID's mean scales with the
+    data, Fred & Leitão 2003), so SL-DID and SL-AGLO are invariant to translating and
+    scaling the data; they run in the unit frame, where no distance overflows or
+    underflows, and hand back the merge distances and the floor of ``X``.
+    """
+    merges = res.merges.copy()
+    merges[:, 2] = np.ldexp(merges[:, 2], frame.e)
+    return res._replace(merges=merges, lam_floor=float(np.ldexp(res.lam_floor, frame.e)))
+
+
 # --------------------------------------------------------------------------- SL-DID
 
 
@@ -360,7 +373,7 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
     >>> sl_did(X).n_clusters
     2
     """
-    X = _check_data(X)
+    X, frame = V.unit_frame(_check_data(X), dtype=np.float64)
     tail_factor = V.check_positive(tail_factor, "tail_factor")
     if tail_prob is not None:
         tail_prob = V.check_probability(tail_prob, "tail_prob", open_interval=True)
@@ -418,7 +431,7 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
                 agg.merge(s, t, union)
             else:
                 agg.reject(s, t)
-    return agg.result(floor)
+    return _in_data_frame(agg.result(floor), frame)
 
 
 # --------------------------------------------------------------------------- SL-AGLO
@@ -461,7 +474,7 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
     >>> sl_aglo(X, tau=8.0).n_clusters
     2
     """
-    X = _check_data(X)
+    X, frame = V.unit_frame(_check_data(X), dtype=np.float64)
     tau = V.check_positive(tau, "tau")
     min_size = V.check_int(min_size, "min_size", minimum=3)
     agg = _Agglomeration(X)
@@ -488,7 +501,7 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
             agg.freeze(t)
         else:
             agg.merge(s, t, agg.union(s, t))
-    return agg.result(floor)
+    return _in_data_frame(agg.result(floor), frame)
 
 
 # --------------------------------------------------------------------------- G-DID
