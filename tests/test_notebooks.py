@@ -280,7 +280,7 @@ _DC_FIELDS = """\
 
 @pytest.mark.slow
 def test_03_discriminative_runs(monkeypatch):
-    """The shortest run (2 widths, shorter annealing, short NUTS) executes every cell; its claims
+    """The shortest run (3 widths, shorter annealing, short NUTS) executes every cell; its claims
     are the same as the short run's, none depends on the run's length."""
     res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2")
     assert res["n_grid"] == 300
