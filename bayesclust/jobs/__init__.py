@@ -38,8 +38,12 @@ def run_compare(
     thin: int | None = None,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """Run the compare job of ``model`` (the main job: ``model="dp"``).
+
+    The options are checked, and a data file and its labels read, before the job starts:
+    a wrong combination is reported before any fitting, with nothing written.
 
     Parameters
     ----------
@@ -67,6 +71,10 @@ def run_compare(
         (:data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`,
         :data:`~bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`).
     plot, progress_bar : bool
+    labels : str, optional
+        The true labels of a data file (``--labels``; ``dp`` and ``aspect``): a file with one
+        label per row, or a column of the data (name or 0-based index), removed from the
+        features (:func:`bayesclust.jobs._common.load_data`).
 
     Returns
     -------
@@ -83,8 +91,20 @@ def run_compare(
         raise ValueError(f"--n-clusters is an option of --model dp, dc and aspect (--model {model} takes "
                          "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
-    job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     data = default if data is None else data
+    if labels is not None and model not in ("dp", "aspect"):
+        raise ValueError(f"--labels is an option of --model dp and aspect (--model {model} reads "
+                         "the classes of its own data sets)")
+    if model in ("dp", "aspect"):
+        from . import _common
+
+        # Read (and validate) a data file and its labels before any fitting.
+        _, y = _common.load_data(data, seed, labels)
+        if y is None and n_clusters is None and (lam is None or model == "aspect"):
+            need = "--n-clusters or --lam" if model == "dp" else "--n-clusters"
+            raise ValueError(f"give {need} (or --labels, the true classes) for a data file "
+                             f"without true labels ({data})")
+    job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     sampler = {name: value for name, value in (("num_warmup", num_warmup),
                ("num_samples", num_samples), ("num_chains", num_chains), ("thin", thin))
                if value is not None}
@@ -95,8 +115,10 @@ def run_compare(
                          "and --thin are not its options")
     kwargs = {"seed": seed, "plot": plot, "progress_bar": progress_bar}
     if model == "dp":
-        return job(data, out_dir, n_clusters=n_clusters, lam=lam, **sampler, **kwargs)
-    if model in ("dc", "aspect"):
+        return job(data, out_dir, n_clusters=n_clusters, lam=lam, labels=labels, **sampler, **kwargs)
+    if model == "aspect":
+        return job(data, out_dir, n_clusters=n_clusters, labels=labels, **sampler, **kwargs)
+    if model == "dc":
         return job(data, out_dir, n_clusters=n_clusters, **sampler, **kwargs)
     if model in ("hdp", "did"):
         return job(data, out_dir, **sampler, **kwargs)
