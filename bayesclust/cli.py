@@ -79,7 +79,7 @@ def labels_file(data: str) -> Path:
 def _cmd_fit(args) -> int:
     from . import _validation as V
     from .inference.hard.dp_means import dp_means, farthest_first_lambda
-    from .jobs._common import replace_atomically
+    from .jobs import replace_atomically
 
     if (args.lam is None) == (args.n_clusters is None):
         _fail("give exactly one of --lam and --n-clusters")
@@ -158,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .datasets import DATASETS
     from .inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DP
     from .inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _HDP
+    from .jobs import DP_JOB_THIN, HDP_JOB_THIN
 
     parser = _Parser(
         prog="bayesclust",
@@ -242,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--num-chains", type=int, default=None,
                       help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2, aspect: 4)")
     cmp_.add_argument("--thin", type=int, default=None,
-                      help=f"Gibbs sweeps per kept draw (dp: {_DP.thin}, hdp: {_HDP.thin})")
+                      help=f"Gibbs sweeps per kept draw (dp: {DP_JOB_THIN}, hdp: {HDP_JOB_THIN})")
     cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",
                       help="output folder (default: results)")
     cmp_.add_argument("--no-plot", action="store_true", help="skip the figure")

@@ -569,7 +569,7 @@ def test_docs_figure_was_drawn_with_the_demo_settings():
 
     from bayesclust.cli import build_parser
     from bayesclust.inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
-    from bayesclust.jobs import MODELS
+    from bayesclust.jobs import DP_JOB_THIN, MODELS
     from bayesclust.jobs._common import SETTINGS_KEY
 
     png = Path(__file__).resolve().parents[1] / "docs" / "compare.png"
@@ -582,7 +582,7 @@ def test_docs_figure_was_drawn_with_the_demo_settings():
         "command": "bayesclust compare", "model": args.model, "data": MODELS[args.model][2],
         "seed": args.seed, "n_clusters": args.n_clusters, "lam": args.lam,
         "num_warmup": DP_SAMPLER_DEFAULTS.num_warmup, "num_samples": DP_SAMPLER_DEFAULTS.num_samples,
-        "num_chains": DP_SAMPLER_DEFAULTS.num_chains, "thin": DP_SAMPLER_DEFAULTS.thin,
+        "num_chains": DP_SAMPLER_DEFAULTS.num_chains, "thin": DP_JOB_THIN,
     }
 
 
@@ -595,3 +595,39 @@ def test_job_figure_records_its_settings(tmp_path):
     save_figure(plt.figure(), tmp_path / "f.png", settings={"num_chains": 8, "seed": 0})
     with Image.open(tmp_path / "f.png") as img:
         assert json.loads(img.text[SETTINGS_KEY]) == {"num_chains": 8, "seed": 0}
+
+
+# -- ties: objectives within float tolerance are equal ---------------------------------------------
+
+def _path(hard_objective, best_objective):
+    from types import SimpleNamespace
+
+    from bayesclust.comparison.path import LimitPath
+
+    one = np.array([1.0])
+    labels = np.array([0, 0, 1, 1])
+    return LimitPath("dp", "sigma2", one, 1.0, one, one, one, 2 * one, 2 * one, 2 * one, 2 * one,
+                     np.array([hard_objective]), np.array([best_objective]), hard_objective,
+                     SimpleNamespace(labels=labels), labels, np.array([0, 1, 1, 1]), "hard", "DP-means")
+
+
+@pytest.mark.parametrize("best, finding", [(35.334, False), (35.335 * (1 - 9e-5), False),
+                                           (35.335 * (1 - 2e-4), True), (30.0, True)])
+def test_a_lower_objective_within_rounding_is_a_tie_not_a_finding(best, finding):
+    """35.334 against DP-means' 35.335 (2.8e-5 relative) is below what a float32 sampler
+    resolves: no "finding" line, ``lower_objective`` False; a real gap stays a finding."""
+    from bayesclust.jobs._common import path_report, path_summary
+
+    path = _path(35.335, best)
+    assert path.lower_objective is finding
+    assert ("finding:" in path_report(path)) is finding
+    assert path_summary(path)["lower_objective_found"] is finding
+
+
+@pytest.mark.parametrize("a, b, order", [(35.334, 35.335, "equal"), (35.335, 35.334, "equal"),
+                                         (35.0, 35.335, "lower"), (36.0, 35.335, "higher"),
+                                         (0.0, 0.0, "equal"), (None, 1.0, None)])
+def test_objective_order_has_a_relative_tolerance(a, b, order):
+    from bayesclust.comparison.report import objective_order
+
+    assert objective_order(a, b) == order

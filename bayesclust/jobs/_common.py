@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _native, datasets, metrics
 from .. import _validation as V
-from ..comparison.report import hard_partition
 
 
 def timed(fn: Callable):
@@ -217,6 +216,8 @@ PATH_STOPS = {
 
 def path_summary(path) -> dict:
     """A :class:`~bayesclust.comparison.path.LimitPath` as JSON-ready values (any family)."""
+    from ..comparison.report import hard_partition
+
     best = path.best_labels
     hard_labels = hard_partition(path.hard)
     return {
@@ -246,6 +247,8 @@ def path_summary(path) -> dict:
 
 def path_report(path) -> str:
     """The report's lines of a limit path: per level P(k = k_hard), NMI, objective; its stop."""
+    from ..comparison.report import hard_partition
+
     t, hard = path.temperature_name, path.hard_name
     rows = [f"limit path ({path.model}, annealed; {t} / lam -> P(k = k_{hard}), NMI(point, {hard}), "
             f"k median [10-90 %], {hard} objective of the point vs of the {hard} partition):"]

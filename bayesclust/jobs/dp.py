@@ -18,6 +18,7 @@ from ..comparison import compare, score, small_variance_path
 from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm
+from . import DP_JOB_THIN
 from ._common import (
     comparison_figure,
     convergence,
@@ -42,7 +43,7 @@ def run_compare_dp(
     num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
     num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
     num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
-    thin: int = DP_SAMPLER_DEFAULTS.thin,
+    thin: int = DP_JOB_THIN,
     plot: bool = True,
     progress_bar: bool = True,
     labels: str | None = None,
@@ -71,7 +72,7 @@ def run_compare_dp(
         Seeds the synthetic data, the sampler and k-means.
     num_warmup, num_samples, num_chains, thin : int
         Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_dp_gmm`, the
-        collapsed sampler with its default split-merge moves).
+        collapsed sampler with its default split-merge moves, but ``thin`` :data:`bayesclust.jobs.DP_JOB_THIN`).
     plot, progress_bar : bool
     labels : str, optional
         The true labels of a data file: a file with one label per row or a column of
