@@ -3,12 +3,15 @@
 Subcommands
 -----------
 ``bayesclust fit``      cluster a CSV / .npy file and write the labels.
-``bayesclust compare``  the main job: fit a model by its hard limit (and, as
-                        they land, by sampling) on built-in data, compare with
-                        the k-means peer, write a JSON summary and a figure.
+``bayesclust compare``  the main job: fit a model by its hard limit and by
+                        sampling on built-in data or a file (``--labels``: its
+                        true classes), compare with the peers, write a JSON
+                        summary and a figure.
+``bayesclust --version``
 
-Bad input is reported as one line on stderr with exit status 2, never a
-traceback.
+Bad input is reported as one line on stderr naming the option as typed, with exit
+status 2, never a traceback, and before any fitting or any file is created.  Outputs
+replace existing files by an atomic rename (README, "Command line").
 """
 
 from __future__ import annotations
@@ -155,6 +158,7 @@ def _cmd_compare(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     from .datasets import DATASETS
     from .inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DP
     from .inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _HDP
@@ -167,8 +171,6 @@ def build_parser() -> argparse.ArgumentParser:
             "hard (small-variance) limit, and compare."
         ),
     )
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"bayesclust {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
