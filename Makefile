@@ -1,4 +1,5 @@
 # make demo   run the main job (bayesclust compare on its built-in default data)
+# make figure  make demo, then copy results/compare.png to docs/compare.png (the README's figure)
 # make test   run the test suite (the tests marked `long` left out: their short forms run)
 # make test-all  run every test, the `long` ones included
 # make test-xla  run the kernel, DP-means, k-means, Gibbs and hard-HDP tests on the pure-XLA path
@@ -15,7 +16,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PIP_QUIET := --quiet --disable-pip-version-check --no-input
 
-.PHONY: demo test test-all test-xla test-fast lint bench reproduce notebooks clean
+.PHONY: demo figure test test-all test-xla test-fast lint bench reproduce notebooks clean
 
 # The pure-XLA path, which every platform but the CPU runs: the tests of the modules whose
 # computations have a native CPU kernel and an XLA one (nearest centre, DP-means, k-means -- in
@@ -37,6 +38,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/bayesclust compare --out-dir results
+
+# The README's figure is the demo's: run it, then copy its figure (which records its settings).
+figure: demo
+	cp results/compare.png docs/compare.png
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --durations=15 -m "not long"

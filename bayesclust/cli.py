@@ -3,20 +3,23 @@
 Subcommands
 -----------
 ``bayesclust fit``      cluster a CSV / .npy file and write the labels.
-``bayesclust compare``  the main job: fit a model by its hard limit (and, as
-                        they land, by sampling) on built-in data, compare with
-                        the k-means peer, write a JSON summary and a figure.
+``bayesclust compare``  the main job: fit a model by its hard limit and by
+                        sampling on built-in data or a file (``--labels``: its
+                        true classes), compare with the peers, write a JSON
+                        summary and a figure.
+``bayesclust --version``
 
-Bad input is reported as one line on stderr with exit status 2, never a
-traceback.
+Bad input is reported as one line on stderr naming the option as typed, with exit
+status 2, never a traceback, and before any fitting or any file is created.  Outputs
+replace existing files by an atomic rename (README, "Command line").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,16 +41,35 @@ class _UsageError(Exception):
     pass
 
 
-def _writable_dir(path: Path, option: str) -> Path:
-    """``path`` (created if missing), or a one-line error before any work is done."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path):
-            pass
-    except OSError as exc:
-        raise _UsageError(f"bayesclust: error: {option} {str(path)!r} is not a writable folder "
-                          f"({exc.strerror or exc})") from None
-    return path
+def _fail(message: str):
+    raise _UsageError(f"bayesclust: error: {message}")
+
+
+def _check_folder(path: Path, option: str, shown: str) -> None:
+    """``path`` is a writable folder, or can be created as one; checked without creating it."""
+    if path.exists() and not path.is_dir():
+        _fail(f"{option} {shown!r}: {str(path)!r} is a file, not a folder")
+    existing = path
+    while not existing.exists():  # the nearest existing ancestor is where mkdir would write
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        _fail(f"{option} {shown!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        _fail(f"{option} {shown!r}: the folder {str(existing)!r} is not writable")
+
+
+def _check_out_file(path: Path, option: str) -> None:
+    """``path`` can be written as a file (not a folder; its folder writable), creating nothing."""
+    if path.is_dir():
+        _fail(f"{option} {str(path)!r} is a folder; give a file name, e.g. {str(path / 'labels.csv')!r}")
+    _check_folder(path.parent, option, str(path))
+
+
+def _check_count(value, option: str, minimum: int = 1) -> None:
+    if value is not None and value < minimum:
+        _fail(f"{option} must be an integer >= {minimum}, got {value}")
 
 
 def labels_file(data: str) -> Path:
@@ -60,24 +82,34 @@ def labels_file(data: str) -> Path:
 def _cmd_fit(args) -> int:
     from . import _validation as V
     from .inference.hard.dp_means import dp_means, farthest_first_lambda
+    from .jobs import replace_atomically
 
+    if (args.lam is None) == (args.n_clusters is None):
+        _fail("give exactly one of --lam and --n-clusters")
+    if args.lam is not None:
+        lam = V.check_positive(args.lam, "--lam")
+    _check_count(args.n_clusters, "--n-clusters")
+    _check_count(args.max_iter, "--max-iter")
+    out = Path(args.out) if args.out else labels_file(args.data)
+    _check_out_file(out, "--out")
     X = read_matrix(args.data)
     X = V.check_array(X, f"data in {args.data}")
-    out = Path(args.out) if args.out else labels_file(args.data)
-    _writable_dir(out.parent, "--out")
-    if (args.lam is None) == (args.n_clusters is None):
-        raise _UsageError("bayesclust fit: error: give exactly one of --lam and --n-clusters")
     if args.n_clusters is not None:
-        k = V.check_int(args.n_clusters, "--n-clusters", minimum=1)
+        k = args.n_clusters
         if k > X.shape[0]:
             raise ValueError(f"--n-clusters must be <= the number of rows ({X.shape[0]}), got {k}")
         lam = farthest_first_lambda(X, k)
-    else:
-        lam = V.check_positive(args.lam, "--lam")
+        if not lam > 0:  # farthest-first ran out of distinct rows: lambda 0 opens a cluster per row
+            n_distinct = len(np.unique(X, axis=0))
+            smaller = "" if k == 1 else f" or --n-clusters below {k}"
+            _fail(f"--n-clusters {k}: {args.data} has {n_distinct} distinct row(s), too few for "
+                  f"farthest-first to choose lambda; give --lam (a squared distance > 0){smaller}")
     t0 = time.perf_counter()
     res = dp_means(X, lam, max_iter=args.max_iter)
     seconds = time.perf_counter() - t0
-    np.savetxt(out, res.labels, fmt="%d")
+    # Written beside the target and renamed onto it: an existing labels file is replaced whole
+    # or kept, never left half-written (README, "Command line").
+    replace_atomically(out, lambda tmp: np.savetxt(tmp, res.labels, fmt="%d"))
     summary = {
         "method": args.method,
         "data": str(args.data),
@@ -104,22 +136,33 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_compare(args) -> int:
+    from . import _validation as V
     from .jobs import run_compare
 
-    _writable_dir(Path(args.out_dir), "--out")
+    _check_count(args.seed, "--seed", minimum=0)
+    _check_count(args.n_clusters, "--n-clusters")
+    for option in ("num_warmup", "num_samples", "num_chains", "thin"):
+        _check_count(getattr(args, option), "--" + option.replace("_", "-"),
+                     minimum=0 if option == "num_warmup" else 1)
+    if args.lam is not None:
+        V.check_positive(args.lam, "--lam")
+    _check_folder(Path(args.out_dir), "--out", args.out_dir)
     summary = run_compare(
         data=args.data, out_dir=args.out_dir, model=args.model, n_clusters=args.n_clusters, lam=args.lam,
         seed=args.seed, num_warmup=args.num_warmup, num_samples=args.num_samples,
         num_chains=args.num_chains, thin=args.thin, plot=not args.no_plot, progress_bar=not args.no_progress,
+        labels=args.labels,
     )
     print(summary["report"])
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     from .datasets import DATASETS
     from .inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DP
     from .inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _HDP
+    from .jobs import DP_JOB_THIN, HDP_JOB_THIN
 
     parser = _Parser(
         prog="bayesclust",
@@ -128,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
             "hard (small-variance) limit, and compare."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"bayesclust {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     fit = sub.add_parser(
@@ -181,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
                            "(default: three-gaussians; hdp-groups for --model hdp; dc-toy for "
                            "--model dc, which needs a labelled built-in set; iris for --model "
                            "aspect, --model consensus and --model did; temporal-ds2 for --model temporal)")
+    cmp_.add_argument("--labels", default=None, metavar="COLUMN|FILE",
+                      help="true labels of a data file (--model dp and aspect): a column of the "
+                           "CSV (its header name or 0-based index; removed from the features) or "
+                           "a file with one label per row; NMI / ARI to them are reported")
     cmp_.add_argument("--n-clusters", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
                            "--model dc; KL-means' and PEnCA's clusters for --model aspect "
@@ -197,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--num-chains", type=int, default=None,
                       help=f"chains (dp: {_DP.num_chains}, hdp: {_HDP.num_chains}, dc: 2, aspect: 4)")
     cmp_.add_argument("--thin", type=int, default=None,
-                      help=f"Gibbs sweeps per kept draw (dp: {_DP.thin}, hdp: {_HDP.thin})")
+                      help=f"Gibbs sweeps per kept draw (dp: {DP_JOB_THIN}, hdp: {HDP_JOB_THIN})")
     cmp_.add_argument("--out", "--out-dir", dest="out_dir", default="results",
                       help="output folder (default: results)")
     cmp_.add_argument("--no-plot", action="store_true", help="skip the figure")

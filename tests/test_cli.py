@@ -118,7 +118,7 @@ def test_an_unwritable_out_is_reported_before_any_work(tmp_path, capsys, monkeyp
     argv = [a.replace("DATA", str(data)).replace("BLOCKED", str(blocked)) for a in command]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "is not a writable folder" in err and err.count("\n") == 1
+    assert "is a file, not a folder" in err and err.count("\n") == 1
 
 
 def test_malformed_npy(tmp_path, capsys):
@@ -262,10 +262,11 @@ def test_compare_hdp_writes_json_and_figure(tmp_path, capsys):
     ("consensus", ["--data", "no-such-set"], "no-such-set"),
     ("did", ["--data", "three-gaussians"], "unknown data set"),
     ("did", ["--n-clusters", "3"], "--n-clusters is an option of --model dp, dc and aspect"),
-    ("did", ["--num-chains", "0"], "num_chains"),
+    ("did", ["--num-chains", "0"], "--num-chains must be an integer >= 1"),
     ("dc", ["--data", "hdp-groups"], "needs auxiliary class labels"),
     ("dc", ["--lam", "1.0"], "--lam is an option of --model dp"),
-    ("dc", ["--n-clusters", "0"], "n_clusters must be"),
+    ("dc", ["--n-clusters", "0"], "--n-clusters must be an integer >= 1"),
+    ("dc", ["--n-clusters", "100000"], "--n-clusters must be <="),
 ])
 def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, capsys, model, extra, match):
     assert main(["compare", "--model", model, "--out", str(tmp_path), *extra]) == 2
@@ -372,3 +373,261 @@ def test_compare_aspect_on_a_file_needs_n_clusters(tmp_path, capsys):
     assert main(["compare", "--model", "aspect", "--data", str(path), "--out", str(tmp_path)]) == 2
     assert "give --n-clusters" in capsys.readouterr().err
 
+
+
+# -- checked before any work, named as the user typed it -------------------------------------------
+
+def test_version_is_the_package_version(capsys):
+    from importlib.metadata import version
+
+    import bayesclust
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bayesclust {bayesclust.__version__}"
+    assert bayesclust.__version__ == version("bayesclust")
+
+
+@pytest.fixture
+def no_fitting(monkeypatch):
+    """Any fit or compare job fails the test: the error must come before the work."""
+    import bayesclust.inference.hard.dp_means as dpm_module
+    import bayesclust.jobs.dp as dp_job
+
+    monkeypatch.setattr(dpm_module, "dp_means", lambda *a, **k: pytest.fail("dp_means ran"))
+    monkeypatch.setattr(dp_job, "run_compare_dp", lambda *a, **k: pytest.fail("the job ran"))
+
+
+@pytest.mark.parametrize("argv, match, internal", [
+    # an existing folder where the labels file is expected (was: [Errno 21] after the fit)
+    (["fit", "DATA", "--lam", "1", "--out", "TMP"], "--out 'TMP' is a folder; give a file name", "Errno"),
+    (["fit", "DATA", "--lam", "1", "--out", "DATA/x.csv"], "is a file, not a folder", "Errno"),
+    (["fit", "CONST", "--n-clusters", "1"], "--n-clusters 1: CONST has 1 distinct row(s)", "lam must"),
+    (["fit", "CONST", "--n-clusters", "1"], "give --lam", "0.0"),
+    (["fit", "DATA", "--lam", "1", "--max-iter", "0"], "--max-iter must be an integer >= 1", "max_iter"),
+    (["fit", "DATA", "--n-clusters", "0"], "--n-clusters must be an integer >= 1", "n_clusters"),
+    (["fit", "DATA", "--lam", "inf"], "--lam must be a positive finite number", "lam must"),
+    (["compare", "--seed", "-1", "--out", "TMP/new"], "--seed must be an integer >= 0", "random_state"),
+    (["compare", "--num-samples", "0", "--out", "TMP/new"], "--num-samples must be", "num_samples"),
+    (["compare", "--thin", "0", "--out", "TMP/new"], "--thin must be", "thin must"),
+    (["compare", "--out", "DATA"], "is a file, not a folder", "Errno"),
+    (["compare", "--data", "DATA", "--out", "TMP/new"], "give --n-clusters or --lam (or --labels", "n_clusters"),
+    (["compare", "--data", "DATA", "--labels", "nope", "--out", "TMP/new"],
+     "--labels 'nope' is neither a file nor a column of", "KeyError"),
+    (["compare", "--data", "DATA", "--labels", "7", "--out", "TMP/new"], "column index out of range", "Index"),
+    (["compare", "--data", "iris", "--labels", "c", "--out", "TMP/new"], "--labels is for a data file", "labels_true"),
+    (["compare", "--model", "hdp", "--labels", "c", "--out", "TMP/new"], "--labels is an option of", "labels_true"),
+    (["compare", "--model", "temporal", "--data", "CONST", "--out", "TMP/new"],
+     "needs a sequence of at least 20 time-ordered rows", "window ("),
+])
+def test_arguments_and_outputs_are_checked_before_any_work(tmp_path, capsys, no_fitting, argv, match,
+                                                          internal):
+    """One line naming the user's argument, exit 2, nothing fitted and nothing created."""
+    data, const = tmp_path / "d.csv", tmp_path / "const.csv"
+    data.write_text("a,b,c\n1,2,0\n1.5,2,0\n8,9,1\n8.5,9,1\n")
+    const.write_text("1,1\n1,1\n1,1\n")
+    before = sorted(tmp_path.iterdir())
+
+    def sub(a):
+        return a.replace("DATA", str(data)).replace("CONST", str(const)).replace("TMP", str(tmp_path))
+
+    assert main([sub(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert sub(match) in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err and internal not in err.replace(sub(match), "")
+    assert sorted(tmp_path.iterdir()) == before  # no output folder, no labels file
+
+
+def test_labels_from_a_column_or_a_file(tmp_path):
+    from bayesclust.jobs._common import load_data
+
+    rows = [(0.0, 1.0, "setosa"), (0.1, 1.1, "setosa"), (5.0, 6.0, "virginica"), (5.1, 6.2, "virginica")]
+    csv = tmp_path / "d.csv"
+    csv.write_text("x,y,species\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    X, y = load_data(str(csv), 0, "species")
+    np.testing.assert_array_equal(X, [[0.0, 1.0], [0.1, 1.1], [5.0, 6.0], [5.1, 6.2]])
+    np.testing.assert_array_equal(y, [0, 0, 1, 1])
+    X2, y2 = load_data(str(csv), 0, "2")  # the same column by its index
+    np.testing.assert_array_equal(X2, X) and np.testing.assert_array_equal(y2, y)
+    # a file with one label per row; the data keep all their columns
+    npy, labels = tmp_path / "d.npy", tmp_path / "truth.txt"
+    np.save(npy, X)
+    labels.write_text("b\nb\na\nc\n")
+    X3, y3 = load_data(str(npy), 0, str(labels))
+    np.testing.assert_array_equal(X3, X)
+    np.testing.assert_array_equal(y3, [1, 1, 0, 2])
+    labels.write_text("b\nb\na\n")
+    with pytest.raises(ValueError, match="holds 3 labels .* have 4 rows"):
+        load_data(str(npy), 0, str(labels))
+
+
+def test_compare_reports_nmi_to_the_given_labels(tmp_path, capsys):
+    """``--labels`` makes a user's file as scored as a built-in set: NMI / ARI to the truth."""
+    from bayesclust import dp_means, farthest_first_lambda, metrics
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
+    truth = np.repeat(["left", "right"], 20)
+    path = tmp_path / "d.csv"
+    path.write_text("u,v,class\n" + "".join(f"{a},{b},{c}\n" for (a, b), c in zip(X, truth)))
+    args = ["compare", "--data", str(path), "--labels", "class", "--out", str(tmp_path / "out"),
+            "--num-warmup", "20", "--num-samples", "20", "--num-chains", "2", "--no-plot", "--no-progress"]
+    with pytest.warns(Warning):  # so short a run warns (ConvergenceWarning)
+        assert main(args) == 0
+    summary = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert summary["n_features"] == 2 and summary["n_true_classes"] == 2
+    expected = dp_means(X, farthest_first_lambda(X, 2))  # k from the two given classes
+    y = (truth == "right").astype(int)
+    assert summary["dp_means"]["nmi"] == pytest.approx(metrics.nmi(y, expected.labels))
+    assert summary["dp_means"]["ari"] == pytest.approx(metrics.ari(y, expected.labels))
+    assert "2 true classes" in capsys.readouterr().out
+
+
+# -- outputs: replaced whole, never truncated ------------------------------------------------------
+
+_SLOW_WRITER = r"""
+import sys, time
+import numpy as np
+
+def slow_savetxt(fname, labels, fmt="%d"):
+    # The CLI's own write path, slowed down: one label per line, flushed, so the process can
+    # be killed in the middle of the file.
+    with open(fname, "w") as fh:
+        for v in np.asarray(labels).tolist() * 400:
+            fh.write(f"{v}\n")
+            fh.flush()
+            time.sleep(1e-4)
+
+np.savetxt = slow_savetxt
+from bayesclust.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_fit_killed_while_writing_leaves_the_old_labels_file_intact(tmp_path):
+    """SIGKILL in the middle of writing the labels: the old file is whole (the new one is
+    written under another name and renamed onto it only once complete)."""
+    import signal
+    import time
+
+    data = tmp_path / "d.csv"
+    data.write_text("0,0\n0.1,0\n5,5\n5.1,5\n")
+    out = tmp_path / "labels.csv"
+    out.write_text("old\n" * 10)
+    script = tmp_path / "slow.py"
+    script.write_text(_SLOW_WRITER)
+    proc = subprocess.Popen([sys.executable, str(script), "fit", str(data), "--lam", "1",
+                             "--out", str(out)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    partial = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        partial = [p for p in tmp_path.iterdir() if p.name.startswith(".labels.") and p.stat().st_size > 100]
+        if partial:
+            break
+        time.sleep(0.02)
+    assert partial, f"the writer never started: {proc.poll()}, {proc.stderr.read() if proc.poll() else ''}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert out.read_text() == "old\n" * 10  # intact, not truncated or half-new
+    # Unkilled, the same write replaces it whole.
+    run = subprocess.run([sys.executable, str(script), "fit", str(data), "--lam", "1", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert out.read_text() == "0\n0\n1\n1\n" * 400
+
+
+def test_fit_overwrites_its_labels_file_by_rename(tmp_path, monkeypatch, capsys):
+    """A failed write keeps the previous labels and leaves no temporary file."""
+    from pathlib import Path
+
+    data = tmp_path / "d.csv"
+    data.write_text("0,0\n0.1,0\n5,5\n5.1,5\n")
+    out = tmp_path / "labels.csv"
+    assert main(["fit", str(data), "--lam", "1", "--out", str(out)]) == 0
+    assert out.read_text() == "0\n0\n1\n1\n"
+
+    def broken(fname, *a, **k):
+        Path(fname).write_text("0\n")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savetxt", broken)
+    assert main(["fit", str(data), "--lam", "1", "--out", str(out)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert out.read_text() == "0\n0\n1\n1\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "d.csv", "labels.csv"]
+
+
+# -- the figure of the README is the demo's ---------------------------------------------------------
+
+def test_docs_figure_was_drawn_with_the_demo_settings():
+    """``docs/compare.png`` records the settings of the run that drew it (a PNG text chunk written
+    by the job); they are ``bayesclust compare``'s defaults, which ``make demo`` runs."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from bayesclust.cli import build_parser
+    from bayesclust.inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
+    from bayesclust.jobs import DP_JOB_THIN, MODELS
+    from bayesclust.jobs._common import SETTINGS_KEY
+
+    png = Path(__file__).resolve().parents[1] / "docs" / "compare.png"
+    with Image.open(png) as img:
+        text = img.text
+    assert SETTINGS_KEY in text, "docs/compare.png has no settings: regenerate it with `make figure`"
+    settings = json.loads(text[SETTINGS_KEY])
+    args = build_parser().parse_args(["compare"])
+    assert settings == {
+        "command": "bayesclust compare", "model": args.model, "data": MODELS[args.model][2],
+        "seed": args.seed, "n_clusters": args.n_clusters, "lam": args.lam,
+        "num_warmup": DP_SAMPLER_DEFAULTS.num_warmup, "num_samples": DP_SAMPLER_DEFAULTS.num_samples,
+        "num_chains": DP_SAMPLER_DEFAULTS.num_chains, "thin": DP_JOB_THIN,
+    }
+
+
+def test_job_figure_records_its_settings(tmp_path):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from bayesclust.jobs._common import SETTINGS_KEY, save_figure
+
+    save_figure(plt.figure(), tmp_path / "f.png", settings={"num_chains": 8, "seed": 0})
+    with Image.open(tmp_path / "f.png") as img:
+        assert json.loads(img.text[SETTINGS_KEY]) == {"num_chains": 8, "seed": 0}
+
+
+# -- ties: objectives within float tolerance are equal ---------------------------------------------
+
+def _path(hard_objective, best_objective):
+    from types import SimpleNamespace
+
+    from bayesclust.comparison.path import LimitPath
+
+    one = np.array([1.0])
+    labels = np.array([0, 0, 1, 1])
+    return LimitPath("dp", "sigma2", one, 1.0, one, one, one, 2 * one, 2 * one, 2 * one, 2 * one,
+                     np.array([hard_objective]), np.array([best_objective]), hard_objective,
+                     SimpleNamespace(labels=labels), labels, np.array([0, 1, 1, 1]), "hard", "DP-means")
+
+
+@pytest.mark.parametrize("best, finding", [(35.334, False), (35.335 * (1 - 9e-5), False),
+                                           (35.335 * (1 - 2e-4), True), (30.0, True)])
+def test_a_lower_objective_within_rounding_is_a_tie_not_a_finding(best, finding):
+    """35.334 against DP-means' 35.335 (2.8e-5 relative) is below what a float32 sampler
+    resolves: no "finding" line, ``lower_objective`` False; a real gap stays a finding."""
+    from bayesclust.jobs._common import path_report, path_summary
+
+    path = _path(35.335, best)
+    assert path.lower_objective is finding
+    assert ("finding:" in path_report(path)) is finding
+    assert path_summary(path)["lower_objective_found"] is finding
+
+
+@pytest.mark.parametrize("a, b, order", [(35.334, 35.335, "equal"), (35.335, 35.334, "equal"),
+                                         (35.0, 35.335, "lower"), (36.0, 35.335, "higher"),
+                                         (0.0, 0.0, "equal"), (None, 1.0, None)])
+def test_objective_order_has_a_relative_tolerance(a, b, order):
+    from bayesclust.comparison.report import objective_order
+
+    assert objective_order(a, b) == order

@@ -78,3 +78,21 @@ def test_readme_sampled_quickstart_runs_and_prints_the_numbers_it_claims():
         assert set(got) <= set(claimed) | {7}
         for k, p in claimed.items():
             assert abs(got.get(k, 0.0) - p) < 0.03, (k, got)
+
+
+def test_readme_layout_names_every_top_level_module_and_package():
+    """The README's layout tree lists every module and package directly under bayesclust/ (and
+    the structured/ package's modules it describes), and nothing that does not exist."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text()
+    section = text[text.index("\n## Layout\n"):]
+    block = re.search(r"```\n(bayesclust/\n.*?)```", section, flags=re.S).group(1)
+    tokens = set(re.findall(r"(?<![\w/.])(\w+\.py|\w+/)", block))
+    package = root / "bayesclust"
+    present = {p.name for p in package.glob("*.py")} | {
+        p.name + "/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert present - tokens == set(), f"missing from the README's layout: {sorted(present - tokens)}"
+    structured = {p.name for p in (package / "structured").glob("*.py")} - {"__init__.py"}
+    assert structured - tokens == set(), f"structured/ modules missing: {sorted(structured - tokens)}"
+    nested = {t for t in tokens if t.endswith(".py")} - present - structured
+    assert nested == set(), f"the layout names modules that are not there: {sorted(nested)}"

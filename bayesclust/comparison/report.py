@@ -19,9 +19,10 @@ import numpy as np
 from .. import _validation as V
 from .. import metrics
 from ..inference.mixtures.posterior import Posterior
-from .path import FAMILIES, LimitFamily, LimitPath
+from .path import FAMILIES, OBJECTIVE_RTOL, LimitFamily, LimitPath
 
-__all__ = ["compare", "ComparisonReport", "score", "hard_family", "hard_partition"]
+__all__ = ["compare", "ComparisonReport", "score", "hard_family", "hard_partition",
+           "objective_order"]
 
 
 def score(labels_true, labels_pred) -> dict:
@@ -33,6 +34,29 @@ def score(labels_true, labels_pred) -> dict:
         "accuracy": metrics.accuracy(labels_true, labels_pred),
         "n_clusters": metrics.n_clusters(labels_pred),
     }
+
+
+def objective_order(a: float | None, b: float | None, rtol: float = OBJECTIVE_RTOL) -> str | None:
+    """How two hard objectives (minimised) compare, rounding aside.
+
+    Parameters
+    ----------
+    a, b : float or None
+    rtol : float
+        Relative tolerance: ``|a - b| <= rtol * max(|a|, |b|)`` is a tie
+        (:data:`bayesclust.comparison.path.OBJECTIVE_RTOL`, 1e-4: below what a float32
+        sampler resolves).
+
+    Returns
+    -------
+    {"lower", "equal", "higher"} or None
+        ``a`` against ``b``; None when either is missing.
+    """
+    if a is None or b is None:
+        return None
+    if abs(a - b) <= rtol * max(abs(a), abs(b)):
+        return "equal"
+    return "lower" if a < b else "higher"
 
 
 #: The columns of a report's rows, in the printed order.
@@ -89,10 +113,19 @@ class ComparisonReport(NamedTuple):
     loss: str
     path: LimitPath | None
 
+    @property
+    def objective_order(self) -> str | None:
+        """The posterior point's hard objective against the hard partition's: ``"lower"``,
+        ``"equal"`` (within the relative tolerance of :func:`objective_order`, 1e-4) or
+        ``"higher"``; None without the data."""
+        return objective_order(self.rows[0]["objective"], self.rows[-1]["objective"])
+
     def to_dict(self) -> dict:
-        """The report as JSON-ready values: the model, the rows, the loss (no arrays)."""
+        """The report as JSON-ready values: the model, the rows, the loss, the objectives'
+        order (:attr:`objective_order`, with its tolerance) -- no arrays."""
         return {"model": self.model, "hard_name": self.hard_name, "loss": self.loss,
-                "rows": [dict(r) for r in self.rows]}
+                "rows": [dict(r) for r in self.rows], "objective_order": self.objective_order,
+                "objective_rtol": OBJECTIVE_RTOL}
 
     def __str__(self) -> str:
         def fmt(v):

@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _native, datasets, metrics
 from .. import _validation as V
-from ..comparison.report import hard_partition
 
 
 def timed(fn: Callable):
@@ -29,13 +28,116 @@ def finite(v):
     return None if v is None or not np.isfinite(v) else float(v)
 
 
-def load_data(data: str, seed: int):
-    """A built-in data set by name, or a CSV/TSV/NPY file (no true labels): ``(X, y or None)``."""
+def load_data(data: str, seed: int, labels: str | None = None):
+    """A built-in data set by name, or a CSV/TSV/NPY file: ``(X, y or None)``.
+
+    Parameters
+    ----------
+    data : str
+        A name of :data:`bayesclust.datasets.DATASETS` or a data file.
+    seed : int
+        Seeds the synthetic built-in sets.
+    labels : str, optional
+        The true labels of a data file (``--labels``): a file with one label per row
+        (any strings; each distinct one is a class), or else a column of ``data`` --
+        its name in the header line, or its 0-based index -- which is removed from
+        the features.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+    y : ndarray of int, shape (n,), or None
+        Classes numbered ``0..c-1`` in sorted order of their labels; None for a file
+        without ``labels``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--labels`` (built-in data, a column not found, a count that is not the
+        data's rows) or the data file (malformed contents).
+    """
     if data in datasets.DATASETS:
+        if labels is not None:
+            raise ValueError(f"--labels is for a data file: the built-in data set {data!r} "
+                             "carries its own classes")
         if data == "three-gaussians":
             return datasets.three_gaussians(seed)
         return datasets.load(data)
-    return V.check_array(datasets.read_matrix(data), f"data in {data}"), None
+    if labels is None:
+        return V.check_array(datasets.read_matrix(data), f"data in {data}"), None
+    if Path(labels).is_file():
+        X = V.check_array(datasets.read_matrix(data), f"data in {data}")
+        with open(labels, encoding="utf-8", errors="replace") as fh:
+            names = [line.strip() for line in fh if line.strip()]
+        if len(names) != X.shape[0]:
+            raise ValueError(f"--labels {labels!r} holds {len(names)} labels (one per non-empty "
+                             f"line) but the data {data!r} have {X.shape[0]} rows")
+    else:
+        X, names = _split_label_column(data, labels)
+    return X, np.unique(np.asarray(names), return_inverse=True)[1].reshape(-1)
+
+
+def _split_label_column(data: str, column: str):
+    """``(X, labels)``: the features and the label column ``column`` of a data file."""
+    p = Path(data)
+    if not p.is_file():
+        raise ValueError(f"data file {data!r} does not exist")
+    if p.suffix == ".npy":
+        M = datasets.read_matrix(data)
+        j = _column_index(column, None, M.shape[1], data)
+        labels = [repr(float(v)) for v in M[:, j]]
+        return V.check_array(np.delete(M, j, axis=1), f"data in {data}"), labels
+    delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
+    with open(p, encoding="utf-8", errors="replace") as fh:
+        lines = [(i, line) for i, line in enumerate(fh.read().splitlines(), 1) if line.strip()]
+    if not lines:
+        raise ValueError(f"data file {data!r} contains no data")
+    header = [f.strip() for f in lines[0][1].split(delimiter)]
+    if any(_is_number(f) for f in header):
+        header = None  # as datasets.read_matrix: a header has no number in it
+    else:
+        lines = lines[1:]
+    width = len(lines[0][1].split(delimiter)) if lines else len(header)
+    j = _column_index(column, header, width, data)
+    rows, labels = [], []
+    for lineno, line in lines:
+        fields = [f.strip() for f in line.split(delimiter)]
+        if len(fields) != width:
+            raise ValueError(f"data file {data!r} is malformed: line {lineno} has {len(fields)} "
+                             f"fields, the rows above have {width}")
+        labels.append(fields.pop(j))
+        bad = [f for f in fields if not _is_number(f)]
+        if bad:
+            raise ValueError(f"data file {data!r} is malformed: line {lineno} has a field "
+                             f"{bad[0]!r} that is not a number")
+        rows.append([float(f) for f in fields])
+    if not rows or width < 2:
+        raise ValueError(f"data file {data!r} has no feature left once the --labels column "
+                         "is removed" if rows else f"data file {data!r} contains no data")
+    return V.check_array(np.asarray(rows, dtype=float), f"data in {data}"), labels
+
+
+def _column_index(column: str, header, width: int, data: str) -> int:
+    if header is not None and column in header:
+        return header.index(column)
+    try:
+        j = int(column)
+    except ValueError:
+        names = "" if header is None else f" (columns: {', '.join(header)})"
+        raise ValueError(f"--labels {column!r} is neither a file nor a column of {data!r}"
+                         f"{names}") from None
+    if not 0 <= j < width:
+        raise ValueError(f"--labels {column!r}: column index out of range for {data!r}, which "
+                         f"has {width} columns (0 to {width - 1})")
+    return j
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def convergence(post, site: str = "n_clusters") -> dict:
@@ -54,7 +156,7 @@ def _json_default(o):
     return str(o)
 
 
-def _replace_atomically(target: Path, write: Callable) -> None:
+def replace_atomically(target: Path, write: Callable) -> None:
     """``write(tmp)`` into a temporary file beside ``target``, then rename it onto ``target``.
 
     A reader never sees half a file, and a failed write leaves the old one in place.
@@ -86,11 +188,11 @@ def write_outputs(summary: dict, out_dir, stem: str, figure: Callable | None = N
     out.mkdir(parents=True, exist_ok=True)
     written = [out / f"{stem}.json"]
     if figure is not None:
-        _replace_atomically(out / f"{stem}.png", figure)
+        replace_atomically(out / f"{stem}.png", figure)
         summary["figure"] = str(out / f"{stem}.png")
         written.append(out / f"{stem}.png")
     text = json.dumps(summary, indent=2, default=_json_default)
-    _replace_atomically(written[0], lambda p: p.write_text(text))
+    replace_atomically(written[0], lambda p: p.write_text(text))
     return "wrote " + " and ".join(str(p) for p in written)
 
 
@@ -114,6 +216,8 @@ PATH_STOPS = {
 
 def path_summary(path) -> dict:
     """A :class:`~bayesclust.comparison.path.LimitPath` as JSON-ready values (any family)."""
+    from ..comparison.report import hard_partition
+
     best = path.best_labels
     hard_labels = hard_partition(path.hard)
     return {
@@ -143,6 +247,8 @@ def path_summary(path) -> dict:
 
 def path_report(path) -> str:
     """The report's lines of a limit path: per level P(k = k_hard), NMI, objective; its stop."""
+    from ..comparison.report import hard_partition
+
     t, hard = path.temperature_name, path.hard_name
     rows = [f"limit path ({path.model}, annealed; {t} / lam -> P(k = k_{hard}), NMI(point, {hard}), "
             f"k median [10-90 %], {hard} objective of the point vs of the {hard} partition):"]
@@ -162,17 +268,29 @@ def path_report(path) -> str:
     return "\n".join(rows)
 
 
-def comparison_figure(report, filename, *, X=None, title=None) -> None:
+#: The PNG text chunk in which a job's figure records the settings that made it.
+SETTINGS_KEY = "bayesclust settings"
+
+
+def comparison_figure(report, filename, *, X=None, title=None, settings: dict | None = None) -> None:
     """Draw :func:`bayesclust.plotting.plot_comparison` of ``report`` into ``filename``."""
     from ..plotting import plot_comparison
 
-    save_figure(plot_comparison(report, X=X, title=title), filename)
+    save_figure(plot_comparison(report, X=X, title=title), filename, settings=settings)
 
 
-def save_figure(fig, filename) -> None:
-    """Lay out, write at 100 dpi and close a figure."""
+def save_figure(fig, filename, *, settings: dict | None = None) -> None:
+    """Lay out, write at 100 dpi and close a figure.
+
+    ``settings`` (JSON-ready) go into the PNG's text chunk :data:`SETTINGS_KEY`, so a
+    figure says which run drew it (``docs/compare.png`` is checked against the CLI's
+    defaults this way, not by comparing images).
+    """
     fig.tight_layout()
-    fig.savefig(filename, dpi=100)
+    metadata = None
+    if settings is not None:
+        metadata = {SETTINGS_KEY: json.dumps(settings, sort_keys=True, default=_json_default)}
+    fig.savefig(filename, dpi=100, metadata=metadata)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

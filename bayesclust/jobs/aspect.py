@@ -44,6 +44,7 @@ def run_compare_aspect(
     num_chains: int = 4,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """The DP mixture of multinomials on co-association rows, sampled and in its hard limit.
 
@@ -73,21 +74,25 @@ def run_compare_aspect(
     num_warmup, num_samples, num_chains : int
         Gibbs sampler settings.
     plot, progress_bar : bool
+    labels : str, optional
+        The true labels of a data file: a file with one label per row or a column of
+        ``data`` (its header name or 0-based index), removed from the features; NMI / ARI
+        to them are reported.
 
     Returns
     -------
     dict
         The JSON summary plus a human-readable ``report``.
     """
-    X, y = load_data(data, seed)
+    X, y = load_data(data, seed, labels)
     n, d = X.shape
     if n_clusters is None:
         if y is None:
             raise ValueError("give --n-clusters for a data file without true labels")
         n_clusters = metrics.n_clusters(y)
-    k = V.check_int(n_clusters, "n_clusters", minimum=1)
+    k = V.check_int(n_clusters, "--n-clusters", minimum=1)
     if k > n:
-        raise ValueError(f"n_clusters must be <= the number of samples ({n}), got {k}")
+        raise ValueError(f"--n-clusters must be <= the number of samples ({n}), got {k}")
     ensemble, ens_s = timed(lambda: kmeans_ensemble(seed, X, N_PARTITIONS).labels)
     hard, hard_s = timed(lambda: KLMeansConsensus(k, random_state=seed).fit(ensemble=ensemble))
     tau = 1.0

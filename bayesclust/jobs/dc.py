@@ -189,11 +189,11 @@ def run_compare_dc(
     classes = np.unique(y, return_inverse=True)[1]
     C = int(classes.max()) + 1
     K = ((FIG1_N_CLUSTERS if data == "dc-toy" else C) if n_clusters is None
-         else V.check_int(n_clusters, "n_clusters", minimum=1))
+         else V.check_int(n_clusters, "--n-clusters", minimum=1))
     key = jax.random.PRNGKey(seed)
     train, test = stratified_split(jax.random.fold_in(key, 0), classes, 0.3)
     if K > len(train):
-        raise ValueError(f"n_clusters must be <= the training-set size ({len(train)}), got {K}")
+        raise ValueError(f"--n-clusters must be <= the training-set size ({len(train)}), got {K}")
     Xtr, Xte = X[train], X[test]
     if data != "dc-toy":
         Xtr, Xte = _standardise(Xtr, Xte)

@@ -18,6 +18,7 @@ from ..comparison import compare, score, small_variance_path
 from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm
+from . import DP_JOB_THIN
 from ._common import (
     comparison_figure,
     convergence,
@@ -42,9 +43,10 @@ def run_compare_dp(
     num_warmup: int = DP_SAMPLER_DEFAULTS.num_warmup,
     num_samples: int = DP_SAMPLER_DEFAULTS.num_samples,
     num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
-    thin: int = DP_SAMPLER_DEFAULTS.thin,
+    thin: int = DP_JOB_THIN,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """The DP mixture by sampling and by its hard limit, side by side.
 
@@ -70,8 +72,12 @@ def run_compare_dp(
         Seeds the synthetic data, the sampler and k-means.
     num_warmup, num_samples, num_chains, thin : int
         Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_dp_gmm`, the
-        collapsed sampler with its default split-merge moves).
+        collapsed sampler with its default split-merge moves, but ``thin`` :data:`bayesclust.jobs.DP_JOB_THIN`).
     plot, progress_bar : bool
+    labels : str, optional
+        The true labels of a data file: a file with one label per row or a column of
+        ``data`` (its header name or 0-based index), removed from the features; NMI / ARI
+        to them are reported.
 
     Returns
     -------
@@ -81,7 +87,7 @@ def run_compare_dp(
     from sklearn.cluster import KMeans
 
     data = "three-gaussians" if data is None else data
-    X, y = load_data(data, seed)
+    X, y = load_data(data, seed, labels)
     n, d = X.shape
     k = n_clusters
     if k is None and lam is None:
@@ -89,10 +95,13 @@ def run_compare_dp(
             raise ValueError("give --n-clusters or --lam for a data file without true labels")
         k = metrics.n_clusters(y)
     if k is not None:
-        k = V.check_int(k, "n_clusters", minimum=1)
+        k = V.check_int(k, "--n-clusters", minimum=1)
         if k > n:
-            raise ValueError(f"n_clusters must be <= the number of samples ({n}), got {k}")
-    lam = farthest_first_lambda(X, k) if lam is None else V.check_positive(lam, "lam")
+            raise ValueError(f"--n-clusters must be <= the number of samples ({n}), got {k}")
+    lam = farthest_first_lambda(X, k) if lam is None else V.check_positive(lam, "--lam")
+    if not lam > 0:  # farthest-first ran out of distinct rows
+        raise ValueError(f"--n-clusters {k}: the data have too few distinct rows for farthest-first "
+                         "to choose lambda; give --lam (a squared distance > 0)")
 
     dp_means(X, lam)  # compile once, so the timing below is the run alone
     dpm, dpm_seconds = timed(lambda: dp_means(X, lam))
@@ -143,7 +152,11 @@ def run_compare_dp(
         "comparison": report.to_dict(),
         "limit_path": path_summary(path),
     }
-    figure = (lambda f: comparison_figure(report, f, title=str(data))) if plot else None
+    settings = {"command": "bayesclust compare", "model": "dp", "data": str(data), "seed": seed,
+                "n_clusters": n_clusters, "lam": summary["dp_means"]["lam"] if k is None else None,
+                "num_warmup": num_warmup, "num_samples": num_samples, "num_chains": num_chains,
+                "thin": thin}
+    figure = (lambda f: comparison_figure(report, f, title=str(data), settings=settings)) if plot else None
     wrote = write_outputs(summary, out_dir, "compare", figure)
     summary["report"] = "\n".join(
         [

@@ -22,6 +22,7 @@ from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.hard.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS
 from ..inference.mixtures.hdp_gibbs import gibbs_hdp_gmm
+from . import HDP_JOB_THIN
 from ._common import (
     convergence,
     path_report,
@@ -92,7 +93,7 @@ def run_compare_hdp(
     num_warmup: int = HDP_SAMPLER_DEFAULTS.num_warmup,
     num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
     num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
-    thin: int = HDP_SAMPLER_DEFAULTS.thin,
+    thin: int = HDP_JOB_THIN,
     plot: bool = True,
     progress_bar: bool = True,
 ) -> dict:
@@ -119,7 +120,8 @@ def run_compare_hdp(
         Default: the mean number of true classes per data set, and of true classes.
     seed : int
     num_warmup, num_samples, num_chains, thin : int
-        Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_hdp_gmm`).
+        Gibbs sampler settings (defaults: those of :func:`bayesclust.gibbs_hdp_gmm`, but
+        ``thin`` :data:`bayesclust.jobs.HDP_JOB_THIN`).
     plot, progress_bar : bool
 
     Returns

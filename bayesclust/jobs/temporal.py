@@ -26,6 +26,8 @@ __all__ = ["run_compare_temporal", "TEMPORAL_DATA"]
 
 #: The built-in sequences: name -> kind of :func:`bayesclust.datasets.temporal_states`.
 TEMPORAL_DATA = {"temporal-ds1": "DS1", "temporal-ds2": "DS2"}
+#: The window of :func:`~bayesclust.inference.consensus.temporal.temporal_states` (its default).
+WINDOW = 10
 
 
 def _load(data: str, seed: int):
@@ -34,7 +36,11 @@ def _load(data: str, seed: int):
     if data in datasets.DATASETS:
         raise ValueError(f"--model temporal needs time-ordered data: {', '.join(TEMPORAL_DATA)} or a data file, "
                          f"got {data!r}")
-    return V.check_array(datasets.read_matrix(data), f"data in {data}"), None
+    X = V.check_array(datasets.read_matrix(data), f"data in {data}")
+    if X.shape[0] < 2 * WINDOW:
+        raise ValueError(f"--model temporal needs a sequence of at least {2 * WINDOW} time-ordered "
+                         f"rows (two windows of {WINDOW}); {data} has {X.shape[0]}")
+    return X, None
 
 
 def _states(res) -> list[list[int]]:
