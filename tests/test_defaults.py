@@ -141,6 +141,20 @@ def test_spherical_fragments_of_elongated_data_warn_naming_covariance_type():
     assert k_full <= 3, msgs  # greedy merges of the fragments: 2 or 3 long clusters
 
 
+def test_one_merge_of_round_clusters_is_not_fragmentation():
+    from bayesclust.estimators.dp import _full_covariance_merges
+
+    rng = np.random.default_rng(0)
+    # Three round clusters, two of them 3 sd apart: the full model merges that pair, as
+    # model-based clustering merges iris's versicolor and virginica.  Not fragments.
+    X = np.concatenate([rng.normal(0, 1, (50, 2)), rng.normal(0, 1, (50, 2)) + [3.0, 0.0],
+                        rng.normal(0, 1, (50, 2)) + [0.0, 12.0]])
+    y = np.repeat([0, 1, 2], 50)
+    assert _full_covariance_merges(X, y, alpha=1.0)[0] == 2  # the old check warned here
+    est, msgs = _spherical_warnings(X, sigma2=1.0)
+    assert est.n_clusters_ == 3 and msgs == [], (est.n_clusters_, msgs)
+
+
 def test_spherical_clusters_of_spherical_data_do_not_warn():
     X, _ = _blobs(4, k=3, d=3, n_per=40)
     est, msgs = _spherical_warnings(X)
