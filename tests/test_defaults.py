@@ -161,6 +161,36 @@ def test_spherical_clusters_of_spherical_data_do_not_warn():
     assert est.n_clusters_ == 3 and msgs == []
 
 
+# --------------------------------------------------------------------------- spectral DP-means
+
+
+def test_spectral_dp_means_default_finds_the_blobs_whatever_the_units():
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    from bayesclust import SpectralDPMeans
+
+    X, y = _blobs(2, k=4, d=4, n_per=40, sep=8.0)
+    est = SpectralDPMeans().fit(X)
+    assert est.n_clusters_ == 4 and nmi(y, est.labels_) == 1.0
+    # The cut is tr(K) / sqrt(n) = sqrt(n) for an RBF kernel; gamma the median heuristic.
+    assert est.eigenvalue_threshold_ == pytest.approx(np.sqrt(len(X)), rel=1e-12)
+    D2 = euclidean_distances(X, squared=True)[np.triu_indices(len(X), 1)]
+    manual = SpectralDPMeans(np.sqrt(len(X)), gamma=1 / np.median(D2)).fit(X)
+    np.testing.assert_array_equal(manual.labels_, est.labels_)
+    big = SpectralDPMeans().fit(1000.0 * X)
+    np.testing.assert_array_equal(big.labels_, est.labels_)  # gamma = 1 put each point alone
+
+
+def test_spectral_dp_means_auto_cut_caps_the_clusters_at_sqrt_n():
+    from bayesclust import SpectralDPMeans
+
+    # Far-apart single points: K = I, every eigenvalue 1.  A cut of 1 - 1e-9 keeps all n.
+    X = 100.0 * np.eye(25)
+    with pytest.warns(SingleClusterWarning):  # no eigenvalue above sqrt(25) = 5
+        assert SpectralDPMeans(gamma=1.0).fit(X).n_clusters_ == 1
+    assert SpectralDPMeans(1 - 1e-9, gamma=1.0).fit(X).n_clusters_ == 25
+
+
 # --------------------------------------------------------------------------- one cluster
 
 
