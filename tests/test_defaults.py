@@ -256,3 +256,25 @@ def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(
 
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
+
+
+# --------------------------------------------------------------------------- aspect consensus
+
+
+def test_aspect_consensus_warns_when_mdl_stops_at_max_clusters():
+    from bayesclust import AspectConsensus
+
+    rng = np.random.default_rng(0)
+    # Clean blocks: every partition is the 3 blocks, MDL stops at 3 below max_clusters.
+    blocks = np.repeat([0, 1, 2], 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = AspectConsensus(max_clusters=6, n_init=3, random_state=0).fit(
+            ensemble=np.tile(blocks, (20, 1)))
+    assert est.n_clusters_ == 3
+    # k-means partitions (the default ensemble) of one round Gaussian: no clusters, yet
+    # MDL's choice sits at the top of 1..max_clusters and fit says it is not an estimate.
+    X = rng.standard_normal((60, 2))
+    with pytest.warns(UserWarning, match="max_clusters=4"):
+        est = AspectConsensus(max_clusters=4, n_partitions=20, n_init=3, random_state=0).fit(X)
+    assert est.n_clusters_ == 4

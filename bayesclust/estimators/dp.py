@@ -429,7 +429,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
     check merged both to 4.  With the defaults on the real data of BENCHMARKS.md
     ("Defaults on real data") the spherical model's clusters merge as follows: iris
     3 -> 2 (no warning), raw wine 5 -> 1, standardised wine 26 -> 10, crabs 5 -> 1,
-    MASS biopsy 28 -> 3 (warnings: these data are correlated, not isotropic).
+    MASS biopsy 28 -> 3, digits' first 10 principal components 85 -> 26 (warnings:
+    these data are correlated, not isotropic).
 
     ``predict_proba`` gives, for new points, the posterior predictive
     probability of joining each cluster of the point partition (no new-cluster
