@@ -278,3 +278,21 @@ def test_aspect_consensus_warns_when_mdl_stops_at_max_clusters():
     with pytest.warns(UserWarning, match="max_clusters=4"):
         est = AspectConsensus(max_clusters=4, n_partitions=20, n_init=3, random_state=0).fit(X)
     assert est.n_clusters_ == 4
+
+
+# --------------------------------------------------------------------------- EAC linkage memory
+
+
+def test_condensed_distance_is_one_minus_the_dense_coassociation():
+    from scipy.spatial.distance import squareform
+
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.linkage import _condensed_distance
+
+    rng = np.random.default_rng(0)
+    parts = [rng.integers(0, k, 40) for k in (2, 3, 5, 8)]
+    parts.append(np.where(rng.random(40) < 0.2, -1, parts[0]))  # missing objects
+    C = coassociation(parts, allow_missing=True)
+    D = 1.0 - C.toarray()  # the dense route it replaces (2.5 dense n x n arrays)
+    np.fill_diagonal(D, 0.0)
+    np.testing.assert_array_equal(_condensed_distance(C), squareform(np.clip(D, 0, 1), checks=False))
