@@ -141,10 +141,54 @@ def test_spherical_fragments_of_elongated_data_warn_naming_covariance_type():
     assert k_full <= 3, msgs  # greedy merges of the fragments: 2 or 3 long clusters
 
 
+def test_one_merge_of_round_clusters_is_not_fragmentation():
+    from bayesclust.estimators.dp import _full_covariance_merges
+
+    rng = np.random.default_rng(0)
+    # Three round clusters, two of them 3 sd apart: the full model merges that pair, as
+    # model-based clustering merges iris's versicolor and virginica.  Not fragments.
+    X = np.concatenate([rng.normal(0, 1, (50, 2)), rng.normal(0, 1, (50, 2)) + [3.0, 0.0],
+                        rng.normal(0, 1, (50, 2)) + [0.0, 12.0]])
+    y = np.repeat([0, 1, 2], 50)
+    assert _full_covariance_merges(X, y, alpha=1.0)[0] == 2  # the old check warned here
+    est, msgs = _spherical_warnings(X, sigma2=1.0)
+    assert est.n_clusters_ == 3 and msgs == [], (est.n_clusters_, msgs)
+
+
 def test_spherical_clusters_of_spherical_data_do_not_warn():
     X, _ = _blobs(4, k=3, d=3, n_per=40)
     est, msgs = _spherical_warnings(X)
     assert est.n_clusters_ == 3 and msgs == []
+
+
+# --------------------------------------------------------------------------- spectral DP-means
+
+
+def test_spectral_dp_means_default_finds_the_blobs_whatever_the_units():
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    from bayesclust import SpectralDPMeans
+
+    X, y = _blobs(2, k=4, d=4, n_per=40, sep=8.0)
+    est = SpectralDPMeans().fit(X)
+    assert est.n_clusters_ == 4 and nmi(y, est.labels_) == 1.0
+    # The cut is tr(K) / sqrt(n) = sqrt(n) for an RBF kernel; gamma the median heuristic.
+    assert est.eigenvalue_threshold_ == pytest.approx(np.sqrt(len(X)), rel=1e-12)
+    D2 = euclidean_distances(X, squared=True)[np.triu_indices(len(X), 1)]
+    manual = SpectralDPMeans(np.sqrt(len(X)), gamma=1 / np.median(D2)).fit(X)
+    np.testing.assert_array_equal(manual.labels_, est.labels_)
+    big = SpectralDPMeans().fit(1000.0 * X)
+    np.testing.assert_array_equal(big.labels_, est.labels_)  # gamma = 1 put each point alone
+
+
+def test_spectral_dp_means_auto_cut_caps_the_clusters_at_sqrt_n():
+    from bayesclust import SpectralDPMeans
+
+    # Far-apart single points: K = I, every eigenvalue 1.  A cut of 1 - 1e-9 keeps all n.
+    X = 100.0 * np.eye(25)
+    with pytest.warns(SingleClusterWarning):  # no eigenvalue above sqrt(25) = 5
+        assert SpectralDPMeans(gamma=1.0).fit(X).n_clusters_ == 1
+    assert SpectralDPMeans(1 - 1e-9, gamma=1.0).fit(X).n_clusters_ == 25
 
 
 # --------------------------------------------------------------------------- one cluster
@@ -212,3 +256,43 @@ def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(
 
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
+
+
+# --------------------------------------------------------------------------- aspect consensus
+
+
+def test_aspect_consensus_warns_when_mdl_stops_at_max_clusters():
+    from bayesclust import AspectConsensus
+
+    rng = np.random.default_rng(0)
+    # Clean blocks: every partition is the 3 blocks, MDL stops at 3 below max_clusters.
+    blocks = np.repeat([0, 1, 2], 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = AspectConsensus(max_clusters=6, n_init=3, random_state=0).fit(
+            ensemble=np.tile(blocks, (20, 1)))
+    assert est.n_clusters_ == 3
+    # k-means partitions (the default ensemble) of one round Gaussian: no clusters, yet
+    # MDL's choice sits at the top of 1..max_clusters and fit says it is not an estimate.
+    X = rng.standard_normal((60, 2))
+    with pytest.warns(UserWarning, match="max_clusters=4"):
+        est = AspectConsensus(max_clusters=4, n_partitions=20, n_init=3, random_state=0).fit(X)
+    assert est.n_clusters_ == 4
+
+
+# --------------------------------------------------------------------------- EAC linkage memory
+
+
+def test_condensed_distance_is_one_minus_the_dense_coassociation():
+    from scipy.spatial.distance import squareform
+
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.linkage import _condensed_distance
+
+    rng = np.random.default_rng(0)
+    parts = [rng.integers(0, k, 40) for k in (2, 3, 5, 8)]
+    parts.append(np.where(rng.random(40) < 0.2, -1, parts[0]))  # missing objects
+    C = coassociation(parts, allow_missing=True)
+    D = 1.0 - C.toarray()  # the dense route it replaces (2.5 dense n x n arrays)
+    np.fill_diagonal(D, 0.0)
+    np.testing.assert_array_equal(_condensed_distance(C), squareform(np.clip(D, 0, 1), checks=False))

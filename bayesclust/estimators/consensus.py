@@ -7,6 +7,7 @@ the ensemble's hypergraph), fed by data, partitions or a posterior.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import jax
 import numpy as np
@@ -369,7 +370,10 @@ class AspectConsensus(_ConsensusBase):
     ----------
     n_clusters : int or None, default None
         Number of aspects L; ``None`` chooses it by MDL over ``1..max_clusters``
-        (:func:`~bayesclust.inference.consensus.aspect_em.select_n_aspects`, experimental).
+        (:func:`~bayesclust.inference.consensus.aspect_em.select_n_aspects`, experimental):
+        its penalty treats the strongly dependent co-occurring pairs as independent, so it
+        picks ``max_clusters`` on most data (iris, wine, MASS biopsy and crabs: 10 of
+        1..10) and ``fit`` then warns (a ``UserWarning``) that the number is not an estimate.
     max_clusters : int, default 10
     hard : bool, default False
     n_init : int, default 10
@@ -485,6 +489,15 @@ class AspectConsensus(_ConsensusBase):
             sel = select_n_aspects(k_em, C, cands, init=self.init, **kw)
             res = sel.best
             self.model_selection_ = sel
+            if len(cands) > 2 and res.weights.shape[0] == cands[-1]:
+                # MDL's penalty counts the co-occurring pairs as independent draws; they
+                # are not, so the likelihood gain of one more aspect outweighs it at every L.
+                warnings.warn(
+                    f"AspectConsensus: MDL chose the largest candidate, max_clusters={cands[-1]}; "
+                    "its penalty treats the ensemble's co-occurring pairs as independent and "
+                    "rarely stops below max_clusters, so this number of clusters is not an "
+                    "estimate: give n_clusters (e.g. EvidenceAccumulation's)", UserWarning,
+                    stacklevel=2)
         else:
             if self.n_clusters > C.n_samples:
                 raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")

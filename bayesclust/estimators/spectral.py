@@ -38,9 +38,28 @@ def _affinity_matrix(est, X, affinity):
     from sklearn.metrics.pairwise import rbf_kernel
 
     if affinity == "rbf":
-        return rbf_kernel(X, gamma=1.0 if est.gamma is None else est.gamma)
+        return rbf_kernel(X, gamma=_median_gamma(X) if est.gamma is None else est.gamma)
     Xd = np.asarray(X, np.float64)
     return Xd @ Xd.T  # linear
+
+
+def _median_gamma(X) -> float:
+    """``1 / median |x_i - x_j|^2`` over the pairs (i < j): the median heuristic for an RBF
+    kernel's bandwidth (Schölkopf & Smola 2002, §7.8; Gretton et al. 2012, §8), unit-free."""
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    X = np.asarray(X, np.float64)
+    if X.shape[0] < 2:
+        return 1.0
+    D2 = euclidean_distances(X, squared=True)[np.triu_indices(X.shape[0], 1)]
+    med = float(np.median(D2))
+    return 1.0 / med if med > 0 else 1.0
+
+
+def _auto_threshold(K) -> float:
+    """``tr(K) / sqrt(n)`` (see :class:`SpectralDPMeans`); 1.0 when ``K`` has no positive trace."""
+    trace = float(K.diagonal().sum())
+    return trace / np.sqrt(K.shape[0]) if trace > 0 else 1.0
 
 
 class SpectralDPMeans(ClusterMixin, BaseEstimator):
@@ -55,16 +74,20 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    eigenvalue_threshold : float, default 1.0
+    eigenvalue_threshold : float or "auto", default "auto"
         The eigenvalue cut :math:`\lambda`: the eigenvectors of ``K`` with eigenvalue
         above it are kept (the kernel DP-means penalty, a squared distance in the
         kernel's feature space, not :class:`DPMeans`' ``lam`` on the input space).
+        ``"auto"``: :math:`\lambda = \mathrm{tr}(K) / \sqrt n` (see Notes); 1.0 for
+        a graph without self-affinities (zero trace, e.g. ``"nearest_neighbors"``).
     affinity : {"rbf", "nearest_neighbors", "linear", "precomputed"}, default "rbf"
         The kernel: ``exp(-gamma |x - y|^2)``; a sparse k-NN Gaussian graph
         (:func:`bayesclust.graphs.knn_gaussian_affinity`); ``X X^T``; or ``X``
         itself is the (n, n) kernel / affinity matrix (dense or sparse).
     gamma : float or None, default None
-        RBF inverse bandwidth (None: 1.0); for the k-NN graph None means local scaling.
+        RBF inverse bandwidth; None: the median heuristic, one over the median squared
+        distance between two rows of ``X`` (Gretton et al. 2012, §8), so the fit does not
+        depend on the units of ``X``.  For the k-NN graph None means local scaling.
     n_neighbors : int, default 10
     normalize_rows : bool, default False
         Unit-normalise the embedding rows before k-means.
@@ -79,7 +102,25 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     embedding_ : ndarray of shape (n_samples, n_eigenvalues)
     relaxed_value_ : float
         :math:`\sum_i (e_i - \lambda)_+`.
+    eigenvalue_threshold_ : float
+        The cut used (``"auto"`` resolved).
     n_features_in_ : int
+
+    Notes
+    -----
+    An eigenvalue of a kernel with :math:`k(x, x) = 1` is about the number of points of
+    a tight cluster (a block of ``m`` points with kernel values near 1 has eigenvalue
+    ``m``), so :math:`\lambda` is the smallest cluster worth an eigenvector.  The former
+    defaults, :math:`\lambda = 1` and ``gamma = 1``, gave every point its own
+    eigenvector on data with large distances (19 to 222 clusters on the real data of
+    BENCHMARKS.md, "Defaults on real data").  Since :math:`\sum_i e_i = \mathrm{tr}(K)`,
+    at most :math:`\mathrm{tr}(K) / \lambda` eigenvalues exceed :math:`\lambda`; the
+    ``"auto"`` cut :math:`\mathrm{tr}(K) / \sqrt n` caps the clusters at
+    :math:`\sqrt n`, the rule of thumb :math:`k \le \sqrt n` (Mardia, Kent & Bibby
+    1979, §13.1), and keeps clusters of about :math:`\sqrt n` points or more.  With the
+    median-heuristic ``gamma`` it gave 3 clusters on iris, raw and standardised wine
+    (3 classes), 2 on MASS biopsy (2), 3 on MASS crabs (4 groups) and 9 on digits'
+    first 10 principal components (10); the cut was chosen on these data.
 
     Examples
     --------
@@ -90,7 +131,8 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "eigenvalue_threshold": [Interval(numbers.Real, None, None, closed="neither")],
+        "eigenvalue_threshold": [Interval(numbers.Real, None, None, closed="neither"),
+                                 StrOptions({"auto"})],
         "affinity": [StrOptions({"rbf", "nearest_neighbors", "linear", "precomputed"})],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -98,7 +140,7 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, eigenvalue_threshold=1.0, *, affinity="rbf", gamma=None, n_neighbors=10,
+    def __init__(self, eigenvalue_threshold="auto", *, affinity="rbf", gamma=None, n_neighbors=10,
                  normalize_rows=False, max_clusters=None):
         self.eigenvalue_threshold = eigenvalue_threshold
         self.affinity = affinity
@@ -122,7 +164,9 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         K = _affinity_matrix(self, X, self.affinity)
-        res = spectral_dp_means(K, float(self.eigenvalue_threshold), normalize_rows=self.normalize_rows,
+        self.eigenvalue_threshold_ = (_auto_threshold(K) if self.eigenvalue_threshold == "auto"
+                                      else float(self.eigenvalue_threshold))
+        res = spectral_dp_means(K, self.eigenvalue_threshold_, normalize_rows=self.normalize_rows,
                                 max_clusters=self.max_clusters)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
@@ -155,7 +199,8 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         graph, or ``X`` is the (n, n) adjacency (dense or sparse).
     n_neighbors : int, default 10
     gamma : float or None, default None
-        Gaussian inverse bandwidth (k-NN: None = local scaling; RBF: None = 1.0).
+        Gaussian inverse bandwidth (k-NN: None = local scaling; RBF: None = the median
+        heuristic of :class:`SpectralDPMeans`).
     sigma : float or "psd", default "psd"
         Diagonal shift of the kernel (see ``penalized_ncut``).
     merge : bool, default True

@@ -273,6 +273,20 @@ def _average_linkage_sparse(U: sp.csr_matrix) -> np.ndarray:
     return Z
 
 
+def _condensed_distance(C) -> np.ndarray:
+    """The condensed ``1 - C`` (scipy's ``pdist`` order), written from the stored pairs.
+
+    One array of ``n (n - 1) / 2`` doubles; building the dense ``C``, ``1 - C`` and its
+    clip first held about 2.5 dense ``n x n`` arrays (8 GiB at ``n = 20000``).
+    """
+    n = C.n_samples
+    y = np.ones(n * (n - 1) // 2)
+    U = C.normalized().tocoo()
+    i, j = U.row.astype(np.int64), U.col.astype(np.int64)  # i < j: the upper triangle
+    y[n * i - i * (i + 1) // 2 + (j - i - 1)] = 1.0 - np.clip(U.data, 0.0, 1.0)
+    return y
+
+
 def linkage_consensus(
     coassoc: Any,
     method: str = "average",
@@ -294,7 +308,7 @@ def linkage_consensus(
         otherwise an exact sparse algorithm over the connected cluster pairs only.
         The other five always run ``scipy.cluster.hierarchy.linkage`` on the dense
         condensed ``1 - C`` (``n (n - 1) / 2`` doubles: 8 GB at ``n = 45000``, whatever
-        ``n``).  ``"ward"``, ``"centroid"`` and ``"median"`` treat ``1 - C`` as if it
+        ``n``, and as much again for scipy's working copy).  ``"ward"``, ``"centroid"`` and ``"median"`` treat ``1 - C`` as if it
         were Euclidean (Lance-Williams updates on a non-Euclidean dissimilarity,
         docs/deviations.md#eac-euclidean-linkages); centroid and median trees can be
         non-monotone.
@@ -337,7 +351,6 @@ def linkage_consensus(
     2
     """
     from scipy.cluster.hierarchy import linkage
-    from scipy.spatial.distance import squareform
 
     C = as_coassociation(coassoc)
     n = C.n_samples
@@ -360,9 +373,7 @@ def linkage_consensus(
     else:
         use_dense = True
     if use_dense:
-        D = 1.0 - C.toarray()
-        np.fill_diagonal(D, 0.0)
-        Z = linkage(squareform(np.clip(D, 0.0, 1.0), checks=False), method=method)
+        Z = linkage(_condensed_distance(C), method=method)
     elif method == "single":
         Z = _single_linkage_sparse(C.normalized())
     else:
