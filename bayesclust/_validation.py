@@ -38,6 +38,8 @@ __all__ = [
     "check_unit_penalty",
     "UnitFrame",
     "unit_frame",
+    "is_number",
+    "delimited_rows",
 ]
 
 
@@ -327,6 +329,46 @@ def unit_frame(X: np.ndarray, *, centred: bool = True, name: str = "X",
     mean = centre(X, sample_weight) if centred else np.zeros(X.shape[1], X.dtype)
     Xu, e = to_unit_frame(X, mean, name, dtype)
     return Xu, UnitFrame(mean, e, X.dtype, Xu.dtype)
+
+
+def is_number(field: str) -> bool:
+    """True when the text field parses as a float."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def delimited_rows(path: Any) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
+    """The non-blank lines of a user's delimited text file, split into stripped fields.
+
+    Tab-separated for ``.tsv`` / ``.tab``, comma-separated otherwise.  A first line none
+    of whose fields is a number is the header, returned apart.  The one reader of the
+    text files ``bayesclust.datasets.read_matrix`` and the jobs' ``--labels`` column take.
+
+    Parameters
+    ----------
+    path : str or Path
+        An existing text file.
+
+    Returns
+    -------
+    header : list of str or None
+        The header's fields; None when the first line holds a number.
+    rows : list of (int, list of str)
+        Each later non-blank line: its line number (from 1) and its fields.
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
+    with open(p, encoding="utf-8", errors="replace") as fh:
+        rows = [(lineno, [f.strip() for f in line.split(delimiter)])
+                for lineno, line in enumerate(fh.read().splitlines(), 1) if line.strip()]
+    if rows and not any(is_number(f) for f in rows[0][1]):
+        return rows[0][1], rows[1:]
+    return None, rows
 
 
 def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:

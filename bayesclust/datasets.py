@@ -27,6 +27,8 @@ from bayesclust._validation import (
     check_nonnegative,
     check_positive,
     check_probability,
+    delimited_rows,
+    is_number,
 )
 
 __all__ = [
@@ -575,7 +577,7 @@ def read_matrix(path: str) -> np.ndarray:
         except Exception as exc:
             raise ValueError(f"data file {path!r} is not a valid .npy file ({exc})") from None
     else:
-        X = _read_text_matrix(p, path, "\t" if p.suffix in (".tsv", ".tab") else ",")
+        X = _read_text_matrix(p, path)
     if X.ndim != 2:
         raise ValueError(
             f"data file {path!r} holds a {X.ndim}-D array of shape {X.shape}; save one row per "
@@ -586,28 +588,11 @@ def read_matrix(path: str) -> np.ndarray:
     return X
 
 
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
-
-
-def _read_text_matrix(p: Path, path: str, delimiter: str) -> np.ndarray:
+def _read_text_matrix(p: Path, path: str) -> np.ndarray:
     """Rows of numbers from a delimited text file, with an optional header line."""
-    with open(p, encoding="utf-8", errors="replace") as fh:
-        lines = fh.read().splitlines()
-    rows, width, first = [], None, True
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split(delimiter)]
-        numeric = [_is_number(f) for f in fields]
-        if first and not any(numeric):
-            first = False
-            continue  # a header: no field is a number
-        first = False
+    rows, width = [], None
+    for lineno, fields in delimited_rows(p)[1]:
+        numeric = [is_number(f) for f in fields]
         if not all(numeric):
             bad = fields[numeric.index(False)]
             raise ValueError(f"data file {path!r} is malformed: line {lineno} has a field "

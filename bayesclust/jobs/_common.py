@@ -87,26 +87,18 @@ def _split_label_column(data: str, column: str):
         j = _column_index(column, None, M.shape[1], data)
         labels = [repr(float(v)) for v in M[:, j]]
         return V.check_array(np.delete(M, j, axis=1), f"data in {data}"), labels
-    delimiter = "\t" if p.suffix in (".tsv", ".tab") else ","
-    with open(p, encoding="utf-8", errors="replace") as fh:
-        lines = [(i, line) for i, line in enumerate(fh.read().splitlines(), 1) if line.strip()]
-    if not lines:
+    header, lines = V.delimited_rows(p)
+    if header is None and not lines:
         raise ValueError(f"data file {data!r} contains no data")
-    header = [f.strip() for f in lines[0][1].split(delimiter)]
-    if any(_is_number(f) for f in header):
-        header = None  # as datasets.read_matrix: a header has no number in it
-    else:
-        lines = lines[1:]
-    width = len(lines[0][1].split(delimiter)) if lines else len(header)
+    width = len(lines[0][1]) if lines else len(header)
     j = _column_index(column, header, width, data)
     rows, labels = [], []
-    for lineno, line in lines:
-        fields = [f.strip() for f in line.split(delimiter)]
+    for lineno, fields in lines:
         if len(fields) != width:
             raise ValueError(f"data file {data!r} is malformed: line {lineno} has {len(fields)} "
                              f"fields, the rows above have {width}")
         labels.append(fields.pop(j))
-        bad = [f for f in fields if not _is_number(f)]
+        bad = [f for f in fields if not V.is_number(f)]
         if bad:
             raise ValueError(f"data file {data!r} is malformed: line {lineno} has a field "
                              f"{bad[0]!r} that is not a number")
@@ -130,14 +122,6 @@ def _column_index(column: str, header, width: int, data: str) -> int:
         raise ValueError(f"--labels {column!r}: column index out of range for {data!r}, which "
                          f"has {width} columns (0 to {width - 1})")
     return j
-
-
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
 
 
 def convergence(post, site: str = "n_clusters") -> dict:
