@@ -649,3 +649,107 @@ def check_counts(counts: Any, name: str = "counts") -> HostCounts:
     if not total > 0 or not np.isfinite(total):
         raise ValueError(f"{name} must have a positive finite total")
     return HostCounts(csr, dense, bool(float64))
+
+
+# --------------------------------------------------------------------------- #
+# Square matrices, relabelled ids, the public wrappers of the JAX kernels
+# --------------------------------------------------------------------------- #
+
+__all__ += ["check_square_matrix", "compact_ids", "traced", "check_kernel_array"]
+
+
+def check_square_matrix(A: Any, name: str, *, nonnegative: bool = False, symmetric: bool = False,
+                        min_samples: int = 1) -> np.ndarray:
+    """A finite (n, n) float64 matrix (a distance, an affinity, a Gram matrix), or a
+    ``ValueError`` / ``TypeError`` naming ``name``.
+
+    ``nonnegative`` refuses negative entries; ``symmetric`` refuses ``A != A.T`` beyond a
+    relative ``1e-8`` of the largest entry.  Values whose square would overflow float64
+    (beyond ``1e150``) are refused too: every user squares or sums them.
+    """
+    M = check_array(A, name, ndim=2, min_samples=min_samples, dtype=None)
+    if M.dtype.kind == "b":
+        M = M.astype(np.float64)
+    M = M.astype(np.float64, copy=False)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}")
+    big = float(np.max(np.abs(M))) if M.size else 0.0
+    if big > 1e150:
+        raise ValueError(f"{name} has entries up to {big:.3g}, whose squares overflow float64; "
+                         f"rescale {name}")
+    if nonnegative and M.size and float(M.min()) < 0:
+        raise ValueError(f"{name} must be non-negative, got a minimum of {float(M.min()):g}")
+    if symmetric and M.size and float(np.max(np.abs(M - M.T))) > 1e-8 * max(big, 1e-300):
+        raise ValueError(f"{name} must be symmetric")
+    return M
+
+
+def compact_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Nominal integer ids as codes ``0..k-1`` in increasing order of id, and ``k``.
+
+    Ids are names, not sizes: ids near ``1e15`` cost what ``0..k-1`` cost.
+    """
+    uniq, codes = np.unique(ids, return_inverse=True)
+    return codes.reshape(ids.shape).astype(np.int64), int(uniq.shape[0])
+
+
+def traced(*values: Any) -> bool:
+    """Whether any leaf of ``values`` is a JAX tracer (checks of values are then skipped)."""
+    import jax
+
+    return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(values))
+
+
+def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
+                       kind: str = "f", finite: bool = True) -> Any:
+    """The public wrapper's check of a JAX kernel's array argument.
+
+    A tracer is returned as it is after the static checks of its rank and dtype (the kernel
+    is then inside a compiled caller, which validated its own inputs); a concrete value is
+    also converted and checked for NaN / infinity, and returned as a NumPy or JAX array.
+    ``kind`` is ``"f"`` (real numbers) or ``"i"`` (integer ids; integral floats accepted).
+    """
+    import jax
+
+    if x is None:
+        raise TypeError(f"{name} must be an array, got None")
+    if isinstance(x, jax.core.Tracer) or isinstance(x, jax.Array):
+        shape, dt = x.shape, np.dtype(x.dtype) if not jax.dtypes.issubdtype(
+            x.dtype, jax.dtypes.prng_key) else np.dtype(object)
+        arr = x
+    else:
+        arr = check_array(x, name, ndim=None, dtype=None)
+        shape, dt = arr.shape, arr.dtype
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if ndims is not None and len(shape) not in ndims:
+        want = " or ".join(f"{k}-D" for k in ndims)
+        raise ValueError(f"{name} must be a {want} array, got shape {tuple(shape)}")
+    if kind == "f" and dt.kind not in "fiub":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {dt}")
+    if kind == "i" and dt.kind not in "iubf":
+        raise TypeError(f"{name} must hold integer ids, got dtype {dt}")
+    if isinstance(arr, jax.core.Tracer):
+        return arr
+    if finite and dt.kind == "f" and not bool(np.all(np.isfinite(np.asarray(arr)))):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if kind == "i" and dt.kind == "f":
+        host = np.asarray(arr)
+        if not np.all(host == np.round(host)):
+            raise ValueError(f"{name} must hold integer ids, got non-integer values")
+        arr = host.astype(np.int32)
+    return arr
+
+
+__all__ += ["check_points"]
+
+
+def check_points(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray:
+    """Data points (n, d) as float64 for a host-side distance computation (SciPy's k-d tree,
+    ``cdist``): finite, and within ``1e150`` so that squared distances cannot overflow."""
+    arr = check_array(X, name, min_samples=min_samples, dtype=None)
+    arr = arr.astype(np.float64, copy=False)
+    big = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if big > 1e150:
+        raise ValueError(f"{name} has values up to {big:.3g}, whose squared distances overflow "
+                         f"float64; rescale {name}")
+    return arr
