@@ -740,16 +740,26 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
     return arr
 
 
-__all__ += ["check_points"]
+__all__ += ["check_points", "check_point_range"]
+
+
+def check_point_range(X: np.ndarray, name: str = "X") -> np.ndarray:
+    """``X`` (validated, (n, d), floating) unchanged, or a ``ValueError`` naming ``name`` when
+    its squared distances could overflow its dtype: the largest ``|x|`` must stay below
+    ``sqrt(finfo.max / (4 d))``, so that ``||x - y||**2 <= 4 d max|x|**2`` is finite."""
+    dt = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
+    d = X.shape[1] if X.ndim == 2 else 1
+    limit = math.sqrt(float(np.finfo(dt).max) / (4 * max(d, 1)))
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if big > limit:
+        raise ValueError(f"{name} has values up to {big:.3g}, whose squared distances overflow "
+                         f"{dt.name} (limit {limit:.3g}); rescale {name}")
+    return X
 
 
 def check_points(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray:
     """Data points (n, d) as float64 for a host-side distance computation (SciPy's k-d tree,
-    ``cdist``): finite, and within ``1e150`` so that squared distances cannot overflow."""
+    ``cdist``): finite, and small enough that squared distances cannot overflow
+    (:func:`check_point_range`)."""
     arr = check_array(X, name, min_samples=min_samples, dtype=None)
-    arr = arr.astype(np.float64, copy=False)
-    big = float(np.max(np.abs(arr))) if arr.size else 0.0
-    if big > 1e150:
-        raise ValueError(f"{name} has values up to {big:.3g}, whose squared distances overflow "
-                         f"float64; rescale {name}")
-    return arr
+    return check_point_range(arr.astype(np.float64, copy=False), name)

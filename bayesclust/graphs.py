@@ -198,7 +198,7 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     ----------
     X : ndarray, shape (n, d)
     t : int
-        The neighbourhood size, ``1 <= t < n`` (validated by the caller).
+        The neighbourhood size, ``1 <= t < n``.
 
     Returns
     -------
@@ -230,8 +230,10 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     >>> np.round(res.K.toarray(), 4).tolist()  # 1-2: exp(-4 / (2 * 1 * 2))
     [[1.0, 0.6065, 0.0], [0.6065, 1.0, 0.3679], [0.0, 0.3679, 1.0]]
     """
-
-    X = np.asarray(X, dtype=np.float64)
+    X = V.check_points(X, "X", min_samples=2)
+    t = V.check_int(t, "t", minimum=1)
+    if t >= X.shape[0]:
+        raise ValueError(f"t={t} must be < the number of rows of X ({X.shape[0]})")
     return _kernel_from_neighbors(*knn_search(X, t))
 
 

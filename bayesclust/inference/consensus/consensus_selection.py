@@ -384,6 +384,7 @@ def select_consensus(
             if X is None:
                 raise ValueError(f"criterion {criterion!r} with space='data' needs X")
             X = V.check_array(X, "X")
+            V.check_point_range(X, "X")
             if X.shape[0] != n:
                 raise ValueError(f"X has {X.shape[0]} rows but the candidates label {n} objects")
     terms = None
