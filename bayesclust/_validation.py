@@ -763,3 +763,30 @@ def check_points(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray
     (:func:`check_point_range`)."""
     arr = check_array(X, name, min_samples=min_samples, dtype=None)
     return check_point_range(arr.astype(np.float64, copy=False), name)
+
+
+__all__ += ["check_sequence"]
+
+
+def check_sequence(value: Any, name: str, *, min_length: int = 0) -> list:
+    """A list / tuple / range (of blocks, of grid values) as a list, or a ``TypeError`` naming
+    ``name`` (a number, a string or None is not a sequence); a ``ValueError`` when it holds
+    fewer than ``min_length`` items."""
+    if value is None or isinstance(value, (str, bytes, numbers.Number)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
+    out = list(value)
+    if len(out) < min_length:
+        raise ValueError(f"{name} must hold at least {min_length} item(s), got {len(out)}")
+    return out
+
+
+__all__ += ["check_blocks"]
+
+
+def check_blocks(value: Any, name: str, *, min_length: int = 1) -> list:
+    """A sequence of numeric arrays of any shapes (parameter or feature blocks): finite, each
+    named ``name[m]`` in errors.  Traced blocks (inside a compiled caller) pass unchecked."""
+    blocks = check_sequence(value, name, min_length=min_length)
+    if traced(blocks):
+        return blocks
+    return [check_array(b, f"{name}[{m}]", ndim=None, dtype=None) for m, b in enumerate(blocks)]

@@ -255,6 +255,7 @@ def kernel_weights(theta: list) -> np.ndarray:
     >>> kernel_weights([np.array([3.0, 4.0]), np.zeros(2), np.array([5.0])]).tolist()
     [0.5, 0.0, 0.5]
     """
+    theta = V.check_blocks(theta, "theta")
     norms = np.asarray(block_norms([jnp.asarray(t) for t in theta]), np.float64)
     total = norms.sum()
     return norms / total if total > 0 else np.zeros_like(norms)
@@ -408,6 +409,7 @@ def _decode_sequences(theta, blocks, mask):
 
 
 def _check_theta(theta, blocks, structure):
+    theta = V.check_blocks(theta, "theta")
     n_extra = 1 if structure == "sequence" else 0
     if len(theta) != len(blocks) + n_extra:
         raise ValueError(f"theta has {len(theta)} blocks but feature_blocks {len(blocks)}"

@@ -283,6 +283,7 @@ def validity_index(
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
+    labels = V.check_labels(labels, "labels")  # named here, not as the metric's argument
     if CRITERIA[criterion][1] == "ensemble":
         if ensemble is None:
             raise ValueError(f"criterion {criterion!r} needs the ensemble")
