@@ -790,3 +790,19 @@ def check_blocks(value: Any, name: str, *, min_length: int = 1) -> list:
     if traced(blocks):
         return blocks
     return [check_array(b, f"{name}[{m}]", ndim=None, dtype=None) for m, b in enumerate(blocks)]
+
+
+__all__ += ["check_kernel_ids"]
+
+
+def check_kernel_ids(ids: Any, name: str, k: Any) -> None:
+    """Concrete ids of a JAX kernel (cluster slots, classes) within ``0..k-1``, or a
+    ``ValueError`` naming ``name``: a kernel's ids index a table of ``k`` rows, so an id out
+    of range would be dropped or clipped silently.  Skipped when ``ids`` or ``k`` is traced."""
+    if traced(ids, k):
+        return
+    host = np.asarray(ids)
+    k = int(k)
+    if host.size and (int(host.min()) < 0 or int(host.max()) >= k):
+        raise ValueError(f"{name} must hold ids in 0..{k - 1}, got values in "
+                         f"[{int(host.min())}, {int(host.max())}]")
