@@ -701,13 +701,14 @@ def traced(*values: Any) -> bool:
 
 
 def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
-                       kind: str = "f", finite: bool = True) -> Any:
+                       kind: str = "f", finite: bool = True, min_rows: int = 0) -> Any:
     """The public wrapper's check of a JAX kernel's array argument.
 
     A tracer is returned as it is after the static checks of its rank and dtype (the kernel
     is then inside a compiled caller, which validated its own inputs); a concrete value is
     also converted and checked for NaN / infinity, and returned as a NumPy or JAX array.
-    ``kind`` is ``"f"`` (real numbers) or ``"i"`` (integer ids; integral floats accepted).
+    ``kind`` is ``"f"`` (real numbers) or ``"i"`` (integer ids; integral floats accepted);
+    ``min_rows`` is the least length of the first axis (a NumPyro plate of no rows is refused).
     """
     import jax
 
@@ -724,6 +725,8 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
     if ndims is not None and len(shape) not in ndims:
         want = " or ".join(f"{k}-D" for k in ndims)
         raise ValueError(f"{name} must be a {want} array, got shape {tuple(shape)}")
+    if min_rows and (len(shape) == 0 or shape[0] < min_rows):
+        raise ValueError(f"{name} must have at least {min_rows} row(s), got shape {tuple(shape)}")
     if kind == "f" and dt.kind not in "fiub":
         raise TypeError(f"{name} must be a real numeric array, got dtype {dt}")
     if kind == "i" and dt.kind not in "iubf":

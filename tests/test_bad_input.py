@@ -409,7 +409,7 @@ DEFAULTS = {
     "counts": COUNTS,
     "K": AFF, "A": AFF, "S": AFF, "D": DIST, "D_true": DIST,
     "centers": CENTERS, "means": CENTERS, "prototypes": CENTERS,
-    "rng_key": 0, "key": 0,
+    "rng_key": 0, "key": Lazy(lambda: __import__("jax").random.PRNGKey(0)),
     "lam": 1.0, "lam_local": 1.0, "lam_global": 4.0, "sigma2": 1.0, "rho2": 10.0, "tau": 1.0,
     "xi": 1.0, "smooth_std": 1.0, "std": 1.0, "jump_std": 0.5, "beta": 1.0, "lam_prime": -0.5,
     "eigenvalue_threshold": 0.5, "threshold": 0.5, "sigma": 1.0, "sigma_floor": 1e-6,
@@ -644,12 +644,12 @@ TABLE = {
     "cluster_posterior": A(prior=Lazy(lambda: _f("default_gaussian_prior")(XS))),
     "default_gaussian_prior": A(), "gaussian_log_marginal": A(), "gaussian_predictive_logpdf": A(),
     "gibbs_dp_gaussian": A(num_warmup=1, num_samples=1, num_chains=1),
-    "gibbs_hdp_gmm": A(group_ids=CLS, num_warmup=1, num_samples=1, num_chains=1),
+    "gibbs_hdp_gmm": A(groups=XS, group_ids=CLS, num_warmup=1, num_samples=1, num_chains=1),
     "hdp_sweep": INTERNAL("a CRF state"), "init_hdp_state": INTERNAL("CRF tables"), "point_log_weights": INTERNAL("a CRF state"),
     "table_log_weights": INTERNAL("a CRF state"), "register_model": NO_ARRAYS, "run_nuts": INTERNAL("a NumPyro program's own arguments"),
     "run_svi": INTERNAL("a NumPyro program's own arguments"), "posterior_from_mcmc": INTERNAL("a run MCMC object"),
     "sample_mixture_labels": A(weights=np.full(3, 1 / 3), means=CENTERS),
-    "DPCollapsedGibbs": A(), "HDPGibbs": A(group_ids=CLS),
+    "DPCollapsedGibbs": A(), "HDPGibbs": A(groups=XS, group_ids=CLS),
     "gibbs_dp_multinomial": A(lam=1.0, tau=1.0, num_warmup=1, num_samples=1, num_chains=1),
     "init_multinomial_state": A(rows=ROWS), "multinomial_sweep": INTERNAL("padded CountRows"),
     "multinomial_sweep_chains": INTERNAL("padded CountRows"), "new_cluster_log_weights": A(rows=ROWS),
@@ -814,8 +814,9 @@ def _has_nan(out, depth=0):
     return arr.dtype.kind in "fc" and bool(np.isnan(arr).any())
 
 
-# arguments whose None is documented as "none given" (no constraints)
-NONE_MEANS_ABSENT = {"must_link", "cannot_link"}
+# arguments whose None is documented as "none given" (no constraints; a generative program's
+# observations), by name or as "callable:argument"
+NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes"}
 
 
 def sweep_cases(name):
@@ -831,7 +832,7 @@ def sweep_cases(name):
             continue
         for case, bad, must in _hostile(value):
             if must is None:
-                must = arg not in NONE_MEANS_ABSENT
+                must = arg not in NONE_MEANS_ABSENT and f"{name}:{arg}" not in NONE_MEANS_ABSENT
             if case == "words" and arg == "y" and entry.signature == "fit":
                 must = False  # a classifier's classes may be strings
             cases.append((arg, case, {**base, arg: bad}, must))

@@ -514,7 +514,6 @@ def segment_stats(
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     if sample_weight is not None:
         sample_weight = check_kernel_array(sample_weight, "sample_weight", ndim=1)
-    check_kernel_ids(labels, "labels", num_segments)
     if sample_weight is None:
         weight = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments)
         total = jax.ops.segment_sum(X, labels, num_segments)

@@ -455,6 +455,7 @@ def truncation_mass(weights) -> float:
     -------
     float
     """
+    weights = V.check_kernel_array(weights, "weights", ndim=None)
     weights = jnp.asarray(weights)
     if weights.ndim < 1 or weights.shape[-1] < 2:
         raise ValueError(f"weights must have shape (..., T) with T >= 2, got {weights.shape}")
@@ -490,6 +491,7 @@ def check_truncation(weights, tol: float = 0.01, *, stacklevel: int = 2) -> floa
     the last slot (label switching); the warning then says that the last
     component is in use, which a larger ``truncation`` also removes.
     """
+    weights = V.check_kernel_array(weights, "weights", ndim=None)
     tol = V.check_positive(tol, "tol")
     if tol >= 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")
