@@ -809,3 +809,30 @@ def check_kernel_ids(ids: Any, name: str, k: Any) -> None:
     if host.size and (int(host.min()) < 0 or int(host.max()) >= k):
         raise ValueError(f"{name} must hold ids in 0..{k - 1}, got values in "
                          f"[{int(host.min())}, {int(host.max())}]")
+
+
+__all__ += ["check_linkage"]
+
+
+def check_linkage(Z: Any, name: str = "Z") -> np.ndarray:
+    """A SciPy linkage matrix (n - 1, 4) as float64: finite, merged ids integers in
+    ``0..2n-2``, heights >= 0, cluster sizes >= 2; else a ``ValueError`` naming ``name``."""
+    A = check_array(Z, name, ndim=2, dtype=None).astype(np.float64, copy=False)
+    if A.shape[1] != 4:
+        raise ValueError(f"{name} must be a linkage matrix of shape (n - 1, 4), got {A.shape}")
+    n = A.shape[0] + 1
+    ids = A[:, :2]
+    if np.any(ids != np.round(ids)) or ids.min() < 0 or ids.max() > 2 * n - 2:
+        raise ValueError(f"{name}[:, :2] must hold the merged clusters' ids in 0..{2 * n - 2}")
+    if A[:, 2].min() < 0 or A[:, 3].min() < 2:
+        raise ValueError(f"{name} must hold merge heights >= 0 and cluster sizes >= 2")
+    return A
+
+
+__all__ += ["check_real"]
+
+
+def check_real(value: Any, name: str) -> float:
+    """A real number (any sign, infinities allowed), or a ``TypeError`` / ``ValueError`` (NaN)
+    naming ``name``."""
+    return _check_real_scalar(value, name)
