@@ -466,9 +466,21 @@ def _fit(**init):
 def _program(**kwargs):
     """A NumPyro program's entry: one seeded trace of it."""
     def run(model, kw):
-        from numpyro.handlers import seed, trace
+        import jax.numpy as jnp
+        import numpyro.distributions as dist
+        from numpyro.handlers import seed, substitute, trace
 
-        return trace(seed(model, 0)).get_trace(**kw)
+        def improper_at_zero(site):  # an improper prior cannot be sampled: its value is 0
+            fn = site.get("fn")
+            if site.get("type") != "sample" or fn is None or site.get("is_observed"):
+                return None
+            while hasattr(fn, "base_dist"):
+                fn = fn.base_dist
+            if isinstance(fn, dist.ImproperUniform):
+                return jnp.zeros(site["fn"].shape())
+            return None
+
+        return trace(substitute(seed(model, 0), substitute_fn=improper_at_zero)).get_trace(**kw)
     return Entry(call=run, **kwargs)
 
 
@@ -697,7 +709,8 @@ TABLE = {
     "DID": NO_ARRAYS, "class_mixture": INTERNAL("distribution parameters of map_did"), "did_clusters": _program(labels=CLS, n_clusters=2),
     "map_did": _program(w=np.abs(XS[:, 0]) + 0.1, n_components=1),
     "dc_collapsed": _program(n_clusters=2), "dc_explicit": _program(n_clusters=2), "dc_objective": A(),
-    "dp_gaussian_mixture": _program(X=XS, truncation=4), "alpha_from_lam": NO_ARRAYS,
+    "dp_gaussian_mixture": _program(X=XS, truncation=4, prior=Lazy(
+        lambda: _f("default_gaussian_prior")(XS))), "alpha_from_lam": NO_ARRAYS,
     "check_truncation": A(weights=np.full(3, 1 / 3)), "data_scaled_variances": A(),
     "dp_gmm": _program(X=XS, truncation=4), "log_alpha_from_lam": NO_ARRAYS,
     "truncation_mass": A(weights=np.full(3, 1 / 3)),
@@ -816,7 +829,7 @@ def _has_nan(out, depth=0):
 
 # arguments whose None is documented as "none given" (no constraints; a generative program's
 # observations), by name or as "callable:argument"
-NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes"}
+NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes", "did_clusters:w"}
 
 
 def sweep_cases(name):
