@@ -836,3 +836,14 @@ def check_real(value: Any, name: str) -> float:
     """A real number (any sign, infinities allowed), or a ``TypeError`` / ``ValueError`` (NaN)
     naming ``name``."""
     return _check_real_scalar(value, name)
+
+
+__all__ += ["check_rows_match"]
+
+
+def check_rows_match(X: Any, name: str, labels: Any, what: str = "state") -> None:
+    """``X`` has one row per entry of ``labels`` (the last axis of a state's labels): a
+    sweep or step over data of another length would read past its buffers."""
+    n = np.shape(labels)[-1] if np.ndim(labels) else 0
+    if np.shape(X)[0] != n:
+        raise ValueError(f"{name} has {np.shape(X)[0]} rows but the {what} labels {n} points")

@@ -156,6 +156,10 @@ def dp_mda2_sweep(key, X, classes, state: DPMDA2State, *, xi, rho2, n0=1.0,
     info : GibbsInfo
         Clusters after the sweep and whether a point moved (no split-merge moves: 0, 0).
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_rows_match(X, "X", state.labels)
+    V.check_rows_match(classes, "classes", state.labels)
     n, d = X.shape
     K, C = state.class_counts.shape
     dtype = X.dtype
