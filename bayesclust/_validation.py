@@ -847,3 +847,30 @@ def check_rows_match(X: Any, name: str, labels: Any, what: str = "state") -> Non
     n = np.shape(labels)[-1] if np.ndim(labels) else 0
     if np.shape(X)[0] != n:
         raise ValueError(f"{name} has {np.shape(X)[0]} rows but the {what} labels {n} points")
+
+
+__all__ += ["check_pair_arrays"]
+
+
+def check_pair_arrays(rows: Any, cols: Any, values: Any, values_name: str = "counts",
+                      n_objects: Any = None) -> tuple[Any, Any, Any]:
+    """Stored pairs of a co-association: ``rows``, ``cols`` 1-D integer ids (within
+    ``0..n_objects-1`` when given) and their ``values`` (finite, >= 0), all of one length.
+    Traced arrays pass after the static checks (see :func:`check_kernel_array`)."""
+    rows = check_kernel_array(rows, "rows", ndim=1, kind="i")
+    cols = check_kernel_array(cols, "cols", ndim=1, kind="i")
+    values = check_kernel_array(values, values_name, ndim=1)
+    lengths = {np.shape(rows)[0], np.shape(cols)[0], np.shape(values)[0]}
+    if len(lengths) > 1:
+        raise ValueError(f"rows, cols and {values_name} must have one length, got "
+                         f"{np.shape(rows)[0]}, {np.shape(cols)[0]} and {np.shape(values)[0]}")
+    if not traced(values) and np.shape(values)[0] and float(np.min(np.asarray(values))) < 0:
+        raise ValueError(f"{values_name} must be non-negative")
+    if n_objects is not None:
+        check_kernel_ids(rows, "rows", n_objects)
+        check_kernel_ids(cols, "cols", n_objects)
+    else:
+        for ids, name in ((rows, "rows"), (cols, "cols")):
+            if not traced(ids) and np.shape(ids)[0] and int(np.min(np.asarray(ids))) < 0:
+                raise ValueError(f"{name} must hold object ids >= 0")
+    return rows, cols, values
