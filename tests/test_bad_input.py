@@ -660,7 +660,7 @@ TABLE = {
     "hdp_sweep": INTERNAL("a CRF state"), "init_hdp_state": INTERNAL("CRF tables"), "point_log_weights": INTERNAL("a CRF state"),
     "table_log_weights": INTERNAL("a CRF state"), "register_model": NO_ARRAYS, "run_nuts": INTERNAL("a NumPyro program's own arguments"),
     "run_svi": INTERNAL("a NumPyro program's own arguments"), "posterior_from_mcmc": INTERNAL("a run MCMC object"),
-    "sample_mixture_labels": A(weights=np.full(3, 1 / 3), means=CENTERS),
+    "sample_mixture_labels": A(weights=np.full((1, 3), 1 / 3), means=CENTERS[None]),
     "DPCollapsedGibbs": A(), "HDPGibbs": A(groups=XS, group_ids=CLS),
     "gibbs_dp_multinomial": A(lam=1.0, tau=1.0, num_warmup=1, num_samples=1, num_chains=1),
     "init_multinomial_state": A(rows=ROWS), "multinomial_sweep": INTERNAL("padded CountRows"),
@@ -829,7 +829,7 @@ def _has_nan(out, depth=0):
 
 # arguments whose None is documented as "none given" (no constraints; a generative program's
 # observations), by name or as "callable:argument"
-NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes", "did_clusters:w"}
+NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes", "did_clusters:w", "sample_points:X"}
 
 
 def sweep_cases(name):
