@@ -846,7 +846,7 @@ def check_rows_match(X: Any, name: str, labels: Any, what: str = "state") -> Non
     sweep or step over data of another length would read past its buffers."""
     n = np.shape(labels)[-1] if np.ndim(labels) else 0
     if np.shape(X)[0] != n:
-        raise ValueError(f"{name} has {np.shape(X)[0]} rows but the {what} labels {n} points")
+        raise ValueError(f"{name} has {np.shape(X)[0]} rows but the {what} label {n} points")
 
 
 __all__ += ["check_pair_arrays"]

@@ -173,8 +173,9 @@ def data_scaled_variances(X, sigma2="auto", rho2="auto") -> tuple[float, float]:
     >>> data_scaled_variances(10 * X, rho2=100.0)
     (25.0, 100.0)
     """
-    if np.ndim(X) != 2:
+    if X is not None and np.ndim(X) != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {np.shape(X)}")
+    X = V.check_array(X, "X")
 
     def resolve(value, name, fraction):
         if isinstance(value, str):
