@@ -998,7 +998,7 @@ def _sweep_params(holes):
         yield pytest.param(name, marks=marks)
 
 
-@pytest.mark.parametrize("name", _sweep_params(KNOWN_HOLES))
+@pytest.mark.parametrize("name", list(_sweep_params(KNOWN_HOLES)))
 def test_sweep_hostile_inputs(name):
     # a known hole stops at its first failure: its remaining cases may compile or allocate
     failures = _sweep(name, must_raise_only=True, first_only=name in KNOWN_HOLES)
@@ -1006,7 +1006,49 @@ def test_sweep_hostile_inputs(name):
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("name", _sweep_params({**KNOWN_SOFT_HOLES, **KNOWN_HOLES}))
+@pytest.mark.parametrize("name", list(_sweep_params({**KNOWN_SOFT_HOLES, **KNOWN_HOLES})))
 def test_sweep_hostile_inputs_long(name):
     failures = _sweep(name, first_only=name in KNOWN_HOLES or name in KNOWN_SOFT_HOLES)
     assert not failures, f"{name}:\n" + "\n".join(failures)
+
+
+def test_reported_holes_are_named_errors():
+    """The unhelpful errors once raised from inside the package, each now a named one."""
+    from bayesclust.graphs import knn_search
+    from bayesclust.inference.consensus.embedding import classical_mds
+    from bayesclust.metrics import dc_log_posterior
+    from bayesclust.structured.online import proximal_update
+
+    huge = SMALL * 1e300 + 1e300  # finite float64 whose squared distances overflow
+    for call in (lambda: bc.kmeans_ensemble(0, huge, 4),  # was an IndexError from k-means
+                 lambda: bc.EvidenceAccumulation(n_partitions=4).fit(huge),
+                 lambda: bc.smic(huge, 3, 2),  # an IndexError from graphs.py
+                 lambda: bc.PenalizedNormalizedCut(n_neighbors=3).fit(huge),
+                 lambda: bc.sl_did(huge),  # cKDTree's "value of p too large"
+                 lambda: bc.gdid_index(huge, np.arange(30) % 2),
+                 lambda: bc.cecib_cost(huge, np.arange(30) % 2)):  # -inf without a word
+        with pytest.raises(ValueError, match=r"^X has values up to .* overflow"):
+            call()
+    y = np.arange(30) % 2
+    with pytest.raises(ValueError, match="^y holds the label 1000000000000001"):
+        bc.spom(0, [SMALL], y + 10**15, 0.1, n_epochs=1)  # was JAX RESOURCE_EXHAUSTED
+    with pytest.raises(ValueError, match="^y holds the label 1000000000000001"):
+        bc.spom_kernel(0, [SMALL @ SMALL.T], y + 10**15, 0.1, n_epochs=1)
+    # ids near 1e16 are names: the same value as 0..k-1 (was "Unable to allocate 7.1 PiB")
+    assert dc_log_posterior(y * 10**16 + 3, y) == pytest.approx(dc_log_posterior(y, y))
+    with pytest.raises(ValueError, match="^n_neighbors=30 must be < the number of rows of X"):
+        knn_search(SMALL, 30)
+    with pytest.raises(ValueError, match="^D must be a square matrix"):
+        classical_mds(np.ones((3, 4)))
+    with pytest.raises(TypeError, match="^theta must be a sequence"):  # "object of type 'int' has no len()"
+        proximal_update(5, [np.zeros(2)], 0.1, [("l2", 0.1)])
+    from numpyro.handlers import seed, trace
+
+    from bayesclust.models.did import did_clusters
+
+    with pytest.raises(ValueError, match="^labels must have at least 1 row"):  # numpyro's assertion
+        trace(seed(did_clusters, 0)).get_trace(np.ones(0), np.zeros(0, int), 2)
+    with pytest.raises(ValueError, match="^coassoc must contain at least two partitions"):
+        bc.cspa(0, np.arange(5), 2)  # said "ensemble" of a co-association argument
+    with pytest.raises(ValueError, match="^ensemble must contain at least two partitions"):
+        bc.hypergraph_consensus(0, np.arange(5), 2)
