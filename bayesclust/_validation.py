@@ -706,7 +706,8 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
 
     A tracer is returned as it is after the static checks of its rank and dtype (the kernel
     is then inside a compiled caller, which validated its own inputs); a concrete value is
-    also converted and checked for NaN / infinity, and returned as a NumPy or JAX array.
+    also converted and checked for NaN / infinity (``finite=False``: for NaN and ``+inf`` only,
+    as a log-weight may be ``-inf``), and returned as a NumPy or JAX array.
     ``kind`` is ``"f"`` (real numbers) or ``"i"`` (integer ids; integral floats accepted);
     ``min_rows`` is the least length of the first axis (a NumPyro plate of no rows is refused).
     """
@@ -718,8 +719,22 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
         shape, dt = x.shape, np.dtype(x.dtype) if not jax.dtypes.issubdtype(
             x.dtype, jax.dtypes.prng_key) else np.dtype(object)
         arr = x
-    else:
+    elif finite:
         arr = check_array(x, name, ndim=None, dtype=None)
+        shape, dt = arr.shape, arr.dtype
+    else:  # log-weights and the like: -inf is a value, NaN is not
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+        if arr.dtype.kind in "OUS":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                                "with non-numeric entries") from None
+        if arr.dtype.kind in "VcmM":
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
         shape, dt = arr.shape, arr.dtype
     ndims = (ndim,) if isinstance(ndim, int) else ndim
     if ndims is not None and len(shape) not in ndims:
@@ -735,6 +750,10 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
         return arr
     if finite and dt.kind == "f" and not bool(np.all(np.isfinite(np.asarray(arr)))):
         raise ValueError(f"{name} contains NaN or infinite values")
+    if not finite and dt.kind == "f":
+        host = np.asarray(arr)
+        if bool(np.isnan(host).any()) or bool(np.isposinf(host).any()):
+            raise ValueError(f"{name} contains NaN or +infinite values")
     if kind == "i" and dt.kind == "f":
         host = np.asarray(arr)
         if not np.all(host == np.round(host)):

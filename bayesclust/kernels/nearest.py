@@ -188,7 +188,7 @@ def sum_rows(a: jax.Array) -> jax.Array:
     -------
     array, shape a.shape[1:]
     """
-    a = check_kernel_array(a, "a", ndim=(1, 2))
+    a = check_kernel_array(a, "a", ndim=(1, 2, 3, 4), finite=False)
     if a.shape[0] == 0:
         return jnp.zeros(a.shape[1:], a.dtype)
     while a.shape[0] > 1:
