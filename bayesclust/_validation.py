@@ -796,3 +796,247 @@ def check_counts(counts: Any, name: str = "counts") -> HostCounts:
     if not total > 0 or not np.isfinite(total):
         raise ValueError(f"{name} must have a positive finite total")
     return HostCounts(csr, dense, bool(float64))
+
+
+# --------------------------------------------------------------------------- #
+# Square matrices, relabelled ids, the public wrappers of the JAX kernels
+# --------------------------------------------------------------------------- #
+
+__all__ += ["check_square_matrix", "compact_ids", "traced", "check_kernel_array"]
+
+
+def check_square_matrix(A: Any, name: str, *, nonnegative: bool = False, symmetric: bool = False,
+                        min_samples: int = 1) -> np.ndarray:
+    """A finite (n, n) float64 matrix (a distance, an affinity, a Gram matrix), or a
+    ``ValueError`` / ``TypeError`` naming ``name``.
+
+    ``nonnegative`` refuses negative entries; ``symmetric`` refuses ``A != A.T`` beyond a
+    relative ``1e-8`` of the largest entry.  Values whose square would overflow float64
+    (beyond ``1e150``) are refused too: every user squares or sums them.
+    """
+    M = check_array(A, name, ndim=2, min_samples=min_samples, dtype=None)
+    if M.dtype.kind == "b":
+        M = M.astype(np.float64)
+    M = M.astype(np.float64, copy=False)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}")
+    big = float(np.max(np.abs(M))) if M.size else 0.0
+    if big > 1e150:
+        raise ValueError(f"{name} has entries up to {big:.3g}, whose squares overflow float64; "
+                         f"rescale {name}")
+    if nonnegative and M.size and float(M.min()) < 0:
+        raise ValueError(f"{name} must be non-negative, got a minimum of {float(M.min()):g}")
+    if symmetric and M.size and float(np.max(np.abs(M - M.T))) > 1e-8 * max(big, 1e-300):
+        raise ValueError(f"{name} must be symmetric")
+    return M
+
+
+def compact_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Nominal integer ids as codes ``0..k-1`` in increasing order of id, and ``k``.
+
+    Ids are names, not sizes: ids near ``1e15`` cost what ``0..k-1`` cost.
+    """
+    uniq, codes = np.unique(ids, return_inverse=True)
+    return codes.reshape(ids.shape).astype(np.int64), int(uniq.shape[0])
+
+
+def traced(*values: Any) -> bool:
+    """Whether any leaf of ``values`` is a JAX tracer (checks of values are then skipped)."""
+    import jax
+
+    return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(values))
+
+
+def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
+                       kind: str = "f", finite: bool = True, min_rows: int = 0) -> Any:
+    """The public wrapper's check of a JAX kernel's array argument.
+
+    A tracer is returned as it is after the static checks of its rank and dtype (the kernel
+    is then inside a compiled caller, which validated its own inputs); a concrete value is
+    also converted and checked for NaN / infinity (``finite=False``: for NaN and ``+inf`` only,
+    as a log-weight may be ``-inf``), and returned as a NumPy or JAX array.
+    ``kind`` is ``"f"`` (real numbers) or ``"i"`` (integer ids; integral floats accepted);
+    ``min_rows`` is the least length of the first axis (a NumPyro plate of no rows is refused).
+    """
+    import jax
+
+    if x is None:
+        raise TypeError(f"{name} must be an array, got None")
+    if isinstance(x, jax.core.Tracer) or isinstance(x, jax.Array):
+        shape, dt = x.shape, np.dtype(x.dtype) if not jax.dtypes.issubdtype(
+            x.dtype, jax.dtypes.prng_key) else np.dtype(object)
+        arr = x
+    elif finite:
+        arr = check_array(x, name, ndim=None, dtype=None)
+        shape, dt = arr.shape, arr.dtype
+    else:  # log-weights and the like: -inf is a value, NaN is not
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+        if arr.dtype.kind in "OUS":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                                "with non-numeric entries") from None
+        if arr.dtype.kind in "VcmM":
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+        shape, dt = arr.shape, arr.dtype
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if ndims is not None and len(shape) not in ndims:
+        want = " or ".join(f"{k}-D" for k in ndims)
+        raise ValueError(f"{name} must be a {want} array, got shape {tuple(shape)}")
+    if min_rows and (len(shape) == 0 or shape[0] < min_rows):
+        raise ValueError(f"{name} must have at least {min_rows} row(s), got shape {tuple(shape)}")
+    if kind == "f" and dt.kind not in "fiub":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {dt}")
+    if kind == "i" and dt.kind not in "iubf":
+        raise TypeError(f"{name} must hold integer ids, got dtype {dt}")
+    if isinstance(arr, jax.core.Tracer):
+        return arr
+    if finite and dt.kind == "f" and not bool(np.all(np.isfinite(np.asarray(arr)))):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if not finite and dt.kind == "f":
+        host = np.asarray(arr)
+        if bool(np.isnan(host).any()) or bool(np.isposinf(host).any()):
+            raise ValueError(f"{name} contains NaN or +infinite values")
+    if kind == "i" and dt.kind == "f":
+        host = np.asarray(arr)
+        if not np.all(host == np.round(host)):
+            raise ValueError(f"{name} must hold integer ids, got non-integer values")
+        arr = host.astype(np.int32)
+    return arr
+
+
+__all__ += ["check_points", "check_point_range"]
+
+
+def check_point_range(X: np.ndarray, name: str = "X") -> np.ndarray:
+    """``X`` (validated, (n, d), floating) unchanged, or a ``ValueError`` naming ``name`` when
+    its squared distances could overflow its dtype: the largest ``|x|`` must stay below
+    ``sqrt(finfo.max / (4 d))``, so that ``||x - y||**2 <= 4 d max|x|**2`` is finite."""
+    dt = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
+    d = X.shape[1] if X.ndim == 2 else 1
+    limit = math.sqrt(float(np.finfo(dt).max) / (4 * max(d, 1)))
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if big > limit:
+        raise ValueError(f"{name} has values up to {big:.3g}, whose squared distances overflow "
+                         f"{dt.name} (limit {limit:.3g}); rescale {name}")
+    return X
+
+
+def check_points(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray:
+    """Data points (n, d) as float64 for a host-side distance computation (SciPy's k-d tree,
+    ``cdist``): finite, and small enough that squared distances cannot overflow
+    (:func:`check_point_range`)."""
+    arr = check_array(X, name, min_samples=min_samples, dtype=None)
+    return check_point_range(arr.astype(np.float64, copy=False), name)
+
+
+__all__ += ["check_sequence"]
+
+
+def check_sequence(value: Any, name: str, *, min_length: int = 0) -> list:
+    """A list / tuple / range (of blocks, of grid values) as a list, or a ``TypeError`` naming
+    ``name`` (a number, a string or None is not a sequence); a ``ValueError`` when it holds
+    fewer than ``min_length`` items."""
+    if value is None or isinstance(value, (str, bytes, numbers.Number)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
+    out = list(value)
+    if len(out) < min_length:
+        raise ValueError(f"{name} must hold at least {min_length} item(s), got {len(out)}")
+    return out
+
+
+__all__ += ["check_blocks"]
+
+
+def check_blocks(value: Any, name: str, *, min_length: int = 1) -> list:
+    """A sequence of numeric arrays of any shapes (parameter or feature blocks): finite, each
+    named ``name[m]`` in errors.  Traced blocks (inside a compiled caller) pass unchecked."""
+    blocks = check_sequence(value, name, min_length=min_length)
+    if traced(blocks):
+        return blocks
+    return [check_array(b, f"{name}[{m}]", ndim=None, dtype=None) for m, b in enumerate(blocks)]
+
+
+__all__ += ["check_kernel_ids"]
+
+
+def check_kernel_ids(ids: Any, name: str, k: Any) -> None:
+    """Concrete ids of a JAX kernel (cluster slots, classes) within ``0..k-1``, or a
+    ``ValueError`` naming ``name``: a kernel's ids index a table of ``k`` rows, so an id out
+    of range would be dropped or clipped silently.  Skipped when ``ids`` or ``k`` is traced."""
+    if traced(ids, k):
+        return
+    host = np.asarray(ids)
+    k = int(k)
+    if host.size and (int(host.min()) < 0 or int(host.max()) >= k):
+        raise ValueError(f"{name} must hold ids in 0..{k - 1}, got values in "
+                         f"[{int(host.min())}, {int(host.max())}]")
+
+
+__all__ += ["check_linkage"]
+
+
+def check_linkage(Z: Any, name: str = "Z") -> np.ndarray:
+    """A SciPy linkage matrix (n - 1, 4) as float64: finite, merged ids integers in
+    ``0..2n-2``, heights >= 0, cluster sizes >= 2; else a ``ValueError`` naming ``name``."""
+    A = check_array(Z, name, ndim=2, dtype=None).astype(np.float64, copy=False)
+    if A.shape[1] != 4:
+        raise ValueError(f"{name} must be a linkage matrix of shape (n - 1, 4), got {A.shape}")
+    n = A.shape[0] + 1
+    ids = A[:, :2]
+    if np.any(ids != np.round(ids)) or ids.min() < 0 or ids.max() > 2 * n - 2:
+        raise ValueError(f"{name}[:, :2] must hold the merged clusters' ids in 0..{2 * n - 2}")
+    if A[:, 2].min() < 0 or A[:, 3].min() < 2:
+        raise ValueError(f"{name} must hold merge heights >= 0 and cluster sizes >= 2")
+    return A
+
+
+__all__ += ["check_real"]
+
+
+def check_real(value: Any, name: str) -> float:
+    """A real number (any sign, infinities allowed), or a ``TypeError`` / ``ValueError`` (NaN)
+    naming ``name``."""
+    return _check_real_scalar(value, name)
+
+
+__all__ += ["check_rows_match"]
+
+
+def check_rows_match(X: Any, name: str, labels: Any, what: str = "state") -> None:
+    """``X`` has one row per entry of ``labels`` (the last axis of a state's labels): a
+    sweep or step over data of another length would read past its buffers."""
+    n = np.shape(labels)[-1] if np.ndim(labels) else 0
+    if np.shape(X)[0] != n:
+        raise ValueError(f"{name} has {np.shape(X)[0]} rows but the {what} label {n} points")
+
+
+__all__ += ["check_pair_arrays"]
+
+
+def check_pair_arrays(rows: Any, cols: Any, values: Any, values_name: str = "counts",
+                      n_objects: Any = None) -> tuple[Any, Any, Any]:
+    """Stored pairs of a co-association: ``rows``, ``cols`` 1-D integer ids (within
+    ``0..n_objects-1`` when given) and their ``values`` (finite, >= 0), all of one length.
+    Traced arrays pass after the static checks (see :func:`check_kernel_array`)."""
+    rows = check_kernel_array(rows, "rows", ndim=1, kind="i")
+    cols = check_kernel_array(cols, "cols", ndim=1, kind="i")
+    values = check_kernel_array(values, values_name, ndim=1)
+    lengths = {np.shape(rows)[0], np.shape(cols)[0], np.shape(values)[0]}
+    if len(lengths) > 1:
+        raise ValueError(f"rows, cols and {values_name} must have one length, got "
+                         f"{np.shape(rows)[0]}, {np.shape(cols)[0]} and {np.shape(values)[0]}")
+    if not traced(values) and np.shape(values)[0] and float(np.min(np.asarray(values))) < 0:
+        raise ValueError(f"{values_name} must be non-negative")
+    if n_objects is not None:
+        check_kernel_ids(rows, "rows", n_objects)
+        check_kernel_ids(cols, "cols", n_objects)
+    else:
+        for ids, name in ((rows, "rows"), (cols, "cols")):
+            if not traced(ids) and np.shape(ids)[0] and int(np.min(np.asarray(ids))) < 0:
+                raise ValueError(f"{name} must hold object ids >= 0")
+    return rows, cols, values

@@ -83,7 +83,7 @@ def knn_gaussian_affinity(X, n_neighbors: int = 10, *, gamma=None, local_scale: 
     """
 
 
-    X = np.asarray(V.check_array(X, "X"), np.float64)
+    X = V.check_points(X, "X")
     n = X.shape[0]
     n_neighbors = V.check_int(n_neighbors, "n_neighbors", minimum=1)
     if n_neighbors >= n:
@@ -138,12 +138,13 @@ def knn_search(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]
 
     Notes
     -----
-    A ``scipy.spatial.cKDTree`` query for ``n_neighbors + 1`` points (exact, float64);
-    the caller validates its arguments.
+    A ``scipy.spatial.cKDTree`` query for ``n_neighbors + 1`` points (exact, float64).
     """
-
-    X = np.asarray(X, dtype=np.float64)
+    X = V.check_points(X, "X", min_samples=2)
     n = X.shape[0]
+    V.check_int(n_neighbors, "n_neighbors", minimum=1)
+    if n_neighbors >= n:
+        raise ValueError(f"n_neighbors={n_neighbors} must be < the number of rows of X ({n})")
     dist, index = cKDTree(X).query(X, k=n_neighbors + 1)
     dist = np.asarray(dist).reshape(n, n_neighbors + 1)
     index = np.asarray(index, dtype=np.int64).reshape(n, n_neighbors + 1)
@@ -197,7 +198,7 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     ----------
     X : ndarray, shape (n, d)
     t : int
-        The neighbourhood size, ``1 <= t < n`` (validated by the caller).
+        The neighbourhood size, ``1 <= t < n``.
 
     Returns
     -------
@@ -229,8 +230,10 @@ def local_scaling_kernel(X: np.ndarray, t: int) -> LocalScalingKernel:
     >>> np.round(res.K.toarray(), 4).tolist()  # 1-2: exp(-4 / (2 * 1 * 2))
     [[1.0, 0.6065, 0.0], [0.6065, 1.0, 0.3679], [0.0, 0.3679, 1.0]]
     """
-
-    X = np.asarray(X, dtype=np.float64)
+    X = V.check_points(X, "X", min_samples=2)
+    t = V.check_int(t, "t", minimum=1)
+    if t >= X.shape[0]:
+        raise ValueError(f"t={t} must be < the number of rows of X ({X.shape[0]})")
     return _kernel_from_neighbors(*knn_search(X, t))
 
 
@@ -248,7 +251,7 @@ def local_scaling_kernels(X: np.ndarray, ts) -> list[LocalScalingKernel]:
     ----------
     X : ndarray, shape (n, d)
     ts : sequence of int
-        Neighbourhood sizes, each ``1 <= t < n`` (validated by the caller).
+        Neighbourhood sizes, each ``1 <= t < n``.
 
     Returns
     -------
@@ -270,8 +273,12 @@ def local_scaling_kernels(X: np.ndarray, ts) -> list[LocalScalingKernel]:
     >>> bool((kerns[0].K != local_scaling_kernel(X, 1).K).nnz == 0)
     True
     """
-
-    X = np.asarray(X, dtype=np.float64)
+    X = V.check_points(X, "X", min_samples=2)
+    if isinstance(ts, (str, bytes)) or not hasattr(ts, "__iter__"):
+        raise TypeError(f"ts must be a sequence of integers, got {type(ts).__name__}")
+    ts = [V.check_int(t, "ts", minimum=1) for t in ts]
+    if ts and max(ts) >= X.shape[0]:
+        raise ValueError(f"ts must hold sizes 1 <= t < {X.shape[0]} (the rows of X), got {ts}")
     ts = [int(t) for t in ts]
     if not ts:
         return []
@@ -329,9 +336,16 @@ def local_scaling_cross_kernel(
     scipy.sparse.csr_matrix of float64, shape (m, n)
     """
 
-    X_new = np.asarray(X_new, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
+    X_new = V.check_points(X_new, "X_new")
+    X = V.check_points(X, "X")
     m, n = X_new.shape[0], X.shape[0]
+    if X_new.shape[1] != X.shape[1]:
+        raise ValueError(f"X_new has {X_new.shape[1]} features but X has {X.shape[1]}")
+    sigma = V.check_array(sigma, "sigma", ndim=1, dtype=None).astype(np.float64)
+    if sigma.shape[0] != n or np.any(sigma < 0):
+        raise ValueError(f"sigma must hold {n} non-negative scales (one per row of X), "
+                         f"got shape {sigma.shape}")
+    t = V.check_int(t, "t", minimum=1)
     tree = cKDTree(X)
     # Coincident training points (distance exactly 0).
     zero_lists = tree.query_ball_point(X_new, r=0.0)
@@ -490,9 +504,9 @@ def increments(X, labels=None) -> np.ndarray:
     """
 
     if labels is None:
-        X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
+        X = V.check_points(X, "X", min_samples=3)
         return _cluster_increments(X)
-    X = np.asarray(V.check_array(X, "X"), np.float64)
+    X = V.check_points(X, "X")
     labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
     out = np.full(X.shape[0], np.nan)
     keep = np.zeros(X.shape[0], dtype=bool)
@@ -539,7 +553,7 @@ def gaps(X, labels, a, b) -> tuple[float, float]:
     >>> gaps(X, [0, 0, 1, 1], 0, 1)  # |4 - 1|, |4 - 0.5|
     (3.0, 3.5)
     """
-    X = np.asarray(V.check_array(X, "X"), np.float64)
+    X = V.check_points(X, "X")
     labels = V.check_labels(labels, "labels", n_samples=X.shape[0])
     if a == b:
         raise ValueError(f"a and b must be two different clusters, got {a} twice")
@@ -587,8 +601,10 @@ def increments_to(X_ref, Y) -> np.ndarray:
     >>> increments_to(np.array([[0.0], [1.0], [3.0]]), np.array([[-0.5], [5.0]])).tolist()
     [0.5, 0.0]
     """
-    X_ref = np.asarray(V.check_array(X_ref, "X_ref", min_samples=2), np.float64)
-    Y = np.asarray(V.check_array(Y, "Y"), np.float64)
+    X_ref = V.check_points(X_ref, "X_ref", min_samples=2)
+    Y = V.check_points(Y, "Y")
+    if Y.shape[1] != X_ref.shape[1]:
+        raise ValueError(f"Y has {Y.shape[1]} features but X_ref has {X_ref.shape[1]}")
     if Y.shape[1] != X_ref.shape[1]:
         raise ValueError(f"Y has {Y.shape[1]} features, X_ref {X_ref.shape[1]}")
     tree = cKDTree(X_ref)
@@ -630,7 +646,7 @@ def minimum_spanning_tree(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     from scipy.spatial.distance import cdist
 
-    X = np.asarray(V.check_array(X, "X"), np.float64)
+    X = V.check_points(X, "X")
     n = X.shape[0]
     best = cdist(X[:1], X)[0]
     parent = np.zeros(n, dtype=np.int64)
@@ -675,7 +691,7 @@ def bridge_increments(A) -> np.ndarray:
     >>> bridge_increments(np.array([[0.0], [1.0], [5.0], [6.0]])).tolist()
     [3.0, 3.0]
     """
-    A = np.asarray(V.check_array(A, "A"), np.float64)
+    A = V.check_points(A, "A")
     u, v, w = minimum_spanning_tree(A)
     i = np.arange(A.shape[0])
     nn = _nearest_excluding(A, cKDTree(A), i, i[:, None])

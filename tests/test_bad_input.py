@@ -302,3 +302,753 @@ def test_did_data_generators_name_their_arguments():
         datasets.did_gaussian(0, 10, "2")
     with pytest.raises(ValueError, match="^target "):
         datasets.load_crabs(target="sp")
+
+
+# --------------------------------------------------------------------------- the automatic sweep
+#
+# Every callable that `bayesclust.__all__` or a public module's `__all__` exposes (kernels,
+# graphs, metrics, models, inference, structured) is called on a valid base call from the table
+# below with one of its array arguments broken.  The answer must be a ValueError / TypeError
+# whose message names that argument and whose innermost frame in the package is a validation
+# function (a documented warning with a NaN-free answer also passes where the case may be
+# valid).  A callable without a table entry fails, so a new function is swept the day it lands.
+
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+import pkgutil  # noqa: E402
+import re  # noqa: E402
+import traceback  # noqa: E402
+from functools import cache  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+PACKAGE_DIR = Path(bc.__file__).parent
+SWEPT_PACKAGES = ("kernels", "graphs", "metrics", "models", "inference", "structured")
+
+
+def _public_modules():
+    names = ["bayesclust"]
+    for pkg in SWEPT_PACKAGES:
+        mod = importlib.import_module(f"bayesclust.{pkg}")
+        names.append(mod.__name__)
+        if hasattr(mod, "__path__"):
+            names += [m.name for m in pkgutil.walk_packages(mod.__path__, mod.__name__ + ".")]
+    return [n for n in names if not any(part.startswith("_") for part in n.split(".")[1:])]
+
+
+def _is_swept(obj):
+    """Functions and classes that take arguments; result tuples, warnings and constants are not."""
+    if isinstance(obj, type):
+        return not issubclass(obj, (tuple, BaseException))
+    return callable(obj)
+
+
+@cache
+def public_callables():
+    """name -> callable, over every public ``__all__``; a name two modules share is qualified."""
+    found = {}
+    for modname in _public_modules():
+        mod = importlib.import_module(modname)
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name)
+            if _is_swept(obj):
+                found.setdefault(id(obj), (name, obj))
+    counts = {}
+    for name, _ in found.values():
+        counts[name] = counts.get(name, 0) + 1
+    out = {}
+    for name, obj in found.values():
+        if counts[name] > 1:
+            name = obj.__module__.removeprefix("bayesclust.") + "." + name
+        out[name] = obj
+    return out
+
+
+class Lazy:
+    """A base argument built on first use (a fit or a state), then reused."""
+
+    def __init__(self, make):
+        self.make = make
+
+    @cache  # noqa: B019 - the few Lazy objects live as long as the module
+    def get(self):
+        return self.make()
+
+
+_rng = np.random.default_rng(0)
+N = 12
+XS = np.concatenate([_rng.normal(c, 0.3, size=(4, 2)) for c in ((0, 0), (3, 0), (0, 3))])
+LAB = np.repeat(np.arange(3), 4)
+CLS = np.arange(N) % 2
+ENS = np.stack([LAB, np.arange(N) % 3, np.arange(N) // 6, LAB[::-1]])
+_D2 = ((XS[:, None] - XS[None]) ** 2).sum(-1)
+AFF = np.exp(-_D2 / 2.0)
+DIST = np.sqrt(_D2)
+CENTERS = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+COUNTS = np.abs(_rng.normal(size=(N, 5))) + 0.1
+MEMB = np.full((N, 3), 1 / 3)
+
+
+def _f(name):
+    return public_callables()[name]
+
+
+def _coassoc():
+    return _f("coassociation")(ENS)
+
+
+COASSOC = Lazy(_coassoc)
+
+# parameter name -> a valid value, shared by every callable of the "one name per idea" table
+DEFAULTS = {
+    "X": XS, "X_time_ordered": XS, "X_or_S": XS, "X_new": XS[:3], "X_train": XS, "X_ref": XS,
+    "labels": LAB, "labels_true": LAB, "labels_pred": CLS, "labels_a": LAB, "labels_b": CLS,
+    "labels_ref": LAB, "consensus_labels": LAB, "init_labels": LAB,
+    "classes": CLS, "y": CLS,
+    "ensemble": ENS, "label_draws": ENS, "partitions": ENS,
+    "coassoc": COASSOC,
+    "counts": COUNTS,
+    "K": AFF, "A": AFF, "S": AFF, "D": DIST, "D_true": DIST,
+    "centers": CENTERS, "means": CENTERS, "prototypes": CENTERS,
+    "rng_key": 0, "key": Lazy(lambda: __import__("jax").random.PRNGKey(0)),
+    "lam": 1.0, "lam_local": 1.0, "lam_global": 4.0, "sigma2": 1.0, "rho2": 10.0, "tau": 1.0,
+    "xi": 1.0, "smooth_std": 1.0, "std": 1.0, "jump_std": 0.5, "beta": 1.0, "lam_prime": -0.5,
+    "eigenvalue_threshold": 0.5, "threshold": 0.5, "sigma": 1.0, "sigma_floor": 1e-6,
+    "n_clusters": 3, "n_classes": 2, "n_aspects": 2, "n_local": 2, "n_global": 3, "n": N, "d": 2,
+    "k": 3, "t": 3, "n_neighbors": 3, "n_components": 2, "n_objects": N, "n_groups": 2,
+    "num_segments": 3, "capacity": 8, "k_min": 1, "k_max": 3, "n_constraints": 4,
+    "groups": [XS[:6], XS[6:]], "group_ids": CLS,
+    "weights": np.full(3, 1 / 3), "w": DIST[0, 1:] + 0.1,
+    "must_link": np.array([[0, 1]]), "cannot_link": np.array([[0, 11]]),
+    "memberships": MEMB,
+    "n_clusters_range": (2, 3),
+}
+
+
+class Entry:
+    """A valid base call: keyword arguments over DEFAULTS, and how to call.
+
+    ``call(obj, kwargs)`` makes the call (default ``obj(**kwargs)``); ``whole`` names the
+    arguments left whole (opaque objects, callables).
+    """
+
+    def __init__(self, call=None, whole=(), signature=None, **kwargs):
+        self.call, self.whole, self.signature, self.kwargs = call, set(whole), signature, kwargs
+
+    def base(self, obj):
+        target = getattr(obj, self.signature) if self.signature else obj
+        params = inspect.signature(target).parameters
+        kwargs = {}
+        for name, p in params.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name == "self":
+                continue
+            if name in self.kwargs:
+                kwargs[name] = self.kwargs[name]
+            elif p.default is inspect.Parameter.empty:
+                if name not in DEFAULTS:
+                    raise KeyError(f"no base value for the required argument {name!r}")
+                kwargs[name] = DEFAULTS[name]
+        for name, value in self.kwargs.items():
+            kwargs.setdefault(name, value)
+        return {k: v.get() if isinstance(v, Lazy) else v for k, v in kwargs.items()}
+
+    def __call__(self, obj, kwargs):
+        return self.call(obj, kwargs) if self.call else obj(**kwargs)
+
+
+A = Entry  # a row of the table: A() takes every required argument from DEFAULTS
+
+
+def _fit(**init):
+    """An estimator's entry: ``cls(**init).fit(**kwargs)``, base arguments from ``fit``'s."""
+    return Entry(call=lambda cls, kw: cls(**init).fit(**kw), signature="fit")
+
+
+def _program(**kwargs):
+    """A NumPyro program's entry: one seeded trace of it."""
+    def run(model, kw):
+        import jax.numpy as jnp
+        import numpyro.distributions as dist
+        from numpyro.handlers import seed, substitute, trace
+
+        def improper_at_zero(site):  # an improper prior cannot be sampled: its value is 0
+            fn = site.get("fn")
+            if site.get("type") != "sample" or fn is None or site.get("is_observed"):
+                return None
+            while hasattr(fn, "base_dist"):
+                fn = fn.base_dist
+            if isinstance(fn, dist.ImproperUniform):
+                return jnp.zeros(site["fn"].shape())
+            return None
+
+        return trace(substitute(seed(model, 0), substitute_fn=improper_at_zero)).get_trace(**kw)
+    return Entry(call=run, **kwargs)
+
+
+class NotSwept(Entry):
+    """An entry with no case: the callable takes no array of its own to break (sizes,
+    settings, a distribution, or a state whose arrays its swept ``init_*`` checked), or
+    arrays only in the padded internal forms its driver builds (``reason``)."""
+
+    def __init__(self, reason):
+        super().__init__()
+        self.reason = reason
+
+
+NO_ARRAYS = NotSwept("no array argument: sizes, settings, or a state made by a swept init")
+
+
+def INTERNAL(what):
+    return NotSwept(f"a building block of a driver: its arrays are {what}, made by the driver")
+
+
+def _pairs():
+    from bayesclust.inference.consensus.coassociation import coassociation_pairs
+
+    return coassociation_pairs(COASSOC.get())
+
+
+PAIRS = Lazy(_pairs)
+
+
+def _gibbs():
+    from bayesclust.inference.mixtures import gibbs
+
+    return gibbs
+ROWS = Lazy(lambda: _f("kl_means_rows")(COUNTS))
+SMIC_FIT = Lazy(lambda: _f("smic")(XS, 3, 3))
+CECIB_FIT = Lazy(lambda: _f("cecib")(0, XS, 3, n_init=1))
+MAPDID = Lazy(lambda: _f("map_did_fit")(0, XS, CLS, k_max=1))
+LINKAGE = Lazy(lambda: __import__("scipy.cluster.hierarchy", fromlist=["x"]).linkage(XS, "single"))
+COV = np.stack([np.eye(2)] * 3)
+GRAMS = [AFF, XS @ XS.T]
+THETA = [np.zeros((2, 2)), np.zeros((2, 2))]
+
+
+def _lin_grad(theta, batch):
+    return [np.zeros_like(t) for t in theta]
+
+
+TABLE = {
+    # the comparison API and the estimators (bayesclust.__all__)
+    "small_variance_path": A(lam=1.0, num_warmup=1, num_samples=1, num_chains=1),
+    "LimitFamily": NO_ARRAYS,
+    "limit_path": A(X=XS, lam=1.0),
+    "compare": A(sampled=None, hard=None, whole=("sampled", "hard")),
+    "CECIB": _fit(n_clusters=2, n_init=1), "ACCCS": _fit(n_partitions=4, generations=1),
+    "AspectConsensus": _fit(n_partitions=4), "ConstrainedEAC": _fit(n_partitions=4),
+    "EmbeddedConsensus": _fit(n_clusters=2, n_partitions=4),
+    "EvidenceAccumulation": _fit(n_partitions=4),
+    "HypergraphConsensus": _fit(n_partitions=4), "KLMeansConsensus": _fit(n_partitions=4),
+    "PairwiseConsensus": _fit(n_partitions=4, n_init=1), "GMDID": _fit(k_max=3),
+    "MAPDIDClassifier": _fit(k_max=1), "SLAGLO": _fit(), "SLDID": _fit(),
+    "DiscriminativeClustering": _fit(n_clusters=2), "HardDC": _fit(lam=1.0),
+    "DPGaussianMixture": _fit(num_warmup=1, num_samples=1, num_chains=1),
+    "DPMeans": _fit(lam=1.0), "HDPGaussianMixture": _fit(num_warmup=1, num_samples=1, num_chains=1),
+    "HardHDP": _fit(), "SMIC": _fit(t=3), "PenalizedNormalizedCut": _fit(n_neighbors=3),
+    "SpectralDPMeans": _fit(n_neighbors=3), "MKLClassifier": _fit(n_epochs=1, n_components=10),
+    # graphs
+    "bridge_increments": A(), "gaps": A(a=0, b=1), "increments": A(), "increments_to": A(Y=XS[:3]),
+    "knn_gaussian_affinity": A(n_neighbors=3), "knn_search": A(n_neighbors=3),
+    "local_scaling_cross_kernel": A(sigma=np.ones(N)), "local_scaling_kernel": A(),
+    "local_scaling_kernels": A(ts=[2, 3]),
+    # inference.consensus
+    "acccs": A(), "acccs_step": NO_ARRAYS, "init_acccs_state": A(),
+    "aspect_em": A(), "aspect_em_step": Entry(
+        state=Lazy(lambda: _f("init_aspect_em_state")(PAIRS.get()[0], PAIRS.get()[1], PAIRS.get()[2],
+                                                   np.full(2, 0.5), np.full((2, N), 1 / N))),
+        rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+        counts=Lazy(lambda: PAIRS.get()[2])),
+    "aspect_log_likelihood": A(weights=np.full(2, 0.5), B=np.full((2, N), 1 / N)),
+    "init_aspect_em_state": A(rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+                              counts=Lazy(lambda: PAIRS.get()[2]), weights=np.full(2, 0.5),
+                              B=np.full((2, N), 1 / N)),
+    "select_n_aspects": A(candidates=[1, 2]),
+    "as_coassociation": A(), "coassociation": A(), "coassociation_dense": A(),
+    "coassociation_pairs": A(),
+    "aspect_posterior": A(n_aspects=2, num_steps=1, num_samples=1),
+    "memberships_posterior": A(num_steps=1, num_samples=1),
+    "consensus_candidates": A(k_range=(2, 3)),
+    "select_consensus": A(candidates=Lazy(lambda: _f("consensus_candidates")(COASSOC.get(), k_range=(2, 3)))),
+    "validity_index": A(criterion="acc", ensemble=ENS),
+    "constrained_linkage_consensus": A(), "constrained_shortest_paths": A(),
+    "constraint_satisfaction": A(), "random_constraints": A(),
+    "classical_mds": A(), "embed_coassociation": A(),
+    "embedded_consensus": A(embedding=XS), "residual_variance": A(Y=XS),
+    "clustering_ensemble": A(base=("kmeans",), n_clusters=2, n_per_setting=2), "k_bounds": NO_ARRAYS,
+    "kmeans_ensemble": A(n_partitions=2), "spectral_grid_ensemble": A(n_clusters=[2], sigmas=[1.0]),
+    "cspa": A(), "hyperedges": A(), "hypergraph_consensus": A(), "mcla": A(),
+    "cut_tree_at": A(Z=LINKAGE), "lifetimes": A(heights=np.array([0.1, 0.5, 2.0])),
+    "linkage_consensus": A(n_clusters=2),
+    "init_mixture_of_ensembles_state": A(), "mixture_of_ensembles": A(n_init=1),
+    "mixture_of_ensembles_step": NO_ARRAYS,
+    "init_ppc_state": A(rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+                        values=Lazy(lambda: PAIRS.get()[2] / 4.0), diag=np.ones(N)),
+    "ppc": A(n_init=1), "ppc_step": A(
+        state=Lazy(lambda: _f("init_ppc_state")(PAIRS.get()[0], PAIRS.get()[1], PAIRS.get()[2] / 4.0,
+                                             np.ones(N), MEMB)),
+        rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+        values=Lazy(lambda: PAIRS.get()[2] / 4.0), diag=np.ones(N)),
+    "denoise_sequence": A(window=3, population=2, generations=0, n_clusters=[2], sigmas=[1.0]),
+    "denoise_step": NO_ARRAYS,
+    "init_denoise_state": A(window=3, population=2, n_clusters=[2], sigmas=[1.0]),
+    "temporal_states": A(window=3, n_clusters=[2], sigmas=[1.0]), "window_indicator": A(window=3),
+    "validity_weights": A(), "weacs": A(n_partitions=2),
+    # inference.discriminative
+    "dc_voronoi_labels": A(), "dc_anneal": A(n_iter=2),
+    "dc_anneal_step": A(state=Lazy(lambda: _f("init_dc_anneal_state")(XS, CLS, CENTERS)), n_iter=2),
+    "init_dc_anneal_state": A(),
+    "init_mda2_em_state": A(), "init_mog_em_state": A(), "mda2_em": A(), "mog_em": A(),
+    "mda2_em_step": A(state=Lazy(lambda: _f("init_mda2_em_state")(XS, CLS, CENTERS, 1.0))),
+    "mog_em_step": A(state=Lazy(lambda: _f("init_mog_em_state")(XS, CENTERS, 1.0))),
+    "dc_map": A(), "dc_nuts": A(num_warmup=1, num_samples=1),
+    "heldout_cost": A(), "select_width": A(fit=lambda *a, **k: CENTERS, grid=[0.5, 1.0]),
+    "stratified_split": A(), "width_grid": A(),
+    "init_sdc_state": A(), "sdc": A(n_iter=2),
+    "sdc_step": A(state=Lazy(lambda: _f("init_sdc_state")(XS, CLS, CENTERS, 1.0)), n_iter=2),
+    # inference.hard
+    "kernel_dp_means_step": NO_ARRAYS,
+    "dp_means": A(), "dp_means_iteration": A(w=np.ones(N), centers=np.zeros((4, 2)), k=1),
+    "dp_means_pass": A(w=np.ones(N), centers=np.zeros((4, 2)), k=1),
+    "dp_means_step": A(state=Lazy(lambda: _f("init_dp_means_state")(XS, 1.0))),
+    "farthest_first_lambda": A(), "init_dp_means_state": A(),
+    "hard_dc": A(), "hard_dc_predict": A(),
+    "hard_dc_step": A(state=Lazy(lambda: _f("init_hard_dc_state")(XS, CLS, 1.0, 1.0, n_classes=2))),
+    "init_hard_dc_state": A(),
+    "hard_hdp": A(), "hard_hdp_penalties": A(),
+    "hard_hdp_step": A(state=Lazy(lambda: _f("init_hard_hdp_state")(XS, CLS, 1.0, 4.0, n_groups=2)),
+                       group_ids=CLS),
+    "init_hard_hdp_state": A(group_ids=CLS),
+    "init_kernel_dp_means_state": A(), "kernel_dp_means": A(), "kernel_dp_means_objective": A(),
+    "init_kl_means_state": A(rows=ROWS), "kl_means": A(), "kl_means_lambda": A(), "kl_means_rows": A(),
+    "kl_means_step": A(state=Lazy(lambda: _f("init_kl_means_state")(ROWS.get(), 1.0)), rows=ROWS),
+    "init_kmeans_state": A(), "kmeans": A(), "kmeans_init": A(),
+    "kmeans_step": A(state=Lazy(lambda: _f("init_kmeans_state")(XS, CENTERS))),
+    "init_penalized_ncut_state": A(), "ncut_sigma_psd": A(), "normalized_cut": A(),
+    "penalized_ncut": A(), "penalized_ncut_step": NO_ARRAYS,
+    "spectral_dp_means": A(), "thresholded_eigenvectors": A(),
+    # inference.increments
+    "gdid_cut": A(Z=LINKAGE), "gdid_index": A(), "sl_aglo": A(tau=3.0), "sl_did": A(),
+    "gmd": A(k_max=2), "gmd_step": A(state=Lazy(lambda: _f("init_gmd_state")(XS, CENTERS)), k_min=1),
+    "init_gmd_state": A(), "message_length": A(covariances=COV),
+    "cluster_mahalanobis": A(covariances=COV), "gmdid": A(), "kmdid": A(n_init=1),
+    "map_did_fit": A(k_max=1), "map_did_log_scores": A(model=MAPDID), "map_did_predict": A(model=MAPDID),
+    # inference.information
+    "beta_0": NO_ARRAYS, "cecib": A(n_init=1), "cecib_cost": A(), "cecib_log_density": A(result=CECIB_FIT),
+    "cecib_step": NO_ARRAYS, "critical_beta": A(weights=np.full(2, 0.5), covariances=COV[:2],
+                                                merged_covariance=np.eye(2)),
+    "init_cecib_state": A(),
+    "lsmi": A(gammas=(1.0,), deltas=(1.0,), n_folds=2), "lsmi_fit": A(gamma=1.0, delta=1.0),
+    "smic": A(), "smic_predict": A(result=SMIC_FIT), "smic_predict_proba": A(result=SMIC_FIT),
+    "smic_select": A(candidates=(3,), gammas=(1.0,), deltas=(1.0,), n_folds=2),
+    # inference.mixtures
+    "prior_distribution": NO_ARRAYS, "convergence_problems": NO_ARRAYS, "warn_if_not_converged": NO_ARRAYS,
+    "dp_mda2_log_likelihood": A(state=Lazy(lambda: _f("init_dp_mda2_state")(XS, CLS, LAB, 8, 0.0, 1.0,
+                                                                         n_classes=2))),
+    "dp_mda2_sweep": A(state=Lazy(lambda: _f("init_dp_mda2_state")(XS, CLS, LAB, 8, 0.0, 1.0, n_classes=2))),
+    "gibbs_dp_mda2": A(num_warmup=1, num_samples=1, num_chains=1),
+    "init_dp_mda2_state": A(log_alpha=0.0),
+    "blocked_sweep": A(state=Lazy(lambda: _gibbs().init_blocked_state(XS, LAB, 8, 0.0, 1.0))),
+    "gibbs_dp_gmm": A(num_warmup=1, num_samples=1, num_chains=1),
+    "gibbs_sweep": A(state=Lazy(lambda: _gibbs().init_state(XS, LAB, 8, 0.0, 1.0)), collapsed=True),
+    "init_blocked_state": A(truncation=8, log_alpha=0.0), "init_state": A(log_alpha=0.0),
+    "split_merge_move": A(state=Lazy(lambda: _gibbs().init_state(XS, LAB, 8, 0.0, 1.0))),
+    "sweep_chains": INTERNAL("batched chain states"),
+    "cluster_posterior": A(prior=Lazy(lambda: _f("default_gaussian_prior")(XS))),
+    "default_gaussian_prior": A(), "gaussian_log_marginal": A(), "gaussian_predictive_logpdf": A(),
+    "gibbs_dp_gaussian": A(num_warmup=1, num_samples=1, num_chains=1),
+    "gibbs_hdp_gmm": A(groups=XS, group_ids=CLS, num_warmup=1, num_samples=1, num_chains=1),
+    "hdp_sweep": INTERNAL("a CRF state"), "init_hdp_state": INTERNAL("CRF tables"), "point_log_weights": INTERNAL("a CRF state"),
+    "table_log_weights": INTERNAL("a CRF state"), "register_model": NO_ARRAYS, "run_nuts": INTERNAL("a NumPyro program's own arguments"),
+    "run_svi": INTERNAL("a NumPyro program's own arguments"), "posterior_from_mcmc": INTERNAL("a run MCMC object"),
+    "sample_mixture_labels": A(weights=np.full((1, 3), 1 / 3), means=CENTERS[None]),
+    "DPCollapsedGibbs": A(), "HDPGibbs": A(groups=XS, group_ids=CLS),
+    "gibbs_dp_multinomial": A(lam=1.0, tau=1.0, num_warmup=1, num_samples=1, num_chains=1),
+    "init_multinomial_state": A(rows=ROWS), "multinomial_sweep": INTERNAL("padded CountRows"),
+    "multinomial_sweep_chains": INTERNAL("padded CountRows"), "new_cluster_log_weights": A(rows=ROWS),
+    "draws_point_estimate": A(), "partition_point_estimate": A(),
+    "Posterior": A(labels=ENS[None]), "rank_diagnostics": A(x=_rng.normal(size=(2, 8))),
+    # kernels
+    "description_length": A(), "did_cdf": A(), "did_chi_mean_abs_difference": NO_ARRAYS, "did_logpdf": A(),
+    "class_counts": A(), "polya_log_evidence": A(counts=np.ones((3, 2))),
+    "polya_log_predictive": A(counts=np.ones((3, 2)), c=1),
+    "voronoi_memberships": A(),
+    "categorical_inverse_cdf": A(log_w=np.log(np.full(3, 1 / 3)), u=0.5),
+    "cholesky_rank_one": A(L=np.eye(2), v=np.ones(2)),
+    "complete_data_log_likelihood": A(), "crp_log_prior": A(counts=np.array([4.0, 4.0, 4.0]), alpha=1.0),
+    "gaussian_logpdf_full": A(chols=COV), "isotropic_gaussian_logpdf": A(),
+    "log_responsibilities": A(log_weights=np.log(np.full(3, 1 / 3)), log_lik=np.zeros((N, 3))),
+    "stick_breaking": A(v=np.full(3, 0.5)),
+    "kl_costs": A(counts=COUNTS, negentropy=np.zeros(N), log_psi=np.log(np.full((3, 5), 0.2))),
+    "kl_costs_row": INTERNAL("padded (column, count) pairs"), "kl_costs_segments": INTERNAL("padded segment entries"),
+    "log_distributions": A(counts=COUNTS[:3], totals=COUNTS[:3].sum(1)),
+    "merge_costs": INTERNAL("padded (column, count) pairs"), "polya_move_score": INTERNAL("padded (column, count) pairs"),
+    "pooled_counts": A(rows=ROWS, num_segments=3),
+    "row_negentropy": A(vals=COUNTS, totals=COUNTS.sum(1)),
+    "assigned_squared_distances": A(C=CENTERS), "assignment_block_size": NO_ARRAYS,
+    "compact_labels": A(keep=np.array([True, True, True, False])), "map_row_blocks": INTERNAL("row blocks of any function"),
+    "nearest_center": A(C=CENTERS), "nearest_center_stats": A(C=CENTERS), "padded_rows": NO_ARRAYS,
+    "segment_stats": A(), "squared_distances": A(C=CENTERS), "squared_norms": A(),
+    "sum_rows": A(a=XS), "weighted_means": INTERNAL("SegmentStats"),
+    # metrics
+    "accuracy": A(), "ari": A(), "coherence": A(), "consistency_index": A(), "contingency_matrix": A(),
+    "entropy": A(), "match_labels": A(), "mean_group_nmi": A(labels_true=ENS, labels_pred=ENS[::-1]),
+    "membership_entropy": A(), "mutual_info": A(), "nmi": A(), "purity": A(),
+    "acc": A(), "acc_population": A(candidates=ENS[:2]), "anmi": A(), "diversity": A(),
+    "cramer_von_mises": A(x=np.linspace(0.05, 0.95, 7), cdf=lambda t: t, whole=("cdf",)),
+    "jensen_shannon": A(p=np.full(3, 1 / 3), q=np.array([0.5, 0.25, 0.25])),
+    "binder_loss": A(), "co_clustering_matrix": A(), "expected_binder_loss": A(
+        psm=Lazy(lambda: _f("co_clustering_matrix")(ENS))), "expected_vi_loss": A(),
+    "set_partitions": NO_ARRAYS, "variation_of_information": A(),
+    "vi_lower_bound": A(psm=Lazy(lambda: _f("co_clustering_matrix")(ENS))),
+    "dc_log_posterior": A(), "dp_means_objective": A(), "explained_variance": A(),
+    "hard_dc_objective": A(), "hard_hdp_objective": A(groups=XS, group_ids=CLS),
+    "kl_means_objective": A(), "n_clusters": A(), "sse": A(),
+    "calinski_harabasz": A(), "davies_bouldin": A(), "dunn": A(), "likelihood_index": A(X=XS),
+    "n1_complexity": A(), "silhouette": A(),
+    # models (NumPyro programs run under a seeded trace)
+    "DID": NO_ARRAYS, "class_mixture": INTERNAL("distribution parameters of map_did"), "did_clusters": _program(labels=CLS, n_clusters=2),
+    "map_did": _program(w=np.abs(XS[:, 0]) + 0.1, n_components=1),
+    "dc_collapsed": _program(n_clusters=2), "dc_explicit": _program(n_clusters=2), "dc_objective": A(),
+    "dp_gaussian_mixture": _program(X=XS, truncation=4, prior=Lazy(
+        lambda: _f("default_gaussian_prior")(XS))), "alpha_from_lam": NO_ARRAYS,
+    "check_truncation": A(weights=np.full(3, 1 / 3)), "data_scaled_variances": A(),
+    "dp_gmm": _program(X=XS, truncation=4), "log_alpha_from_lam": NO_ARRAYS,
+    "truncation_mass": A(weights=np.full(3, 1 / 3)),
+    "dp_mda2": _program(X=XS, classes=CLS, n_classes=2, truncation=4),
+    "dp_multinomial": _program(lam=1.0, tau=1.0, truncation=4), "log_alpha_from_lam_tau": NO_ARRAYS,
+    "dyadic_aspect": _program(rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+                              counts=Lazy(lambda: PAIRS.get()[2])),
+    "models.dyadic_aspect.pair_log_likelihood": A(
+        p=np.full(2, 0.5), B=np.full((2, N), 1 / N), rows=Lazy(lambda: PAIRS.get()[0]),
+        cols=Lazy(lambda: PAIRS.get()[1]), counts=Lazy(lambda: PAIRS.get()[2])),
+    "hdp_concentrations_from_lam": NO_ARRAYS, "hdp_gmm": _program(X=XS, group_ids=CLS, n_groups=2,
+                                                                  truncation=4),
+    "hdp_log_concentrations_from_lam": NO_ARRAYS, "prepare_groups": A(),
+    "IsotropicGaussianMixture": A(weights=np.full(3, 1 / 3)), "log_weights": A(weights=np.full(3, 1 / 3)),
+    "sample_points": _program(weights=np.full(3, 1 / 3), n=N),
+    "models.pairwise_memberships.pair_log_likelihood": A(
+        Y=MEMB, rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+        values=Lazy(lambda: PAIRS.get()[2] / 4.0)),
+    "pairwise_memberships": _program(rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),
+                                     values=Lazy(lambda: PAIRS.get()[2] / 4.0)),
+    # structured
+    "multiclass_decode": A(scores=_rng.normal(size=(N, 3))),
+    "viterbi": A(unary=_rng.normal(size=(5, 3)), transition=_rng.normal(size=(3, 3))),
+    "spom_kernel": A(grams=GRAMS, n_epochs=1), "spom_kernel_decision": INTERNAL("coefficients of a spom_kernel result"),
+    "init_online_proximal_state": A(loss_grad=_lin_grad, theta0=THETA, data=XS,
+                                    regularisers=[("l2", 0.1)], whole=("loss_grad",)),
+    "online_proximal": A(loss_grad=_lin_grad, theta0=THETA, data=XS, regularisers=[("l2", 0.1)],
+                         n_epochs=1, whole=("loss_grad",)),
+    "online_proximal_step": NO_ARRAYS,
+    "proximal_update": A(theta=THETA, grad=THETA, eta=0.1, regularisers=[("l2", 0.1)]),
+    "regulariser_value": A(theta=THETA, regularisers=[("l2", 0.1)]),
+    "block_norms": A(blocks=[np.ones(3), np.ones(2)]), "prox_block_norms": A(blocks=[np.ones(3), np.ones(2)]),
+    "prox_l1_squared": A(x=np.array([1.0, -2.0, 0.5])),
+    "prox_l1_squared_weighted": A(x=np.array([1.0, -2.0, 0.5]), d=np.ones(3)),
+    "prox_lq_power": A(b=np.array([1.0, -2.0, 0.5]), q=1.5), "soft_threshold": A(x=np.array([1.0, -2.0]),
+                                                                                tau=0.5),
+    "init_spom_state": A(feature_blocks=[XS], y=LAB), "kernel_weights": A(theta=THETA),
+    "spom": A(feature_blocks=[XS], y=LAB, n_epochs=1), "spom_decision": A(theta=THETA, feature_blocks=[XS]),
+    "spom_predict": A(theta=THETA, feature_blocks=[XS]), "spom_step": NO_ARRAYS,
+}
+
+
+def _hostile(value):
+    """(case, broken value, must_raise) for one array argument of a valid call.
+
+    ``must_raise`` cases have no valid reading (NaN, infinity, words, None, fractional labels);
+    the others (no rows, a dimension more or less, ids near 1e15, negative ids, values near
+    1e300) may also be answered, NaN-free.
+    """
+    out = []
+    a = value
+    if a.dtype.kind == "f":
+        nan = a.copy()
+        nan.flat[a.size // 2] = np.nan
+        inf = a.copy()
+        inf.flat[0] = np.inf
+        out += [("nan", nan, True), ("inf", inf, True), ("huge", a * 1e300 + 1e300, False)]
+    elif a.dtype.kind in "iu":
+        nan = a.astype(float)
+        nan.flat[0] = np.nan
+        frac = a.astype(float)
+        frac.flat[0] += 0.5
+        out += [("nan", nan, True), ("fraction", frac, True),
+                ("huge_ids", a.astype(np.int64) + 10**15, False),
+                ("negative_ids", -1 - a.astype(np.int64), False)]
+    else:
+        return out
+    out += [("words", np.full(a.shape, "a", dtype=object), True), ("none", None, None),
+            ("empty", a[:0], False), ("ndim+1", a[None], False)]
+    if a.ndim >= 1:
+        out.append(("ndim-1", a[..., 0] if a.ndim > 1 else a[0], False))
+    return out
+
+
+_CHECK_NAME = re.compile(r"^_?(check|validate|as_|require|ensure|coerce)\w*|.*(_checked|_validated|_codes)$")
+
+
+def _raised_by_validation(exc, public_names):
+    """Whether the innermost package frame of ``exc``'s traceback is a validation function.
+
+    That is: the frame is in ``_validation.py``, or a function whose name says it checks
+    (``check_*``, ``_check_*``, ``validate*``, ``as_*``...), or the public entry point itself
+    (its argument checks at its top).
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve().is_relative_to(PACKAGE_DIR.resolve())]
+    if not frames:
+        return False, "raised outside the package"
+    inner = frames[-1]
+    ok = (inner.filename.endswith("_validation.py") or bool(_CHECK_NAME.match(inner.name))
+          or inner.name in public_names)
+    return ok, f"{Path(inner.filename).name}:{inner.lineno} in {inner.name}"
+
+
+def _raised_by_sklearn_validation(exc):
+    """scikit-learn's ``check_array`` (an estimator's fit), innermost frame included."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(f.filename.endswith(("sklearn/utils/validation.py", "sklearn/base.py",
+                                    "sklearn/utils/multiclass.py"))
+               for f in frames[-3:])
+
+
+def _has_nan(out, depth=0):
+    if depth > 3 or out is None or isinstance(out, (str, bytes, type)) or callable(out):
+        return False
+    if isinstance(out, dict):
+        return any(_has_nan(v, depth + 1) for v in out.values())
+    if isinstance(out, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in out)
+    try:
+        arr = np.asarray(out)
+    except Exception:
+        return False
+    return arr.dtype.kind in "fc" and bool(np.isnan(arr).any())
+
+
+# arguments whose None is documented as "none given" (no constraints; a generative program's
+# observations), by name or as "callable:argument"
+NONE_MEANS_ABSENT = {"must_link", "cannot_link", "dp_mda2:classes", "did_clusters:w", "sample_points:X"}
+
+
+def sweep_cases(name):
+    """[(argument, case, broken kwargs, must_raise)] of one callable, the must-raise cases first."""
+    entry = TABLE[name]
+    if isinstance(entry, NotSwept):
+        return []
+    obj = public_callables()[name]
+    base = entry.base(obj)
+    cases = []
+    for arg, value in base.items():
+        if arg in entry.whole or not isinstance(value, np.ndarray):
+            continue
+        for case, bad, must in _hostile(value):
+            if must is None:
+                must = arg not in NONE_MEANS_ABSENT and f"{name}:{arg}" not in NONE_MEANS_ABSENT
+            if case == "words" and arg == "y" and entry.signature == "fit":
+                must = False  # a classifier's classes may be strings
+            cases.append((arg, case, {**base, arg: bad}, must))
+    return sorted(cases, key=lambda c: not c[3])
+
+
+def _check_case(name, arg, case, kwargs, must_raise):
+    """None if the callable answered the case as it should, else what went wrong."""
+    obj = public_callables()[name]
+    entry = TABLE[name]
+    # the top of a public function (this one, or one it hands its arguments to) is a boundary
+    own = {n.rsplit(".", 1)[-1] for n in public_callables()} | {"__init__", "fit", "__new__"}
+    # the argument's names: "X_or_S" is named "X" or "S"; an estimator's fit, whose checks are
+    # scikit-learn's (check_array), may say "Input" or "array"
+    aliases = set(arg.split("_or_")) | {arg}
+    estimator = isinstance(obj, type) and hasattr(obj, "fit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = entry(obj, kwargs)
+        except (ValueError, TypeError) as exc:
+            message = str(exc)
+            if estimator and _raised_by_sklearn_validation(exc):
+                return None
+            named = aliases if must_raise else aliases | set(kwargs)  # another argument may be
+            if not any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(a)}(?![A-Za-z0-9_])", message)
+                       for a in named):  # the one a legitimately relabelled call now breaks
+                return f"{type(exc).__name__} does not name {arg!r}: {message[:160]}"
+            ok, where = _raised_by_validation(exc, own)
+            return None if ok else f"{type(exc).__name__} raised from {where}: {message[:120]}"
+        except Exception as exc:  # noqa: BLE001 - any other error is the failure reported
+            ok, where = _raised_by_validation(exc, own)
+            return f"{type(exc).__name__} from {where}: {str(exc)[:160]}"
+    if must_raise:
+        return "no error"
+    if _has_nan(out):
+        return "NaN in the answer"
+    return None
+
+
+def _sweep(name, must_raise_only=False, first_only=False):
+    failures = []
+    for arg, case, kwargs, must in sweep_cases(name):
+        if must_raise_only and not must:
+            break  # the must-raise cases come first
+        problem = _check_case(name, arg, case, kwargs, must)
+        if problem:
+            failures.append(f"{arg}/{case}: {problem}")
+            if first_only:
+                break
+    return failures
+
+
+def test_every_public_callable_has_a_sweep_entry():
+    """A new public function or class fails here until it joins TABLE (never skipped)."""
+    missing = sorted(set(public_callables()) - set(TABLE))
+    stale = sorted(set(TABLE) - set(public_callables()))
+    assert not missing, f"public callables without a row in TABLE: {missing}"
+    assert not stale, f"rows of TABLE that are no longer public: {stale}"
+
+
+# Callables the sweep still catches out, with the first case each fails: each is a strict
+# xfail until its checks land at its boundary (then it passes and its row must go).  The
+# quick sweep runs the cases with no valid reading (NaN, infinity, fractional ids, words, None),
+# which fail in validation before anything compiles; the long sweep adds those a function may
+# answer (no rows, a dimension more or less, ids near 1e15, negative ids, values near 1e300),
+# whose answers compile.
+KNOWN_HOLES = {
+    "aspect_log_likelihood": "weights/nan: no error",
+    "dp_means_iteration": "w/nan: ValueError does not name 'w': sample_weight contains NaN values",
+    "dp_means_pass": "w/nan: TracerArrayConversionError does not name 'w': The numpy.ndarray conversion method _",
+    "init_multinomial_state": "labels/nan: ValueError does not name 'labels': Incompatible types for broadcasting: input ",
+    "init_online_proximal_state": "data/nan: TracerArrayConversionError does not name 'data': The numpy.ndarray conversion me",
+    "limit_path": "X/none: ValueError raised from path.py:304 in _build_family: X is required for model='dp'",
+    "map_did": "X/nan: ValueError does not name 'X': CategoricalProbs distribution got invalid probs param",
+    "online_proximal": "data/nan: TracerArrayConversionError does not name 'data': The numpy.ndarray conversion me",
+}
+KNOWN_SOFT_HOLES = {  # pass the quick sweep, fail a case of the long one
+    "CECIB": "X/huge: ValueError raised from cecib.py _drop_small: X is degenerate",
+    "DPGaussianMixture": "X/huge: ValueError raised from dp_gmm.py resolve: X has mean per-feature variance inf",
+    "HDPGaussianMixture": "X/huge: ValueError raised from dp_gmm.py resolve: X has mean per-feature variance inf",
+    "SpectralDPMeans": "X/huge: ValueError does not name 'X': K contains NaN values",
+    "assigned_squared_distances": "X/empty: ValueError does not name 'X': operands could not be broadcast together with shape",
+    "categorical_inverse_cdf": "log_w/empty: ValueError does not name 'log_w': zero-size array to reduction operation max ",
+    "cecib": "X/huge: ValueError raised from cecib.py:636 in _drop_small: X is degenerate: every startin",
+    "cholesky_rank_one": "L/empty: IndexError from mixture.py:292 in cholesky_rank_one: index is out of bounds for a",
+    "class_counts": "memberships/empty: ValueError does not name 'memberships': Incompatible types for broadcas",
+    "cluster_mahalanobis": "means/empty: ValueError does not name 'means': operands could not be broadcast together wi",
+    "cluster_posterior": "X/empty: IndexError from gibbs_gaussian.py:660 in cluster_posterior: boolean index did not",
+    "complete_data_log_likelihood": "X/empty: ValueError does not name 'X': operands could not be broadcast together with shape",
+    "dc_anneal_step": "X/empty: TypeError does not name 'X': add got incompatible shapes for broadcasting: (0,), ",
+    "dc_objective": "prototypes/empty: ValueError does not name 'prototypes': attempt to get argmin of an empty",
+    "dp_gmm": "X/huge: NaN in the answer",
+    "dp_mda2_log_likelihood": "X/empty: TypeError does not name 'X': sub got incompatible shapes for broadcasting: (0, 2)",
+    "dp_means_step": "X/empty: TypeError does not name 'X': Slice size at index 0 in gather op is out of range, ",
+    "embedded_consensus": "embedding/huge: ValueError does not name 'embedding': The condensed distance matrix must c",
+    "gaussian_log_marginal": "X/huge: NaN in the answer",
+    "gaussian_logpdf_full": "means/empty: ValueError does not name 'means': vmap got inconsistent sizes for array axes ",
+    "gibbs_dp_multinomial": "counts/huge: ValueError does not name 'counts': log_likelihood contains NaN values",
+    "gmd_step": "X/empty: TypeError does not name 'X': mul got incompatible shapes for broadcasting: (0,), ",
+    "hard_dc": "classes/negative_ids: ValueError does not name 'classes': give lam or n_clusters (farthest",
+    "hard_dc_step": "X/empty: ValueError does not name 'X': scan got values with different leading axis sizes: ",
+    "hard_hdp_step": "X/empty: ValueError does not name 'X': block_size must be a positive int, got 0",
+    "hdp_gmm": "X/huge: NaN in the answer",
+    "init_aspect_em_state": "weights/empty: TypeError does not name 'weights': mul got incompatible shapes for broadcas",
+    "init_blocked_state": "X/empty: ValueError does not name 'X': Incompatible types for broadcasting: input type=flo",
+    "init_cecib_state": "X/huge: ValueError raised from cecib.py _drop_small: X is degenerate",
+    "init_dp_mda2_state": "X/empty: ValueError does not name 'X': Incompatible types for broadcasting: input type=flo",
+    "init_dp_means_state": "X/empty: NaN in the answer",
+    "init_gmd_state": "X/empty: NaN in the answer",
+    "init_hard_dc_state": "X/empty: ValueError does not name 'X': zero-size array to reduction operation max which ha",
+    "init_hard_hdp_state": "X/empty: NaN in the answer",
+    "init_kmeans_state": "X/empty: NaN in the answer",
+    "init_mda2_em_state": "X/empty: TypeError does not name 'X': add got incompatible shapes for broadcasting: (0, 3)",
+    "init_mog_em_state": "X/empty: NaN in the answer",
+    "init_ppc_state": "diag/empty: TypeError does not name 'diag': mul got incompatible shapes for broadcasting: ",
+    "init_state": "X/empty: ValueError does not name 'X': Incompatible types for broadcasting: input type=flo",
+    "kl_costs": "counts/empty: TypeError does not name 'counts': sub got incompatible shapes for broadcasti",
+    "kl_means": "counts/huge: NaN in the answer",
+    "kl_means_rows": "counts/huge: NaN in the answer",
+    "kmeans_step": "X/empty: TypeError does not name 'X': ne got incompatible shapes for broadcasting: (0,), (",
+    "log_distributions": "counts/empty: TypeError does not name 'counts': sub got incompatible shapes for broadcasti",
+    "log_responsibilities": "log_weights/empty: ValueError does not name 'log_weights': operands could not be broadcast",
+    "map_did_log_scores": "X/huge: ValueError does not name 'X': Y has values up to 4.41e+300",
+    "map_did_predict": "X/huge: ValueError does not name 'X': Y has values up to 4.41e+300",
+    "mda2_em": "classes/huge_ids: OverflowError from dc_baselines.py _mda2_init",
+    "mda2_em_step": "X/empty: TypeError does not name 'X': dot_general requires contracting dimensions to have ",
+    "message_length": "weights/empty: ValueError does not name 'weights': Incompatible shapes for broadcasting: s",
+    "models.dyadic_aspect.pair_log_likelihood": "p/empty: ValueError does not name 'p': Size of label 'r' for operand 1 (0) does not match ",
+    "mog_em_step": "X/empty: TypeError does not name 'X': dot_general requires contracting dimensions to have ",
+    "pooled_counts": "labels/negative_ids: ValueError does not name 'labels': Incompatible types for broadcastin",
+    "ppc_step": "diag/empty: TypeError does not name 'diag': mul got incompatible shapes for broadcasting: ",
+    "prox_l1_squared": "x/empty: ValueError does not name 'x': zero-size array to reduction operation max which ha",
+    "prox_l1_squared_weighted": "d/huge: NaN in the answer",
+    "rank_diagnostics": "x/empty: NaN in the answer",
+    "row_negentropy": "vals/empty: TypeError does not name 'vals': sub got incompatible shapes for broadcasting: ",
+    "sdc_step": "X/empty: IndexError from sdc.py:121 in step: index is out of bounds for axis 0 with size 0",
+    "segment_stats": "X/empty: ValueError does not name 'X': Incompatible types for broadcasting: input type=flo",
+    "viterbi": "unary/huge: NaN in the answer",
+    "voronoi_memberships": "prototypes/empty: ValueError does not name 'prototypes': attempt to get argmin of an empty",
+}
+
+
+
+def _sweep_params(holes):
+    for name in sorted(TABLE):
+        marks = ()
+        if name in holes:
+            marks = pytest.mark.xfail(strict=True, reason=holes[name])
+        yield pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", list(_sweep_params(KNOWN_HOLES)))
+def test_sweep_hostile_inputs(name):
+    # a known hole stops at its first failure: its remaining cases may compile or allocate
+    failures = _sweep(name, must_raise_only=True, first_only=name in KNOWN_HOLES)
+    assert not failures, f"{name}:\n" + "\n".join(failures)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", list(_sweep_params({**KNOWN_SOFT_HOLES, **KNOWN_HOLES})))
+def test_sweep_hostile_inputs_long(name):
+    failures = _sweep(name, first_only=name in KNOWN_HOLES or name in KNOWN_SOFT_HOLES)
+    assert not failures, f"{name}:\n" + "\n".join(failures)
+
+
+def test_reported_holes_are_named_errors():
+    """The unhelpful errors once raised from inside the package, each now a named one."""
+    from bayesclust.graphs import knn_search
+    from bayesclust.inference.consensus.embedding import classical_mds
+    from bayesclust.metrics import dc_log_posterior
+    from bayesclust.structured.online import proximal_update
+
+    huge = SMALL * 1e300 + 1e300  # finite float64 whose squared distances overflow
+    for call in (lambda: bc.kmeans_ensemble(0, huge, 4),  # was an IndexError from k-means
+                 lambda: bc.EvidenceAccumulation(n_partitions=4).fit(huge),
+                 lambda: bc.smic(huge, 3, 2),  # an IndexError from graphs.py
+                 lambda: bc.PenalizedNormalizedCut(n_neighbors=3).fit(huge),
+                 lambda: bc.sl_did(huge),  # cKDTree's "value of p too large"
+                 lambda: bc.gdid_index(huge, np.arange(30) % 2),
+                 lambda: bc.cecib_cost(huge, np.arange(30) % 2)):  # -inf without a word
+        with pytest.raises(ValueError, match=r"^X has values up to .* overflow"):
+            call()
+    y = np.arange(30) % 2
+    with pytest.raises(ValueError, match="^y holds the label 1000000000000001"):
+        bc.spom(0, [SMALL], y + 10**15, 0.1, n_epochs=1)  # was JAX RESOURCE_EXHAUSTED
+    with pytest.raises(ValueError, match="^y holds the label 1000000000000001"):
+        bc.spom_kernel(0, [SMALL @ SMALL.T], y + 10**15, 0.1, n_epochs=1)
+    # ids near 1e16 are names: the same value as 0..k-1 (was "Unable to allocate 7.1 PiB")
+    assert dc_log_posterior(y * 10**16 + 3, y) == pytest.approx(dc_log_posterior(y, y))
+    with pytest.raises(ValueError, match="^n_neighbors=30 must be < the number of rows of X"):
+        knn_search(SMALL, 30)
+    with pytest.raises(ValueError, match="^D must be a square matrix"):
+        classical_mds(np.ones((3, 4)))
+    with pytest.raises(TypeError, match="^theta must be a sequence"):  # "object of type 'int' has no len()"
+        proximal_update(5, [np.zeros(2)], 0.1, [("l2", 0.1)])
+    from numpyro.handlers import seed, trace
+
+    from bayesclust.models.did import did_clusters
+
+    with pytest.raises(ValueError, match="^labels must have at least 1 row"):  # numpyro's assertion
+        trace(seed(did_clusters, 0)).get_trace(np.ones(0), np.zeros(0, int), 2)
+    with pytest.raises(ValueError, match="^coassoc must contain at least two partitions"):
+        bc.cspa(0, np.arange(5), 2)  # said "ensemble" of a co-association argument
+    with pytest.raises(ValueError, match="^ensemble must contain at least two partitions"):
+        bc.hypergraph_consensus(0, np.arange(5), 2)

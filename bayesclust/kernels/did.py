@@ -33,6 +33,8 @@ _DID_SERIES_TERMS = 14
 _DID_NODES = 128
 _DID_LOG_DROP = 60.0
 
+from .._validation import check_kernel_array
+
 
 def check_did_args(lam, d) -> int:
     """Validate ``d`` (an int >= 1) and a concrete ``lam`` (> 0, finite); tracers pass."""
@@ -302,6 +304,7 @@ def did_logpdf(w, lam, d: int = 2):
     >>> round(float(np.exp(did_logpdf(0.0, 1.0))), 6)  # sqrt(pi a / 2), a = pi beta^2 / 4
     0.650645
     """
+    w = check_kernel_array(w, "w", ndim=None)
     d = check_did_args(lam, d)
     if d == 2 and _namespace(w, lam)[0] is np:
         return _did2_host(w, lam, _did2_logpdf, -np.inf)
@@ -343,6 +346,7 @@ def did_cdf(w, lam, d: int = 2):
     ----------
     A. Aidos and A. Fred, Pattern Recognition 45 (2012), §2.
     """
+    w = check_kernel_array(w, "w", ndim=None)
     d = check_did_args(lam, d)
     if d == 2 and _namespace(w, lam)[0] is np:
         return 0.0 - np.expm1(_did2_host(w, lam, _did2_logsf, 0.0))
@@ -422,6 +426,7 @@ def description_length(w, lam=None, *, lam_floor=None):
     ...                 - did_logpdf(w, 1.0).sum()))
     True
     """
+    w = check_kernel_array(w, "w", ndim=None)
     xp, erfcx = _namespace(w)
     w = xp.asarray(w, dtype=np.float64) if xp is np else jnp.asarray(w)
     m = w.shape[0] if w.ndim else 1

@@ -42,10 +42,14 @@ def voronoi_memberships(X: jax.Array, prototypes: jax.Array, smooth_std=None):
     sq_dist : array, shape (n, K)
         :func:`squared_distances` (GEMM form).
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    prototypes = check_kernel_array(prototypes, "prototypes", ndim=2)
     sq = squared_distances(X, prototypes)
     if smooth_std is None:
         return jax.nn.one_hot(jnp.argmin(sq, axis=1), prototypes.shape[0], dtype=X.dtype), sq
     return jax.nn.softmax(-sq / (2.0 * jnp.square(smooth_std)), axis=1), sq
+
+from .._validation import check_kernel_array, check_kernel_ids
 
 
 def class_counts(memberships: jax.Array, classes: jax.Array, n_classes: int) -> jax.Array:
@@ -60,6 +64,9 @@ def class_counts(memberships: jax.Array, classes: jax.Array, n_classes: int) -> 
     n_classes : int
         Static number of classes ``C``.
     """
+    memberships = check_kernel_array(memberships, "memberships", ndim=2)
+    classes = check_kernel_array(classes, "classes", ndim=1, kind="i")
+    check_kernel_ids(classes, "classes", n_classes)
     return jax.ops.segment_sum(memberships, classes, n_classes).T
 
 
@@ -101,6 +108,7 @@ def polya_log_evidence(counts: jax.Array, n0=1.0, lam_eq=0.0, include_norm: bool
     >>> round(float(np.log(1 / 3)), 5)
     -1.09861
     """
+    counts = check_kernel_array(counts, "counts", ndim=(2, 3))
     if isinstance(counts, np.ndarray):  # evaluation on the host: float64 with scipy
         from scipy.special import gammaln as lgamma
 
@@ -157,6 +165,7 @@ def polya_log_predictive(counts: jax.Array, c, n0=1.0) -> jax.Array:
     >>> np.round(np.exp(np.asarray(polya_log_predictive(counts, 0))), 4).tolist()  # 3/4, 1/2
     [0.75, 0.5]
     """
+    counts = check_kernel_array(counts, "counts", ndim=(2, 3))
     counts = jnp.asarray(counts)
     n0 = jnp.broadcast_to(jnp.asarray(n0, counts.dtype), counts.shape[-1:])
     n_c = jnp.take(counts, c, axis=-1)

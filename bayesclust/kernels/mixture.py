@@ -38,8 +38,12 @@ def isotropic_gaussian_logpdf(X: jax.Array, means: jax.Array, sigma2) -> jax.Arr
         ``-d/2 log(2 pi sigma2) - |x - mu|^2 / (2 sigma2)``, with the squared
         distances of :func:`squared_distances` (the same numbers DP-means uses).
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    means = check_kernel_array(means, "means", ndim=2)
     d = X.shape[-1]
     return -0.5 * d * jnp.log(2.0 * jnp.pi * sigma2) - squared_distances(X, means) / (2.0 * sigma2)
+
+from .._validation import check_kernel_array, check_kernel_ids
 
 
 def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> jax.Array:
@@ -77,6 +81,9 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
     >>> np.asarray(gaussian_logpdf_full(X, jnp.zeros((1, 2)), L), float).round(3).tolist()
     [[-2.531], [-4.656]]
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    means = check_kernel_array(means, "means", ndim=2)
+    chols = check_kernel_array(chols, "chols", ndim=3)
     d = X.shape[-1]
 
     eye = jnp.eye(d, dtype=X.dtype)
@@ -114,6 +121,8 @@ def categorical_inverse_cdf(log_w: jax.Array, u: jax.Array) -> jax.Array:
     (XLA:CPU's cumsum is a reduce-window, several times slower at that shape);
     the result is clamped to ``T - 1`` against the rounding of that product.
     """
+    log_w = check_kernel_array(log_w, "log_w", ndim=(1, 2), finite=False)
+    u = check_kernel_array(u, "u", ndim=(0, 1))
     T = log_w.shape[-1]
     p = jnp.exp(log_w - jnp.max(log_w, axis=-1, keepdims=True))
     if log_w.ndim == 1:
@@ -139,6 +148,8 @@ def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Arra
         ``log w_k + log p(x_i | k) - logsumexp_k(...)`` (rows sum to one in
         probability; ``-inf`` weights stay ``-inf``).
     """
+    log_weights = check_kernel_array(log_weights, "log_weights", ndim=(1, 2), finite=False)
+    log_lik = check_kernel_array(log_lik, "log_lik", ndim=2, finite=False)
     joint = log_lik + log_weights[None, :]
     return joint - jax.scipy.special.logsumexp(joint, axis=1, keepdims=True)
 
@@ -181,6 +192,10 @@ def complete_data_log_likelihood(
     >>> round(float(ll), 4)  # -log(2 pi) - 1/2
     -2.3379
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    means = check_kernel_array(means, "means", ndim=2)
+    labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
+    check_kernel_ids(labels, "labels", means.shape[0])
     n, d = X.shape
     sq = jnp.sum(assigned_squared_distances(X, means, labels))
     return -0.5 * n * d * jnp.log(2.0 * jnp.pi * sigma2) - sq / (2.0 * sigma2)
@@ -201,6 +216,7 @@ def stick_breaking(v: jax.Array) -> jax.Array:
     array, shape (..., T)
         Non-negative weights summing to one.
     """
+    v = check_kernel_array(v, "v", ndim=(1, 2))
     log_rest = jnp.cumsum(jnp.log1p(-v), axis=-1)
     rest_before = jnp.exp(jnp.concatenate([jnp.zeros_like(v[..., :1]), log_rest], axis=-1))
     return rest_before * jnp.concatenate([v, jnp.ones_like(v[..., :1])], axis=-1)
@@ -220,6 +236,7 @@ def crp_log_prior(counts: jax.Array, alpha) -> jax.Array:
     alpha : float
         Concentration (> 0).
     """
+    counts = check_kernel_array(counts, "counts", ndim=(1, 2))
     occupied = counts > 0
     n = jnp.sum(counts)
     return (
@@ -265,6 +282,8 @@ def cholesky_rank_one(L: jax.Array, v: jax.Array, sign: float = 1.0) -> jax.Arra
     >>> bool(np.allclose(L1, np.linalg.cholesky(A + np.outer(v, v)), atol=1e-6))
     True
     """
+    L = check_kernel_array(L, "L", ndim=2)
+    v = check_kernel_array(v, "v", ndim=1)
     L = jnp.asarray(L)
     v = jnp.asarray(v, L.dtype)
     d = L.shape[-1]

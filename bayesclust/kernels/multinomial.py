@@ -64,6 +64,8 @@ __all__ = [
     "merge_costs",
 ]
 
+from .._validation import check_kernel_array
+
 
 class CountRows(NamedTuple):
     """Count rows in the forms the multinomial kernels read (a JAX pytree).
@@ -116,6 +118,8 @@ def row_negentropy(vals, totals):
     array, shape (n,)
         :math:`-n_i H(\hat p_i) \le 0`; 0 for a row of total 0.
     """
+    vals = check_kernel_array(vals, "vals", ndim=(1, 2))
+    totals = check_kernel_array(totals, "totals", ndim=1)
     return jnp.sum(_xlogx(vals), axis=1) - _xlogx(totals)
 
 
@@ -125,6 +129,8 @@ def log_distributions(counts, totals):
     The pooled maximum-likelihood distributions of clusters with counts ``counts`` (K, m)
     and totals ``totals`` (K,) (rows of an empty cluster are all ``-inf``).
     """
+    counts = check_kernel_array(counts, "counts", ndim=2)
+    totals = check_kernel_array(totals, "totals", ndim=1)
     safe = jnp.where(counts > 0, counts, 1.0)
     tot = jnp.where(totals > 0, totals, 1.0)[:, None]
     return jnp.where(counts > 0, jnp.log(safe) - jnp.log(tot), -jnp.inf)
@@ -166,6 +172,9 @@ def kl_costs(counts, negentropy, log_psi):
     >>> kl_costs(r, row_negentropy(r, r.sum(1)), psi).tolist()
     [[0.0, inf]]
     """
+    counts = check_kernel_array(counts, "counts", ndim=2)
+    negentropy = check_kernel_array(negentropy, "negentropy", ndim=1)
+    log_psi = check_kernel_array(log_psi, "log_psi", ndim=2, finite=False)
     finite, zero = _split_log_psi(log_psi)
     cross = jnp.matmul(counts, finite.T, precision=PRECISION)
     violated = jnp.matmul((counts > 0).astype(counts.dtype), zero.T.astype(counts.dtype),
@@ -228,6 +237,7 @@ def pooled_counts(rows: CountRows, labels, num_segments: int):
     counts : array, shape (num_segments, m)
     totals : array, shape (num_segments,)
     """
+    labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     totals = jax.ops.segment_sum(rows.totals, labels, num_segments)
     if rows.dense is not None:
         return jax.ops.segment_sum(rows.dense, labels, num_segments), totals

@@ -47,6 +47,8 @@ PRECISION = lax.Precision.HIGHEST
 #: "Birth" index of a slot that is never visible (an inactive buffer slot).
 NEVER = jnp.iinfo(jnp.int32).max
 
+from .._validation import check_kernel_array, check_kernel_ids
+
 
 def squared_norms(X: jax.Array) -> jax.Array:
     """Row-wise squared Euclidean norms ``|x_i|^2``.
@@ -64,6 +66,7 @@ def squared_norms(X: jax.Array) -> jax.Array:
     An elementwise product and a sum, not a dot: it fuses with its producer
     (no ``(n, d)`` temporary) and never runs on reduced-precision matrix units.
     """
+    X = check_kernel_array(X, "X", ndim=2)
     return jnp.sum(X * X, axis=-1)
 
 
@@ -93,6 +96,12 @@ def squared_distances(
     ``|x - c|``; centre the data first (DP-means does) and recompute winning
     distances with :func:`assigned_squared_distances` where exactness matters.
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    C = check_kernel_array(C, "C", ndim=2)
+    if x_sq is not None:
+        x_sq = check_kernel_array(x_sq, "x_sq", ndim=1)
+    if c_sq is not None:
+        c_sq = check_kernel_array(c_sq, "c_sq", ndim=1)
     if x_sq is None:
         x_sq = squared_norms(X)
     if c_sq is None:
@@ -179,6 +188,7 @@ def sum_rows(a: jax.Array) -> jax.Array:
     -------
     array, shape a.shape[1:]
     """
+    a = check_kernel_array(a, "a", ndim=(1, 2, 3, 4), finite=False)
     if a.shape[0] == 0:
         return jnp.zeros(a.shape[1:], a.dtype)
     while a.shape[0] > 1:
@@ -388,6 +398,8 @@ def nearest_center(
     for near-ties.  Rows are blocked only when ``n * k`` is large (to bound
     memory; blocking was slower on CPU).
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    C = check_kernel_array(C, "C", ndim=2)
     k = C.shape[0]
     if valid is None:
         valid = jnp.ones(k, bool)
@@ -449,6 +461,10 @@ def assigned_squared_distances(X: jax.Array, C: jax.Array, labels: jax.Array) ->
     the DP-means objective and of the Gaussian likelihood.  The gather, the
     difference and the sum fuse into one pass (no ``(n, d)`` temporary).
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    C = check_kernel_array(C, "C", ndim=2)
+    labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
+    check_kernel_ids(labels, "labels", C.shape[0])
     return squared_norms(X - C[labels])
 
 
@@ -494,6 +510,10 @@ def segment_stats(
     -------
     SegmentStats
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
+    if sample_weight is not None:
+        sample_weight = check_kernel_array(sample_weight, "sample_weight", ndim=1)
     if sample_weight is None:
         weight = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments)
         total = jax.ops.segment_sum(X, labels, num_segments)
@@ -537,6 +557,10 @@ def nearest_center_stats(
     -------
     (NearestCenter, SegmentStats)
     """
+    X = check_kernel_array(X, "X", ndim=2)
+    C = check_kernel_array(C, "C", ndim=2)
+    if sample_weight is not None:
+        sample_weight = check_kernel_array(sample_weight, "sample_weight", ndim=1)
     k = C.shape[0]
     if valid is None:
         valid = jnp.ones(k, bool)
@@ -580,6 +604,9 @@ def compact_labels(labels: jax.Array, keep: jax.Array) -> tuple[jax.Array, jax.A
         ``x.at[new_index].set(v, mode="drop")`` compacts a per-cluster array.
     n_kept : int scalar
     """
+    labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
+    keep = check_kernel_array(keep, "keep", ndim=1)
+    check_kernel_ids(labels, "labels", keep.shape[0])
     K = keep.shape[0]
     rank = jnp.cumsum(keep.astype(jnp.int32)) - 1
     new_index = jnp.where(keep, rank, K).astype(jnp.int32)

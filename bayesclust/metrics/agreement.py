@@ -296,6 +296,10 @@ def mean_group_nmi(labels_true: Any, labels_pred: Any, average_method: str = "ar
     >>> mean_group_nmi([[0, 0, 1, 1], [0, 1]], [[5, 5, 2, 2], [0, 0]])
     0.5
     """
+    for arg, name in ((labels_true, "labels_true"), (labels_pred, "labels_pred")):
+        if arg is None or isinstance(arg, (str, bytes)) or not hasattr(arg, "__len__"):
+            raise TypeError(f"{name} must be a list of per-data-set label arrays, got "
+                            f"{type(arg).__name__}")
     if isinstance(labels_true, np.ndarray) and labels_true.ndim == 1 or not len(labels_true):
         raise ValueError("labels_true must be a non-empty list of per-data-set label arrays")
     if len(labels_true) != len(labels_pred):

@@ -16,6 +16,7 @@ from .._validation import (
     check_int,
     check_labels,
     check_nonnegative,
+    check_points,
     check_positive,
     check_same_length,
     check_sample_weight,
@@ -64,7 +65,7 @@ def sse(X: Any, labels: Any, centers: Any) -> float:
     >>> sse([[0., 0.], [2., 0.]], [0, 0], [[1., 0.]])
     2.0
     """
-    X = check_array(X, "X", ndim=2, dtype=None).astype(np.float64)
+    X = check_points(X, "X")
     z = check_labels(labels, "labels", n_samples=X.shape[0])
     C = check_array(centers, "centers", ndim=2, dtype=None).astype(np.float64)
     if C.shape[1] != X.shape[1]:
@@ -105,7 +106,7 @@ def explained_variance(X: Any, labels: Any) -> np.ndarray:
     >>> explained_variance([[0., 5.], [0., 7.], [2., 5.], [2., 7.]], [0, 0, 1, 1]).tolist()
     [1.0, 0.0]
     """
-    X = check_array(X, "X", ndim=2, dtype=None).astype(np.float64)
+    X = check_points(X, "X")
     z = check_labels(labels, "labels", n_samples=X.shape[0])
     _, z = np.unique(z, return_inverse=True)
     counts = np.bincount(z).astype(np.float64)
@@ -152,7 +153,7 @@ def dp_means_objective(X: Any, labels: Any, lam: float, sample_weight: Any = Non
     >>> dp_means_objective([[0.], [2.], [10.]], [0, 0, 1], lam=1.0)
     4.0
     """
-    X = check_array(X, "X", ndim=2, dtype=None).astype(np.float64)
+    X = check_points(X, "X")
     z = check_labels(labels, "labels", n_samples=X.shape[0])
     lam = check_nonnegative(lam, "lam")
     w = check_sample_weight(sample_weight, X.shape[0], dtype=np.float64)
@@ -377,7 +378,7 @@ def hard_dc_objective(X: Any, classes: Any, labels: Any, lam: float, xi: float,
     """
     from scipy.special import gammaln
 
-    X = check_array(X, "X", ndim=2, dtype=None).astype(np.float64)
+    X = check_points(X, "X")
     n = X.shape[0]
     c = check_labels(classes, "classes", n_samples=n)
     z = check_labels(labels, "labels", n_samples=n)

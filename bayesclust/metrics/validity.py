@@ -15,6 +15,7 @@ from .._validation import (
     check_array,
     check_int,
     check_labels,
+    check_points,
     check_positive,
 )
 
@@ -63,7 +64,7 @@ def _one_hot(c: np.ndarray, k: int):
 
 
 def _check_points(X: Any, name: str = "X") -> np.ndarray:
-    return check_array(X, name, ndim=2, dtype=None).astype(np.float64)
+    return check_points(X, name)
 
 
 class _Similarity(NamedTuple):
@@ -714,7 +715,7 @@ def n1_complexity(X: Any, labels: Any) -> float:
     from scipy.sparse.csgraph import minimum_spanning_tree
     from scipy.spatial.distance import pdist, squareform
 
-    X = check_array(X, "X", dtype=None).astype(np.float64)
+    X = check_points(X, "X")
     y = check_labels(labels, "labels", n_samples=X.shape[0])
     n = X.shape[0]
     if n < 2:

@@ -139,7 +139,13 @@ def did_clusters(w, labels, n_clusters: int, *, d: int = 2, lam_prior=None):
     """
     # The plate size must be a positive Python int (numpyro asserts it, unhelpfully).
     n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
+    labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i", min_rows=1)
+    V.check_kernel_ids(labels, "labels", n_clusters)
     labels = jnp.asarray(labels)
+    if w is not None:
+        w = V.check_kernel_array(w, "w", ndim=1)
+        if w.shape[0] != labels.shape[0]:
+            raise ValueError(f"w has length {w.shape[0]} but labels has {labels.shape[0]}")
     with numpyro.plate("clusters", n_clusters):
         if lam_prior is None:
             log_lam = numpyro.sample("log_lam", dist.ImproperUniform(constraints.real, (), ()))

@@ -38,6 +38,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import logsumexp
 from numpyro.distributions import constraints
 
+from .. import _validation as V
 from ..kernels import class_counts, polya_log_evidence, voronoi_memberships
 
 __all__ = ["dc_objective", "dc_collapsed", "dc_explicit"]
@@ -125,6 +126,10 @@ def dc_collapsed(X, classes, n_clusters: int, n_classes: int, smooth_std=None, *
     smooth_std, n0, lam_eq, lam_mog, log_rho, lam_vq
         As in :func:`dc_objective`.
     """
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_kernel_ids(classes, "classes", n_classes)
+    V.check_rows_match(X, "X", classes, "classes")
     m = _flat_prototypes(n_clusters, X.shape[1])
     numpyro.factor("dc", dc_objective(m, X, classes, n_classes, smooth_std, n0=n0, lam_eq=lam_eq,
                                       lam_mog=lam_mog, log_rho=log_rho, lam_vq=lam_vq))
@@ -139,6 +144,10 @@ def dc_explicit(X, classes, n_clusters: int, n_classes: int, smooth_std=None, *,
     (Dirichlet-multinomial conjugacy, valid for soft counts too) gives
     :func:`dc_collapsed` up to a constant.
     """
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_kernel_ids(classes, "classes", n_classes)
+    V.check_rows_match(X, "X", classes, "classes")
     m = _flat_prototypes(n_clusters, X.shape[1])
     with numpyro.plate("clusters", n_clusters):
         psi = numpyro.sample("psi", dist.Dirichlet(jnp.broadcast_to(jnp.asarray(n0, X.dtype),

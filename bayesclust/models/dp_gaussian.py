@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
+from .. import _validation as V
 from ..kernels import stick_breaking
 
 __all__ = ["dp_gaussian_mixture"]
@@ -88,7 +89,10 @@ def dp_gaussian_mixture(X=None, *, covariance_type="full", prior=None, alpha=1.0
     if S0.ndim == 1:
         S0 = jnp.diag(S0)
     if X is not None:
+        X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
         n = X.shape[0]
+    elif n is None:
+        raise ValueError("X is None: pass n (the number of points) to run the program generatively")
     T = truncation
     v = numpyro.sample("v", dist.Beta(jnp.ones(T - 1), alpha * jnp.ones(T - 1)))
     w = stick_breaking(v)

@@ -173,8 +173,9 @@ def data_scaled_variances(X, sigma2="auto", rho2="auto") -> tuple[float, float]:
     >>> data_scaled_variances(10 * X, rho2=100.0)
     (25.0, 100.0)
     """
-    if np.ndim(X) != 2:
+    if X is not None and np.ndim(X) != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {np.shape(X)}")
+    X = V.check_array(X, "X")
 
     def resolve(value, name, fraction):
         if isinstance(value, str):
@@ -455,6 +456,7 @@ def truncation_mass(weights) -> float:
     -------
     float
     """
+    weights = V.check_kernel_array(weights, "weights", ndim=None)
     weights = jnp.asarray(weights)
     if weights.ndim < 1 or weights.shape[-1] < 2:
         raise ValueError(f"weights must have shape (..., T) with T >= 2, got {weights.shape}")
@@ -490,6 +492,7 @@ def check_truncation(weights, tol: float = 0.01, *, stacklevel: int = 2) -> floa
     the last slot (label switching); the warning then says that the last
     component is in use, which a larger ``truncation`` also removes.
     """
+    weights = V.check_kernel_array(weights, "weights", ndim=None)
     tol = V.check_positive(tol, "tol")
     if tol >= 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")

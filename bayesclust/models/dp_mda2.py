@@ -102,8 +102,13 @@ def dp_mda2(X=None, classes=None, *, n_classes: int, n=None, d=None,
     T = V.check_int(truncation, "truncation", minimum=2)
     C = V.check_int(n_classes, "n_classes", minimum=1)
     if X is not None:
-        X = jnp.asarray(X)
+        X = jnp.asarray(V.check_kernel_array(X, "X", ndim=2, min_rows=1))
         n, d = X.shape
+    if classes is not None:
+        classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+        V.check_kernel_ids(classes, "classes", C)
+        if X is not None and classes.shape[0] != X.shape[0]:
+            raise ValueError(f"classes has length {classes.shape[0]} but X has {X.shape[0]} rows")
     if n is None or d is None:
         raise ValueError("give X (and classes), or n and d to run the model generatively")
     with numpyro.plate("sticks", T - 1):

@@ -84,7 +84,9 @@ def dp_multinomial(counts, *, lam: float, tau: float, beta: float = 1.0, truncat
     >>> bool(np.isfinite(lp))
     True
     """
-    counts = jnp.asarray(counts)
+    counts = jnp.asarray(V.check_kernel_array(counts, "counts", ndim=2, min_rows=1))
+    if not V.traced(counts) and bool((counts < 0).any()):
+        raise ValueError("counts must be non-negative")
     n, m = counts.shape
     T = V.check_int(truncation, "truncation", minimum=2)
     alpha = jnp.exp(log_alpha_from_lam_tau(lam, tau))

@@ -57,6 +57,9 @@ def pair_log_likelihood(p, B, rows, cols, counts):
         Both orders of every pair (the multiset :math:`\mathcal S` holds ``(y, z)`` and
         ``(z, y)``); pairs with count 0 contribute 0.
     """
+    p = V.check_kernel_array(p, "p", ndim=1)
+    B = V.check_kernel_array(B, "B", ndim=2)
+    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts", n_objects=B.shape[1])
     P = jnp.einsum("r,rm,rm->m", p, B[:, rows], B[:, cols])
     return 2.0 * jnp.sum(jnp.where(counts > 0, counts * jnp.log(jnp.where(counts > 0, P, 1.0)), 0.0))
 
@@ -93,6 +96,7 @@ def dyadic_aspect(rows, cols, counts, n_objects: int, n_aspects: int, *, alpha_p
     >>> round(float(lp), 4)   # 2 (2 + 1) log(0.5 * 0.16 + 0.5 * 0.01) + log Gamma(2) + 2 log Gamma(4)
     -11.2071
     """
+    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts", n_objects=V.check_int(n_objects, "n_objects", minimum=1))
     L = V.check_int(n_aspects, "n_aspects", minimum=1)
     n = V.check_int(n_objects, "n_objects", minimum=2)
     p = numpyro.sample("p", dist.Dirichlet(alpha_p * jnp.ones(L)))

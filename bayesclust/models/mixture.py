@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 
+from .. import _validation as V
 from ..kernels import isotropic_gaussian_logpdf
 
 __all__ = ["IsotropicGaussianMixture", "log_weights", "sample_points"]
 
 
-@jax.jit
 def log_weights(weights):
     """``log w`` with a floor at the dtype's ``tiny``.
 
@@ -28,7 +29,20 @@ def log_weights(weights):
     floor keeps ``log`` finite and its gradient 0 instead of ``0 * inf = NaN``
     (a weight below ``tiny`` contributes ``exp(-87)`` relative mass at most).
     """
+    return _log_weights(_check_weights(weights))
+
+
+@jax.jit
+def _log_weights(weights):
     return jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny))
+
+
+def _check_weights(weights, name="weights"):
+    """Mixture weights, shape (T,) or (n, T): finite and >= 0 (checked when concrete)."""
+    weights = V.check_kernel_array(weights, name, ndim=(1, 2), min_rows=1)
+    if not V.traced(weights) and bool(np.any(np.asarray(weights) < 0)):
+        raise ValueError(f"{name} must be non-negative")
+    return weights
 
 
 class IsotropicGaussianMixture(dist.Distribution):
@@ -69,6 +83,8 @@ class IsotropicGaussianMixture(dist.Distribution):
     support = constraints.real_vector
 
     def __init__(self, weights, means, sigma2, *, validate_args=None):
+        weights = _check_weights(weights)
+        means = V.check_kernel_array(means, "means", ndim=2, min_rows=1)
         self.weights = weights
         self.means = means
         self.sigma2 = sigma2
@@ -133,6 +149,8 @@ def sample_points(weights, means, sigma2, X, n):
     array, shape (n, d)
         ``X``, or the drawn points.
     """
+    if X is not None:
+        X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     mixture = IsotropicGaussianMixture(weights, means, sigma2)
     if X is None:
         with numpyro.plate("data", n):

@@ -145,6 +145,8 @@ def pair_log_likelihood(Y, rows, cols, values, *, likelihood="gaussian", sigma=0
     ``n`` up to a few thousand, not for large ``n``.  A term :math:`W\log(1-q)` with
     :math:`W = 0` counts 0 (also at :math:`q = 1`).
     """
+    Y = V.check_kernel_array(Y, "Y", ndim=2)
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=Y.shape[0])
     Y = jnp.asarray(Y)
     rows, cols = jnp.asarray(rows), jnp.asarray(cols)
     values = jnp.asarray(values, Y.dtype)
@@ -219,6 +221,7 @@ def pairwise_memberships(rows, cols, values, n_objects: int, n_clusters: int, *,
     >>> round(float(lp), 4)   # -3 (0.18^2 / 2 + log sqrt(2 pi)); the flat prior's density is 1
     -2.8054
     """
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=V.check_int(n_objects, "n_objects", minimum=1))
     K = V.check_int(n_clusters, "n_clusters", minimum=1)
     n = V.check_int(n_objects, "n_objects", minimum=2)
     if likelihood not in LIKELIHOODS:

@@ -117,6 +117,8 @@ def proximal_update(theta: Sequence[Any], grad: Sequence[Any], eta: Any,
     names, lams, qs = _check_regularisers(regularisers)
     V.check_positive(eta, "eta")
     V.check_positive(radius, "radius", allow_inf=True)
+    theta = V.check_blocks(theta, "theta")
+    grad = V.check_blocks(grad, "grad")
     if len(theta) != len(grad):
         raise ValueError(f"theta and grad must have the same number of blocks, got {len(theta)} "
                          f"and {len(grad)}")
@@ -135,7 +137,7 @@ def regulariser_value(theta: Sequence[Any], regularisers: Sequence[tuple]) -> ja
     36.0
     """
     names, lams, qs = _check_regularisers(regularisers)
-    return _reg_value([jnp.asarray(t) for t in theta], names, lams, qs)
+    return _reg_value([jnp.asarray(t) for t in V.check_blocks(theta, "theta")], names, lams, qs)
 
 
 def _reg_value(theta, names, lams, qs):
@@ -295,7 +297,7 @@ def init_online_proximal_state(loss_grad: Callable, theta0: Sequence[Any], data:
     n = int(np.shape(leaves[0])[0])
     if n == 0 or any(np.shape(a)[0] != n for a in leaves):
         raise ValueError("data's arrays must share a non-zero leading axis (one example per row)")
-    theta = [jnp.asarray(t) for t in theta0]
+    theta = [jnp.asarray(t) for t in V.check_blocks(theta0, "theta0")]
     dtype = theta[0].dtype
     problem = _Problem(loss_grad, data, names, jnp.asarray(lams, dtype), jnp.asarray(qs, dtype),
                        jnp.asarray(eta0, dtype), jnp.asarray(radius, dtype), n, n_epochs)

@@ -315,6 +315,7 @@ def block_norms(blocks: Sequence[Any]) -> jax.Array:
     >>> np.asarray(block_norms([np.array([3.0, 4.0]), np.zeros((2, 2))])).tolist()
     [5.0, 0.0]
     """
+    blocks = V.check_blocks(blocks, "blocks")
     return jnp.stack([jnp.sqrt(jnp.sum(jnp.square(jnp.asarray(t)))) for t in blocks])
 
 

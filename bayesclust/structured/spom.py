@@ -224,6 +224,12 @@ def _check_y(y: Any, structure: str, blocks, lengths, n_classes) -> tuple[np.nda
         valid = yv[np.arange(yv.shape[1])[None, :] < lengths[:, None]]
     if np.any(valid < 0):
         raise ValueError("y must hold labels 0..K-1 (use lengths for padding)")
+    if n_classes is None and int(valid.max()) >= max(valid.size, 1024):
+        # One weight row per class 0..K-1: ids are sizes here, and an id near 1e15 would
+        # allocate a table of that many rows.
+        raise ValueError(f"y holds the label {int(valid.max())} with only {valid.size} examples: "
+                         "SPOM's classes are 0..K-1; relabel y (np.unique(y, return_inverse=True)) "
+                         "or pass n_classes")
     k = int(valid.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=2)
     if np.any(valid >= k):
         raise ValueError(f"y holds a label >= n_classes={k}")
@@ -249,6 +255,7 @@ def kernel_weights(theta: list) -> np.ndarray:
     >>> kernel_weights([np.array([3.0, 4.0]), np.zeros(2), np.array([5.0])]).tolist()
     [0.5, 0.0, 0.5]
     """
+    theta = V.check_blocks(theta, "theta")
     norms = np.asarray(block_norms([jnp.asarray(t) for t in theta]), np.float64)
     total = norms.sum()
     return norms / total if total > 0 else np.zeros_like(norms)
@@ -402,6 +409,7 @@ def _decode_sequences(theta, blocks, mask):
 
 
 def _check_theta(theta, blocks, structure):
+    theta = V.check_blocks(theta, "theta")
     n_extra = 1 if structure == "sequence" else 0
     if len(theta) != len(blocks) + n_extra:
         raise ValueError(f"theta has {len(theta)} blocks but feature_blocks {len(blocks)}"

@@ -196,6 +196,7 @@ def init_acccs_state(
     """
     if X is not None:
         X = V.check_array(X, "X")  # first: broken data are named before a mismatch with the ensemble
+        V.check_point_range(X, "X")
     prep = ensemble_one_hot(ensemble)
     n = prep.B.shape[0]
     ml = _check_pairs(must_link, "must_link", n)

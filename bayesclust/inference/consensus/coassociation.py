@@ -254,6 +254,11 @@ def as_coassociation(coassoc: Any, name: str = "coassoc") -> CoAssociation:
             f"{name} looks like a co-association matrix (square, with fractions); pass the "
             "CoAssociation that coassociation(ensemble) returns, or the ensemble itself"
         )
+    if coassoc is None or np.ndim(coassoc) == 0 and not isinstance(coassoc, (list, tuple)):
+        raise TypeError(f"{name} must be a CoAssociation or an ensemble of partitions, got "
+                        f"{type(coassoc).__name__}")
+    # checked under the caller's name, so that its errors do not speak of an "ensemble"
+    check_ensemble(coassoc, name)
     return coassociation(coassoc)
 
 

@@ -283,6 +283,7 @@ def validity_index(
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
+    labels = V.check_labels(labels, "labels")  # named here, not as the metric's argument
     if CRITERIA[criterion][1] == "ensemble":
         if ensemble is None:
             raise ValueError(f"criterion {criterion!r} needs the ensemble")
@@ -384,6 +385,7 @@ def select_consensus(
             if X is None:
                 raise ValueError(f"criterion {criterion!r} with space='data' needs X")
             X = V.check_array(X, "X")
+            V.check_point_range(X, "X")
             if X.shape[0] != n:
                 raise ValueError(f"X has {X.shape[0]} rows but the candidates label {n} objects")
     terms = None

@@ -202,8 +202,11 @@ def classical_mds(D: Any, n_components: int | None = None, *, max_components: in
     >>> bool(np.allclose(np.sqrt(((Y[:, None] - Y[None]) ** 2).sum(-1)), D))
     True
     """
-    D = np.asarray(D, dtype=np.float64)
+    D = V.check_square_matrix(D, "D", nonnegative=True, symmetric=True)
     n = D.shape[0]
+    if n_components is not None:
+        n_components = V.check_int(n_components, "n_components", minimum=1)
+    max_components = V.check_int(max_components, "max_components", minimum=1)
     D2 = D * D
     B = D2 - D2.mean(axis=0)[None, :] - D2.mean(axis=1)[:, None] + D2.mean()
     B *= -0.5
@@ -234,8 +237,9 @@ def residual_variance(D_true: Any, Y: Any) -> float:
     -------
     float in [0, 1]
     """
-    D_true = np.asarray(D_true, np.float64)
-    Y = np.asarray(Y, np.float64)
+    D_true = V.check_square_matrix(D_true, "D_true", nonnegative=True)
+    Y = V.check_points(Y, "Y")
+    V.check_same_length(D_true, Y, "D_true", "Y")
     iu = np.triu_indices(D_true.shape[0], 1)
     a = D_true[iu]
     b = pdist(Y)

@@ -287,5 +287,6 @@ def hypergraph_consensus(rng_key: Any, ensemble: Any, n_clusters: int, method: s
     if not isinstance(method, str) or method not in HYPERGRAPH_METHODS:
         raise ValueError(f"method must be one of {HYPERGRAPH_METHODS}, got {method!r}")
     if method == "cspa":
-        return cspa(rng_key, ensemble, n_clusters, n_init=n_init, max_iter=max_iter)
+        C = as_coassociation(ensemble, "ensemble")  # errors name the argument given here
+        return cspa(rng_key, C, n_clusters, n_init=n_init, max_iter=max_iter)
     return mcla(rng_key, ensemble, n_clusters, n_init=n_init, max_iter=max_iter)

@@ -109,9 +109,7 @@ def cut_tree_at(Z: Any, n_clusters: int) -> np.ndarray:
     >>> cut_tree_at(Z, 2).tolist()
     [0, 0, 1, 1]
     """
-    Z = np.asarray(Z, dtype=np.float64)
-    if Z.ndim != 2 or Z.shape[1] != 4:
-        raise ValueError(f"Z must be a linkage matrix of shape (n - 1, 4), got {Z.shape}")
+    Z = V.check_linkage(Z, "Z")
     n = Z.shape[0] + 1
     K = V.check_int(n_clusters, "n_clusters", minimum=1)
     if K > n:
@@ -151,7 +149,7 @@ def lifetimes(heights: Any, *, allow_k1: bool = False) -> np.ndarray:
     >>> lifetimes([0.1, 0.2, 0.9]).round(2).tolist()   # n = 4
     [0.0, 0.0, 0.7, 0.1, 0.1]
     """
-    h = np.asarray(heights, dtype=np.float64)
+    h = V.check_array(heights, "heights", ndim=1, min_samples=0, dtype=None).astype(np.float64)
     if h.ndim != 1:
         raise ValueError(f"heights must be 1-D (n - 1 merge heights), got shape {h.shape}")
     if not np.all(np.isfinite(h)):

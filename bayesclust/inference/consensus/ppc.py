@@ -203,6 +203,9 @@ def init_ppc_state(rows, cols, values, diag, memberships, *, mask_diagonal=False
     >>> state.labels.tolist(), int(state.n_iter), state.objective_trace.shape
     ([0, 0, 1, 1], 0, (128,))
     """
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
+    diag = V.check_kernel_array(diag, "diag", ndim=1)
+    memberships = V.check_kernel_array(memberships, "memberships", ndim=2)
     Yt = jnp.asarray(memberships)
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
@@ -253,6 +256,8 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     >>> bool(state.objective < state.objective_trace[0]), state.labels.tolist()
     (True, [0, 0, 1, 1])
     """
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
+    diag = V.check_kernel_array(diag, "diag", ndim=1)
     Yt = state.memberships
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype))

@@ -115,6 +115,7 @@ def validity_weights(X: Any, ensemble: Any, indices: Any = ("silhouette",)) -> t
     [1.0, 0.0]
     """
     X = V.check_array(X, "X").astype(np.float64)
+    V.check_point_range(X, "X")
     codes = V.check_ensemble(ensemble, "ensemble", allow_missing=True)
     if codes.shape[1] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but the partitions of ensemble label {codes.shape[1]} objects")
@@ -203,6 +204,7 @@ def weacs(
     [20, 20]
     """
     X = V.check_array(X, "X")
+    V.check_point_range(X, "X")
     names = _check_indices(indices)
     ens = kmeans_ensemble(rng_key, X, n_partitions, n_clusters_range=n_clusters_range, subsample=subsample)
     weights, values = validity_weights(X, ens, names)

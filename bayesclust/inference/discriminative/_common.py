@@ -121,8 +121,9 @@ def check_problem(X, classes, n_clusters, n_classes) -> Problem:
     return Problem(X, classes.astype(np.int32), K, C)
 
 
-def check_init(rng_key, X: np.ndarray, K: int, init) -> np.ndarray:
-    """Initial prototypes (K, d) in X's dtype: k-means centres, random data points, or given."""
+def check_init(rng_key, X: np.ndarray, K: int, init, name: str = "init") -> np.ndarray:
+    """Initial prototypes (K, d) in X's dtype: k-means centres, random data points, or given
+    (errors name the argument ``name``)."""
     n, d = X.shape
     if isinstance(init, str):
         if init == "kmeans":
@@ -135,9 +136,9 @@ def check_init(rng_key, X: np.ndarray, K: int, init) -> np.ndarray:
         raise ValueError(
             f"init must be 'kmeans', 'random' or an array of shape ({K}, {d}), got {init!r}"
         )
-    m = V.check_array(init, "init")
+    m = V.check_array(init, name)
     if m.shape != (K, d):
-        raise ValueError(f"init must have shape (n_clusters, d) = ({K}, {d}), got {m.shape}")
+        raise ValueError(f"{name} must have shape (n_clusters, d) = ({K}, {d}), got {m.shape}")
     return m.astype(X.dtype)
 
 

@@ -276,11 +276,12 @@ def init_dc_anneal_state(X, classes, prototypes, *, n_classes: int | None = None
     -------
     DCAnnealState
     """
-    problem = check_problem(X, classes, np.shape(prototypes)[0], n_classes)
+    prototypes = V.check_array(prototypes, "prototypes")
+    problem = check_problem(X, classes, prototypes.shape[0], n_classes)
     n0, lam_eq, _, lam_vq = hyper(n0, lam_eq, 0.0, lam_vq)
     _check_move(move)
     trace_points = V.check_int(trace_points, "trace_points", minimum=1)
-    m0 = check_init(None, problem.X, problem.n_clusters, prototypes)
+    m0 = check_init(None, problem.X, problem.n_clusters, prototypes, "prototypes")
     t_cls, t_tot = _tables(problem.X.shape[0], problem.n_classes, n0, lam_eq)
     dt = work_dtype(problem.X)
     with jax.enable_x64(True):
@@ -336,6 +337,8 @@ def dc_anneal_step(rng_key, state: DCAnnealState, X, classes, jump_std, *, n_ite
     >>> int(state.n_iter), bool(state.converged), len(state.objective_trace)
     (50, True, 6)
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     _check_move(move)
     block = V.check_int(block, "block", minimum=1)
     n_iter = V.check_int(n_iter, "n_iter", minimum=1)

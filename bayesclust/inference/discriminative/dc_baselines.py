@@ -302,6 +302,8 @@ def init_mog_em_state(X, centers, std, *, max_iter: int = 100) -> MoGState:
     -------
     MoGState
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    centers = V.check_kernel_array(centers, "centers", ndim=2)
     X = jnp.asarray(X)
     C = jnp.asarray(centers, X.dtype)
     return _mog_start(X, C, _sigma2(std, X.dtype), _trace_len(max_iter))
@@ -340,6 +342,7 @@ def mog_em_step(state: MoGState, X, std) -> tuple[MoGState, MoGInfo]:
     >>> np.asarray(state.centers).round(2).tolist(), bool(info.changed)
     ([[-2.5, -2.5], [2.5, 2.5]], False)
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
     X = jnp.asarray(X)
     return _mog_step(state, X, _sigma2(std, X.dtype))
 
@@ -394,6 +397,9 @@ def init_mda2_em_state(X, classes, centers, std, *, n_classes: int | None = None
     -------
     MDA2State
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    centers = V.check_kernel_array(centers, "centers", ndim=2)
     X = jnp.asarray(X)
     classes = jnp.asarray(classes, jnp.int32)
     C = int(classes.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=1)
@@ -431,6 +437,8 @@ def mda2_em_step(state: MDA2State, X, classes, std) -> tuple[MDA2State, MDA2Info
     >>> int(state.n_iter), bool(info.changed)
     (1, True)
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     X = jnp.asarray(X)
     return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(std, X.dtype))
 

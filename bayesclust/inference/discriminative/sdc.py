@@ -179,10 +179,11 @@ def init_sdc_state(X, classes, prototypes, smooth_std, *, n_classes: int | None 
     -------
     SDCState
     """
-    problem = check_problem(X, classes, np.shape(prototypes)[0], n_classes)
+    prototypes = V.check_array(prototypes, "prototypes")
+    problem = check_problem(X, classes, prototypes.shape[0], n_classes)
     smooth_std = V.check_positive(smooth_std, "smooth_std")
     trace_points = V.check_int(trace_points, "trace_points", minimum=1)
-    m0 = check_init(None, problem.X, problem.n_clusters, prototypes)
+    m0 = check_init(None, problem.X, problem.n_clusters, prototypes, "prototypes")
     dt = work_dtype(problem.X)
     return _sdc_init(jnp.asarray(problem.X, dt), jnp.asarray(problem.classes), jnp.asarray(m0, dt),
                      dt.type(smooth_std), n_classes=problem.n_classes, trace_len=trace_points + 1)
@@ -231,6 +232,8 @@ def sdc_step(rng_key, state: SDCState, X, classes, smooth_std, *, n_iter: int, r
     >>> int(state.n_iter), bool(state.converged), len(state.objective_trace)
     (40, True, 5)
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     block = V.check_int(block, "block", minimum=1)
     n_iter = V.check_int(n_iter, "n_iter", minimum=1)
     dt = state.prototypes.dtype

@@ -556,6 +556,7 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     >>> int(state.n_clusters), state.labels.tolist(), int(state.n_iter)
     (2, [0, 0, 1, 1], 2)
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
     X = jnp.asarray(X)
     w = _weights(sample_weight, X)
     lam = jnp.asarray(lam, X.dtype)
@@ -649,6 +650,7 @@ def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=1
     -------
     DPMeansState
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
     X = jnp.asarray(X)
     if capacity is None:
         m = 1 if centers is None else len(centers)

@@ -558,6 +558,8 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     >>> state.local_to_global[state.local_labels].tolist()
     [0, 0, 1, 1, 0, 1]
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
     X = jnp.asarray(X)
     gid = jnp.asarray(group_ids, jnp.int32)
     lam_l = jnp.asarray(lam_local, X.dtype)
@@ -658,6 +660,8 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
     -------
     HardHDPState
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
     X = jnp.asarray(X)
     n_groups = V.check_int(n_groups, "n_groups", minimum=1)
     G_cap, L_cap, _, _ = _start_capacities(X.shape[0], n_groups)

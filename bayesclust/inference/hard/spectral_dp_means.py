@@ -37,7 +37,7 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="au
     Parameters
     ----------
     K : ndarray or scipy.sparse matrix, shape (n, n)
-        Symmetric (not checked here).
+        Symmetric, finite.
     threshold : float
     max_vectors : int, optional
         Return at most this many (the largest).  Default ``n``.
@@ -55,6 +55,14 @@ def thresholded_eigenvectors(K, threshold, *, max_vectors=None, eigen_solver="au
         In decreasing order.
     vectors : ndarray, shape (n, m)
     """
+    if sp.issparse(K):
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(f"K must be a square matrix, got shape {K.shape}")
+        if not np.all(np.isfinite(K.data)):
+            raise ValueError("K contains NaN or infinite values")
+    else:
+        K = V.check_square_matrix(K, "K", symmetric=True)
+    threshold = V.check_real(threshold, "threshold")
     n = K.shape[0]
     cap = n if max_vectors is None else min(int(max_vectors), n)
     solver = eigen_solver

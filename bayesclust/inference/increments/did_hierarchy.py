@@ -611,9 +611,9 @@ def gdid_cut(X, Z, n_clusters_range=None) -> GDIDCut:
     """
     from scipy.cluster.hierarchy import cut_tree
 
-    X = np.asarray(V.check_array(X, "X", min_samples=3), np.float64)
+    X = V.check_points(X, "X", min_samples=3)
     n = X.shape[0]
-    Z = np.asarray(Z, dtype=np.float64)
+    Z = V.check_linkage(Z, "Z")
     if Z.ndim != 2 or Z.shape != (n - 1, 4):
         raise ValueError(f"Z must be a linkage matrix of shape ({n - 1}, 4) for {n} rows of X, "
                          f"got shape {Z.shape}")

@@ -69,6 +69,8 @@ def cluster_mahalanobis(means, covariances) -> np.ndarray:
     >>> float(cluster_mahalanobis(np.array([[0.0], [2.0]]), np.array([[[1.0]], [[3.0]]]))[0, 1])
     2.0
     """
+    means = V.check_kernel_array(means, "means", ndim=2)
+    covariances = V.check_kernel_array(covariances, "covariances", ndim=3)
     mu = np.asarray(means, np.float64)
     cov = np.asarray(covariances, np.float64)
     diff = mu[:, None, :] - mu[None, :, :]

@@ -211,7 +211,7 @@ def critical_beta(weights: Any, covariances: Any, merged_covariance: Any) -> flo
 
 
 def _check_inputs(X, y_partial, beta, eps, covariance_type, n_categories):
-    X = V.check_array(X, "X").astype(np.float64)
+    X = V.check_points(X, "X")  # covariances are squares: their range is that of distances
     n, d = X.shape
     beta = V.check_nonnegative(beta, "beta")
     eps = V.check_nonnegative(eps, "eps")

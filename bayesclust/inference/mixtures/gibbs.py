@@ -340,6 +340,8 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> tuple[GibbsState, jax.A
     Markov chain Monte Carlo procedure for the Dirichlet process mixture
     model, JCGS 13(1), 158-182.
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    V.check_rows_match(X, "X", state.labels)
     n, d = X.shape
     dtype = X.dtype
     sigma2 = state.sigma2
@@ -450,6 +452,8 @@ def gibbs_sweep(key, X, state: GibbsState, *, rho2, collapsed, alpha_prior=None,
     -----
     The same sweep as chain ``c`` of :func:`sweep_chains` given ``keys[c] = key``.
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    V.check_rows_match(X, "X", state.labels)
     one = jax.tree.map(lambda a: jnp.asarray(a)[None], state)
     out = sweep_chains(jnp.asarray(key)[None], X, one, rho2=rho2, collapsed=collapsed,
                        alpha_prior=alpha_prior, sigma2_prior=sigma2_prior, split_merge=split_merge)
@@ -482,6 +486,8 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
     The point moves of all chains run in one scan (:func:`_scan_points`, chains
     on the vectorised axis); the rest of the sweep is per chain under ``vmap``.
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    V.check_rows_match(X, "X", state.labels)
     n, d = X.shape
     if state.labels.ndim != 2 or state.labels.shape[1] != n:
         raise ValueError(f"state.labels must have shape (chains, n) = (C, {n}), got "
@@ -603,6 +609,8 @@ def blocked_sweep(key, X, state: BlockedState, *, rho2, alpha_prior=None, sigma2
         The occupied components after the sweep and whether a label changed (no
         split-merge moves: those fields are 0).
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    V.check_rows_match(X, "X", state.labels)
     n, d = X.shape
     T = state.means.shape[0]
     k_a, k_b, k_mu, k_z, k_sigma, k_alpha = jax.random.split(key, 6)
@@ -681,6 +689,8 @@ def init_blocked_state(X, labels, truncation, log_alpha, sigma2) -> BlockedState
     """A blocked-sampler state from an initial labelling (components ``0..k-1``): means at
     the cluster means (0 for empty components), weights uniform (both are redrawn before
     the labels in the first sweep, so only ``labels`` matters)."""
+    X = V.check_kernel_array(X, "X", ndim=2)
+    labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     stats = segment_stats(X, labels, truncation)
     dtype = X.dtype
     return BlockedState(
@@ -694,6 +704,8 @@ def init_blocked_state(X, labels, truncation, log_alpha, sigma2) -> BlockedState
 
 def init_state(X, labels, capacity, log_alpha, sigma2) -> GibbsState:
     """A chain state from an initial labelling (slots ``0..k-1``), means at the cluster means."""
+    X = V.check_kernel_array(X, "X", ndim=2)
+    labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     stats = segment_stats(X, labels, capacity)
     means = jnp.where((stats.weight > 0)[:, None], stats.sum / jnp.maximum(stats.weight, 1.0)[:, None], 0.0)
     dtype = X.dtype

@@ -650,6 +650,8 @@ def cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
     -------
     list of (n_c, kappa_n, nu_n, m_n, S_n), one per cluster ``0..k-1``
     """
+    X = V.check_kernel_array(X, "X", ndim=2)
+    labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     k = int(labels.max()) + 1
     out = []
     if diag:  # the one-dimensional formulas with the marginal dof of the NIW's diagonal

@@ -123,6 +123,11 @@ def sample_mixture_labels(rng_key, X, weights, means, sigma2, group_ids=None) ->
     inside :func:`jax.lax.map`), so memory stays bounded for long chains.
     """
     key = V.as_rng_key(rng_key)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    weights = V.check_kernel_array(weights, "weights", ndim=(2, 3), min_rows=1)
+    if not V.traced(weights) and bool(np.any(np.asarray(weights) < 0)):
+        raise ValueError("weights must be non-negative")
+    means = V.check_kernel_array(means, "means", ndim=3, min_rows=1)
     X = jnp.asarray(V.check_array(X, "X"))
     weights = jnp.asarray(weights, X.dtype)
     means = jnp.asarray(means, X.dtype)

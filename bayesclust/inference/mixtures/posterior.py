@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ... import _validation as V
 from ..._validation import check_array
 from ...metrics import co_clustering_matrix
 from ._common import _evenly
@@ -199,6 +200,7 @@ def rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
     >>> bool(diag["rhat"] < 1.05), backend
     (True, 'arviz')
     """
+    x = V.check_kernel_array(x, "x", ndim=2)
     x = np.asarray(x, dtype=np.float64)
     C, S = x.shape
     try:
