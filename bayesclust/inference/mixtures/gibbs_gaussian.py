@@ -40,6 +40,10 @@ sampler works with :math:`m_0 = 0, S_0 = I`.  With the data-scaled default prior
 
 A sweep is one ``lax.scan`` over the points with every chain moved in the same step
 (``vmap`` over the chains inside the scan body), then the exact statistics, then
+optionally sequentially-allocated split-merge moves (Dahl 2003; Jain & Neal 2004;
+:func:`split_merge_move`, the spherical sampler's proposal with this model's predictive
+and marginal likelihood), which move a whole group of points at once where single-site
+moves would have to pass through low-probability states one point at a time, then
 optionally Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  Clusters
 live in a fixed-capacity buffer grown (and the segment redone) when a chain needs more
 (:func:`bayesclust.inference.mixtures.gibbs.run_in_segments`).
@@ -51,7 +55,10 @@ JCGS 9(2), 249-265, Algorithm 3.  K. P. Murphy (2007), Conjugate Bayesian analys
 the Gaussian distribution, §8-9.  A. Gelman et al. (2013), Bayesian Data Analysis, 3rd
 ed., §3.6.  C. Fraley and A. E. Raftery (2007), Bayesian regularization for normal
 mixture estimation and model-based clustering, J. Classification 24, 155-181, §2-3.
-M. D. Escobar and M. West (1995), JASA 90, 577-588.
+M. D. Escobar and M. West (1995), JASA 90, 577-588.  D. B. Dahl (2003), An improved
+merge-split sampler for conjugate Dirichlet process mixture models, Technical Report 1086,
+Dept. of Statistics, University of Wisconsin.  S. Jain and R. M. Neal (2004), JCGS 13(1),
+158-182.
 """
 
 from __future__ import annotations
@@ -975,22 +982,26 @@ def init_gaussian_state(Z, labels, capacity: int, log_alpha, kappa0, *, full: bo
 
 
 def sweep_gaussian_chains(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior=None, *,
-                          full: bool) -> tuple[GaussianGibbsState, GibbsInfo]:
+                          full: bool, split_merge: int = 0) -> tuple[GaussianGibbsState, GibbsInfo]:
     """One collapsed Gibbs sweep of each of ``C`` chains (a leading chain axis on ``state``).
 
     The sweep :func:`gibbs_dp_gaussian` runs (Neal 2000, Algorithm 3; module docstring):
-    every point in order, the exact statistics, then Escobar & West's update of ``alpha``
-    when ``alpha_prior = (a, b)`` (Gamma shape, rate) is given.  ``keys`` has shape (C,).
+    every point in order, the exact statistics, ``split_merge`` :func:`split_merge_move`
+    per chain, then Escobar & West's update of ``alpha`` when ``alpha_prior = (a, b)``
+    (Gamma shape, rate) is given.  ``keys`` has shape (C,).
 
     Returns
     -------
     state : GaussianGibbsState
     info : GibbsInfo
-        Per chain ``(C,)``: the occupied clusters after the sweep and whether a point moved
-        (no split-merge moves: those fields are 0), as the spherical sampler's sweeps report.
+        Per chain ``(C,)``: the occupied clusters after the sweep, whether a point moved,
+        and the split-merge moves accepted and proposed, as the spherical sampler's sweeps
+        report.
     """
-    out, _ = _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full)
-    zero = jnp.zeros(out.labels.shape[0], jnp.int32)
+    out, accepted = _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full,
+                           split_merge=split_merge)
+    C, n = out.labels.shape
+    proposed = jnp.full(C, split_merge if n >= 2 else 0, jnp.int32)
     info = GibbsInfo(jnp.sum(out.counts > 0, axis=1, dtype=jnp.int32),
-                     jnp.any(out.labels != state.labels, axis=1), zero, zero)
+                     jnp.any(out.labels != state.labels, axis=1), accepted, proposed)
     return out, info
