@@ -129,6 +129,84 @@ def test_partition_frequencies_match_exact_enumeration(case):
     assert gaussian_log_marginal(X, lab, covariance_type=cov, prior=prior) == pytest.approx(ref, rel=1e-10)
 
 
+def _case_prior(X):
+    d = X.shape[1]
+    S0 = np.eye(d) * 0.5 if d == 1 else np.array([[0.5, 0.1], [0.1, 0.3]])
+    return GaussianClusterPrior(np.full(d, 0.8), 0.5, d + 1.0, S0)
+
+
+def _tv(parts, exact, labels):
+    index = {p: i for i, p in enumerate(parts)}
+    freq = np.zeros(len(parts))
+    for lab in labels:
+        freq[index[_canon(lab)]] += 1
+    freq /= freq.sum()
+    return 0.5 * np.abs(freq - exact).sum(), np.abs(freq - exact).max()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_split_merge_move_alone_matches_exact_enumeration(case):
+    """Split-merge moves alone (no single-site moves: splits and merges reach every
+    partition) leave the exact posterior over all partitions invariant: 4 chains x
+    20,000 moves from one cluster (Dahl 2003; Jain & Neal 2004)."""
+    import jax
+    import jax.numpy as jnp
+
+    from bayesclust.inference.mixtures.gibbs_gaussian import (
+        check_gaussian_prior,
+        split_merge_move,
+        whitened_problem,
+    )
+
+    cov, X = CASES[case]
+    n = X.shape[0]
+    prior, alpha = _case_prior(X), 1.3
+    parts, exact = _exact_posterior(X, prior, alpha, cov)
+    Z, kappa0, nu0, _ = whitened_problem(X, check_gaussian_prior(prior, X.shape[1], cov), cov)
+    Z = jnp.asarray(Z, jnp.float32)
+    K = n + 1
+
+    def chain(key):
+        def move(carry, k):
+            labels, counts, over = carry
+            labels, counts, o, _ = split_merge_move(k, Z, labels, counts, jnp.log(alpha), kappa0,
+                                                    nu0, full=cov == "full")
+            return (labels, counts, over | o), (labels, counts)
+
+        start = (jnp.zeros(n, jnp.int32), jnp.zeros(K).at[0].set(n), jnp.zeros((), bool))
+        return jax.lax.scan(move, start, jax.random.split(key, 20_000))
+
+    (_, _, over), (labels, counts) = jax.jit(jax.vmap(chain))(jax.random.split(jax.random.PRNGKey(0), 4))
+    assert not bool(jnp.any(over))
+    labels, counts = np.asarray(labels).reshape(-1, n), np.asarray(counts).reshape(-1, K)
+    # The move keeps the slot sizes it returns consistent with its labels.
+    np.testing.assert_array_equal(counts, [np.bincount(lab, minlength=K) for lab in labels])
+    tv, worst = _tv(parts, exact, labels)
+    assert exact.max() < 0.5
+    # 80,000 correlated draws (the move is often rejected): Monte Carlo error ~0.005.
+    assert tv < 0.03, (tv, exact.round(3))
+    assert worst < 0.01, worst
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_sampler_with_split_merge_matches_exact_enumeration(case):
+    """One Gibbs sweep plus two split-merge moves per draw: the same exact posterior."""
+    cov, X = CASES[case]
+    prior, alpha = _case_prior(X), 1.3
+    parts, exact = _exact_posterior(X, prior, alpha, cov)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = gibbs_dp_gaussian(2, X, covariance_type=cov, alpha=alpha, prior=prior,
+                                 num_warmup=50, num_samples=4000, thin=1, num_chains=8,
+                                 split_merge=2, progress_bar=False)
+    assert post.sampler == f"gibbs-collapsed-{cov}+split-merge"
+    rate = post.sample_stats["split_merge_acceptance"]
+    assert rate.shape == (8, 4000) and 0.05 < rate.mean() < 0.95
+    tv, worst = _tv(parts, exact, post.labels.reshape(-1, X.shape[0]))
+    assert tv < 0.03, (tv, exact.round(3))
+    assert worst < 0.015, worst
+
+
 def test_marginal_is_the_product_of_sequential_predictives():
     # p(X_c) = prod_i p(x_i | x_<i), each a scipy multivariate_t (Murphy 2007, eq. 258).
     rng = np.random.default_rng(0)

@@ -1,16 +1,21 @@
 """Helpers shared by the samplers of this family: the isotropic Gaussian log-density, the
 per-slot terms of a point's log weight (Neal's Algorithms 2 and 3), a draw among a chain's
 slots or a new cluster, the conjugate updates of the means, of a concentration (Escobar &
-West 1995) and of ``sigma2``, the priors as the samplers take them, and evenly spread draws.
+West 1995) and of ``sigma2``, the sequentially-allocated split-merge proposal and its
+acceptance (Dahl 2003) for any conjugate cluster model, the priors as the samplers take
+them, and evenly spread draws.
 
 Private to ``inference/mixtures/``; its names are imported by the family's modules only.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ... import _validation as V
 from ...kernels import assigned_squared_distances
@@ -60,6 +65,116 @@ def _draw_slot_or_new(log_w, log_new, u):
     cdf = jnp.cumsum(jnp.exp(log_w - top), axis=0)
     total = cdf[-1] + jnp.exp(log_new - top)
     return jnp.sum(cdf < u * total, axis=0).astype(jnp.int32)
+
+
+class _SplitMergeProposal(NamedTuple):
+    """A sequentially-allocated split or merge proposal of one chain (:func:`_propose_split_merge`)."""
+
+    key: jax.Array  # the key of the acceptance draw
+    split: jax.Array  # z_i = z_j: a split is proposed (else a merge)
+    ci: jax.Array  # slot of point i (keeps side A)
+    cj: jax.Array  # slot of point j
+    to_b: jax.Array  # (n,) bool: the point is on side B (j and the members allocated to it)
+    a: Any  # side A's statistics after the allocation (the model's own pytree)
+    b: Any  # side B's
+    log_q: jax.Array  # log probability of the allocation (of the split, or of the current split)
+
+
+def _propose_split_merge(key, X, labels, side, log_weights, add) -> _SplitMergeProposal:
+    r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
+
+    Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
+    their clusters, visited in a uniformly random order.  Sides ``A = {i}`` and
+    ``B = {j}`` grow by allocating each ``k`` in ``S`` in turn: with ``z_i = z_j`` (a
+    split) to B with probability :math:`\sigma(w_B - w_A)`, where
+    :math:`w = \log |A| + \log p(x_k \mid A)` (the collapsed predictive of the points
+    allocated so far); with ``z_i != z_j`` (a merge) each ``k`` follows its current
+    cluster and ``log_q`` is the probability that the split allocation would have
+    reproduced the current split.
+
+    Parameters
+    ----------
+    key : PRNG key
+    X : array, shape (n, d)
+    labels : int array, shape (n,)
+    side : callable ``x -> stats``
+        A side holding the one point ``x`` (any pytree of arrays).
+    log_weights : callable ``(a, b, x) -> w_B - w_A``
+    add : callable ``(a, b, x, to_a, to_b) -> (a, b)``
+        ``x`` added to side A where ``to_a`` and to side B where ``to_b`` (at most one).
+
+    Returns
+    -------
+    _SplitMergeProposal
+    """
+    n = X.shape[0]
+    dtype = X.dtype
+    k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
+    i = jax.random.randint(k_i, (), 0, n)
+    j = jax.random.randint(k_j, (), 0, n - 1)
+    j = j + (j >= i)
+    ci, cj = labels[i], labels[j]
+    split = ci == cj
+    idx = jnp.arange(n)
+    in_s = ((labels == ci) | (labels == cj)) & (idx != i) & (idx != j)
+    m = jnp.sum(in_s)
+    order = jnp.argsort(jnp.where(in_s, jax.random.uniform(k_perm, (n,), dtype), 2.0))
+    u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
+    # Members in visiting order, gathered once: the loop then indexes by its own
+    # counter (the same for every chain under vmap), never by a per-chain point
+    # index (which vmap would turn into gathers/scatters in every step).
+    x_ord = X[order]
+    to_cj = labels[order] == cj
+
+    def body(carry, inp):
+        a, b, log_q = carry
+        x, cj_k, u_k, valid = inp
+        diff = log_weights(a, b, x)  # log P(B) - log P(A)
+        # The less likely side is taken when u < its probability, u in (0, 1]: a
+        # side whose probability is below the uniforms' resolution is never
+        # taken (with u in [0, 1), u = 0 would take it, and a split whose q
+        # claims e^-|diff| would be proposed far more often than that).
+        less = u_k < jax.nn.sigmoid(-jnp.abs(diff))
+        go_b = jnp.where(split, (diff >= 0) != less, cj_k)
+        to_a, to_b = valid & ~go_b, valid & go_b
+        log_q = log_q + jnp.where(valid, jnp.where(go_b, jax.nn.log_sigmoid(diff),
+                                                   jax.nn.log_sigmoid(-diff)), 0.0)
+        a, b = add(a, b, x, to_a, to_b)
+        return (a, b, log_q), to_b
+
+    # A fixed-length scan (steps past the m members are masked): under vmap a
+    # loop bounded by a per-chain m would select every carry in every step.
+    carry = (side(X[i]), side(X[j]), jnp.zeros((), dtype))
+    (a, b, log_q), go = lax.scan(body, carry, (x_ord, to_cj, u, idx < m))
+    to_b = jnp.zeros(n, bool).at[order].set(go).at[j].set(True)
+    return _SplitMergeProposal(k_acc, split, ci, cj, to_b, a, b, log_q)
+
+
+def _accept_split_merge(prop: _SplitMergeProposal, log_ratio, labels, counts):
+    r"""Metropolis-Hastings acceptance of a :func:`_propose_split_merge` proposal.
+
+    ``log_ratio`` is :math:`\log p(z^{split} \mid X) - \log p(z^{merge} \mid X)`; the
+    split is accepted with probability :math:`\min\{1, e^{\text{log\_ratio}} / q\}`, the
+    merge with :math:`\min\{1, q\, e^{-\text{log\_ratio}}\}` (Dahl 2003; Jain & Neal
+    2004, §3).  A split moves side B to the first free slot; with none free it is not
+    applied and ``overflow`` is set (the caller grows the buffer and redoes the segment).
+
+    Returns
+    -------
+    labels : (n,) the partition after the move
+    free : the slot side B moved to (meaningful when ``do_split``)
+    do_split, do_merge, overflow : bool scalars
+    """
+    log_acc = jnp.where(prop.split, log_ratio - prop.log_q, prop.log_q - log_ratio)
+    accept = jnp.log(jax.random.uniform(prop.key, (), prop.log_q.dtype)) < log_acc
+    active = counts > 0
+    free = jnp.argmin(active).astype(labels.dtype)
+    full = jnp.all(active)
+    do_split = accept & prop.split & ~full
+    do_merge = accept & ~prop.split
+    new_labels = jnp.where(do_split & prop.to_b, free, labels)
+    new_labels = jnp.where(do_merge & (labels == prop.cj), prop.ci, new_labels)
+    return new_labels, free, do_split, do_merge, accept & prop.split & full
 
 
 def _draw_means(key, counts, sums, sigma2, rho2, noise=None):

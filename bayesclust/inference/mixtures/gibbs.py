@@ -66,11 +66,13 @@ from ...kernels import (
 )
 from ...models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
 from ._common import (
+    _accept_split_merge,
     _draw_means,
     _draw_sigma2,
     _draw_slot_or_new,
     _log_normal_iso,
     _prior_params,
+    _propose_split_merge,
     _slot_terms,
     _update_log_alpha,
     prior_distribution,
@@ -343,75 +345,35 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> tuple[GibbsState, jax.A
     X = V.check_kernel_array(X, "X", ndim=2)
     V.check_rows_match(X, "X", state.labels)
     n, d = X.shape
-    dtype = X.dtype
     sigma2 = state.sigma2
-    k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
-    i = jax.random.randint(k_i, (), 0, n)
-    j = jax.random.randint(k_j, (), 0, n - 1)
-    j = j + (j >= i)
-    labels = state.labels
-    ci, cj = labels[i], labels[j]
-    split = ci == cj
-    idx = jnp.arange(n)
-    in_s = ((labels == ci) | (labels == cj)) & (idx != i) & (idx != j)
-    m = jnp.sum(in_s)
-    order = jnp.argsort(jnp.where(in_s, jax.random.uniform(k_perm, (n,), dtype), 2.0))
-    u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
     terms = functools.partial(_slot_terms, mean=None, sigma2=sigma2, rho2=rho2, collapsed=True, d=d)
 
-    def log_weight(count, total, x):
-        a, b, mean = terms(count, total)
+    def log_weight(side, x):
+        a, b, mean = terms(*side)
         return a - b * jnp.sum((x - mean) ** 2)
 
-    # Members in visiting order, gathered once: the loop then indexes by its own
-    # counter ``t`` (the same for every chain under vmap), never by a per-chain
-    # point index (which vmap would turn into gathers/scatters in every step).
-    x_ord = X[order]
-    to_cj = labels[order] == cj
+    def add(a, b, x, to_a, to_b):
+        return ((a[0] + to_a, a[1] + jnp.where(to_a, x, 0.0)),
+                (b[0] + to_b, b[1] + jnp.where(to_b, x, 0.0)))
 
-    def body(carry, inp):
-        n_a, s_a, n_b, s_b, log_q = carry
-        x, cj_k, u_k, valid = inp
-        diff = log_weight(n_b, s_b, x) - log_weight(n_a, s_a, x)  # log P(B) - log P(A)
-        # The less likely side is taken when u < its probability, u in (0, 1]: a
-        # side whose probability is below the uniforms' resolution is never
-        # taken (with u in [0, 1), u = 0 would take it, and a split whose q
-        # claims e^-|diff| would be proposed far more often than that).
-        less = u_k < jax.nn.sigmoid(-jnp.abs(diff))
-        go_b = jnp.where(split, (diff >= 0) != less, cj_k)
-        to_a, to_b = valid & ~go_b, valid & go_b
-        log_q = log_q + jnp.where(valid, jnp.where(go_b, jax.nn.log_sigmoid(diff),
-                                                   jax.nn.log_sigmoid(-diff)), 0.0)
-        n_a, s_a = n_a + to_a, s_a + jnp.where(to_a, x, 0.0)
-        n_b, s_b = n_b + to_b, s_b + jnp.where(to_b, x, 0.0)
-        return (n_a, s_a, n_b, s_b, log_q), to_b
-
-    # A fixed-length scan (steps past the m members are masked): under vmap a
-    # loop bounded by a per-chain m would select every carry in every step.
-    one = jnp.ones((), dtype)
-    carry = (one, X[i], one, X[j], jnp.zeros((), dtype))
-    (n_a, s_a, n_b, s_b, log_q), go = lax.scan(body, carry, (x_ord, to_cj, u, idx < m))
-    to_b = jnp.zeros(n, bool).at[order].set(go).at[j].set(True)
+    one = jnp.ones((), X.dtype)
+    prop = _propose_split_merge(key, X, state.labels, lambda x: (one, x),
+                                lambda a, b, x: log_weight(b, x) - log_weight(a, x), add)
+    (n_a, s_a), (n_b, s_b) = prop.a, prop.b
     log_ratio = (state.log_alpha + gammaln(n_a) + gammaln(n_b) - gammaln(n_a + n_b)
                  + _split_merge_score(n_a, s_a, sigma2, rho2, d)
                  + _split_merge_score(n_b, s_b, sigma2, rho2, d)
                  - _split_merge_score(n_a + n_b, s_a + s_b, sigma2, rho2, d))
-    log_acc = jnp.where(split, log_ratio - log_q, log_q - log_ratio)
-    accept = jnp.log(jax.random.uniform(k_acc, (), dtype)) < log_acc
-    active = state.counts > 0
-    free = jnp.argmin(active).astype(labels.dtype)
-    full = jnp.all(active)
-    do_split = accept & split & ~full
-    do_merge = accept & ~split
-    new_labels = jnp.where(do_split & to_b, free, labels)
-    new_labels = jnp.where(do_merge & (labels == cj), ci, new_labels)
+    new_labels, free, do_split, do_merge, overflow = _accept_split_merge(
+        prop, log_ratio, state.labels, state.counts)
+    ci, cj = prop.ci, prop.cj
     counts, sums = state.counts, state.sums
     counts = jnp.where(do_split, counts.at[ci].set(n_a).at[free].set(n_b), counts)
     sums = jnp.where(do_split, sums.at[ci].set(s_a).at[free].set(s_b), sums)
     counts = jnp.where(do_merge, counts.at[ci].set(n_a + n_b).at[cj].set(0.0), counts)
     sums = jnp.where(do_merge, sums.at[ci].set(s_a + s_b).at[cj].set(0.0), sums)
     return state._replace(labels=new_labels, counts=counts, sums=sums,
-                          overflow=state.overflow | (accept & split & full)), do_split | do_merge
+                          overflow=state.overflow | overflow), do_split | do_merge
 
 
 def _resample_means(key, state: GibbsState, rho2):

@@ -40,6 +40,10 @@ sampler works with :math:`m_0 = 0, S_0 = I`.  With the data-scaled default prior
 
 A sweep is one ``lax.scan`` over the points with every chain moved in the same step
 (``vmap`` over the chains inside the scan body), then the exact statistics, then
+optionally sequentially-allocated split-merge moves (Dahl 2003; Jain & Neal 2004;
+:func:`split_merge_move`, the spherical sampler's proposal with this model's predictive
+and marginal likelihood), which move a whole group of points at once where single-site
+moves would have to pass through low-probability states one point at a time, then
 optionally Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  Clusters
 live in a fixed-capacity buffer grown (and the segment redone) when a chain needs more
 (:func:`bayesclust.inference.mixtures.gibbs.run_in_segments`).
@@ -51,7 +55,10 @@ JCGS 9(2), 249-265, Algorithm 3.  K. P. Murphy (2007), Conjugate Bayesian analys
 the Gaussian distribution, §8-9.  A. Gelman et al. (2013), Bayesian Data Analysis, 3rd
 ed., §3.6.  C. Fraley and A. E. Raftery (2007), Bayesian regularization for normal
 mixture estimation and model-based clustering, J. Classification 24, 155-181, §2-3.
-M. D. Escobar and M. West (1995), JASA 90, 577-588.
+M. D. Escobar and M. West (1995), JASA 90, 577-588.  D. B. Dahl (2003), An improved
+merge-split sampler for conjugate Dirichlet process mixture models, Technical Report 1086,
+Dept. of Statistics, University of Wisconsin.  S. Jain and R. M. Neal (2004), JCGS 13(1),
+158-182.
 """
 
 from __future__ import annotations
@@ -67,7 +74,14 @@ from jax.scipy.special import gammaln
 
 from ... import _validation as V
 from ...kernels import cholesky_rank_one
-from ._common import _draw_slot_or_new, _prior_params, _update_log_alpha, start_labels
+from ._common import (
+    _accept_split_merge,
+    _draw_slot_or_new,
+    _prior_params,
+    _propose_split_merge,
+    _update_log_alpha,
+    start_labels,
+)
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import GibbsInfo, run_in_segments
 
@@ -333,6 +347,25 @@ def _weight_const(counts, factor, logdet, kappa0, nu0, d, full):
     return jnp.where(counts > 0, jnp.log(jnp.maximum(counts, 1.0)) + c, -jnp.inf)
 
 
+def _add_point(x, n, mean, factor, logdet, kappa0, full):
+    r"""One cluster's ``(mean, factor, logdet)`` after ``x`` joins it (``n -> n + 1``).
+
+    ``S_n`` gains :math:`\tfrac{\kappa_n}{\kappa_n + 1}(x - m_n)(x - m_n)^\top`: a rank-one
+    downdate of the factor of its inverse (Sherman-Morrison; module docstring).
+    """
+    k = kappa0 + n
+    if full:
+        v = jnp.sqrt(k / (k + 1.0)) * (x - mean)
+        w0 = factor @ (factor.T @ v)
+        t = v @ w0
+        f_new = cholesky_rank_one(factor, w0 / jnp.sqrt(1.0 + t), -1.0)
+        ld_new = logdet + jnp.log1p(t)
+    else:
+        f_new = factor + 0.5 * (k / (k + 1.0)) * (x - mean) ** 2
+        ld_new = logdet
+    return (k * mean + x) / (k + 1.0), f_new, ld_new
+
+
 def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     """One chain, one point: remove ``x`` from slot ``old``, draw its slot, add it back."""
     counts, means, factor, logdet, const, overflow = carry
@@ -371,19 +404,10 @@ def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     overflow = overflow | (is_new & jnp.all(active))
     slot = jnp.where(is_new, free, choice)
     # Add x to it (n -> n + 1); a free slot holds the prior's statistics.
-    n2, m2, f2, ld2 = counts[slot], means[slot], factor[slot], logdet[slot]
-    k2 = kappa0 + n2
-    if full:
-        v = jnp.sqrt(k2 / (k2 + 1.0)) * (x - m2)
-        w0 = f2 @ (f2.T @ v)
-        t = v @ w0
-        f_new = cholesky_rank_one(f2, w0 / jnp.sqrt(1.0 + t), -1.0)
-        ld_new = ld2 + jnp.log1p(t)
-    else:
-        f_new = f2 + 0.5 * (k2 / (k2 + 1.0)) * (x - m2) ** 2
-        ld_new = ld2
+    n2 = counts[slot]
+    m_new, f_new, ld_new = _add_point(x, n2, means[slot], factor[slot], logdet[slot], kappa0, full)
     counts = counts.at[slot].add(1.0)
-    means = means.at[slot].set((k2 * m2 + x) / (k2 + 1.0))
+    means = means.at[slot].set(m_new)
     factor = factor.at[slot].set(f_new)
     logdet = logdet.at[slot].set(ld_new)
     const = const.at[slot].set(wconst(n2 + 1.0, f_new, ld_new))
@@ -409,8 +433,117 @@ def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
     return jnp.sum(jnp.where(on, per, 0.0))
 
 
-def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full):
-    """One sweep of every chain (leading chain axis on the state, one key per chain)."""
+def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
+    r"""One sequentially-allocated split-merge move of one chain (Dahl 2003), means and
+    covariances integrated out.
+
+    The proposal is the spherical sampler's
+    (:func:`bayesclust.inference.mixtures.gibbs.split_merge_move`): two points ``i, j``,
+    the other members of their clusters allocated in a random order to ``A = {i}`` or
+    ``B = {j}`` with probability :math:`\propto |A|\, p(x \mid A)` (the Student-t
+    predictive of :func:`_log_predictive`, its statistics grown by rank-one updates);
+    a merge's ``q`` is the probability of reproducing the current split.  The split is
+    accepted with probability :math:`\min\{1, \frac{p(z^{split} \mid X)}{p(z^{merge} \mid
+    X)} / q\}`, the merge with the reciprocal, where under the CRP prior
+
+    .. math::
+
+        \log \frac{p(z^{split} \mid X)}{p(z^{merge} \mid X)} = \log\alpha
+        + \log\frac{\Gamma(n_A)\Gamma(n_B)}{\Gamma(n_A + n_B)}
+        + \log p(X_A) + \log p(X_B) - \log p(X_{A \cup B})
+
+    with the conjugate marginal likelihoods of :func:`log_marginal_whitened` from exact
+    statistics (Murphy 2007, §8.3 and §9).  The random order is an auxiliary variable
+    shared by the move and its reverse, so the move leaves :math:`p(z \mid X)` invariant
+    (Jain & Neal 2004, §3).
+
+    Parameters
+    ----------
+    key : PRNG key
+    Z : array, shape (n, d)
+        The whitened data (:func:`whitened_problem`).
+    labels : int32 (n,)
+    counts : float (K,)
+        The slots' sizes (only which are free matters, and they are updated).
+    log_alpha : float scalar
+    kappa0, nu0 : float
+        As :func:`whitened_problem` returns them.
+    full : bool (static)
+
+    Returns
+    -------
+    labels : int32 (n,)
+    counts : float (K,)
+    overflow : bool scalar
+        An accepted split found no free slot (not applied; the caller grows the buffer).
+    accepted : bool scalar
+        The move was accepted and applied.
+
+    References
+    ----------
+    D. B. Dahl (2003), An improved merge-split sampler for conjugate Dirichlet process
+    mixture models, Technical Report 1086, Dept. of Statistics, University of
+    Wisconsin.  S. Jain and R. M. Neal (2004), A split-merge Markov chain Monte Carlo
+    procedure for the Dirichlet process mixture model, JCGS 13(1), 158-182.
+    """
+    n, d = Z.shape
+    dtype = Z.dtype
+    zero = jnp.zeros((), dtype)
+    empty = (jnp.eye(d, dtype=dtype) if full else jnp.full((d,), 0.5, dtype))
+
+    def side(x):
+        return (jnp.ones((), dtype),) + _add_point(x, zero, jnp.zeros((d,), dtype), empty, zero,
+                                                   kappa0, full)
+
+    def log_weights(a, b, x):
+        c, m, f, ld = (jnp.stack(pair) for pair in zip(a, b))
+        w = jnp.log(c) + _log_predictive(x, c, m, f, ld, kappa0, nu0, full)
+        return w[1] - w[0]
+
+    def add(a, b, x, to_a, to_b):
+        # One rank-one update, of the side x joins (at most one; none past the members).
+        n_s, m_s, f_s, ld_s = (jnp.where(to_b, sb, sa) for sa, sb in zip(a, b))
+        grown = (n_s + 1.0,) + _add_point(x, n_s, m_s, f_s, ld_s, kappa0, full)
+        a = tuple(jnp.where(to_a, g, v) for g, v in zip(grown, a))
+        b = tuple(jnp.where(to_b, g, v) for g, v in zip(grown, b))
+        return a, b
+
+    prop = _propose_split_merge(key, Z, labels, side, log_weights, add)
+    n_a, n_b = prop.a[0], prop.b[0]
+    pair = (labels == prop.ci) | (labels == prop.cj)
+    stat = 3 if full else 2  # log det S_n (full) or the Gamma rates (diag)
+    split_stats = _exact_stats(Z, jnp.where(pair, prop.to_b.astype(jnp.int32), 2), 3, kappa0, full)
+    merge_stats = _exact_stats(Z, jnp.where(pair, 0, 1), 2, kappa0, full)
+    marginal = functools.partial(log_marginal_whitened, kappa0=kappa0, nu0=nu0, d=d, full=full)
+    log_ratio = (log_alpha + gammaln(n_a) + gammaln(n_b) - gammaln(n_a + n_b)
+                 + marginal(split_stats[0][:2], split_stats[stat][:2])
+                 - marginal(merge_stats[0][:1], merge_stats[stat][:1]))
+    new_labels, free, do_split, do_merge, overflow = _accept_split_merge(prop, log_ratio, labels,
+                                                                         counts)
+    counts = jnp.where(do_split, counts.at[prop.ci].set(n_a).at[free].set(n_b), counts)
+    counts = jnp.where(do_merge, counts.at[prop.ci].set(n_a + n_b).at[prop.cj].set(0.0), counts)
+    return new_labels, counts, overflow, do_split | do_merge
+
+
+def _split_merge_moves(keys, Z, labels, counts, log_alpha, kappa0, nu0, *, moves, full):
+    """``moves`` :func:`split_merge_move` of one chain in turn (one key each)."""
+
+    def move(t, carry):
+        lab, cnt, over, acc = carry
+        lab, cnt, o, ok = split_merge_move(keys[t], Z, lab, cnt, log_alpha, kappa0, nu0, full=full)
+        return lab, cnt, over | o, acc + ok.astype(jnp.int32)
+
+    return lax.fori_loop(0, moves, move, (labels, counts, jnp.zeros((), bool),
+                                          jnp.zeros((), jnp.int32)))
+
+
+def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full, split_merge=0):
+    """One sweep of every chain (leading chain axis on the state, one key per chain).
+
+    The point moves, then ``split_merge`` :func:`split_merge_move` per chain (their keys
+    folded from the chain's, so the rest of the sweep's random stream does not depend on
+    them), then ``alpha``.  Returns the state and the moves accepted per chain ``(C,)``.
+    """
     n, d = Z.shape
     K = state.counts.shape[1]
     sub = jax.vmap(lambda k: jax.random.split(k, 2))(keys)
@@ -431,6 +564,16 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
     carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
     carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
     labels = labels.T
+    overflow = carry[5]
+    accepted = jnp.zeros(labels.shape[0], jnp.int32)
+    if split_merge and n >= 2:
+        k_sm = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, 0x5EED), split_merge))(keys)
+        counts = jax.vmap(lambda lab: jax.ops.segment_sum(
+            jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
+        labels, _, over, accepted = jax.vmap(functools.partial(
+            _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
+            in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
+        overflow = overflow | over
     counts, means, factor, logdet = jax.vmap(
         lambda lab: _exact_stats(Z, lab, K, kappa0, full))(labels)
     log_alpha = state.log_alpha
@@ -438,20 +581,27 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
         k = jnp.sum(counts > 0, axis=1)
         log_alpha = jax.vmap(lambda kk, la, kc: _update_log_alpha(kk, la, kc, n, alpha_prior))(
             sub[:, 1], log_alpha, k).astype(Z.dtype)
-    return GaussianGibbsState(labels, counts, means, factor, logdet, log_alpha, carry[5])
+    return GaussianGibbsState(labels, counts, means, factor, logdet, log_alpha, overflow), accepted
 
 
-@functools.partial(jax.jit, static_argnames=("num", "thin", "full"))
-def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full):
+@functools.partial(jax.jit, static_argnames=("num", "thin", "full", "split_merge"))
+def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, split_merge=0):
     """``num`` recorded draws of ``thin`` sweeps each, for every chain."""
     d = Z.shape[1]
 
     def draw(s, k):
         sweep_keys = jax.vmap(lambda k_: jax.random.split(k_, thin))(k)
-        s = lax.fori_loop(0, thin, lambda t, s_: _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0,
-                                                        alpha_prior, full=full), s)
+
+        def sweep(t, carry):
+            s_, acc = carry
+            s_, ok = _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0, alpha_prior, full=full,
+                            split_merge=split_merge)
+            return s_, acc + ok
+
+        s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros(k.shape[0], jnp.int32)))
         stat = s.logdet if full else s.factor
         record = dict(
+            split_merge_accepted=accepted,
             labels=s.labels,
             log_likelihood=jax.vmap(
                 lambda c, st: log_marginal_whitened(c, st, kappa0, nu0, d, full))(s.counts, stat),
@@ -505,6 +655,7 @@ def gibbs_dp_gaussian(
     num_chains: int = DP_SAMPLER_DEFAULTS.num_chains,
     init_labels=None,
     max_clusters: int | None = None,
+    split_merge: int = 0,
     progress_bar: bool = True,
 ):
     r"""Collapsed Gibbs sampling of the DP Gaussian mixture with per-cluster covariances.
@@ -534,12 +685,14 @@ def gibbs_dp_gaussian(
         The cluster prior; default :func:`default_gaussian_prior` of ``X``.
     num_warmup, num_samples, thin, num_chains : int
         As :func:`bayesclust.gibbs_dp_gmm` (defaults
-        :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`).  No split-merge
-        moves: single-site moves only.
+        :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`).
     init_labels : array_like of int, shape (n,) or (num_chains, n), optional
         Initial partition(s); default all points in one cluster.
     max_clusters : int, optional
         Largest buffer the sampler may grow to (default ``n``).
+    split_merge : int
+        Sequentially-allocated split-merge moves per sweep (Dahl 2003;
+        :func:`split_merge_move`), after the point moves (0: single-site moves only).
     progress_bar : bool
 
     Returns
@@ -547,7 +700,9 @@ def gibbs_dp_gaussian(
     Posterior
         Label draws (chains, draws, n); ``log_likelihood`` is the collapsed
         :math:`\log p(X \mid z)` (means and covariances integrated out); params
-        ``alpha``; ``sample_stats["n_clusters"]``.  A
+        ``alpha``; ``sample_stats["n_clusters"]`` and, with split-merge moves,
+        ``sample_stats["split_merge_acceptance"]`` (the fraction of each draw's
+        ``thin * split_merge`` moves accepted).  A
         :class:`bayesclust.ConvergenceWarning` is issued as for
         :func:`bayesclust.gibbs_dp_gmm`.
 
@@ -578,6 +733,7 @@ def gibbs_dp_gaussian(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
+    split_merge = V.check_int(split_merge, "split_merge", minimum=0)
     n, d = X.shape
     if prior is None:
         prior = default_gaussian_prior(X, covariance_type)
@@ -609,17 +765,21 @@ def gibbs_dp_gaussian(
 
     records, seconds = run_in_segments(
         key, lambda keys, s, num: _run_segment(keys, Zj, s, kappa0, nu0, ap, num=num, thin=thin,
-                                               full=full),
+                                               full=full, split_merge=split_merge),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
         grow=grow, progress_bar=progress_bar, desc=f"gibbs (collapsed, {covariance_type})")
     # The whitened density times the Jacobian |S0|^(-1/2) per point: log p(X | z).
     loglik = records["log_likelihood"].astype(np.float64) - 0.5 * n * logdet0
+    sample_stats = {"n_clusters": records["n_clusters"]}
+    moves = thin * split_merge if n >= 2 else 0
+    if moves:
+        sample_stats["split_merge_acceptance"] = records["split_merge_accepted"] / moves
     post = Posterior(
         records["labels"],
         log_likelihood=loglik,
         params={"alpha": np.exp(records["log_alpha"])},
-        sample_stats={"n_clusters": records["n_clusters"]},
-        sampler=f"gibbs-collapsed-{covariance_type}",
+        sample_stats=sample_stats,
+        sampler=f"gibbs-collapsed-{covariance_type}" + ("+split-merge" if moves else ""),
         model=f"dp_gaussian_{covariance_type}",
         kernels="xla",
         seconds=seconds,
@@ -824,22 +984,26 @@ def init_gaussian_state(Z, labels, capacity: int, log_alpha, kappa0, *, full: bo
 
 
 def sweep_gaussian_chains(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior=None, *,
-                          full: bool) -> tuple[GaussianGibbsState, GibbsInfo]:
+                          full: bool, split_merge: int = 0) -> tuple[GaussianGibbsState, GibbsInfo]:
     """One collapsed Gibbs sweep of each of ``C`` chains (a leading chain axis on ``state``).
 
     The sweep :func:`gibbs_dp_gaussian` runs (Neal 2000, Algorithm 3; module docstring):
-    every point in order, the exact statistics, then Escobar & West's update of ``alpha``
-    when ``alpha_prior = (a, b)`` (Gamma shape, rate) is given.  ``keys`` has shape (C,).
+    every point in order, the exact statistics, ``split_merge`` :func:`split_merge_move`
+    per chain, then Escobar & West's update of ``alpha`` when ``alpha_prior = (a, b)``
+    (Gamma shape, rate) is given.  ``keys`` has shape (C,).
 
     Returns
     -------
     state : GaussianGibbsState
     info : GibbsInfo
-        Per chain ``(C,)``: the occupied clusters after the sweep and whether a point moved
-        (no split-merge moves: those fields are 0), as the spherical sampler's sweeps report.
+        Per chain ``(C,)``: the occupied clusters after the sweep, whether a point moved,
+        and the split-merge moves accepted and proposed, as the spherical sampler's sweeps
+        report.
     """
-    out = _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full)
-    zero = jnp.zeros(out.labels.shape[0], jnp.int32)
+    out, accepted = _sweep(keys, Z, state, kappa0, nu0, alpha_prior, full=full,
+                           split_merge=split_merge)
+    C, n = out.labels.shape
+    proposed = jnp.full(C, split_merge if n >= 2 else 0, jnp.int32)
     info = GibbsInfo(jnp.sum(out.counts > 0, axis=1, dtype=jnp.int32),
-                     jnp.any(out.labels != state.labels, axis=1), zero, zero)
+                     jnp.any(out.labels != state.labels, axis=1), accepted, proposed)
     return out, info
