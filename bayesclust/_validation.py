@@ -926,12 +926,13 @@ def check_point_range(X: np.ndarray, name: str = "X") -> np.ndarray:
     return X
 
 
-def check_points(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray:
+def check_points(X: Any, name: str = "X", *, min_samples: int = 1, scale_free: bool = False) -> np.ndarray:
     """Data points (n, d) as float64 for a host-side distance computation (SciPy's k-d tree,
     ``cdist``): finite, and small enough that squared distances cannot overflow
-    (:func:`check_point_range`)."""
-    arr = check_array(X, name, min_samples=min_samples, dtype=None)
-    return check_point_range(arr.astype(np.float64, copy=False), name)
+    (:func:`check_point_range`) unless ``scale_free``: the caller computes in the data's unit
+    frame (:func:`unit_frame`), where any finite scale is exact."""
+    arr = check_array(X, name, min_samples=min_samples, dtype=None).astype(np.float64, copy=False)
+    return arr if scale_free else check_point_range(arr, name)
 
 
 __all__ += ["check_sequence"]

@@ -245,6 +245,8 @@ def as_coassociation(coassoc: Any, name: str = "coassoc") -> CoAssociation:
     """
     if isinstance(coassoc, CoAssociation):
         return coassoc
+    if isinstance(getattr(coassoc, "labels", None), np.ndarray):  # an Ensemble, checked there
+        return coassociation(coassoc)
     shape = getattr(coassoc, "shape", None)
     if sp.issparse(coassoc) or (
         isinstance(coassoc, np.ndarray) and coassoc.ndim == 2 and shape[0] == shape[1]

@@ -248,7 +248,6 @@ def kmeans_ensemble(
     ((4, 10), True)
     """
     X = V.check_array(X, "X")
-    V.check_point_range(X, "X")
     n = X.shape[0]
     N = V.check_int(n_partitions, "n_partitions", minimum=1)
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
@@ -575,7 +574,6 @@ def clustering_ensemble(
     [2, 2, 2, 2, 2, 2, 2, 2]
     """
     X = V.check_array(X, "X")
-    V.check_point_range(X, "X")
     n = X.shape[0]
     bases = _as_bases(base)
     ks = _as_k_grid(n_clusters, n)
@@ -775,7 +773,6 @@ def spectral_grid_ensemble(
     from ...kernels import padded_rows
 
     X = V.check_array(X, "X", min_samples=2)
-    V.check_point_range(X, "X")
     n = X.shape[0]
     if isinstance(n_clusters, (numbers.Integral, np.integer)):
         n_clusters = [n_clusters]

@@ -62,7 +62,6 @@ DEFAULT_LINKAGES = ("single", "complete", "average", "ward", "centroid")
 
 def _check_sequence(X: Any, window: Any) -> tuple[np.ndarray, int]:
     X = V.check_array(X, "X_time_ordered")
-    V.check_point_range(X, "X_time_ordered")
     window = V.check_int(window, "window", minimum=1)
     n = X.shape[0]
     if window > n:

@@ -292,7 +292,7 @@ def smic(
     >>> bool(res.labels[0] != res.labels[20])
     True
     """
-    X = check_points(X, "X", min_samples=2)
+    X = check_points(X, "X", min_samples=2, scale_free=True)
     n = X.shape[0]
     c = _check_n_clusters(n_clusters, n)
     t = _check_t(t, n)
@@ -354,12 +354,12 @@ def _argmax_with_fallback(scores: np.ndarray, unclipped: np.ndarray) -> tuple[np
 
 
 def _smic_new_scores(result: SMICResult, X_train: Any, X_new: Any) -> tuple[np.ndarray, np.ndarray]:
-    X_train = check_points(X_train, "X_train")
+    X_train = check_points(X_train, "X_train", scale_free=True)
     n_fit = result.eigenvectors.shape[0]
     if X_train.shape[0] != n_fit:
         raise ValueError(f"X_train has {X_train.shape[0]} rows but result was fitted on {n_fit}: "
                          "pass the data smic was fitted on")
-    X_new = check_points(X_new, "X_new")
+    X_new = check_points(X_new, "X_new", scale_free=True)
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X_new has {X_new.shape[1]} features, expected {X_train.shape[1]}")
     # in the unit frame of the training data, as smic built the training kernel
@@ -476,7 +476,7 @@ def lsmi_fit(X: Any, labels: Any, gamma: float, delta: float, centers: Any = Non
     -------
     LSMIFit
     """
-    X = check_points(X, "X")
+    X = check_points(X, "X", scale_free=True)
     labels = _codes(check_labels(labels, "labels", n_samples=X.shape[0]))
     gamma = check_positive(gamma, "gamma")
     delta = check_positive(delta, "delta")
@@ -721,7 +721,7 @@ def lsmi(
     True
     """
     key = as_rng_key(rng_key)
-    X = check_points(X, "X", min_samples=2)
+    X = check_points(X, "X", min_samples=2, scale_free=True)
     y = _codes(check_labels(labels, "labels", n_samples=X.shape[0]))
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     if n_folds > X.shape[0]:
@@ -822,7 +822,7 @@ def smic_select(
     1.0
     """
     key = as_rng_key(rng_key)
-    X = check_points(X, "X", min_samples=2)
+    X = check_points(X, "X", min_samples=2, scale_free=True)
     n = X.shape[0]
     c = _check_n_clusters(n_clusters, n)
     cands = [_check_t(t, n, "candidates") for t in candidates]
