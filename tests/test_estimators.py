@@ -81,6 +81,10 @@ def _check_name(check) -> str:
 # HardDC(n_clusters=3)         lam from farthest-first       VARIANT_CHECKS (clustering
 #                                                            needs y: an xfail)
 #
+# One class runs its whole suite under `long` only (`make test-all`):
+# HDPGaussianMixture, whose sampler compiles afresh for every number of rows; `make
+# test` runs HDP_CHECKS on it (see there).
+#
 # Each check in VARIANT_CHECKS fits data of one shape (rows x features x dtype), and
 # every new shape compiles the variant's programs afresh: the list is the few checks
 # that cover the variant's own fit -> attributes -> predict path.
@@ -147,11 +151,12 @@ def test_sklearn_contract_shuffle_variant(estimator, check):
 # gibbs_dp_gaussian and gibbs_hdp_gmm do not pad rows; longer runs also grow the cluster
 # buffers, each growth another compile).  sigma2 is the checks' own data scale:
 # check_clustering fits standardised blobs whose clusters have variance ~0.1 per feature
-# (the DP mixture's "auto" default is tested in test_dp_data_scaled.py).  The multi-chain
-# path is tested by test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups
-# and test_dp_gaussian_mixture_fits_and_predicts' neighbours in tests/test_gibbs*.py.
+# (the DP mixture's "auto" default is tested in test_dp_data_scaled.py).  One chain: the
+# checks test the estimator, not the chains' batching, which the samplers' own tests run
+# with several chains (tests/test_gibbs.py, tests/test_gibbs_gaussian.py) and
+# test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups below.
 @parametrize_with_checks(
-    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, num_chains=1, random_state=0)],
+    [DPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
     check(estimator)
