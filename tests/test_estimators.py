@@ -59,9 +59,10 @@ def _check_name(check) -> str:
 # option -- runs VARIANT_CHECKS only, plus check_clustering where the option changes the
 # clustering algorithm itself.  What the variants no longer run, and why that is enough:
 #
-# * parameter and input validation (check_param_validation, NaN/inf, object, complex,
-#   sparse and empty data, 1-d X, check_fit2d_1sample/1feature), n_features_in_
-#   (check_n_features_in*), tags, fit's signature (check_fit_score_takes_y),
+# * input validation (NaN/inf, object, complex, sparse and empty data, 1-d X,
+#   check_fit2d_1sample/1feature; bad parameters are the *bad_parameters tests' here and
+#   tests/test_bad_input.py's: scikit-learn's check_param_validation is not in the suite
+#   it runs on other libraries' estimators), n_features_in_ (check_n_features_in*), tags, fit's signature (check_fit_score_takes_y),
 #   check_dont_overwrite_parameters / check_estimators_overwrite_params /
 #   check_dict_unchanged, sample-weight checks, pipeline and array-API checks: every fit
 #   runs `_validate_params` and `validate_data` before it branches on the option, and the
@@ -113,8 +114,13 @@ def variant_checks(estimators, expected_failed_checks=None, only=VARIANT_CHECKS,
     params = []
     for est in estimators:
         failed = expected_failed_checks(est) if expected_failed_checks else None
-        for item in estimator_checks_generator(est, legacy=True, mark="xfail",
-                                               expected_failed_checks=failed):
+        items = list(estimator_checks_generator(est, legacy=True, mark="xfail",
+                                                expected_failed_checks=failed))
+        names = {_check_name((item.values if hasattr(item, "values") else item)[1])
+                 for item in items}
+        # A misspelt or retired check name would drop that check silently.
+        assert only <= names, f"not in scikit-learn's suite for {est!r}: {sorted(only - names)}"
+        for item in items:
             values = item.values if hasattr(item, "values") else item
             marks = list(getattr(item, "marks", ()))
             if _check_name(values[1]) not in only:
@@ -166,11 +172,12 @@ def test_sklearn_contract_sampled(estimator, check):
 # suite runs under `long` (`make test-all`): gibbs_hdp_gmm compiles afresh for every
 # number of rows (5-9 CPU-s a shape, ~90 CPU-s for the suite's ~20 shapes).  `make test`
 # runs what reaches its own code: its sampler (check_clustering, check_fit_idempotent,
-# pickling) and its parameters (check_param_validation, clone, get_params); its input
-# validation, tags and point-partition predictive are DPGaussianMixture's, its grouping
-# HardHDP's, whose whole suites run here.
+# pickling) and its parameters (clone, get_params; their validation is in
+# test_hdp_gaussian_mixture_bad_parameters); its input validation, tags and
+# point-partition predictive are DPGaussianMixture's, its grouping HardHDP's, whose whole
+# suites run here.
 HDP_CHECKS = frozenset({
-    "check_estimator_cloneable", "check_get_params_invariance", "check_param_validation",
+    "check_estimator_cloneable", "check_get_params_invariance",
     "check_clustering", "check_fit_idempotent", "check_estimators_pickle",
 })
 
