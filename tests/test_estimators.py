@@ -203,6 +203,7 @@ def test_sklearn_contract_sampled_variants(estimator, check):
 
 # PPC's consensus estimator, as AspectConsensus's in tests/test_consensus.py: a small ensemble
 # and few iterations (every check's data shape compiles the growth-transform loop afresh).
+@pytest.mark.slow  # ~45 CPU-s
 @parametrize_with_checks(
     [PairwiseConsensus(n_clusters=2, n_partitions=10, n_init=1, max_iter=100, random_state=0)],
 )
@@ -226,6 +227,7 @@ def test_sklearn_contract_kl_means_consensus(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 @parametrize_with_checks([ACCCS(n_clusters=2, n_partitions=10, generations=3, population=4,
                                 random_state=0)])
 def test_sklearn_contract_acccs(estimator, check):
