@@ -15,6 +15,8 @@ from bayesclust import (
     DPGaussianMixture,
     DPMeans,
     HDPGaussianMixture,
+    HypergraphConsensus,
+    KLMeansConsensus,
     PairwiseConsensus,
     dp_means,
     farthest_first_lambda,
@@ -49,21 +51,57 @@ def _check_name(check) -> str:
     return check.__name__
 
 
-#: The checks a variant of an estimator family runs: those that reach the variant's own
-#: code -- its fit (data shapes, dtypes, one sample, one feature, reproducibility, the
-#: attributes it sets) and its predict (row subsets and order, pickling).  The family's
-#: first estimator runs scikit-learn's whole suite; the checks left out here (parameter
-#: validation, input validation -- NaN, object dtype, sparse, complex, empty data --,
-#: n_features_in_, tags, fit's signature, get/set_params) exercise code the variants share
-#: with it, before or after the variant's branch.
+# --------------------------------------------------------------------------- #
+# scikit-learn's check suite: once in full per estimator class, a short list per variant
+# --------------------------------------------------------------------------- #
+# Every estimator class runs scikit-learn's whole suite once, on its family's default (or
+# cheapest sensible) settings.  A *variant* -- the same class with another constructor
+# option -- runs VARIANT_CHECKS only, plus check_clustering where the option changes the
+# clustering algorithm itself.  What the variants no longer run, and why that is enough:
+#
+# * input validation (NaN/inf, object, complex, sparse and empty data, 1-d X,
+#   check_fit2d_1sample/1feature; bad parameters are the *bad_parameters tests' here and
+#   tests/test_bad_input.py's: scikit-learn's check_param_validation is not in the suite
+#   it runs on other libraries' estimators), n_features_in_ (check_n_features_in*), tags, fit's signature (check_fit_score_takes_y),
+#   check_dont_overwrite_parameters / check_estimators_overwrite_params /
+#   check_dict_unchanged, sample-weight checks, pipeline and array-API checks: every fit
+#   runs `_validate_params` and `validate_data` before it branches on the option, and the
+#   attributes are set by code shared with the family's default, so the family's full
+#   run exercises the same lines;
+# * predict's subset/order invariance and readonly memmaps: predict does not depend on
+#   the options below (the nearest centre, or the point-partition predictive).
+#
+# Variant                      what the option changes       checks it still runs
+# DPMeans(lam=2.0)             lam given, no default lam     VARIANT_CHECKS (its
+#                                                            check_clustering is an xfail)
+# DPMeans(shuffle=True)        the order points are visited  VARIANT_CHECKS + clustering
+# DPGaussianMixture diag/full  another sampler                VARIANT_CHECKS + clustering
+#                              (gibbs_dp_gaussian)
+# HypergraphConsensus(mcla)    the consensus function        VARIANT_CHECKS + clustering
+# HardHDP(lam_local, lam_glob) lams given, no farthest-first VARIANT_CHECKS + clustering
+# HardDC(n_clusters=3)         lam from farthest-first       VARIANT_CHECKS (clustering
+#                                                            needs y: an xfail)
+#
+# One class runs its whole suite under `long` only (`make test-all`):
+# HDPGaussianMixture, whose sampler compiles afresh for every number of rows; `make
+# test` runs HDP_CHECKS on it (see there).
+#
+# Each check in VARIANT_CHECKS fits data of one shape (rows x features x dtype), and
+# every new shape compiles the variant's programs afresh: the list is the few checks
+# that cover the variant's own fit -> attributes -> predict path.
+
+#: The checks a variant runs (see the table above).
 VARIANT_CHECKS = frozenset({
-    "check_estimator_cloneable", "check_clustering", "check_clusterer_compute_labels_predict",
-    "check_fit2d_1sample", "check_fit2d_1feature", "check_estimators_dtypes",
-    "check_fit_idempotent", "check_dont_overwrite_parameters", "check_dict_unchanged",
-    "check_methods_subset_invariance", "check_methods_sample_order_invariance",
-    "check_estimators_pickle", "check_readonly_memmap_input", "check_estimators_fit_returns_self",
-    "check_sample_weights_list", "check_sample_weights_not_an_array", "check_sample_weights_shape",
-    "check_sample_weights_not_overwritten",
+    # clone and get_params: the constructor stores the option (no fit).
+    "check_estimator_cloneable", "check_get_params_invariance",
+    # fit then fit_predict agree with labels_ (20 x 2).
+    "check_clusterer_compute_labels_predict",
+    # float32 / float64 / integer input through the variant's fit and predict (20 x 5).
+    "check_estimators_dtypes",
+    # random_state reproduces the fit and predict's results (80 x 2).
+    "check_fit_idempotent",
+    # the fitted attributes pickle and predict the same afterwards (30 x 2).
+    "check_estimators_pickle",
 })
 
 
@@ -76,8 +114,13 @@ def variant_checks(estimators, expected_failed_checks=None, only=VARIANT_CHECKS,
     params = []
     for est in estimators:
         failed = expected_failed_checks(est) if expected_failed_checks else None
-        for item in estimator_checks_generator(est, legacy=True, mark="xfail",
-                                               expected_failed_checks=failed):
+        items = list(estimator_checks_generator(est, legacy=True, mark="xfail",
+                                                expected_failed_checks=failed))
+        names = {_check_name((item.values if hasattr(item, "values") else item)[1])
+                 for item in items}
+        # A misspelt or retired check name would drop that check silently.
+        assert only <= names, f"not in scikit-learn's suite for {est!r}: {sorted(only - names)}"
+        for item in items:
             values = item.values if hasattr(item, "values") else item
             marks = list(getattr(item, "marks", ()))
             if _check_name(values[1]) not in only:
@@ -89,42 +132,59 @@ def variant_checks(estimators, expected_failed_checks=None, only=VARIANT_CHECKS,
     return pytest.mark.parametrize("estimator, check", params, ids=_get_check_estimator_ids)
 
 
-# The family's full suite on the default estimator; its variants (a fixed lam, shuffled
-# order) run the checks that reach their own code (VARIANT_CHECKS).
+#: VARIANT_CHECKS and check_clustering: for variants that change the clustering itself.
+VARIANT_CLUSTERING_CHECKS = VARIANT_CHECKS | {"check_clustering"}
+
+
 @parametrize_with_checks([DPMeans()], expected_failed_checks=_expected_failed_checks)
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
-@variant_checks([DPMeans(lam=2.0), DPMeans(shuffle=True, random_state=0)],
-                expected_failed_checks=_expected_failed_checks)
+@variant_checks([DPMeans(lam=2.0)], expected_failed_checks=_expected_failed_checks)
 def test_sklearn_contract_variants(estimator, check):
     check(estimator)
 
 
-# The sampled estimators' check suites, with the shortest chains that still pass
-# check_clustering (every new data shape compiles the sampler afresh; longer runs also
-# grow the cluster buffers, each growth another compile).  sigma2 is the checks' own
-# data scale: check_clustering fits standardised blobs whose clusters have variance ~0.1
-# per feature (the DP mixture's "auto" default is tested in test_dp_data_scaled.py).
-#
-# The whole suite runs once per family: on DPGaussianMixture's spherical default.  Its
-# variants run the checks that reach their own code (VARIANT_CHECKS) -- the diag / full
-# covariances their own fit (gibbs_dp_gaussian) and predictive; HDPGaussianMixture its
-# sampler (gibbs_hdp_gmm, two chains: the multi-chain path) and its parameters (its
-# input validation, tags and point-partition predictive are DPGaussianMixture's, its
-# grouping HardHDP's, whose whole suite runs below).  The rest of HDPGaussianMixture's
-# suite runs under `long`.  It sees one data set (the checks cannot pass `groups`).
+@variant_checks([DPMeans(shuffle=True, random_state=0)],
+                expected_failed_checks=_expected_failed_checks, only=VARIANT_CLUSTERING_CHECKS)
+def test_sklearn_contract_shuffle_variant(estimator, check):
+    check(estimator)
+
+
+# The sampled estimators' check suites, with the shortest single chains that still pass
+# check_clustering (every new data shape compiles the sampler afresh: gibbs_dp_gmm,
+# gibbs_dp_gaussian and gibbs_hdp_gmm do not pad rows; longer runs also grow the cluster
+# buffers, each growth another compile).  sigma2 is the checks' own data scale:
+# check_clustering fits standardised blobs whose clusters have variance ~0.1 per feature
+# (the DP mixture's "auto" default is tested in test_dp_data_scaled.py).  One chain: the
+# checks test the estimator, not the chains' batching, which the samplers' own tests run
+# with several chains (tests/test_gibbs.py, tests/test_gibbs_gaussian.py) and
+# test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups below.
 @parametrize_with_checks(
-    [DPGaussianMixture(sigma2=0.1, num_warmup=20, num_samples=20, random_state=0)],
+    [DPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)],
 )
 def test_sklearn_contract_sampled(estimator, check):
     check(estimator)
 
 
+# HDPGaussianMixture sees one data set (the checks cannot pass `groups`).  Its whole
+# suite runs under `long` (`make test-all`): gibbs_hdp_gmm compiles afresh for every
+# number of rows (5-9 CPU-s a shape, ~90 CPU-s for the suite's ~20 shapes).  `make test`
+# runs what reaches its own code: its sampler (check_clustering, check_fit_idempotent,
+# pickling) and its parameters (clone, get_params; their validation is in
+# test_hdp_gaussian_mixture_bad_parameters); its input validation, tags and
+# point-partition predictive are DPGaussianMixture's, its grouping HardHDP's, whose whole
+# suites run here.
+HDP_CHECKS = frozenset({
+    "check_estimator_cloneable", "check_get_params_invariance",
+    "check_clustering", "check_fit_idempotent", "check_estimators_pickle",
+})
+
+
 @variant_checks(
-    [HDPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=2, random_state=0)],
-    only=VARIANT_CHECKS | {"check_param_validation"}, rest=pytest.mark.long,
+    [HDPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)],
+    only=HDP_CHECKS, rest=pytest.mark.long,
 )
 def test_sklearn_contract_hdp_gaussian_mixture(estimator, check):
     check(estimator)
@@ -135,6 +195,7 @@ def test_sklearn_contract_hdp_gaussian_mixture(estimator, check):
                        random_state=0),
      DPGaussianMixture(covariance_type="full", num_warmup=5, num_samples=5, num_chains=1,
                        random_state=0)],
+    only=VARIANT_CLUSTERING_CHECKS,
 )
 def test_sklearn_contract_sampled_variants(estimator, check):
     check(estimator)
@@ -142,28 +203,33 @@ def test_sklearn_contract_sampled_variants(estimator, check):
 
 # PPC's consensus estimator, as AspectConsensus's in tests/test_consensus.py: a small ensemble
 # and few iterations (every check's data shape compiles the growth-transform loop afresh).
-@pytest.mark.slow  # ~25 s
+@pytest.mark.slow  # ~45 CPU-s
 @parametrize_with_checks(
-    [PairwiseConsensus(n_clusters=2, n_partitions=10, n_init=2, max_iter=100, random_state=0)],
+    [PairwiseConsensus(n_clusters=2, n_partitions=10, n_init=1, max_iter=100, random_state=0)],
 )
 def test_sklearn_contract_pairwise_consensus(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([__import__("bayesclust").HypergraphConsensus(2, n_partitions=10, random_state=0),
-                          __import__("bayesclust").HypergraphConsensus(2, method="mcla", n_partitions=10,
-                                                                       random_state=0)])
+@parametrize_with_checks([HypergraphConsensus(2, n_partitions=10, random_state=0)])
 def test_sklearn_contract_hypergraph_consensus(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([__import__("bayesclust").KLMeansConsensus(2, n_partitions=10, random_state=0)])
+@variant_checks([HypergraphConsensus(2, method="mcla", n_partitions=10, random_state=0)],
+                only=VARIANT_CLUSTERING_CHECKS)
+def test_sklearn_contract_hypergraph_consensus_mcla(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks([KLMeansConsensus(2, n_partitions=10, random_state=0)])
 def test_sklearn_contract_kl_means_consensus(estimator, check):
     check(estimator)
 
 
 @pytest.mark.slow
-@parametrize_with_checks([ACCCS(n_clusters=2, n_partitions=5, generations=3, population=4, random_state=0)])
+@parametrize_with_checks([ACCCS(n_clusters=2, n_partitions=10, generations=3, population=4,
+                                random_state=0)])
 def test_sklearn_contract_acccs(estimator, check):
     check(estimator)
 
@@ -303,7 +369,7 @@ def test_sklearn_contract_hard_hdp(estimator, check):
     check(estimator)
 
 
-@variant_checks([HardHDP(lam_local=1.0, lam_global=1.0)])
+@variant_checks([HardHDP(lam_local=1.0, lam_global=1.0)], only=VARIANT_CLUSTERING_CHECKS)
 def test_sklearn_contract_hard_hdp_variant(estimator, check):
     check(estimator)
 
@@ -430,7 +496,7 @@ def test_sklearn_contract_did(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([__import__("bayesclust").GMDID(k_max=4, random_state=0),
+@parametrize_with_checks([__import__("bayesclust").GMDID(k_max=2, random_state=0),
                           __import__("bayesclust").MAPDIDClassifier(k_max=2, random_state=0)])
 def test_sklearn_contract_gmdid_map_did(estimator, check):
     check(estimator)
