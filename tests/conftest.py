@@ -24,6 +24,40 @@ if _CACHE:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
+#: Test modules whose time is XLA compilation of many small programs (every test compiles its
+#: own at its own shapes) rather than running them: they compile with XLA's optimisation passes
+#: mostly off (``jax_disable_most_optimizations``), which cut their CPU time by 15-35 % in a
+#: full-suite comparison.  The programs compute the same operations, unfused and unvectorised.
+#: Modules that run long programs (the doctests, the consensus EM and enumeration tests, the
+#: notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
+#: trajectories to a seed-dependent answer (test_mcmc) are not listed and compile optimised, as
+#: users' programs are; so do `make test-xla` and any run with BAYESCLUST_TEST_OPTIMIZED=1.
+COMPILE_BOUND_MODULES = frozenset({
+    "test_estimators", "test_mcmc_kernels", "test_hard_hdp", "test_dp_means", "test_gibbs",
+    "test_gibbs_gaussian", "test_comparison", "test_dc_inference", "test_defaults",
+    "test_dp_means_restarts", "test_scale_invariance", "test_gmd", "test_hdp_gmm",
+    "test_dc_baselines", "test_native_gibbs", "test_gibbs_vs_nuts", "test_paper",
+    "test_did_program", "test_convergence", "test_consensus", "test_hdp_path",
+})
+_UNOPTIMIZED = (os.environ.get("BAYESCLUST_TEST_OPTIMIZED", "0") != "1"
+                and os.environ.get("BAYESCLUST_NATIVE", "") != "0")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compile_quickly(request):
+    """Compile a compile-bound module's programs with XLA's optimisations mostly off."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    if not (_UNOPTIMIZED and name in COMPILE_BOUND_MODULES):
+        yield
+        return
+    jax.clear_caches()  # programs compiled optimised earlier in this worker are not reused
+    jax.config.update("jax_disable_most_optimizations", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_disable_most_optimizations", False)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _drop_compiled_programs():
     """Free every compiled XLA program after each test module.
