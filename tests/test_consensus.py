@@ -139,7 +139,7 @@ def test_lifetimes_hand_made():
     np.testing.assert_allclose(life, [0, 0, 0.6, 0.05, 0.05, 0.1])
     np.testing.assert_allclose(linkages.lifetimes([0.1, 0.15, 0.2, 0.3], allow_k1=True)[1], 0.7)
     np.testing.assert_allclose(linkages.lifetimes([0.3, 0.2])[2:], [0.0, 0.3])  # inversion clipped
-    with pytest.raises(ValueError, match="heights must be finite"):
+    with pytest.raises(ValueError, match="heights contains NaN"):
         linkages.lifetimes([0.1, np.nan, 0.8])
     with pytest.raises(ValueError, match="heights must be 1-D"):
         linkages.lifetimes([[0.1, 0.2]])
