@@ -141,7 +141,7 @@ def test_lifetimes_hand_made():
     np.testing.assert_allclose(linkages.lifetimes([0.3, 0.2])[2:], [0.0, 0.3])  # inversion clipped
     with pytest.raises(ValueError, match="heights contains NaN"):
         linkages.lifetimes([0.1, np.nan, 0.8])
-    with pytest.raises(ValueError, match="heights must be 1-D"):
+    with pytest.raises(ValueError, match="heights must be a 1-D array"):
         linkages.lifetimes([[0.1, 0.2]])
 
 
