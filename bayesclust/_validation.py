@@ -50,6 +50,21 @@ def _float_dtype(dtype: np.dtype | None) -> np.dtype:
     return np.dtype(np.float32)
 
 
+def _real_numeric(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` as a real numeric array: numbers held as objects or strings converted to float64,
+    as scikit-learn's estimators do (``check_array`` with a float dtype); anything else (text,
+    complex, dates, records) a ``TypeError`` naming ``name``."""
+    if arr.dtype.kind in "OUS":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                            "with non-numeric entries") from None
+    if arr.dtype.kind in "VcmM":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    return arr
+
+
 def check_array(
     X: Any,
     name: str = "X",
@@ -93,16 +108,7 @@ def check_array(
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "US":
-        # Numbers held as objects or strings are converted, as scikit-learn's estimators do
-        # (``check_array`` with a float dtype); anything else is not a number.
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
-                            "with non-numeric entries") from None
-    if arr.dtype.kind in "VcmM":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = _real_numeric(arr, name)
     if ndim is None:
         min_samples = 0
     elif arr.ndim != ndim:
@@ -874,14 +880,7 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
             arr = np.asarray(x)
         except Exception as exc:  # ragged lists and the like
             raise ValueError(f"{name} could not be converted to an array: {exc}") from None
-        if arr.dtype.kind in "OUS":
-            try:
-                arr = arr.astype(np.float64)
-            except (TypeError, ValueError):
-                raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
-                                "with non-numeric entries") from None
-        if arr.dtype.kind in "VcmM":
-            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+        arr = _real_numeric(arr, name)
         shape, dt = arr.shape, arr.dtype
     ndims = (ndim,) if isinstance(ndim, int) else ndim
     if ndims is not None and len(shape) not in ndims:
