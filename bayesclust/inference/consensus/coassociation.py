@@ -16,6 +16,7 @@ clustering", ICPR 2010.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -245,8 +246,6 @@ def as_coassociation(coassoc: Any, name: str = "coassoc") -> CoAssociation:
     """
     if isinstance(coassoc, CoAssociation):
         return coassoc
-    if isinstance(getattr(coassoc, "labels", None), np.ndarray):  # an Ensemble, checked there
-        return coassociation(coassoc)
     shape = getattr(coassoc, "shape", None)
     if sp.issparse(coassoc) or (
         isinstance(coassoc, np.ndarray) and coassoc.ndim == 2 and shape[0] == shape[1]
@@ -256,7 +255,9 @@ def as_coassociation(coassoc: Any, name: str = "coassoc") -> CoAssociation:
             f"{name} looks like a co-association matrix (square, with fractions); pass the "
             "CoAssociation that coassociation(ensemble) returns, or the ensemble itself"
         )
-    if coassoc is None or np.ndim(coassoc) == 0 and not isinstance(coassoc, (list, tuple)):
+    # np.ndim is not asked of other objects: an Ensemble or a Posterior is an ensemble
+    if coassoc is None or isinstance(coassoc, (numbers.Number, str, bytes)) or (
+            isinstance(coassoc, np.ndarray) and coassoc.ndim == 0):
         raise TypeError(f"{name} must be a CoAssociation or an ensemble of partitions, got "
                         f"{type(coassoc).__name__}")
     # checked under the caller's name, so that its errors do not speak of an "ensemble"
