@@ -26,8 +26,9 @@ if _CACHE:
 
 #: Test modules whose time is XLA compilation of many small programs (every test compiles its
 #: own at its own shapes) rather than running them: they compile with XLA's optimisation passes
-#: mostly off (``jax_disable_most_optimizations``), which cut their CPU time by 15-35 % in a
-#: full-suite comparison.  The programs compute the same operations, unfused and unvectorised.
+#: mostly off (``jax_disable_most_optimizations``), which cut each one's time by 9-40 % in a
+#: full-suite comparison (pytest's per-test times, 2 workers).  The programs compute the same
+#: operations, unfused and unvectorised.
 #: Modules that run long programs (the doctests, the consensus EM and enumeration tests, the
 #: notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
 #: trajectories to a seed-dependent answer (test_mcmc) are not listed and compile optimised, as
@@ -50,7 +51,8 @@ def _compile_quickly(request):
     if not (_UNOPTIMIZED and name in COMPILE_BOUND_MODULES):
         yield
         return
-    jax.clear_caches()  # programs compiled optimised earlier in this worker are not reused
+    # No program compiled optimised is reused: _drop_compiled_programs emptied JAX's caches
+    # when the worker's previous module ended.
     jax.config.update("jax_disable_most_optimizations", True)
     try:
         yield
