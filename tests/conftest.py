@@ -39,6 +39,7 @@ COMPILE_BOUND_MODULES = frozenset({
     "test_dp_means_restarts", "test_scale_invariance", "test_gmd", "test_hdp_gmm",
     "test_dc_baselines", "test_native_gibbs", "test_gibbs_vs_nuts", "test_paper",
     "test_did_program", "test_convergence", "test_consensus", "test_hdp_path", "test_jobs_dc",
+    "test_first_call",
 })
 _UNOPTIMIZED = (os.environ.get("BAYESCLUST_TEST_OPTIMIZED", "0") != "1"
                 and os.environ.get("BAYESCLUST_NATIVE", "") != "0")
