@@ -26,6 +26,11 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MARKER = "BAYESCLUST_NOTEBOOK_RESULT "
 
+#: As in tests/conftest.py: a run with BAYESCLUST_TEST_OPTIMIZED=1, or on the pure-XLA path
+#: (BAYESCLUST_NATIVE=0, ``make test-xla``), compiles every program optimised.
+_UNOPTIMIZED = (os.environ.get("BAYESCLUST_TEST_OPTIMIZED", "0") != "1"
+                and os.environ.get("BAYESCLUST_NATIVE", "") != "0")
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -36,6 +41,11 @@ def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1") -> tuple:
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(probe))
     monkeypatch.setenv("BAYESCLUST_SMOKE", smoke)  # inherited by the kernel
+    if smoke == "2" and _UNOPTIMIZED:
+        # The shortest run's time is XLA compiling each call's programs, which then run a few
+        # sweeps: compiled with XLA's optimisations mostly off, as tests/conftest.py does for the
+        # compile-bound test modules (the tests marked long compile optimised, as users do).
+        monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
     client = nbclient.NotebookClient(
         nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -86,12 +96,38 @@ def test_notebooks_are_stored_executed_small_and_without_machine_paths():
         outputs = [o for c in code for o in c.outputs]
         assert not [o for o in outputs if o.output_type == "error"], f"{path.name} stores an error"
         assert any("image/png" in o.get("data", {}) for o in outputs), f"{path.name} has no figure"
+        drawers = set()
+        for i, cell in enumerate(code):
+            draws, drawers = _draws(cell.source, drawers)
+            if draws:
+                assert any("image/png" in o.get("data", {}) for o in cell.outputs), \
+                    f"{path.name}: code cell {i + 1} draws a figure but stores no image"
         text = path.read_text()
         for machine in {str(NOTEBOOKS.parent), str(Path.home()), sys.prefix}:
             assert machine not in text, f"{path.name} names {machine}"
         # A full run whose samplers converged: none warned (a smoke run's short chains do).
         stderr = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stderr")
         assert "ConvergenceWarning" not in stderr, f"{path.name}: {stderr[:500]}"
+
+
+def _draws(source: str, drawers: set) -> tuple:
+    """Whether a cell draws a figure when it runs, and the names of the functions defined so far
+    that do: a call to ``plt.*`` outside a ``def``, or a call of such a function."""
+    import ast
+
+    def calls(nodes):
+        return [n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)]
+
+    def plots(call, known):
+        f = call.func
+        return ((isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "plt")
+                or (isinstance(f, ast.Name) and f.id in known))
+
+    tree = ast.parse(source)
+    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    drawers = drawers | {d.name for d in defs if any(plots(c, drawers) for c in calls(d.body))}
+    top = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    return any(plots(c, drawers) for c in calls(top)), drawers
 
 
 #: A decimal number in a notebook's text, not a section, example or figure number ("§6.1").
