@@ -36,16 +36,19 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 
-def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1") -> tuple:
-    """Run a copy of the notebook in smoke mode ``smoke`` with ``probe`` appended; return (nb, result)."""
+def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1", compile_quickly: bool = False) -> tuple:
+    """Run a copy of the notebook in smoke mode ``smoke`` with ``probe`` appended; return (nb, result).
+
+    ``compile_quickly``: the shortest run compiles with XLA's optimisations mostly off
+    (``jax_disable_most_optimizations``, as tests/conftest.py does for the compile-bound test
+    modules), for the notebooks whose shortest run is XLA compiling each call's programs that then
+    run a few sweeps (in the others the unoptimised programs' running costs more than it saves).
+    """
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(probe))
     monkeypatch.setenv("BAYESCLUST_SMOKE", smoke)  # inherited by the kernel
-    if smoke == "2" and _UNOPTIMIZED:
-        # The shortest run's time is XLA compiling each call's programs, which then run a few
-        # sweeps: compiled with XLA's optimisations mostly off, as tests/conftest.py does for the
-        # compile-bound test modules (the tests marked long compile optimised, as users do).
-        monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+    if compile_quickly and smoke == "2" and _UNOPTIMIZED:
+        monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")  # read by the kernel's jax
     client = nbclient.NotebookClient(
         nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -58,7 +61,8 @@ def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1") -> tuple:
     return nb, json.loads(lines[0][len(MARKER):])
 
 
-def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: str = "1") -> dict:
+def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: str = "1",
+                 compile_quickly: bool = False) -> dict:
     """Run ``notebooks/<name>`` in smoke mode ``smoke`` and return the results its probe printed.
 
     ``fields`` are the probe's ``key=expression,`` lines, evaluated in the notebook's
@@ -66,6 +70,7 @@ def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: st
     reports).  Checks that the notebook ran in smoke mode on this interpreter and drew at
     least ``min_images`` figures.  ``smoke="2"`` is the shortest run (``make test``),
     ``"1"`` the short run on which the papers' numbers hold (the tests marked ``long``).
+    ``compile_quickly``: see :func:`_execute`.
     """
     probe = f"""
 import json, sys
@@ -75,7 +80,7 @@ print({MARKER!r} + json.dumps(dict(
     executable=sys.executable,
 {fields})))
 """
-    nb, res = _execute(NOTEBOOKS / name, probe, monkeypatch, smoke)
+    nb, res = _execute(NOTEBOOKS / name, probe, monkeypatch, smoke, compile_quickly)
     _check_ran_in_smoke_mode_with_figures(nb, res, min_images)
     assert res["tiny"] is (smoke == "2"), res["tiny"]
     return res
@@ -176,7 +181,7 @@ def test_01_dp_sampled_vs_hard_runs(monkeypatch):
     n_lambdas=len(lams),
     iris_k_hard=int(hard_iris.n_clusters),
     iris_nmi_hard=float(metrics.nmi(y_iris, hard_iris.labels)),
-""", monkeypatch, min_images=8, smoke="2")
+""", monkeypatch, min_images=8, smoke="2", compile_quickly=True)
     assert res["n_lambdas"] == 5  # the shortest run's grid of 4 values and the farthest-first one
     assert res["k_hard"] == 3
     # Iris (KJ Table 1): DP-means NMI .75 at farthest-first lambda for k = 3.
@@ -263,7 +268,7 @@ def test_02_hdp_shared_clusters_runs(monkeypatch):
     res = run_notebook("02_hdp_shared_clusters.ipynb", _HDP_HARD_FIELDS + """\
     path_s=[float(v) for v in path.relative_temperature],
     path_stop=path.stop,
-""", monkeypatch, min_images=8, smoke="2")
+""", monkeypatch, min_images=8, smoke="2", compile_quickly=True)
     assert res["path_s"] == pytest.approx([1e-5])  # the shortest run's path: its last level only
     assert res["path_stop"] in ("hard", "lower_objective", "grid")
     _check_hard_hdp_and_peers(res)
@@ -318,7 +323,8 @@ _DC_FIELDS = """\
 def test_03_discriminative_runs(monkeypatch):
     """The shortest run (3 widths, shorter annealing, short NUTS) executes every cell; its claims
     are the same as the short run's, none depends on the run's length."""
-    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2")
+    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2",
+                       compile_quickly=True)
     assert res["n_grid"] == 300
     _check_discriminative(res)
 
@@ -435,7 +441,8 @@ def _same_partition(a, b):
 @pytest.mark.slow
 def test_11_your_own_model_runs(monkeypatch):
     """The shortest run executes every cell; its sweep-equals-pass and path claims hold."""
-    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1, smoke="2")
+    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1, smoke="2",
+                       compile_quickly=True)
     assert len(res["X"]) == 32
     _check_own_model(res)
 
