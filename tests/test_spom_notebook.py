@@ -18,7 +18,7 @@ def test_09_structured_mkl_runs(monkeypatch):
     beta=[float(b) for b in beta_mkl],
     survivors=survivors.tolist(),
     n_epochs=N_EPOCHS,
-""", monkeypatch, min_images=4, smoke="2", compile_quickly=True)
+""", monkeypatch, min_images=4, smoke="2")
     assert res["n_epochs"] == 3  # the shortest run's
     assert abs(sum(res["beta"]) - 1) < 1e-6
     sv = res["survivors"]
