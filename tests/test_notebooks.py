@@ -1,8 +1,8 @@
 """The notebooks: stored executed in full, and run from top to bottom (in smoke mode).
 
 The stored notebooks (``make notebooks`` runs them in full) are checked without running them:
-executed top to bottom, no error, their figures, and every decimal number their text states is
-one that their outputs print.
+executed top to bottom, no error, an image in every cell that draws, and every decimal number
+their text states is one that their outputs print.
 
 Each notebook reads ``BAYESCLUST_SMOKE`` in its first code cell and shrinks its draw counts and
 grids: ``1`` is a short run on which the papers' claims still hold (the tests marked ``long``
