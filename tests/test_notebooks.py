@@ -47,6 +47,11 @@ def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1", compile_quic
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(probe))
     monkeypatch.setenv("BAYESCLUST_SMOKE", smoke)  # inherited by the kernel
+    # One BLAS thread: OpenBLAS's threads spin while they wait, and with the test workers already
+    # on every core notebook 08's shortest run (host linear algebra in its genetic search) took
+    # 370 CPU-s instead of 26 (measured on 2 cores under load).
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "1")
     if compile_quickly and smoke == "2" and _UNOPTIMIZED:
         monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")  # read by the kernel's jax
     client = nbclient.NotebookClient(
