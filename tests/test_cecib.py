@@ -696,7 +696,8 @@ print({MARKER!r} + json.dumps(dict(
     # the kernel imports this checkout's bayesclust (not another one installed in the venv)
     root = str(NOTEBOOKS.parent)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    nb, res = _execute(NOTEBOOKS / "06_semi_supervised_cecib.ipynb", probe, monkeypatch, smoke)
+    nb, res = _execute(NOTEBOOKS / "06_semi_supervised_cecib.ipynb", probe, monkeypatch, smoke,
+                       compile_quickly=True)
     _check_ran_in_smoke_mode_with_figures(nb, res, min_images=5)
     assert res["tiny"] is (smoke == "2")
     return res

@@ -15,7 +15,7 @@ def test_04_consensus_runs(monkeypatch):
     res = run_notebook("04_consensus.ipynb", """\
     n_partitions=len(ens.labels),
     ll_em=float(ll_em), ll_map=float(ll_map), agree_min=float(agree.min()),
-""" + _KL_FIELDS, monkeypatch, min_images=9, smoke="2")
+""" + _KL_FIELDS, monkeypatch, min_images=9, smoke="2", compile_quickly=True)
     assert res["n_partitions"] == 20  # the shortest run's ensemble
     assert abs(res["ll_map"] - res["ll_em"]) <= 1e-4 * abs(res["ll_em"])
     assert res["agree_min"] >= 0.9

@@ -20,7 +20,7 @@ def test_10_constrained_consensus_runs(monkeypatch):
     cs={name: {str(m): {k: float(np.mean(v)) for k, v in r.items()} for m, r in cs.items() if m}
         for name, (_, cs) in results.items()},
     n_ensembles=N_ENSEMBLES,
-""", monkeypatch, min_images=2, smoke="2")
+""", monkeypatch, min_images=2, smoke="2", compile_quickly=True)
     assert res["n_ensembles"] == 1  # the shortest run's
     for name in ("Iris", "MASS biopsy"):
         # without constraints CSL is single link; with them it keeps every must-link

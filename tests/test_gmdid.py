@@ -201,3 +201,29 @@ def test_lrt_decision_rules_at_their_threshold(rule):
             assert m.should_merge(a, b) is want, (a, b, alpha)
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("name", ["wine-norm", "biopsy", "crabs"])
+def test_the_compare_jobs_partitions_have_the_classes_number_of_clusters(name):
+    """What ``bayesclust.jobs.did.run_compare_did`` finds before it samples (notebook 07, section 6,
+    whose shortest run compares Iris only): GMD from seed 0 (``k_max = 30``, the true K as lower
+    bound) merged by GMDID ends at the true K on Breast Cancer and Crabs and at one cluster on Wine,
+    where GMD keeps a single component (Aidos & Fred 2012, Table 3); k-means (best of 10) and
+    single and average link cut at K have K clusters."""
+    import jax
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    from bayesclust import metrics
+    from bayesclust.inference.hard.kmeans import kmeans
+    from bayesclust.inference.increments.gmd import gmd
+    from bayesclust.jobs.did import DID_DATA
+
+    X, y = DID_DATA[name]()
+    X = np.asarray(X, np.float64)
+    K = metrics.n_clusters(y)
+    mix = gmd(0, X, K, min(30, len(X) - 1))
+    assert gmdid(X, mix.labels, n_clusters_min=K).n_clusters == (1 if name == "wine-norm" else K)
+    fits = [kmeans(k, X, K) for k in jax.random.split(jax.random.PRNGKey(0), 10)]
+    assert metrics.n_clusters(min(fits, key=lambda r: float(r.objective)).labels) == K
+    for method in ("single", "average"):
+        assert metrics.n_clusters(fcluster(linkage(X, method), K, criterion="maxclust")) == K

@@ -1,8 +1,8 @@
 """The notebooks: stored executed in full, and run from top to bottom (in smoke mode).
 
 The stored notebooks (``make notebooks`` runs them in full) are checked without running them:
-executed top to bottom, no error, their figures, and every decimal number their text states is
-one that their outputs print.
+executed top to bottom, no error, an image in every cell that draws, and every decimal number
+their text states is one that their outputs print.
 
 Each notebook reads ``BAYESCLUST_SMOKE`` in its first code cell and shrinks its draw counts and
 grids: ``1`` is a short run on which the papers' claims still hold (the tests marked ``long``
@@ -26,16 +26,34 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MARKER = "BAYESCLUST_NOTEBOOK_RESULT "
 
+#: As in tests/conftest.py: a run with BAYESCLUST_TEST_OPTIMIZED=1, or on the pure-XLA path
+#: (BAYESCLUST_NATIVE=0, ``make test-xla``), compiles every program optimised.
+_UNOPTIMIZED = (os.environ.get("BAYESCLUST_TEST_OPTIMIZED", "0") != "1"
+                and os.environ.get("BAYESCLUST_NATIVE", "") != "0")
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 
-def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1") -> tuple:
-    """Run a copy of the notebook in smoke mode ``smoke`` with ``probe`` appended; return (nb, result)."""
+def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1", compile_quickly: bool = False) -> tuple:
+    """Run a copy of the notebook in smoke mode ``smoke`` with ``probe`` appended; return (nb, result).
+
+    ``compile_quickly``: the shortest run compiles with XLA's optimisations mostly off
+    (``jax_disable_most_optimizations``, as tests/conftest.py does for the compile-bound test
+    modules), for the notebooks whose shortest run is XLA compiling each call's programs that then
+    run a few sweeps (in the others the unoptimised programs' running costs more than it saves).
+    """
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(probe))
     monkeypatch.setenv("BAYESCLUST_SMOKE", smoke)  # inherited by the kernel
+    # One BLAS thread: OpenBLAS's threads spin while they wait, and with the test workers already
+    # on every core notebook 08's shortest run (host linear algebra in its genetic search) took
+    # 370 CPU-s instead of 26 (measured on 2 cores under load).
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "1")
+    if compile_quickly and smoke == "2" and _UNOPTIMIZED:
+        monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")  # read by the kernel's jax
     client = nbclient.NotebookClient(
         nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -48,7 +66,8 @@ def _execute(path: Path, probe: str, monkeypatch, smoke: str = "1") -> tuple:
     return nb, json.loads(lines[0][len(MARKER):])
 
 
-def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: str = "1") -> dict:
+def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: str = "1",
+                 compile_quickly: bool = False) -> dict:
     """Run ``notebooks/<name>`` in smoke mode ``smoke`` and return the results its probe printed.
 
     ``fields`` are the probe's ``key=expression,`` lines, evaluated in the notebook's
@@ -56,6 +75,7 @@ def run_notebook(name: str, fields: str, monkeypatch, min_images: int, smoke: st
     reports).  Checks that the notebook ran in smoke mode on this interpreter and drew at
     least ``min_images`` figures.  ``smoke="2"`` is the shortest run (``make test``),
     ``"1"`` the short run on which the papers' numbers hold (the tests marked ``long``).
+    ``compile_quickly``: see :func:`_execute`.
     """
     probe = f"""
 import json, sys
@@ -65,7 +85,7 @@ print({MARKER!r} + json.dumps(dict(
     executable=sys.executable,
 {fields})))
 """
-    nb, res = _execute(NOTEBOOKS / name, probe, monkeypatch, smoke)
+    nb, res = _execute(NOTEBOOKS / name, probe, monkeypatch, smoke, compile_quickly)
     _check_ran_in_smoke_mode_with_figures(nb, res, min_images)
     assert res["tiny"] is (smoke == "2"), res["tiny"]
     return res
@@ -86,12 +106,38 @@ def test_notebooks_are_stored_executed_small_and_without_machine_paths():
         outputs = [o for c in code for o in c.outputs]
         assert not [o for o in outputs if o.output_type == "error"], f"{path.name} stores an error"
         assert any("image/png" in o.get("data", {}) for o in outputs), f"{path.name} has no figure"
+        drawers = set()
+        for i, cell in enumerate(code):
+            draws, drawers = _draws(cell.source, drawers)
+            if draws:
+                assert any("image/png" in o.get("data", {}) for o in cell.outputs), \
+                    f"{path.name}: code cell {i + 1} draws a figure but stores no image"
         text = path.read_text()
         for machine in {str(NOTEBOOKS.parent), str(Path.home()), sys.prefix}:
             assert machine not in text, f"{path.name} names {machine}"
         # A full run whose samplers converged: none warned (a smoke run's short chains do).
         stderr = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stderr")
         assert "ConvergenceWarning" not in stderr, f"{path.name}: {stderr[:500]}"
+
+
+def _draws(source: str, drawers: set) -> tuple:
+    """Whether a cell draws a figure when it runs, and the names of the functions defined so far
+    that do: a call to ``plt.*`` outside a ``def``, or a call of such a function."""
+    import ast
+
+    def calls(nodes):
+        return [n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)]
+
+    def plots(call, known):
+        f = call.func
+        return ((isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "plt")
+                or (isinstance(f, ast.Name) and f.id in known))
+
+    tree = ast.parse(source)
+    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    drawers = drawers | {d.name for d in defs if any(plots(c, drawers) for c in calls(d.body))}
+    top = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    return any(plots(c, drawers) for c in calls(top)), drawers
 
 
 #: A decimal number in a notebook's text, not a section, example or figure number ("§6.1").
@@ -140,7 +186,7 @@ def test_01_dp_sampled_vs_hard_runs(monkeypatch):
     n_lambdas=len(lams),
     iris_k_hard=int(hard_iris.n_clusters),
     iris_nmi_hard=float(metrics.nmi(y_iris, hard_iris.labels)),
-""", monkeypatch, min_images=8, smoke="2")
+""", monkeypatch, min_images=8, smoke="2", compile_quickly=True)
     assert res["n_lambdas"] == 5  # the shortest run's grid of 4 values and the farthest-first one
     assert res["k_hard"] == 3
     # Iris (KJ Table 1): DP-means NMI .75 at farthest-first lambda for k = 3.
@@ -227,7 +273,7 @@ def test_02_hdp_shared_clusters_runs(monkeypatch):
     res = run_notebook("02_hdp_shared_clusters.ipynb", _HDP_HARD_FIELDS + """\
     path_s=[float(v) for v in path.relative_temperature],
     path_stop=path.stop,
-""", monkeypatch, min_images=8, smoke="2")
+""", monkeypatch, min_images=8, smoke="2", compile_quickly=True)
     assert res["path_s"] == pytest.approx([1e-5])  # the shortest run's path: its last level only
     assert res["path_stop"] in ("hard", "lower_objective", "grid")
     _check_hard_hdp_and_peers(res)
@@ -282,7 +328,8 @@ _DC_FIELDS = """\
 def test_03_discriminative_runs(monkeypatch):
     """The shortest run (3 widths, shorter annealing, short NUTS) executes every cell; its claims
     are the same as the short run's, none depends on the run's length."""
-    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2")
+    res = run_notebook("03_discriminative.ipynb", _DC_FIELDS, monkeypatch, min_images=4, smoke="2",
+                       compile_quickly=True)
     assert res["n_grid"] == 300
     _check_discriminative(res)
 
@@ -399,7 +446,8 @@ def _same_partition(a, b):
 @pytest.mark.slow
 def test_11_your_own_model_runs(monkeypatch):
     """The shortest run executes every cell; its sweep-equals-pass and path claims hold."""
-    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1, smoke="2")
+    res = run_notebook("11_your_own_model.ipynb", _OWN_MODEL_FIELDS, monkeypatch, min_images=1, smoke="2",
+                       compile_quickly=True)
     assert len(res["X"]) == 32
     _check_own_model(res)
 
