@@ -265,10 +265,9 @@ def test_ds2_states_found_after_denoising_seed_0():
     the states after denoising in 5 of 10, where the paper's words suggest all
     (docs/deviations.md#temporal-ds2-check).
 
-    The cost is the genetic search's fitness evaluations (34 distinct blocks on this draw, each a
-    280-partition spectral ensemble with one 300 x 300 eigendecomposition per scale), not
-    compilation; DS2 without denoising is checked here only (it was a test of its own running the
-    same Algorithm 1 call a second time)."""
+    Its time is the genetic search's fitness evaluations, not compilation: 38 distinct blocks
+    on this draw, 34 of them long enough to need a 280-partition spectral ensemble (one 300 x 300
+    eigendecomposition per scale).  DS2 before denoising is checked here, on the same call."""
     from reproduce.simbad_temporal import ds2_outcome
 
     out = ds2_outcome(0)
