@@ -18,16 +18,17 @@ DESCRIPTION = ("The temporal-states study of SIMBAD deliverable D2.3 (Medina & F
                "is removed.")
 
 
-def ds2_outcome(seed: int, n_samples: int = 300) -> dict:
-    """One DS2 draw of ``n_samples`` samples: states found before / after denoising, the share of
-    the transition removed."""
-    X, y = datasets.temporal_states(seed, "DS2", n_samples)
+def ds2_outcome(seed: int) -> dict:
+    """One DS2 draw: states found (and whether Algorithm 1 was unambiguous) before denoising,
+    states found after it, the share of the transition removed."""
+    X, y = datasets.temporal_states(seed, "DS2")
     before = temporal_states(seed, X)
     den = denoise_sequence(seed, X)  # Table 1's parameters
     after = temporal_states(seed, X[den.kept], time_index=den.kept)
     tr = np.flatnonzero(y == -1)
     coverage = np.intersect1d(tr, np.flatnonzero(den.removed)).size / tr.size
-    return {"before": bool(before.unambiguous and before.n_states == 2), "unambiguous_before": bool(before.unambiguous),
+    return {"before": bool(before.unambiguous and before.n_states == 2),
+            "unambiguous_before": bool(before.unambiguous),
             "after": bool(after.unambiguous and after.n_states == 2), "coverage": float(coverage)}
 
 
