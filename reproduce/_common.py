@@ -209,7 +209,9 @@ def render(rows: list[dict], modules: Sequence[tuple[str, str, str]]) -> str:
         "unless the row says *mean* (the paper's protocol averages); *within* compares it with "
         "the paper's value at the stated tolerance. A miss links to its entry in "
         "[docs/deviations.md](docs/deviations.md). The test suite keeps one quick row per paper "
-        "(`pytest -m paper`), so a change that breaks a reproduction still fails CI.",
+        "(`pytest -m paper`), so a change that breaks a reproduction still fails CI; the tests "
+        "that repeat a row over more seeds or data sets run in `make test-all`, and "
+        "[docs/testing.md](docs/testing.md) lists which row each of them checks.",
         "",
         f"**{total_ok} of {len(rows)} rows within tolerance.**",
         "",

@@ -19,7 +19,8 @@ DESCRIPTION = ("The temporal-states study of SIMBAD deliverable D2.3 (Medina & F
 
 
 def ds2_outcome(seed: int) -> dict:
-    """One DS2 draw: states found before / after denoising, the share of the transition removed."""
+    """One DS2 draw: states found (and whether Algorithm 1 was unambiguous) before denoising,
+    states found after it, the share of the transition removed."""
     X, y = datasets.temporal_states(seed, "DS2")
     before = temporal_states(seed, X)
     den = denoise_sequence(seed, X)  # Table 1's parameters
@@ -27,6 +28,7 @@ def ds2_outcome(seed: int) -> dict:
     tr = np.flatnonzero(y == -1)
     coverage = np.intersect1d(tr, np.flatnonzero(den.removed)).size / tr.size
     return {"before": bool(before.unambiguous and before.n_states == 2),
+            "unambiguous_before": bool(before.unambiguous),
             "after": bool(after.unambiguous and after.n_states == 2), "coverage": float(coverage)}
 
 

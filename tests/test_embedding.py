@@ -292,7 +292,9 @@ MEASURED = {
 
 def _table2_case(dataset, column):
     reason = MEASURED.get((dataset, column))
-    marks = [pytest.mark.paper] + ([pytest.mark.slow] if dataset == "biopsy" else [])
+    # Iris is the quick row; breast cancer's rows (dreac-t2-biopsy-*) are the report's and run
+    # under `make test-all` (docs/testing.md).
+    marks = [pytest.mark.paper] + ([pytest.mark.long] if dataset == "biopsy" else [])
     if reason:
         marks.append(pytest.mark.xfail(strict=True, reason=reason))
     return pytest.param(dataset, column, marks=marks, id=f"{dataset}-{column}")
@@ -305,7 +307,7 @@ def test_table2_mean_ci_over_the_eight_extractors(dataset, column):
 
 
 @pytest.mark.paper
-@pytest.mark.slow
+@pytest.mark.long  # the report's row dreac-t2-biopsy-laplacian-knn (docs/testing.md)
 def test_biopsy_laplacian_on_a_knn_graph_gives_the_papers_number():
     """The paper's EA-LE on breast cancer (64.79) is what Laplacian eigenmaps of a 0/1 10-NN
     graph of 1 - C give with the eigengap dimension (docs/deviations.md#dreac-table2)."""

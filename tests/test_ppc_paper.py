@@ -8,6 +8,11 @@ number) for every K of Table 1's list on random 90 % sub-samples; PPC and the th
 get the true number of classes.  The paper gives bar plots: PPC on C_All equals or beats the
 best linkage.  Measured (consistency index): Iris PPC .907, single .693, average .747, complete
 .747.
+
+PPC's quick row in ``make test`` is tests/test_ppc.py's (Fig. 2's k-means ensemble C_KM on Iris):
+this union-ensemble run (400 linkage and k-means partitions per K) is the report's rows
+``ppc-fig2-iris-vs-linkage`` and ``ppc-fig2-iris-ci`` and runs under ``make test-all``
+(docs/testing.md).
 """
 
 import pytest
@@ -16,6 +21,7 @@ from reproduce.simbad_eac import ppc_union
 
 
 @pytest.mark.paper
+@pytest.mark.long
 def test_ppc_on_the_union_ensemble_at_least_matches_the_best_linkage_iris():
     y, res, ci, links = ppc_union("iris", 0)
     assert res.labels.shape == y.shape

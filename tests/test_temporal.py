@@ -106,13 +106,6 @@ def test_ds1_states_found_without_denoising_by_every_linkage():
     assert C.shape == (300, 300) and C[:150, :150].mean() > 10 * C[:150, 150:].mean()
 
 
-def test_ds2_two_states_not_found_without_denoising():
-    X, y = datasets.temporal_states(0, "DS2")
-    res = bc.temporal_states(0, X)
-    assert not res.unambiguous
-    assert not (res.unambiguous and res.n_states == 2)
-
-
 # --------------------------------------------------------------------------- Algorithm 2: pieces
 
 
@@ -270,8 +263,13 @@ def test_ds2_states_found_after_denoising_seed_0():
     the two states.  The report (make reproduce PAPER=simbad_temporal) runs seeds 0-2
     (reproduce.simbad_temporal.DS2_SEEDS); a seeds 0-9 run found coverage >= 80 % in 8 of 10 and
     the states after denoising in 5 of 10, where the paper's words suggest all
-    (docs/deviations.md#temporal-ds2-check)."""
+    (docs/deviations.md#temporal-ds2-check).
+
+    Its time is the genetic search's fitness evaluations, not compilation: 38 distinct blocks
+    on this draw, 34 of them long enough to need a 280-partition spectral ensemble (one 300 x 300
+    eigendecomposition per scale).  DS2 before denoising is checked here, on the same call."""
     from reproduce.simbad_temporal import ds2_outcome
 
     out = ds2_outcome(0)
-    assert not out["before"] and out["after"] and out["coverage"] >= 0.8, out
+    assert not out["unambiguous_before"] and not out["before"], out  # DS2's states are not found
+    assert out["after"] and out["coverage"] >= 0.8, out
