@@ -1,8 +1,20 @@
 import gc
 import os
 
-import jax
-import pytest
+# Under pytest-xdist the workers share the machine's cores: a BLAS thread pool per worker
+# busy-waits against the others' (OpenBLAS spins), which cost 3.6x the CPU time of the
+# temporal-states test (SciPy eigendecompositions) on 2 busy cores.  One BLAS thread each:
+# the variables for the libraries loaded from here on (SciPy's own OpenBLAS), threadpoolctl
+# for those already loaded.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
 
 # Tests must never pick up a user's GPU/TPU or preallocate memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
