@@ -146,7 +146,8 @@ def test_compare_takes_fitted_estimators_as_it_takes_their_results(fitted):
     np.testing.assert_array_equal(est_hard.labels_, hard.labels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a short run
-        est = DPGaussianMixture(sigma2=0.65**2, num_warmup=20, num_samples=20, num_chains=2,
+        # The fixture's run sizes: the same compiled sampler.
+        est = DPGaussianMixture(sigma2=0.65**2, num_warmup=60, num_samples=60, num_chains=2,
                                 random_state=0).fit(X)
     by_estimators = compare(est, est_hard, y, X=X)
     by_results = compare(est.posterior_, hard, y, X=X)

@@ -134,15 +134,16 @@ def test_cg_map_fig1_vertical_column_vs_isotropic_vq(toy):
 
 
 def test_cg_map_random_init_and_max_iter_zero():
-    X, c = dc_toy(3, 400)
-    res = dc_map(5, X, c, 3, 0.4, init="random")
+    # 600 points and 4 prototypes: test_cg_map_kmeans_init's shapes, one compiled CG run.
+    X, c = dc_toy(3, 600)
+    res = dc_map(5, X, c, 4, 0.4, init="random")
     start = res.info["init_prototypes"]
     # "random": K distinct data points.
     rows = [np.flatnonzero((X == p).all(1)) for p in start]
-    assert all(len(r) == 1 for r in rows) and len({int(r[0]) for r in rows}) == 3
-    assert res.log_posterior > dc_log_posterior(_cells(X, start), c, n_clusters=3)
+    assert all(len(r) == 1 for r in rows) and len({int(r[0]) for r in rows}) == 4
+    assert res.log_posterior > dc_log_posterior(_cells(X, start), c, n_clusters=4)
     # max_iter=0 returns the start, with its smoothed objective.
-    zero = dc_map(5, X, c, 3, 0.4, init=start, max_iter=0)
+    zero = dc_map(5, X, c, 4, 0.4, init=start, max_iter=0)
     np.testing.assert_allclose(zero.prototypes, start)
     assert zero.n_iter == 0 and not zero.converged
     assert zero.objective == pytest.approx(res.objective_trace[0], rel=1e-12)
@@ -218,8 +219,13 @@ def test_anneal_matches_a_slow_loop_with_the_same_draws(x64, move, lam_eq, lam_v
     assert len(res.objective_trace) == n_blocks + 1 and res.objective_trace[-1] == res.objective
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("move, lam_vq", [("one", 0.1), ("all", 0.0)])
+# Each move once in make test, both dtypes among them; the other two pairs (the same
+# compiled paths in the other dtype, a driver and a step compile each) run under `long`.
+@pytest.mark.parametrize("move, lam_vq, dtype", [
+    ("one", 0.1, np.float32), ("all", 0.0, np.float64),
+    pytest.param("one", 0.1, np.float64, marks=pytest.mark.long),
+    pytest.param("all", 0.0, np.float32, marks=pytest.mark.long),
+])
 def test_anneal_steps_by_hand_reproduce_dc_anneal(dtype, move, lam_vq):
     """init + dc_anneal_step, step b keyed fold_in(k_run, b), give dc_anneal bit for bit."""
     X, c = dc_toy(5, 120)

@@ -301,6 +301,11 @@ def _anisotropic(seed=0, correlated=True):
     return np.concatenate([A, B, C]), np.repeat([0, 1, 2], 60)
 
 
+#: The run of the two tests on 180 anisotropic points (the estimator's thin and moves are
+#: gibbs_dp_gaussian's defaults): one compiled sampler per covariance type.
+_RUN180 = dict(num_warmup=100, num_samples=100, num_chains=4)
+
+
 @pytest.mark.parametrize("cov", ["full", "diag"])
 def test_estimator_recovers_anisotropic_clusters(cov):
     from bayesclust import DPGaussianMixture
@@ -308,8 +313,7 @@ def test_estimator_recovers_anisotropic_clusters(cov):
     X, y = _anisotropic(correlated=cov == "full")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = DPGaussianMixture(covariance_type=cov, num_warmup=100, num_samples=100,
-                                num_chains=4, random_state=0).fit(X)
+        est = DPGaussianMixture(covariance_type=cov, random_state=0, **_RUN180).fit(X)
     assert est.n_clusters_ == 3
     assert adjusted_rand_index(y, est.labels_) > 0.97
     proba = est.predict_proba(X)
@@ -326,7 +330,7 @@ def test_estimator_recovers_anisotropic_clusters(cov):
 @pytest.mark.parametrize("cov", ["full", "diag"])
 def test_default_prior_is_unit_free(cov):
     X, _ = _anisotropic(1)
-    kw = dict(covariance_type=cov, num_warmup=20, num_samples=10, num_chains=2, progress_bar=False)
+    kw = dict(covariance_type=cov, progress_bar=False, **_RUN180)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = gibbs_dp_gaussian(3, X, **kw)
@@ -442,6 +446,7 @@ def test_large_units_and_round_off_asymmetric_scale_are_accepted():
                                  num_warmup=2, num_samples=2, num_chains=1, progress_bar=False)
         assert np.isfinite(post.log_likelihood).all()
         S = np.array([[1.0, 1e-17], [0.0, 1.0]])
-        post = gibbs_dp_gaussian(0, rng.normal(size=(10, 2)), prior=GaussianClusterPrior(np.zeros(2), 1.0, 4.0, S),
-                                 num_warmup=2, num_samples=2, num_chains=1, progress_bar=False)
-    assert post.n_draws == 2
+        # test_estimator_takes_a_prior_of_plain_lists's shapes and run: one compile.
+        post = gibbs_dp_gaussian(0, rng.normal(size=(20, 2)), prior=GaussianClusterPrior(np.zeros(2), 1.0, 4.0, S),
+                                 num_warmup=5, num_samples=5, num_chains=2, progress_bar=False)
+    assert post.n_draws == 5

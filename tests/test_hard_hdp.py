@@ -213,11 +213,12 @@ def test_translation_and_scale_invariance(x64):
     assert scaled.objective == pytest.approx(9 * base.objective)
 
 
-def _separated_groups(rng, D=5, per=6):
-    """Data sets drawn from 4 tight, far-apart blobs: the answer cannot depend on order."""
+def _separated_groups(rng, sizes=(8, 7, 8, 7)):
+    """Data sets drawn from 4 tight, far-apart blobs: the answer cannot depend on order.
+    (30 points in 4 data sets of 2-D: the shapes of _grouped(rng, 30, 4, 2), one compile.)"""
     means = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
     groups, truth = [], []
-    for _ in range(D):
+    for per in sizes:
         y = rng.choice(4, size=per)
         groups.append(means[y] + rng.normal(scale=0.05, size=(per, 2)))
         truth.append(y)
@@ -271,17 +272,28 @@ def test_order_matters_in_general_and_reference_follows_it(x64):
 # --------------------------------------------------------------------------- #
 
 
-def test_point_pass_jit_and_eager_agree():
+#: Buffer sizes of the jit / eager tests (larger than init's default 32).
+_CAP = 64
+
+
+def _small_data():
+    """14 points in two data sets (float64): the point pass and the step run at the same
+    shapes, dtype and buffer sizes, so the op-by-op programs of the eager point pass serve
+    the eager step too."""
+    rng = np.random.default_rng(22)
+    X = jnp.asarray(rng.normal(size=(14, 2)), jnp.float64)
+    return X, jnp.asarray([0] * 6 + [1] * 8, jnp.int32)
+
+
+def test_point_pass_jit_and_eager_agree(x64):
     # (steps 5-6 reuse dp_means_pass, whose jit/eager agreement is tested with DP-means)
-    rng = np.random.default_rng(21)
-    X = jnp.asarray(rng.normal(size=(12, 2)), jnp.float32)
-    gid = jnp.asarray([0] * 5 + [1] * 7, jnp.int32)
-    G_cap, L_cap = 32, 32
+    X, gid = _small_data()
+    G_cap, L_cap = _CAP, _CAP
     slot = jnp.arange(L_cap)
-    args = (X, gid, jnp.zeros((G_cap, 2), jnp.float32), jnp.int32(1),
+    args = (X, gid, jnp.zeros((G_cap, 2), X.dtype), jnp.int32(1),
             jnp.where(slot < 2, slot, 2).astype(jnp.int32),
             jnp.where(slot < 2, 0, -1).astype(jnp.int32), jnp.int32(2), gid,
-            jnp.float32(0.5), jnp.float32(1.0))
+            jnp.asarray(0.5, X.dtype), jnp.asarray(1.0, X.dtype))
     jitted = jax.jit(_point_pass, static_argnames="n_groups")(*args, n_groups=2)
     with jax.disable_jit():
         eager = _point_pass(*args, n_groups=2)
@@ -290,11 +302,10 @@ def test_point_pass_jit_and_eager_agree():
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_step_jit_and_eager_agree():
-    rng = np.random.default_rng(22)
-    X = jnp.asarray(rng.normal(size=(14, 2)), jnp.float32)
-    gid = jnp.asarray([0] * 6 + [1] * 8, jnp.int32)
-    state = init_hard_hdp_state(X, gid, 0.5, 1.0, n_groups=2)
+def test_step_jit_and_eager_agree(x64):
+    X, gid = _small_data()
+    state = init_hard_hdp_state(X, gid, 0.5, 1.0, n_groups=2, global_capacity=_CAP,
+                                local_capacity=_CAP)
     step = jax.jit(hard_hdp_step, static_argnames="n_groups")
     for _ in range(2):  # the first step opens clusters, the second moves points
         jitted, info_j = step(state, X, gid, 0.5, 1.0, n_groups=2)
