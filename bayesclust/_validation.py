@@ -688,7 +688,8 @@ def check_squares_representable(X: np.ndarray, name: str = "X", dtype: Any = Non
         import jax
 
         dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
-    total = float(np.sum(np.square(np.asarray(X, np.float64))))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(np.square(np.asarray(X, np.float64))))
     limit = float(np.finfo(dtype).max)
     if not total < limit:
         raise ValueError(
@@ -801,6 +802,13 @@ def check_counts(counts: Any, name: str = "counts") -> HostCounts:
     total = float(csr.sum())
     if not total > 0 or not np.isfinite(total):
         raise ValueError(f"{name} must have a positive finite total")
+    # Pooled counts and log-likelihood terms (a count times a log, |log| < 1e3) must stay
+    # finite in the precision the kernels compute in.
+    wd = working_dtype(np.float64 if float64 else np.float32)
+    limit = float(np.finfo(wd).max) / 1e3
+    if not total < limit:
+        raise ValueError(f"{name} has a total of {total:.3g}: its pooled counts and log-likelihood "
+                         f"terms would overflow {wd.name} (limit {limit:.3g}); rescale {name}")
     return HostCounts(csr, dense, bool(float64))
 
 
@@ -896,6 +904,15 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
         return arr
     if finite and dt.kind == "f" and not bool(np.all(np.isfinite(np.asarray(arr)))):
         raise ValueError(f"{name} contains NaN or infinite values")
+    if dt.kind == "f" and not isinstance(arr, jax.Array) and arr.size:
+        # the kernel computes in the working dtype (float32 unless jax_enable_x64)
+        wd = working_dtype(dt)
+        with np.errstate(invalid="ignore"):
+            big = float(np.nanmax(np.abs(np.where(np.isinf(arr), 0.0, arr))))
+        if big > float(np.finfo(wd).max):
+            raise ValueError(f"{name} has values up to {big:.3g}, beyond the {wd.name} range "
+                             f"(max {float(np.finfo(wd).max):.3g}); rescale {name} or enable "
+                             "float64 (jax_enable_x64)")
     if not finite and dt.kind == "f":
         host = np.asarray(arr)
         if bool(np.isnan(host).any()) or bool(np.isposinf(host).any()):
@@ -977,7 +994,32 @@ def check_kernel_ids(ids: Any, name: str, k: Any) -> None:
                          f"[{int(host.min())}, {int(host.max())}]")
 
 
-__all__ += ["check_linkage"]
+def check_class_ids(ids: np.ndarray, name: str, n_classes: Any, *, what: str,
+                    minimum: int = 1, count_name: str = "n_classes") -> int:
+    """The number of classes ``K`` of ids that index a table of ``K`` rows (``0..K-1``).
+
+    ``ids`` (validated integers, host) must be non-negative.  With ``n_classes`` None,
+    ``K = max(ids) + 1`` (``minimum`` applies to a given ``n_classes``), refused when the largest id is at least ``max(ids.size, 1024)``:
+    ids are sizes here, and an id near 1e15 would allocate a table of that many rows.
+    ``what`` names the ids in the message ("SPOM's classes"), ``count_name`` the argument
+    that gives ``K``.
+    """
+    if ids.size and int(ids.min()) < 0:
+        raise ValueError(f"{name} must hold labels 0..K-1, got the label {int(ids.min())}")
+    top = int(ids.max()) if ids.size else -1
+    if n_classes is None:
+        if top >= max(ids.size, 1024):
+            raise ValueError(f"{name} holds the label {top} with only {ids.size} examples: {what} "
+                             f"are 0..K-1; relabel {name} (np.unique({name}, return_inverse=True)) "
+                             f"or pass {count_name}")
+        return top + 1
+    k = check_int(n_classes, count_name, minimum=minimum)
+    if top >= k:
+        raise ValueError(f"{name} holds the label {top}, not in 0..{k - 1} ({count_name}={k})")
+    return k
+
+
+__all__ += ["check_class_ids", "check_linkage"]
 
 
 def check_linkage(Z: Any, name: str = "Z") -> np.ndarray:

@@ -369,7 +369,7 @@ def test_state_fields_are_the_documented_ones():
 
 def test_init_bad_labels():
     X, _ = blobs(1, n_per=30)
-    with pytest.raises(ValueError, match="labels must lie in 0..2"):
+    with pytest.raises(ValueError, match=r"labels holds the label 3, not in 0..2 \(n_clusters=3\)"):
         init_cecib_state(X, np.arange(len(X)) % 4, n_clusters=3)
     with pytest.raises(ValueError, match="n_clusters=40 is too large"):
         init_cecib_state(X, np.arange(len(X)) % 40)

@@ -303,8 +303,6 @@ def _build_family(X, model, lam, data, options):
     for name, v in data.items():
         if v is not None and name not in cls.data_arguments:
             raise ValueError(f"{name} is not read by model={model!r}")
-    if X is None:
-        raise ValueError(f"X is required for model={model!r}")
     kwargs = {name: v for name, v in data.items() if v is not None}
     return cls(X, lam=lam, **kwargs, **options)
 
@@ -413,6 +411,8 @@ def limit_path(
     """
     key = V.as_rng_key(rng_key)
     step, p_collapse, num_chains = _check_path_settings(step, p_collapse, num_chains)
+    if X is None and not isinstance(model, LimitFamily):
+        raise ValueError(f"X is required for model={model!r}")
     family = _build_family(X, model, lam, {"y": y, "group_ids": group_ids, "ensemble": ensemble},
                            options)
     scale = float(family.scale)

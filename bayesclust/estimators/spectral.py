@@ -13,6 +13,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _validation as V
 from ..graphs import knn_gaussian_affinity
 from ..inference.hard.penalized_ncut import penalized_ncut
 from ..inference.hard.spectral_dp_means import spectral_dp_means
@@ -38,9 +39,13 @@ def _affinity_matrix(est, X, affinity):
     from sklearn.metrics.pairwise import rbf_kernel
 
     if affinity == "rbf":
-        return rbf_kernel(X, gamma=_median_gamma(X) if est.gamma is None else est.gamma)
-    Xd = np.asarray(X, np.float64)
-    return Xd @ Xd.T  # linear
+        # exp(-gamma |x_i - x_j|^2) in the unit frame (X scaled by a power of two, exact, and
+        # gamma by its inverse square): the same kernel at any scale of X
+        Xu, frame = V.unit_frame(X, centred=False, dtype=X.dtype)
+        gamma = _median_gamma(Xu) if est.gamma is None else frame.weight(est.gamma, "gamma", 1)
+        return rbf_kernel(Xu, gamma=gamma)
+    Xd = V.check_point_range(np.asarray(X, np.float64), "X")  # linear: X X^T in X's units
+    return Xd @ Xd.T
 
 
 def _median_gamma(X) -> float:

@@ -43,7 +43,7 @@ def voronoi_memberships(X: jax.Array, prototypes: jax.Array, smooth_std=None):
         :func:`squared_distances` (GEMM form).
     """
     X = check_kernel_array(X, "X", ndim=2)
-    prototypes = check_kernel_array(prototypes, "prototypes", ndim=2)
+    prototypes = check_kernel_array(prototypes, "prototypes", ndim=2, min_rows=1)
     sq = squared_distances(X, prototypes)
     if smooth_std is None:
         return jax.nn.one_hot(jnp.argmin(sq, axis=1), prototypes.shape[0], dtype=X.dtype), sq
@@ -64,7 +64,7 @@ def class_counts(memberships: jax.Array, classes: jax.Array, n_classes: int) -> 
     n_classes : int
         Static number of classes ``C``.
     """
-    memberships = check_kernel_array(memberships, "memberships", ndim=2)
+    memberships = check_kernel_array(memberships, "memberships", ndim=2, min_rows=1)
     classes = check_kernel_array(classes, "classes", ndim=1, kind="i")
     check_kernel_ids(classes, "classes", n_classes)
     return jax.ops.segment_sum(memberships, classes, n_classes).T

@@ -82,7 +82,7 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
     [[-2.531], [-4.656]]
     """
     X = check_kernel_array(X, "X", ndim=2)
-    means = check_kernel_array(means, "means", ndim=2)
+    means = check_kernel_array(means, "means", ndim=2, min_rows=1)
     chols = check_kernel_array(chols, "chols", ndim=3)
     d = X.shape[-1]
 
@@ -121,7 +121,7 @@ def categorical_inverse_cdf(log_w: jax.Array, u: jax.Array) -> jax.Array:
     (XLA:CPU's cumsum is a reduce-window, several times slower at that shape);
     the result is clamped to ``T - 1`` against the rounding of that product.
     """
-    log_w = check_kernel_array(log_w, "log_w", ndim=(1, 2), finite=False)
+    log_w = check_kernel_array(log_w, "log_w", ndim=(1, 2), finite=False, min_rows=1)
     u = check_kernel_array(u, "u", ndim=(0, 1))
     T = log_w.shape[-1]
     p = jnp.exp(log_w - jnp.max(log_w, axis=-1, keepdims=True))
@@ -148,7 +148,7 @@ def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Arra
         ``log w_k + log p(x_i | k) - logsumexp_k(...)`` (rows sum to one in
         probability; ``-inf`` weights stay ``-inf``).
     """
-    log_weights = check_kernel_array(log_weights, "log_weights", ndim=(1, 2), finite=False)
+    log_weights = check_kernel_array(log_weights, "log_weights", ndim=(1, 2), finite=False, min_rows=1)
     log_lik = check_kernel_array(log_lik, "log_lik", ndim=2, finite=False)
     joint = log_lik + log_weights[None, :]
     return joint - jax.scipy.special.logsumexp(joint, axis=1, keepdims=True)
@@ -192,7 +192,7 @@ def complete_data_log_likelihood(
     >>> round(float(ll), 4)  # -log(2 pi) - 1/2
     -2.3379
     """
-    X = check_kernel_array(X, "X", ndim=2)
+    X = check_kernel_array(X, "X", ndim=2, min_rows=1)
     means = check_kernel_array(means, "means", ndim=2)
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     check_kernel_ids(labels, "labels", means.shape[0])
@@ -282,8 +282,11 @@ def cholesky_rank_one(L: jax.Array, v: jax.Array, sign: float = 1.0) -> jax.Arra
     >>> bool(np.allclose(L1, np.linalg.cholesky(A + np.outer(v, v)), atol=1e-6))
     True
     """
-    L = check_kernel_array(L, "L", ndim=2)
+    L = check_kernel_array(L, "L", ndim=2, min_rows=1)
     v = check_kernel_array(v, "v", ndim=1)
+    if L.shape[0] != L.shape[1] or v.shape[0] != L.shape[0]:
+        raise ValueError(f"L must be square (d, d) and v of length d, got shapes "
+                         f"{tuple(L.shape)} and {tuple(v.shape)}")
     L = jnp.asarray(L)
     v = jnp.asarray(v, L.dtype)
     d = L.shape[-1]

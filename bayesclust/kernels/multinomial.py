@@ -64,7 +64,7 @@ __all__ = [
     "merge_costs",
 ]
 
-from .._validation import check_kernel_array
+from .._validation import check_kernel_array, check_kernel_ids
 
 
 class CountRows(NamedTuple):
@@ -118,7 +118,7 @@ def row_negentropy(vals, totals):
     array, shape (n,)
         :math:`-n_i H(\hat p_i) \le 0`; 0 for a row of total 0.
     """
-    vals = check_kernel_array(vals, "vals", ndim=(1, 2))
+    vals = check_kernel_array(vals, "vals", ndim=(1, 2), min_rows=1)
     totals = check_kernel_array(totals, "totals", ndim=1)
     return jnp.sum(_xlogx(vals), axis=1) - _xlogx(totals)
 
@@ -129,7 +129,7 @@ def log_distributions(counts, totals):
     The pooled maximum-likelihood distributions of clusters with counts ``counts`` (K, m)
     and totals ``totals`` (K,) (rows of an empty cluster are all ``-inf``).
     """
-    counts = check_kernel_array(counts, "counts", ndim=2)
+    counts = check_kernel_array(counts, "counts", ndim=2, min_rows=1)
     totals = check_kernel_array(totals, "totals", ndim=1)
     safe = jnp.where(counts > 0, counts, 1.0)
     tot = jnp.where(totals > 0, totals, 1.0)[:, None]
@@ -172,7 +172,7 @@ def kl_costs(counts, negentropy, log_psi):
     >>> kl_costs(r, row_negentropy(r, r.sum(1)), psi).tolist()
     [[0.0, inf]]
     """
-    counts = check_kernel_array(counts, "counts", ndim=2)
+    counts = check_kernel_array(counts, "counts", ndim=2, min_rows=1)
     negentropy = check_kernel_array(negentropy, "negentropy", ndim=1)
     log_psi = check_kernel_array(log_psi, "log_psi", ndim=2, finite=False)
     finite, zero = _split_log_psi(log_psi)
@@ -238,6 +238,7 @@ def pooled_counts(rows: CountRows, labels, num_segments: int):
     totals : array, shape (num_segments,)
     """
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
+    check_kernel_ids(labels, "labels", num_segments)
     totals = jax.ops.segment_sum(rows.totals, labels, num_segments)
     if rows.dense is not None:
         return jax.ops.segment_sum(rows.dense, labels, num_segments), totals

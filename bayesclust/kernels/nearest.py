@@ -47,7 +47,7 @@ PRECISION = lax.Precision.HIGHEST
 #: "Birth" index of a slot that is never visible (an inactive buffer slot).
 NEVER = jnp.iinfo(jnp.int32).max
 
-from .._validation import check_kernel_array, check_kernel_ids
+from .._validation import check_kernel_array, check_kernel_ids, check_same_length
 
 
 def squared_norms(X: jax.Array) -> jax.Array:
@@ -461,10 +461,13 @@ def assigned_squared_distances(X: jax.Array, C: jax.Array, labels: jax.Array) ->
     the DP-means objective and of the Gaussian likelihood.  The gather, the
     difference and the sum fuse into one pass (no ``(n, d)`` temporary).
     """
-    X = check_kernel_array(X, "X", ndim=2)
+    X = check_kernel_array(X, "X", ndim=2, min_rows=1)
     C = check_kernel_array(C, "C", ndim=2)
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     check_kernel_ids(labels, "labels", C.shape[0])
+    check_same_length(labels, X, "labels", "X")
+    if C.shape[1] != X.shape[1]:
+        raise ValueError(f"C has {C.shape[1]} columns, X has {X.shape[1]}")
     return squared_norms(X - C[labels])
 
 
@@ -510,7 +513,7 @@ def segment_stats(
     -------
     SegmentStats
     """
-    X = check_kernel_array(X, "X", ndim=2)
+    X = check_kernel_array(X, "X", ndim=2, min_rows=1)
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     if sample_weight is not None:
         sample_weight = check_kernel_array(sample_weight, "sample_weight", ndim=1)

@@ -196,8 +196,15 @@ def map_did(X, y, w, n_classes: int, n_components: int):
     >>> bool(np.isfinite(lp))
     True
     """
-    X = jnp.asarray(X)
+    n_classes = V.check_int(n_classes, "n_classes", minimum=1)
+    n_components = V.check_int(n_components, "n_components", minimum=1)
+    X = jnp.asarray(V.check_kernel_array(X, "X", ndim=2, min_rows=1))
     n, d = X.shape
+    y = V.check_kernel_array(y, "y", ndim=1, kind="i")
+    V.check_kernel_ids(y, "y", n_classes)
+    w = V.check_kernel_array(w, "w", ndim=1)
+    if y.shape[0] != n or w.shape[0] != n:
+        raise ValueError(f"y and w must have X's {n} rows, got {y.shape[0]} and {w.shape[0]}")
     y = jnp.asarray(y)
     simplex = constraints.simplex
     class_weights = numpyro.sample("class_weights", dist.ImproperUniform(simplex, (), (n_classes,)))

@@ -124,6 +124,7 @@ def _check_data(X, n, d):
             raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
     else:
         X = V.check_array(X, "X")
+        V.check_squares_representable(X, "X")  # the likelihood's squared distances
     n_x, d_x = X.shape
     if n is not None and V.check_int(n, "n", minimum=1) != n_x:
         raise ValueError(f"n={n} does not match X, which has {n_x} rows")
@@ -176,15 +177,21 @@ def data_scaled_variances(X, sigma2="auto", rho2="auto") -> tuple[float, float]:
     if X is not None and np.ndim(X) != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {np.shape(X)}")
     X = V.check_array(X, "X")
+    for name, value in (("sigma2", sigma2), ("rho2", rho2)):
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(f"{name} must be a positive number or 'auto', got {value!r}")
+    s2 = None
+    if isinstance(sigma2, str) or isinstance(rho2, str):
+        with np.errstate(over="ignore", invalid="ignore"):
+            s2 = float(np.mean(np.var(np.asarray(X, np.float64), axis=0)))
+        if not np.isfinite(s2):
+            auto = "sigma2" if isinstance(sigma2, str) else "rho2"
+            raise ValueError(f"{auto}='auto' needs X's variance, which overflows float64 (X has "
+                             f"values up to {float(np.max(np.abs(X))):.3g}); rescale X or pass "
+                             f"{auto} explicitly")
 
     def resolve(value, name, fraction):
         if isinstance(value, str):
-            if value != "auto":
-                raise ValueError(f"{name} must be a positive number or 'auto', got {value!r}")
-            s2 = float(np.mean(np.var(np.asarray(X, np.float64), axis=0)))
-            if not np.isfinite(s2):
-                raise ValueError(f"{name}='auto' needs finite data; X has mean per-feature "
-                                 f"variance {s2}; pass {name} explicitly")
             return fraction * (s2 if s2 > 0 else 1.0)
         return float(_positive(value, name))
 

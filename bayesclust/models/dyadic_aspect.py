@@ -57,7 +57,7 @@ def pair_log_likelihood(p, B, rows, cols, counts):
         Both orders of every pair (the multiset :math:`\mathcal S` holds ``(y, z)`` and
         ``(z, y)``); pairs with count 0 contribute 0.
     """
-    p = V.check_kernel_array(p, "p", ndim=1)
+    p = V.check_kernel_array(p, "p", ndim=1, min_rows=1)
     B = V.check_kernel_array(B, "B", ndim=2)
     rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts", n_objects=B.shape[1])
     P = jnp.einsum("r,rm,rm->m", p, B[:, rows], B[:, cols])

@@ -142,9 +142,16 @@ def viterbi(unary: Any, transition: Any, y: Any = None) -> tuple[jax.Array, jax.
         if np.any(yv < 0) or np.any(yv >= k):
             raise ValueError(f"y must hold labels in 0..{k - 1}")
         yy, augment = jnp.asarray(yv, jnp.int32), True
-    uj, aj = jnp.asarray(u), jnp.asarray(a)
-    dtype = jnp.result_type(uj, aj)
-    return _viterbi_jit(uj.astype(dtype), aj.astype(dtype), yy, mask, augment)
+    dtype = V.working_dtype(np.result_type(u.dtype, a.dtype))
+    # A path's score sums T unary scores, T - 1 transitions and up to T Hamming costs.
+    limit = float(np.finfo(dtype).max)
+    T = u.shape[0]
+    for name, arr, terms in (("unary", u, T), ("transition", a, max(T - 1, 1))):
+        big = float(np.max(np.abs(arr))) if arr.size else 0.0
+        if not big * terms + T < limit:
+            raise ValueError(f"{name} has values up to {big:.3g}: a path's score over {T} positions "
+                             f"overflows {np.dtype(dtype).name} (largest {limit:.3g}); rescale {name}")
+    return _viterbi_jit(jnp.asarray(u, dtype), jnp.asarray(a, dtype), yy, mask, augment)
 
 
 _viterbi_jit = jax.jit(_viterbi, static_argnames=("augment",))

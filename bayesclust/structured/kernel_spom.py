@@ -153,16 +153,7 @@ def spom_kernel(rng_key: Any, grams: list, y: Any, lam: float, *, n_classes: int
     G = _check_grams(grams, "grams")
     n = G.shape[1]
     yv = V.check_labels(y, "y", n_samples=n)
-    if np.any(yv < 0):
-        raise ValueError("y must hold labels 0..K-1")
-    if n_classes is None and int(yv.max()) >= max(n, 1024):
-        # one coefficient row per class 0..K-1: an id near 1e15 would size the table
-        raise ValueError(f"y holds the label {int(yv.max())} with only {n} examples: SPOM's "
-                         "classes are 0..K-1; relabel y (np.unique(y, return_inverse=True)) or "
-                         "pass n_classes")
-    k = int(yv.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=2)
-    if np.any(yv >= k):
-        raise ValueError(f"y holds a label >= n_classes={k}")
+    k = V.check_class_ids(yv, "y", n_classes, what="SPOM's classes", minimum=2)
     if len(np.unique(yv)) < 2:
         raise ValueError("y has one class: SPOM needs at least 2 classes")
     if isinstance(radius, str):

@@ -294,6 +294,8 @@ def init_online_proximal_state(loss_grad: Callable, theta0: Sequence[Any], data:
     leaves = jax.tree_util.tree_leaves(data)
     if not leaves:
         raise ValueError("data must hold at least one array")
+    for leaf in leaves:
+        V.check_kernel_array(leaf, "data")  # real numbers, no NaN or infinity
     n = int(np.shape(leaves[0])[0])
     if n == 0 or any(np.shape(a)[0] != n for a in leaves):
         raise ValueError("data's arrays must share a non-zero leading axis (one example per row)")

@@ -18,6 +18,7 @@ checks under ``jax.jit`` / ``jax.vmap``, where the inputs are traced.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -181,11 +182,13 @@ def prox_l1_squared(x: Any, lam: Any, method: str = "sort") -> jax.Array:
     """
     x = _check_vector(x, "x")
     _check_scalar(lam, "lam")
+    if method not in ("sort", "pivot"):
+        raise ValueError(f"method must be 'sort' or 'pivot', got {method!r}")
+    if x.shape[0] == 0:  # the prox of the empty vector's norm: the empty vector
+        return x
     if method == "sort":
         return _prox_l1_squared(x, lam)
-    if method == "pivot":
-        return _prox_l1_squared_pivot(x, lam)
-    raise ValueError(f"method must be 'sort' or 'pivot', got {method!r}")
+    return _prox_l1_squared_pivot(x, lam)
 
 
 @jax.jit
@@ -196,11 +199,14 @@ def _prox_l1_squared_weighted(x, lam, d):
     us, as_ = u0[order], a[order]
     ca = jnp.cumsum(as_)
     cau = jnp.cumsum(as_ * us)
-    active = us - lam / (1.0 + lam * ca) * cau > 0
+    # lam / (1 + lam ca) as 1 / (1 / lam + ca): lam = inf (the penalty alone) stays finite
+    inv_lam = 1.0 / lam
+    active = us - cau / (inv_lam + ca) > 0
     idx = jnp.arange(x.shape[0])
     rho = jnp.max(jnp.where(active, idx + 1, 0))
+    # rho = 0 only when x = 0 (then tau = 0) or lam = inf, whose limit is the first term's
     k = jnp.maximum(rho - 1, 0)
-    tau = jnp.where(rho > 0, lam * cau[k] / (1.0 + lam * ca[k]), 0.0)
+    tau = cau[k] / (inv_lam + ca[k])
     return jnp.sign(x) * d * jnp.maximum(u0 - tau, 0.0)
 
 
@@ -238,6 +244,13 @@ def prox_l1_squared_weighted(x: Any, lam: Any, d: Any) -> jax.Array:
             raise ValueError(f"d must have the shape of x {tuple(x.shape)}, got {d.shape}")
         if np.any(d <= 0):
             raise ValueError("d must contain positive weights")
+        if d.size and not _traced(lam):
+            # prox(x; lam, d) = prox(x; lam s^2, d / s) (u0 scales by s, tau by s): with s the
+            # power of two at max(d), d^2 can neither overflow nor underflow at any scale of d
+            # (lam s^2 may reach inf: the penalty alone, whose prox is 0).
+            e = math.frexp(float(d.max()))[1]
+            with np.errstate(over="ignore", under="ignore"):
+                d, lam = np.ldexp(d, -e), float(np.ldexp(np.float64(lam), 2 * e))
         d = jnp.asarray(d, dtype=x.dtype)
     return _prox_l1_squared_weighted(x, lam, d)
 

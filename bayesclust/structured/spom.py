@@ -222,17 +222,7 @@ def _check_y(y: Any, structure: str, blocks, lengths, n_classes) -> tuple[np.nda
             raise ValueError(f"y must have shape {blocks[0].shape[:2]} (sequences, positions), "
                              f"got {yv.shape}")
         valid = yv[np.arange(yv.shape[1])[None, :] < lengths[:, None]]
-    if np.any(valid < 0):
-        raise ValueError("y must hold labels 0..K-1 (use lengths for padding)")
-    if n_classes is None and int(valid.max()) >= max(valid.size, 1024):
-        # One weight row per class 0..K-1: ids are sizes here, and an id near 1e15 would
-        # allocate a table of that many rows.
-        raise ValueError(f"y holds the label {int(valid.max())} with only {valid.size} examples: "
-                         "SPOM's classes are 0..K-1; relabel y (np.unique(y, return_inverse=True)) "
-                         "or pass n_classes")
-    k = int(valid.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=2)
-    if np.any(valid >= k):
-        raise ValueError(f"y holds a label >= n_classes={k}")
+    k = V.check_class_ids(valid, "y", n_classes, what="SPOM's classes", minimum=2)
     if len(np.unique(valid)) < 2:
         raise ValueError("y has one class: SPOM needs at least 2 classes")
     return yv, k

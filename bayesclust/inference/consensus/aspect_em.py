@@ -259,7 +259,7 @@ def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=
     ([0, 0, 1, 1], 0, (128,))
     """
     rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts")
-    weights = V.check_kernel_array(weights, "weights", ndim=1)
+    weights = V.check_kernel_array(weights, "weights", ndim=1, min_rows=1)
     B = V.check_kernel_array(B, "B", ndim=2)
     B = jnp.asarray(B)
     p = jnp.asarray(weights, B.dtype)
@@ -397,8 +397,11 @@ def aspect_log_likelihood(coassoc: Any, weights: Any, B: Any) -> float:
     -5.545177
     """
     rows, cols, counts, n = coassociation_pairs(coassoc)
-    p = np.asarray(weights, np.float64)
-    Bm = np.asarray(B, np.float64)
+    p = V.check_array(weights, "weights", ndim=1, dtype=None).astype(np.float64)
+    Bm = V.check_array(B, "B", ndim=2, dtype=None).astype(np.float64)
+    for name, a in (("weights", p), ("B", Bm)):
+        if np.any(a < 0):
+            raise ValueError(f"{name} must be non-negative (probabilities), got {a.min():.3g}")
     if Bm.shape != (p.shape[0], n):
         raise ValueError(f"B must have shape ({p.shape[0]}, {n}), got {Bm.shape}")
     P = np.einsum("r,rm,rm->m", p, Bm[:, rows], Bm[:, cols])

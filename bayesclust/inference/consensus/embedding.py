@@ -536,6 +536,9 @@ def embedded_consensus(
 
     extractor = _check_choice(extractor, EXTRACTORS, "extractor")
     Y = V.check_array(embedding, "embedding", dtype=None).astype(np.float64)
+    # Linkages and k-means are scale-equivariant: scaled by a power of two (exact), an
+    # embedding of any magnitude gives the partition it has at unit scale.
+    Y = V.unit_frame(Y, centred=False, name="embedding", dtype=np.float64)[0]
     n = Y.shape[0]
     K = V.check_int(n_clusters, "n_clusters", minimum=1)
     if K > n:

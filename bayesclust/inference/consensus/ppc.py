@@ -204,7 +204,7 @@ def init_ppc_state(rows, cols, values, diag, memberships, *, mask_diagonal=False
     ([0, 0, 1, 1], 0, (128,))
     """
     rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
-    diag = V.check_kernel_array(diag, "diag", ndim=1)
+    diag = V.check_kernel_array(diag, "diag", ndim=1, min_rows=1)
     memberships = V.check_kernel_array(memberships, "memberships", ndim=2)
     Yt = jnp.asarray(memberships)
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
@@ -257,7 +257,7 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     (True, [0, 0, 1, 1])
     """
     rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
-    diag = V.check_kernel_array(diag, "diag", ndim=1)
+    diag = V.check_kernel_array(diag, "diag", ndim=1, min_rows=1)
     Yt = state.memberships
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype))

@@ -337,7 +337,7 @@ def dc_anneal_step(rng_key, state: DCAnnealState, X, classes, jump_std, *, n_ite
     >>> int(state.n_iter), bool(state.converged), len(state.objective_trace)
     (50, True, 6)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     _check_move(move)
     block = V.check_int(block, "block", minimum=1)

@@ -302,7 +302,7 @@ def init_mog_em_state(X, centers, std, *, max_iter: int = 100) -> MoGState:
     -------
     MoGState
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     centers = V.check_kernel_array(centers, "centers", ndim=2)
     X = jnp.asarray(X)
     C = jnp.asarray(centers, X.dtype)
@@ -342,7 +342,7 @@ def mog_em_step(state: MoGState, X, std) -> tuple[MoGState, MoGInfo]:
     >>> np.asarray(state.centers).round(2).tolist(), bool(info.changed)
     ([[-2.5, -2.5], [2.5, 2.5]], False)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     X = jnp.asarray(X)
     return _mog_step(state, X, _sigma2(std, X.dtype))
 
@@ -397,7 +397,7 @@ def init_mda2_em_state(X, classes, centers, std, *, n_classes: int | None = None
     -------
     MDA2State
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     centers = V.check_kernel_array(centers, "centers", ndim=2)
     X = jnp.asarray(X)
@@ -437,7 +437,7 @@ def mda2_em_step(state: MDA2State, X, classes, std) -> tuple[MDA2State, MDA2Info
     >>> int(state.n_iter), bool(info.changed)
     (1, True)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     X = jnp.asarray(X)
     return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(std, X.dtype))
@@ -632,13 +632,7 @@ def mda2_em(
     """
     X, Xj, frame, C0, sigma2, std, max_iter = _prepare(rng_key, X, n_clusters, std, max_iter, init)
     classes = V.check_labels(classes, "classes", n_samples=X.shape[0])
-    if classes.min() < 0:
-        raise ValueError(f"classes must be non-negative, got minimum {classes.min()}")
-    if n_classes is None:
-        n_classes = int(classes.max()) + 1
-    n_classes = V.check_int(n_classes, "n_classes", minimum=1)
-    if classes.max() >= n_classes:
-        raise ValueError(f"classes must lie in [0, {n_classes}), got maximum {classes.max()}")
+    n_classes = V.check_class_ids(classes, "classes", n_classes, what="MDA2's classes")
     classes_j = jnp.asarray(classes, jnp.int32)
     state = _mda2_start(Xj, classes_j, C0, sigma2, n_classes, TRACE_PIECE)
     state, traces, done = run_in_pieces(

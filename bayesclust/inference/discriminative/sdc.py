@@ -232,7 +232,7 @@ def sdc_step(rng_key, state: SDCState, X, classes, smooth_std, *, n_iter: int, r
     >>> int(state.n_iter), bool(state.converged), len(state.objective_trace)
     (40, True, 5)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     block = V.check_int(block, "block", minimum=1)
     n_iter = V.check_int(n_iter, "n_iter", minimum=1)

@@ -357,7 +357,28 @@ def dp_means_pass(X, w, centers, k, lam, *, axis_name=None, n_rows=None):
         More than ``K_cap`` clusters (before empty ones are deleted) were
         needed; the outputs are then invalid.
     """
+    X, w, centers = _check_pass_arrays(X, w, centers, k, lam)
     return _pass(X, w, centers, k, lam, None, axis_name, n_rows, with_stats=False)[:5]
+
+
+def _check_pass_arrays(X, w, centers, k, lam):
+    """The public pass's arrays checked (shapes and dtypes only when traced)."""
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    w = V.check_kernel_array(w, "w", ndim=1)
+    centers = V.check_kernel_array(centers, "centers", ndim=2, min_rows=1)
+    if w.shape[0] != X.shape[0]:
+        raise ValueError(f"w has {w.shape[0]} entries for X's {X.shape[0]} rows")
+    if centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers has {centers.shape[1]} columns, X has {X.shape[1]}")
+    if not V.traced(w) and bool(np.any(np.asarray(w) < 0)):
+        raise ValueError("w must be non-negative (sample weights)")
+    if not V.traced(k):
+        V.check_int(k, "k", minimum=0)
+        if int(k) > centers.shape[0]:
+            raise ValueError(f"k={int(k)} exceeds the centre buffer's {centers.shape[0]} slots")
+    if not V.traced(lam):
+        V.check_positive(lam, "lam")
+    return X, w, centers
 
 
 def _pass(X, w, centers, k, lam, Xw, axis_name, n_rows, with_stats=True):
@@ -465,6 +486,7 @@ def dp_means_iteration(X, w, centers, k, lam, Xw=None, *, axis_name=None, n_rows
     before empty ones were deleted (see :func:`dp_means_pass`).  ``axis_name``
     and ``n_rows``: the sharded form, see :func:`dp_means_pass`.
     """
+    X, w, centers = _check_pass_arrays(X, w, centers, k, lam)
     labels, sq_dist, assigned, k_total, overflow, stats = _pass(
         X, w, centers, k, lam, Xw, axis_name, n_rows
     )
@@ -556,7 +578,7 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     >>> int(state.n_clusters), state.labels.tolist(), int(state.n_iter)
     (2, [0, 0, 1, 1], 2)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     X = jnp.asarray(X)
     w = _weights(sample_weight, X)
     lam = jnp.asarray(lam, X.dtype)
@@ -650,7 +672,7 @@ def init_dp_means_state(X, lam, *, sample_weight=None, capacity=None, max_iter=1
     -------
     DPMeansState
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     X = jnp.asarray(X)
     if capacity is None:
         m = 1 if centers is None else len(centers)

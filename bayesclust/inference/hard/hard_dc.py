@@ -310,7 +310,7 @@ def hard_dc_step(state: HardDCState, X, classes, lam, xi, *, n0=1.0,
     >>> state.labels.tolist()  # the class term splits what DP-means keeps together
     [1, 1, 0, 0]
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     X = jnp.asarray(X)
     return _step(state, X, jnp.asarray(classes, jnp.int32), jnp.asarray(lam, X.dtype),
@@ -370,7 +370,7 @@ def init_hard_dc_state(X, classes, lam, xi, *, n0=1.0, n_classes: int, labels=No
     -------
     HardDCState
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     X = jnp.asarray(X)
     n = X.shape[0]

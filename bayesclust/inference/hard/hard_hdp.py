@@ -558,7 +558,7 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     >>> state.local_to_global[state.local_labels].tolist()
     [0, 0, 1, 1, 0, 1]
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
     X = jnp.asarray(X)
     gid = jnp.asarray(group_ids, jnp.int32)
@@ -660,7 +660,7 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
     -------
     HardHDPState
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
     X = jnp.asarray(X)
     n_groups = V.check_int(n_groups, "n_groups", minimum=1)

@@ -196,7 +196,7 @@ def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[
     >>> state.labels.tolist(), int(state.n_iter), round(float(state.objective), 4)
     ([0, 0, 1, 1], 2, 0.04)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     X = jnp.asarray(X)
     w = None if sample_weight is None else jnp.asarray(sample_weight, X.dtype)
     valid = jnp.ones(state.centers.shape[0], bool)
@@ -233,7 +233,7 @@ def init_kmeans_state(X, centers, *, sample_weight=None, max_iter=100) -> KMeans
         ``labels`` all ``-1``, ``objective`` the sum of squares of every point at its
         nearest initial centre (one assignment pass).
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     centers = V.check_kernel_array(centers, "centers", ndim=2)
     X = jnp.asarray(X)
     C = jnp.asarray(centers, X.dtype)

@@ -277,7 +277,7 @@ def message_length(X, weights, means, covariances):
     3.069
     """
     X = V.check_kernel_array(X, "X", ndim=2)
-    weights = V.check_kernel_array(weights, "weights", ndim=1)
+    weights = V.check_kernel_array(weights, "weights", ndim=1, min_rows=1)
     means = V.check_kernel_array(means, "means", ndim=2)
     covariances = V.check_kernel_array(covariances, "covariances", ndim=3)
     X = jnp.asarray(X)
@@ -452,7 +452,7 @@ def gmd_step(state: GMDState, X, *, k_min, tol=1e-5, sample_weight=None) -> tupl
     >>> int(state.n_components), int(state.best_active.sum())
     (1, 2)
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     X = jnp.asarray(X)
     w = _row_weights(sample_weight, X)
     return _step(state, X, w, jnp.asarray(k_min, jnp.int32), jnp.asarray(tol, X.dtype))
@@ -518,7 +518,7 @@ def init_gmd_state(X, means, *, reg_covar=REG_COVAR, sample_weight=None,
     -------
     GMDState
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     means = V.check_kernel_array(means, "means", ndim=2)
     X = jnp.asarray(X)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)

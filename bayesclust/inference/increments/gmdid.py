@@ -69,8 +69,12 @@ def cluster_mahalanobis(means, covariances) -> np.ndarray:
     >>> float(cluster_mahalanobis(np.array([[0.0], [2.0]]), np.array([[[1.0]], [[3.0]]]))[0, 1])
     2.0
     """
-    means = V.check_kernel_array(means, "means", ndim=2)
+    means = V.check_kernel_array(means, "means", ndim=2, min_rows=1)
     covariances = V.check_kernel_array(covariances, "covariances", ndim=3)
+    k, d = means.shape
+    if tuple(covariances.shape) != (k, d, d):
+        raise ValueError(f"covariances must have shape ({k}, {d}, {d}) to match means, got "
+                         f"{tuple(covariances.shape)}")
     mu = np.asarray(means, np.float64)
     cov = np.asarray(covariances, np.float64)
     diff = mu[:, None, :] - mu[None, :, :]

@@ -159,7 +159,8 @@ def map_did_log_scores(model: MAPDIDModel, X, *, increments_of=None) -> np.ndarr
     -------
     ndarray of float64, shape (p, c)
     """
-    X = np.asarray(V.check_array(X, "X"), np.float64)
+    # The increments are distances to the training points, in the model's units.
+    X = V.check_points(X, "X")
     if X.shape[1] != model.means.shape[-1]:
         raise ValueError(f"X has {X.shape[1]} features, the model {model.means.shape[-1]}")
     if increments_of is None:

@@ -920,10 +920,8 @@ def init_cecib_state(
     X, z, m, beta, eps = _check_inputs(X, y_partial, beta, eps, covariance_type, n_categories)
     n, d = X.shape
     lab0 = V.check_labels(labels, "labels", n_samples=n)
-    K = int(lab0.max()) + 1 if n_clusters is None else V.check_int(n_clusters, "n_clusters",
-                                                                   minimum=1)
-    if lab0.min() < 0 or lab0.max() >= K:
-        raise ValueError(f"labels must lie in 0..{K - 1}")
+    K = V.check_class_ids(lab0, "labels", n_clusters, what="the starting clusters",
+                          count_name="n_clusters")
     n_min = _check_sizes(n, d, K, eps, covariance_type)
     return _init_state(X, z, m, lab0, K, beta, n_min, covariance_type)
 

@@ -109,7 +109,7 @@ def init_dp_mda2_state(X, classes, labels, capacity: int, log_alpha, sigma2, *,
     -------
     DPMDA2State
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     X = jnp.asarray(X)
@@ -235,7 +235,7 @@ def dp_mda2_log_likelihood(X, state: DPMDA2State, *, xi, rho2, n0=1.0, collapsed
     :func:`bayesclust.inference.mixtures.gibbs.log_likelihood`) plus
     ``xi / (2 sigma2) * log Polya(c | z)`` (with its normaliser).
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     gauss = log_likelihood(X, state, jnp.asarray(rho2, X.dtype), collapsed)
     return gauss + xi / (2.0 * state.sigma2) * polya_log_evidence(state.class_counts, n0,
                                                                   include_norm=True)

@@ -651,7 +651,7 @@ def init_blocked_state(X, labels, truncation, log_alpha, sigma2) -> BlockedState
     """A blocked-sampler state from an initial labelling (components ``0..k-1``): means at
     the cluster means (0 for empty components), weights uniform (both are redrawn before
     the labels in the first sweep, so only ``labels`` matters)."""
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     stats = segment_stats(X, labels, truncation)
     dtype = X.dtype
@@ -666,7 +666,7 @@ def init_blocked_state(X, labels, truncation, log_alpha, sigma2) -> BlockedState
 
 def init_state(X, labels, capacity, log_alpha, sigma2) -> GibbsState:
     """A chain state from an initial labelling (slots ``0..k-1``), means at the cluster means."""
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     stats = segment_stats(X, labels, capacity)
     means = jnp.where((stats.weight > 0)[:, None], stats.sum / jnp.maximum(stats.weight, 1.0)[:, None], 0.0)

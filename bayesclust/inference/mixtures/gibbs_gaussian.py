@@ -810,9 +810,11 @@ def cluster_posterior(X, labels, prior: GaussianClusterPrior, diag=False):
     -------
     list of (n_c, kappa_n, nu_n, m_n, S_n), one per cluster ``0..k-1``
     """
-    X = V.check_kernel_array(X, "X", ndim=2)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
-    k = int(labels.max()) + 1
+    V.check_same_length(labels, X, "labels", "X")
+    labels = np.asarray(labels)
+    k = V.check_class_ids(labels, "labels", None, what="the clusters")
     out = []
     if diag:  # the one-dimensional formulas with the marginal dof of the NIW's diagonal
         prior = prior._replace(dof=prior.dof - X.shape[1] + 1.0)
@@ -930,6 +932,7 @@ def gaussian_log_marginal(X, labels, *, covariance_type: str = "full",
 
     _check_covariance_type(covariance_type)
     X = np.asarray(V.check_array(X, "X"), np.float64)
+    V.check_squares_representable(X, "X", np.float64)  # the clusters' scatter matrices
     n, d = X.shape
     labels = np.unique(V.check_labels(labels, "labels", n_samples=n), return_inverse=True)[1]
     if prior is None:

@@ -100,6 +100,11 @@ class MultinomialGibbsState(NamedTuple):
 
 def init_multinomial_state(rows: CountRows, labels, capacity: int) -> MultinomialGibbsState:
     """A chain state from a labelling (slots ``0..k-1``), :math:`\\psi_j` at the pooled distributions."""
+    capacity = V.check_int(capacity, "capacity", minimum=1)
+    labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
+    V.check_kernel_ids(labels, "labels", capacity)
+    if labels.shape[0] != rows.totals.shape[0]:
+        raise ValueError(f"labels has {labels.shape[0]} entries for {rows.totals.shape[0]} rows")
     labels = jnp.asarray(labels, jnp.int32)
     counts, totals = pooled_counts(rows, labels, capacity)
     sizes = jax.ops.segment_sum(jnp.ones_like(rows.totals), labels, capacity)

@@ -200,7 +200,7 @@ def rank_diagnostics(x: np.ndarray) -> tuple[dict, str]:
     >>> bool(diag["rhat"] < 1.05), backend
     (True, 'arviz')
     """
-    x = V.check_kernel_array(x, "x", ndim=2)
+    x = V.check_kernel_array(x, "x", ndim=2, min_rows=1)
     x = np.asarray(x, dtype=np.float64)
     C, S = x.shape
     try:
