@@ -373,11 +373,15 @@ def _check_pass_arrays(X, w, centers, k, lam):
     if not V.traced(w) and bool(np.any(np.asarray(w) < 0)):
         raise ValueError("w must be non-negative (sample weights)")
     if not V.traced(k):
-        V.check_int(k, "k", minimum=0)
+        k_host = np.asarray(k)
+        if k_host.ndim != 0 or k_host.dtype.kind not in "iu" or int(k_host) < 0:
+            raise TypeError(f"k must be a non-negative integer scalar, got {k!r}")
         if int(k) > centers.shape[0]:
             raise ValueError(f"k={int(k)} exceeds the centre buffer's {centers.shape[0]} slots")
     if not V.traced(lam):
-        V.check_positive(lam, "lam")
+        lam_host = np.asarray(lam)
+        if lam_host.dtype.kind not in "iuf" or np.any(np.isnan(lam_host)) or np.any(lam_host < 0):
+            raise ValueError(f"lam must be a non-negative penalty, got {lam!r}")
     return X, w, centers
 
 
