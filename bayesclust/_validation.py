@@ -999,8 +999,9 @@ def check_class_ids(ids: np.ndarray, name: str, n_classes: Any, *, what: str,
     """The number of classes ``K`` of ids that index a table of ``K`` rows (``0..K-1``).
 
     ``ids`` (validated integers, host) must be non-negative.  With ``n_classes`` None,
-    ``K = max(ids) + 1`` (``minimum`` applies to a given ``n_classes``), refused when the largest id is at least ``max(ids.size, 1024)``:
+    ``K = max(ids) + 1``, refused when the largest id is at least ``max(ids.size, 1024)``:
     ids are sizes here, and an id near 1e15 would allocate a table of that many rows.
+    ``minimum`` applies to a given ``n_classes``.
     ``what`` names the ids in the message ("SPOM's classes"), ``count_name`` the argument
     that gives ``K``.
     """

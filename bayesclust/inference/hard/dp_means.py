@@ -366,8 +366,7 @@ def _check_pass_arrays(X, w, centers, k, lam):
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     w = V.check_kernel_array(w, "w", ndim=1)
     centers = V.check_kernel_array(centers, "centers", ndim=2, min_rows=1)
-    if w.shape[0] != X.shape[0]:
-        raise ValueError(f"w has {w.shape[0]} entries for X's {X.shape[0]} rows")
+    V.check_same_length(w, X, "w", "X")
     if centers.shape[1] != X.shape[1]:
         raise ValueError(f"centers has {centers.shape[1]} columns, X has {X.shape[1]}")
     if not V.traced(w) and bool(np.any(np.asarray(w) < 0)):

@@ -103,8 +103,7 @@ def init_multinomial_state(rows: CountRows, labels, capacity: int) -> Multinomia
     capacity = V.check_int(capacity, "capacity", minimum=1)
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
     V.check_kernel_ids(labels, "labels", capacity)
-    if labels.shape[0] != rows.totals.shape[0]:
-        raise ValueError(f"labels has {labels.shape[0]} entries for {rows.totals.shape[0]} rows")
+    V.check_same_length(labels, rows.totals, "labels", "rows")
     labels = jnp.asarray(labels, jnp.int32)
     counts, totals = pooled_counts(rows, labels, capacity)
     sizes = jax.ops.segment_sum(jnp.ones_like(rows.totals), labels, capacity)
