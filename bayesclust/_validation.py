@@ -157,6 +157,20 @@ def centre(X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray
     return mean
 
 
+def check_working_range(X: np.ndarray, name: str = "X", dtype: Any = None) -> float:
+    """The largest ``|x|`` of validated data ``X``, or a ``ValueError`` naming ``name`` when it
+    lies beyond the range of ``dtype`` (default the working dtype, :func:`working_dtype`):
+    float64 data with ``jax_enable_x64`` off would turn into infinities there."""
+    wd = working_dtype(X.dtype) if dtype is None else np.dtype(dtype)
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if big > float(np.finfo(wd).max):
+        raise ValueError(
+            f"{name} has values up to {big:.3g}, beyond the {wd.name} range (max "
+            f"{float(np.finfo(wd).max):.3g}); enable jax_enable_x64 or rescale {name}"
+        )
+    return big
+
+
 def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X",
                   dtype: Any = None) -> tuple[np.ndarray, int]:
     """``(X - mean) * 2**-e`` in the working dtype, and ``e``: the largest centred value in [0.5, 1).
@@ -193,12 +207,7 @@ def to_unit_frame(X: np.ndarray, mean: np.ndarray, name: str = "X",
         with ``jax_enable_x64`` off) or ``X - mean`` overflows.
     """
     wd = working_dtype(X.dtype) if dtype is None else np.dtype(dtype)
-    big = float(np.max(np.abs(X))) if X.size else 0.0
-    if big > float(np.finfo(wd).max):
-        raise ValueError(
-            f"{name} has values up to {big:.3g}, beyond the {wd.name} range (max "
-            f"{float(np.finfo(wd).max):.3g}); enable jax_enable_x64 or rescale {name}"
-        )
+    big = check_working_range(X, name, wd)
     with np.errstate(over="ignore"):
         Xc = X - mean.astype(X.dtype)
     spread = float(np.max(np.abs(Xc))) if Xc.size else 0.0
@@ -928,11 +937,17 @@ def check_kernel_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None 
 __all__ += ["check_points", "check_point_range"]
 
 
-def check_point_range(X: np.ndarray, name: str = "X") -> np.ndarray:
+def check_point_range(X: np.ndarray, name: str = "X", dtype: Any = None) -> np.ndarray:
     """``X`` (validated, (n, d), floating) unchanged, or a ``ValueError`` naming ``name`` when
-    its squared distances could overflow its dtype: the largest ``|x|`` must stay below
-    ``sqrt(finfo.max / (4 d))``, so that ``||x - y||**2 <= 4 d max|x|**2`` is finite."""
-    dt = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
+    its squared distances could overflow its dtype (``dtype`` if given: the working dtype of
+    a JAX kernel): the largest ``|x|`` must stay below ``sqrt(finfo.max / (4 d))``, so that
+    ``||x - y||**2 <= 4 d max|x|**2`` is finite.  A traced ``X`` passes unchecked."""
+    if traced(X):
+        return X
+    if dtype is not None:
+        dt = np.dtype(dtype)
+    else:
+        dt = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
     d = X.shape[1] if X.ndim == 2 else 1
     limit = math.sqrt(float(np.finfo(dt).max) / (4 * max(d, 1)))
     big = float(np.max(np.abs(X))) if X.size else 0.0
@@ -981,17 +996,20 @@ def check_blocks(value: Any, name: str, *, min_length: int = 1) -> list:
 __all__ += ["check_kernel_ids"]
 
 
-def check_kernel_ids(ids: Any, name: str, k: Any) -> None:
+def check_kernel_ids(ids: Any, name: str, k: Any, *, padding: bool = False) -> None:
     """Concrete ids of a JAX kernel (cluster slots, classes) within ``0..k-1``, or a
     ``ValueError`` naming ``name``: a kernel's ids index a table of ``k`` rows, so an id out
-    of range would be dropped or clipped silently.  Skipped when ``ids`` or ``k`` is traced."""
+    of range would be dropped or clipped silently.  ``padding``: ``-1`` marks a padding row
+    and is allowed too.  Skipped when ``ids`` or ``k`` is traced."""
     if traced(ids, k):
         return
     host = np.asarray(ids)
     k = int(k)
-    if host.size and (int(host.min()) < 0 or int(host.max()) >= k):
-        raise ValueError(f"{name} must hold ids in 0..{k - 1}, got values in "
-                         f"[{int(host.min())}, {int(host.max())}]")
+    low = -1 if padding else 0
+    if host.size and (int(host.min()) < low or int(host.max()) >= k):
+        raise ValueError(f"{name} must hold ids in 0..{k - 1}"
+                         + (" (-1 for a padding row)" if padding else "")
+                         + f", got values in [{int(host.min())}, {int(host.max())}]")
 
 
 def check_class_ids(ids: np.ndarray, name: str, n_classes: Any, *, what: str,

@@ -102,6 +102,18 @@ def test_prox_l1_squared_toy_by_hand():
     np.testing.assert_array_equal(np.asarray(bc.prox_l1_squared(np.zeros(4), 1.0)), np.zeros(4))
 
 
+def test_prox_l1_squared_near_the_top_of_float32():
+    # tau sums |x|: 3 x 3e38 overflowed float32 and the answer was NaN.  By hand, rho = 3 and
+    # tau = 0.5 * 9e38 / (1 + 3 * 0.5) = 1.8e38, so every entry is 3e38 - 1.8e38 = 1.2e38.
+    x = np.full(3, 3e38, np.float32)
+    for out in (bc.prox_l1_squared(x, 0.5), bc.prox_l1_squared(x, 0.5, method="pivot"),
+                bc.prox_l1_squared_weighted(x, 0.5, np.ones(3))):
+        np.testing.assert_allclose(np.asarray(out), np.full(3, 1.2e38), rtol=1e-6)
+    # float64 values past float32's range name x (they would become infinities)
+    with pytest.raises(ValueError, match="^x has values up to"):
+        bc.prox_l1_squared_weighted(np.array([1e300, 1.0]), 0.5, np.ones(2))
+
+
 @pytest.mark.parametrize("x,lam", CASES)
 def test_prox_l1_squared_weighted_kkt_and_scipy(x64, x, lam):
     d = RNG.uniform(0.3, 2.0, size=len(x))

@@ -442,33 +442,50 @@ def test_gdid_cut_same_number_of_clusters_at_any_scale(x64):
 
 # --------------------------------------------------------------------------- #
 # The samplers: with the variances (sigma2, rho2, xi, lam) scaled by s**2 the draws
-# of a key are the same partitions at any scale (the sampled model is the same).
+# of a key are the same partitions at any scale (the sampled model is the same); the
+# estimators' defaults (data-scaled variances and priors) scale by themselves.
 # --------------------------------------------------------------------------- #
 
 _SAMPLE = dict(num_warmup=3, num_samples=3, num_chains=2, progress_bar=False)
 
 
 def _sampler_cases(dtype):
-    """Every sampler in float64; in float32 (the samplers' shared arithmetic) gibbs_dp_gmm."""
-    from bayesclust import gibbs_dp_gaussian, gibbs_dp_gmm, gibbs_dp_mda2, gibbs_hdp_gmm
+    """Every sampler in float64; in float32 the samplers of the Gaussian mixtures and their
+    estimators (the estimators with their defaults, whose variances and priors scale with X)."""
+    from bayesclust import (
+        DPGaussianMixture,
+        HDPGaussianMixture,
+        gibbs_dp_gaussian,
+        gibbs_dp_gmm,
+        gibbs_dp_mda2,
+        gibbs_hdp_gmm,
+    )
 
     _, y = _small()
+    groups = np.arange(len(y)) // 20
 
     def v(s):
         return dict(sigma2=0.5 * s * s, rho2=100.0 * s * s)
 
+    def est(cls, **kw):
+        return lambda X, s: cls(random_state=0, **kw, **_SAMPLE).fit(X, **(
+            {"group_ids": groups} if cls is HDPGaussianMixture else {})).posterior_.labels
+
     cases = [
         ("gibbs_dp_gmm", lambda X, s: gibbs_dp_gmm(0, X, **v(s), **_SAMPLE).labels),
-        ("gibbs_dp_gmm_uncollapsed",
-         lambda X, s: gibbs_dp_gmm(0, X, collapsed=False, **v(s), **_SAMPLE).labels),
         # default_gaussian_prior is data-scaled (its scale matrix from X's covariance)
         ("gibbs_dp_gaussian", lambda X, s: gibbs_dp_gaussian(0, X, **_SAMPLE).labels),
+        ("DPGaussianMixture", est(DPGaussianMixture)),
+        ("DPGaussianMixture_full", est(DPGaussianMixture, covariance_type="full")),
+        ("HDPGaussianMixture", est(HDPGaussianMixture)),
+        ("gibbs_dp_gmm_uncollapsed",
+         lambda X, s: gibbs_dp_gmm(0, X, collapsed=False, **v(s), **_SAMPLE).labels),
         ("gibbs_hdp_gmm",
          lambda X, s: gibbs_hdp_gmm(0, [X[:20], X[20:40], X[40:]], **v(s), **_SAMPLE).labels),
         ("gibbs_dp_mda2", lambda X, s: gibbs_dp_mda2(
             0, X, y, lam=4.0 * s * s, xi=1.0 * s * s, **v(s), **_SAMPLE).labels),
     ]
-    return cases if dtype == np.float64 else cases[:1]
+    return cases if dtype == np.float64 else cases[:5]
 
 
 @pytest.mark.parametrize("dtype,scales", [(np.float64, [1e-8, 1e8]), (np.float32, [1e-4, 1e4])])
@@ -481,6 +498,48 @@ def test_samplers_same_draws_at_any_scale(dtype, scales):
             for s in scales:
                 got = np.asarray(run((X * s).astype(dtype), s))
                 np.testing.assert_array_equal(got, ref, err_msg=f"{name} at s={s:g}")
+
+
+def test_samplers_name_x_beyond_the_float32_range():
+    # float64 data are sampled in float32 unless jax_enable_x64 is on: past the range of
+    # float32's squares the estimators refuse X by name (the sampler names its own argument)
+    from bayesclust import DPGaussianMixture, HDPGaussianMixture
+
+    X = _small()[0] * 1e30
+    one = dict(num_warmup=1, num_samples=1, num_chains=1)
+    for est in (DPGaussianMixture(**one), HDPGaussianMixture(**one)):
+        with pytest.raises(ValueError, match="^X is too large for float32"):
+            est.fit(X)
+
+
+@pytest.mark.long
+@pytest.mark.xfail(strict=True, reason=(
+    "NUTS on the NumPyro programs is not scale-free: NumPyro starts the means uniformly in "
+    "(-2, 2) in the units of X and searches its step size from 1, so X scaled by s (the "
+    "variances by s**2) gives other trajectories and other label draws; the Gibbs samplers "
+    "of the same models (gibbs_dp_gmm, gibbs_hdp_gmm, the estimators) are scale-free"))
+def test_nuts_programs_same_draws_at_any_scale(x64):
+    from bayesclust.inference.mixtures.mcmc import run_nuts
+    from bayesclust.models.dp_gmm import dp_gmm
+    from bayesclust.models.hdp_gmm import hdp_gmm
+
+    X, _ = _small()
+    X = X - X.mean(0)  # the programs' prior on the means is centred at 0
+    gid = np.arange(len(X)) // 20
+
+    def dp(X, s):
+        return run_nuts(0, dp_gmm, X, num_warmup=20, num_samples=5, progress_bar=False,
+                        truncation=6, sigma2=0.5 * s * s, rho2=10.0 * s * s).labels
+
+    def hdp(X, s):
+        return run_nuts(0, hdp_gmm, X, gid, 3, num_warmup=20, num_samples=5, progress_bar=False,
+                        nuts_kwargs=dict(max_tree_depth=5), truncation=6, sigma2=0.5 * s * s,
+                        rho2=10.0 * s * s).labels
+
+    for run in (dp, hdp):
+        ref = np.asarray(run(X, 1.0))
+        for s in (1e-8, 1e8):
+            np.testing.assert_array_equal(np.asarray(run(X * s, s)), ref, err_msg=f"s={s:g}")
 
 
 def test_gibbs_dp_multinomial_same_draws_for_scaled_rows(x64):

@@ -15,6 +15,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _validation as V
 from ..inference.hard.hard_hdp import hard_hdp, hard_hdp_penalties
 from ..inference.mixtures.convergence import HDP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.mixtures.gibbs import prior_distribution
@@ -344,6 +345,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
+        # named here: the sampler would name its own argument, groups
+        V.check_squares_representable(X, "X")
         group_ids = self._group_ids(X, group_ids)
         self.sigma2_, self.rho2_ = data_scaled_variances(X, self.sigma2, self.rho2)
         post = gibbs_hdp_gmm(

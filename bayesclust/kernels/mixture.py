@@ -85,6 +85,11 @@ def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> ja
     means = check_kernel_array(means, "means", ndim=2, min_rows=1)
     chols = check_kernel_array(chols, "chols", ndim=3)
     d = X.shape[-1]
+    if means.shape[1] != d:
+        raise ValueError(f"means must have d = {d} columns (those of X), got shape {tuple(means.shape)}")
+    if tuple(chols.shape) != (means.shape[0], d, d):
+        raise ValueError(f"chols must have shape (k, d, d) = ({means.shape[0]}, {d}, {d}) (one factor "
+                         f"per row of means), got {tuple(chols.shape)}")
 
     eye = jnp.eye(d, dtype=X.dtype)
 

@@ -64,7 +64,7 @@ __all__ = [
     "merge_costs",
 ]
 
-from .._validation import check_kernel_array, check_kernel_ids
+from .._validation import check_kernel_array, check_kernel_ids, check_same_length
 
 
 class CountRows(NamedTuple):
@@ -118,8 +118,9 @@ def row_negentropy(vals, totals):
     array, shape (n,)
         :math:`-n_i H(\hat p_i) \le 0`; 0 for a row of total 0.
     """
-    vals = check_kernel_array(vals, "vals", ndim=(1, 2), min_rows=1)
+    vals = check_kernel_array(vals, "vals", ndim=2, min_rows=1)
     totals = check_kernel_array(totals, "totals", ndim=1)
+    check_same_length(totals, vals, "totals", "vals")
     return jnp.sum(_xlogx(vals), axis=1) - _xlogx(totals)
 
 
@@ -131,6 +132,7 @@ def log_distributions(counts, totals):
     """
     counts = check_kernel_array(counts, "counts", ndim=2, min_rows=1)
     totals = check_kernel_array(totals, "totals", ndim=1)
+    check_same_length(totals, counts, "totals", "counts")
     safe = jnp.where(counts > 0, counts, 1.0)
     tot = jnp.where(totals > 0, totals, 1.0)[:, None]
     return jnp.where(counts > 0, jnp.log(safe) - jnp.log(tot), -jnp.inf)
@@ -175,6 +177,10 @@ def kl_costs(counts, negentropy, log_psi):
     counts = check_kernel_array(counts, "counts", ndim=2, min_rows=1)
     negentropy = check_kernel_array(negentropy, "negentropy", ndim=1)
     log_psi = check_kernel_array(log_psi, "log_psi", ndim=2, finite=False)
+    check_same_length(negentropy, counts, "negentropy", "counts")
+    if log_psi.shape[1] != counts.shape[1]:
+        raise ValueError(f"log_psi must have one column per column of counts ({counts.shape[1]}), "
+                         f"got shape {tuple(log_psi.shape)}")
     finite, zero = _split_log_psi(log_psi)
     cross = jnp.matmul(counts, finite.T, precision=PRECISION)
     violated = jnp.matmul((counts > 0).astype(counts.dtype), zero.T.astype(counts.dtype),

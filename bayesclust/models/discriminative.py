@@ -91,6 +91,14 @@ def dc_objective(
     -------
     scalar array
     """
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    prototypes = V.check_kernel_array(prototypes, "prototypes", ndim=2, min_rows=1)
+    if prototypes.shape[1] != X.shape[1]:
+        raise ValueError(f"prototypes must have the {X.shape[1]} columns of X, got shape "
+                         f"{tuple(prototypes.shape)}")
+    classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_kernel_ids(classes, "classes", n_classes)
+    V.check_rows_match(X, "X", classes, "classes")
     Y, sq = voronoi_memberships(X, prototypes, smooth_std)
     value = polya_log_evidence(class_counts(Y, classes, n_classes), n0, lam_eq)
     K = prototypes.shape[0]

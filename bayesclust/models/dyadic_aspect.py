@@ -59,6 +59,9 @@ def pair_log_likelihood(p, B, rows, cols, counts):
     """
     p = V.check_kernel_array(p, "p", ndim=1, min_rows=1)
     B = V.check_kernel_array(B, "B", ndim=2)
+    if B.shape[0] != p.shape[0]:
+        raise ValueError(f"B must have one row per aspect of p ({p.shape[0]}), got shape "
+                         f"{tuple(B.shape)}")
     rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts", n_objects=B.shape[1])
     P = jnp.einsum("r,rm,rm->m", p, B[:, rows], B[:, cols])
     return 2.0 * jnp.sum(jnp.where(counts > 0, counts * jnp.log(jnp.where(counts > 0, P, 1.0)), 0.0))

@@ -58,7 +58,8 @@ def _check_scalar(value: Any, name: str, *, positive: bool = True) -> None:
 def _check_vector(x: Any, name: str) -> jax.Array:
     if _traced(x):
         return x
-    return jnp.asarray(V.check_array(x, name, ndim=1, min_samples=0))
+    # the working dtype must hold x (float64 values past float32's range would become inf)
+    return jnp.asarray(V.check_kernel_array(x, name, ndim=1))
 
 
 # --- the l1 norm --------------------------------------------------------------------------
@@ -186,9 +187,20 @@ def prox_l1_squared(x: Any, lam: Any, method: str = "sort") -> jax.Array:
         raise ValueError(f"method must be 'sort' or 'pivot', got {method!r}")
     if x.shape[0] == 0:  # the prox of the empty vector's norm: the empty vector
         return x
-    if method == "sort":
-        return _prox_l1_squared(x, lam)
-    return _prox_l1_squared_pivot(x, lam)
+    run = _prox_l1_squared if method == "sort" else _prox_l1_squared_pivot
+    if _traced(x):
+        return run(x, lam)
+    return _homogeneous(run, x, lam)
+
+
+def _homogeneous(run, x, *args):
+    """``run(x, *args)`` of a prox positively homogeneous in ``x`` (``prox(s x) = s prox(x)``,
+    ``s > 0``, the other arguments unchanged), computed on ``x`` times the power of two that
+    puts ``max|x|`` in [0.5, 1) and scaled back, both exact: the sums of ``|x|`` that make
+    its threshold cannot overflow at any scale of ``x``."""
+    ex = math.frexp(float(jnp.max(jnp.abs(x))))[1]
+    out = run(jnp.asarray(np.ldexp(np.asarray(x), -ex).astype(x.dtype)), *args)
+    return jnp.asarray(np.ldexp(np.asarray(out), ex).astype(x.dtype))
 
 
 @jax.jit
@@ -252,7 +264,9 @@ def prox_l1_squared_weighted(x: Any, lam: Any, d: Any) -> jax.Array:
             with np.errstate(over="ignore", under="ignore"):
                 d, lam = np.ldexp(d, -e), float(np.ldexp(np.float64(lam), 2 * e))
         d = jnp.asarray(d, dtype=x.dtype)
-    return _prox_l1_squared_weighted(x, lam, d)
+    if _traced(x) or x.size == 0:
+        return _prox_l1_squared_weighted(x, lam, d)
+    return _homogeneous(_prox_l1_squared_weighted, x, lam, d)
 
 
 # --- lam * sum |b|^q, Newton per coordinate -------------------------------------------------

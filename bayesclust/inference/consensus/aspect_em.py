@@ -258,9 +258,13 @@ def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=
     >>> state.labels.tolist(), int(state.n_iter), state.objective_trace.shape
     ([0, 0, 1, 1], 0, (128,))
     """
-    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts")
     weights = V.check_kernel_array(weights, "weights", ndim=1, min_rows=1)
     B = V.check_kernel_array(B, "B", ndim=2)
+    if np.shape(B)[0] != np.shape(weights)[0]:
+        raise ValueError(f"B must have one row per aspect of weights ({np.shape(weights)[0]}), "
+                         f"got shape {tuple(np.shape(B))}")
+    # the pairs index the columns of B: an id past them would be clipped silently
+    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts", n_objects=np.shape(B)[1])
     B = jnp.asarray(B)
     p = jnp.asarray(weights, B.dtype)
     rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
@@ -325,7 +329,8 @@ def aspect_em_step(state: AspectEMState, rows, cols, counts, *, hard=False, tol=
     >>> state.labels.tolist(), bool(state.objective >= state.objective_trace[0])
     ([0, 0, 1, 1], True)
     """
-    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts")
+    rows, cols, counts = V.check_pair_arrays(rows, cols, counts, "counts",
+                                             n_objects=state.B.shape[1])
     dtype = state.B.dtype
     rows, cols = jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)
     counts = jnp.asarray(counts, dtype)

@@ -203,9 +203,13 @@ def init_ppc_state(rows, cols, values, diag, memberships, *, mask_diagonal=False
     >>> state.labels.tolist(), int(state.n_iter), state.objective_trace.shape
     ([0, 0, 1, 1], 0, (128,))
     """
-    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
     diag = V.check_kernel_array(diag, "diag", ndim=1, min_rows=1)
-    memberships = V.check_kernel_array(memberships, "memberships", ndim=2)
+    memberships = V.check_kernel_array(memberships, "memberships", ndim=2, min_rows=1)
+    V.check_same_length(memberships, diag, "memberships", "diag")
+    if np.shape(memberships)[1] == 0:
+        raise ValueError("memberships must have at least one column (cluster)")
+    # the pairs index the objects: an id past them would be clipped silently
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=np.shape(diag)[0])
     Yt = jnp.asarray(memberships)
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
@@ -230,7 +234,8 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     relative to its previous value.  :func:`ppc` runs this step in a ``lax.while_loop`` from
     :func:`init_ppc_state` (float64, ``jax.enable_x64``), stopped by ``converged`` or
     ``max_iter``; stepping by hand under ``jax.jit`` reproduces it bit for bit.  Eager or
-    jitted; no validation (:func:`ppc` validates).
+    jitted; concrete arguments are checked (the pairs' ids within the objects), traced ones
+    are not.
 
     Parameters
     ----------
@@ -256,8 +261,9 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     >>> bool(state.objective < state.objective_trace[0]), state.labels.tolist()
     (True, [0, 0, 1, 1])
     """
-    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values")
     diag = V.check_kernel_array(diag, "diag", ndim=1, min_rows=1)
+    V.check_same_length(diag, state.memberships, "diag", "state.memberships")
+    rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=np.shape(diag)[0])
     Yt = state.memberships
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype))

@@ -62,6 +62,8 @@ DEFAULT_LINKAGES = ("single", "complete", "average", "ward", "centroid")
 
 def _check_sequence(X: Any, window: Any) -> tuple[np.ndarray, int]:
     X = V.check_array(X, "X_time_ordered")
+    # the ensembles run in X's unit frame, in the working dtype: X must fit it
+    V.check_working_range(X, "X_time_ordered")
     window = V.check_int(window, "window", minimum=1)
     n = X.shape[0]
     if window > n:

@@ -284,6 +284,10 @@ def init_dc_anneal_state(X, classes, prototypes, *, n_classes: int | None = None
     m0 = check_init(None, problem.X, problem.n_clusters, prototypes, "prototypes")
     t_cls, t_tot = _tables(problem.X.shape[0], problem.n_classes, n0, lam_eq)
     dt = work_dtype(problem.X)
+    # The state lives in the data's frame (stepping by hand reproduces the driver on the
+    # data it works on): its squared distances must fit the working dtype.
+    V.check_point_range(problem.X, "X", dt)
+    V.check_point_range(m0, "prototypes", dt)
     with jax.enable_x64(True):
         return _anneal_init(
             jnp.asarray(problem.X, dt), jnp.asarray(problem.classes), jnp.asarray(m0, dt),
@@ -339,9 +343,13 @@ def dc_anneal_step(rng_key, state: DCAnnealState, X, classes, jump_std, *, n_ite
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    V.check_rows_match(X, "X", state.labels)
+    V.check_kernel_ids(classes, "classes", state.counts.shape[1])
     _check_move(move)
     block = V.check_int(block, "block", minimum=1)
     n_iter = V.check_int(n_iter, "n_iter", minimum=1)
+    V.check_point_range(X, "X", state.prototypes.dtype)
     with jax.enable_x64(True):
         key = V.as_rng_key(rng_key)
         dt = state.prototypes.dtype

@@ -245,6 +245,20 @@ def _mda2_terms(X, classes, means, log_psi, sigma2):
     return isotropic_gaussian_logpdf(X, means, sigma2) + log_psi[:, classes].T
 
 
+def _check_centers(centers, X):
+    """Initial means (K >= 1, the columns of ``X``), and ``X``'s squared distances in range:
+    the states live in the data's frame, where EM's squared distances must fit the working
+    dtype (the drivers move to the unit frame first)."""
+    centers = V.check_kernel_array(centers, "centers", ndim=2, min_rows=1)
+    if np.shape(centers)[1] != np.shape(X)[1]:
+        raise ValueError(f"centers must have the {np.shape(X)[1]} columns of X, got shape "
+                         f"{tuple(np.shape(centers))}")
+    wd = V.working_dtype(np.asarray(X).dtype) if not V.traced(X) else None
+    V.check_point_range(X, "X", wd)
+    V.check_point_range(centers, "centers", wd)
+    return centers
+
+
 def _trace_len(max_iter) -> int:
     return pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
 
@@ -303,7 +317,7 @@ def init_mog_em_state(X, centers, std, *, max_iter: int = 100) -> MoGState:
     MoGState
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
-    centers = V.check_kernel_array(centers, "centers", ndim=2)
+    centers = _check_centers(centers, X)
     X = jnp.asarray(X)
     C = jnp.asarray(centers, X.dtype)
     return _mog_start(X, C, _sigma2(std, X.dtype), _trace_len(max_iter))
@@ -317,7 +331,7 @@ def mog_em_step(state: MoGState, X, std) -> tuple[MoGState, MoGInfo]:
     which gives the next responsibilities and the log-likelihood.  :func:`mog_em` is this
     step in a ``lax.while_loop`` from :func:`init_mog_em_state`, stopped by ``converged``
     or ``max_iter``; stepping by hand on the same (centred) data reproduces it exactly.
-    Works eagerly and under ``jax.jit``; no validation (:func:`mog_em` validates).
+    Works eagerly and under ``jax.jit``; concrete arguments are checked, traced ones are not.
 
     Parameters
     ----------
@@ -343,6 +357,7 @@ def mog_em_step(state: MoGState, X, std) -> tuple[MoGState, MoGInfo]:
     ([[-2.5, -2.5], [2.5, 2.5]], False)
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    V.check_same_length(X, state.responsibilities, "X", "the state's responsibilities")
     X = jnp.asarray(X)
     return _mog_step(state, X, _sigma2(std, X.dtype))
 
@@ -399,10 +414,14 @@ def init_mda2_em_state(X, classes, centers, std, *, n_classes: int | None = None
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
-    centers = V.check_kernel_array(centers, "centers", ndim=2)
+    V.check_same_length(classes, X, "classes", "X")
+    centers = _check_centers(centers, X)
+    if V.traced(classes):
+        C = V.check_int(n_classes, "n_classes", minimum=1)
+    else:  # the classes index the (K, C) table of class distributions
+        C = V.check_class_ids(np.asarray(classes), "classes", n_classes, what="MDA2's classes")
     X = jnp.asarray(X)
     classes = jnp.asarray(classes, jnp.int32)
-    C = int(classes.max()) + 1 if n_classes is None else V.check_int(n_classes, "n_classes", minimum=1)
     return _mda2_start(X, classes, jnp.asarray(centers, X.dtype), _sigma2(std, X.dtype), C,
                       _trace_len(max_iter))
 
@@ -414,7 +433,8 @@ def mda2_em_step(state: MDA2State, X, classes, std) -> tuple[MDA2State, MDA2Info
     \sum_{i: c_i = c} r_{ij}`, :math:`\pi_j = \frac1n \sum_i r_{ij}`), then the E-step at
     the new parameters.  :func:`mda2_em` is this step in a ``lax.while_loop`` from
     :func:`init_mda2_em_state`; stepping by hand on the same (centred) data reproduces it
-    exactly.  Works eagerly and under ``jax.jit``; no validation.
+    exactly.  Works eagerly and under ``jax.jit``; concrete arguments are checked (``classes``
+    in ``0..C-1`` of the state's class distributions), traced ones are not.
 
     Parameters
     ----------
@@ -439,6 +459,9 @@ def mda2_em_step(state: MDA2State, X, classes, std) -> tuple[MDA2State, MDA2Info
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    V.check_same_length(X, state.responsibilities, "X", "the state's responsibilities")
+    V.check_kernel_ids(classes, "classes", state.log_psi.shape[1])
     X = jnp.asarray(X)
     return _mda2_step(state, X, jnp.asarray(classes, jnp.int32), _sigma2(std, X.dtype))
 

@@ -185,6 +185,10 @@ def init_sdc_state(X, classes, prototypes, smooth_std, *, n_classes: int | None 
     trace_points = V.check_int(trace_points, "trace_points", minimum=1)
     m0 = check_init(None, problem.X, problem.n_clusters, prototypes, "prototypes")
     dt = work_dtype(problem.X)
+    # The state lives in the data's frame (stepping by hand reproduces the driver on the
+    # data it works on): its squared distances must fit the working dtype.
+    V.check_point_range(problem.X, "X", dt)
+    V.check_point_range(m0, "prototypes", dt)
     return _sdc_init(jnp.asarray(problem.X, dt), jnp.asarray(problem.classes), jnp.asarray(m0, dt),
                      dt.type(smooth_std), n_classes=problem.n_classes, trace_len=trace_points + 1)
 
@@ -233,10 +237,15 @@ def sdc_step(rng_key, state: SDCState, X, classes, smooth_std, *, n_iter: int, r
     (40, True, 5)
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    V.check_rows_match(X, "X", state.labels)
+    V.check_kernel_ids(classes, "classes", state.gamma.shape[1])
     block = V.check_int(block, "block", minimum=1)
     n_iter = V.check_int(n_iter, "n_iter", minimum=1)
     dt = state.prototypes.dtype
+    V.check_point_range(X, "X", dt)
     return _sdc_step_jit(V.as_rng_key(rng_key), state, jnp.asarray(X, dt),
                          jnp.asarray(classes, jnp.int32), dt.type(smooth_std), dt.type(rate),
                          jnp.int32(n_iter), block=block)

@@ -275,7 +275,8 @@ def hard_dc_step(state: HardDCState, X, classes, lam, xi, *, n0=1.0,
     (labels, iterations and float32 objectives bit for bit; float64 objectives to a relative
     1e-13, as XLA rounds the float64 log-gamma of the class term differently inside the
     loop's fusion).  Works eagerly and under
-    ``jax.jit`` (``n_classes`` static); no validation.
+    ``jax.jit`` (``n_classes`` static); concrete arguments are checked (ranks, lengths,
+    ``classes`` in ``-1..n_classes-1``), traced ones are not.
 
     Parameters
     ----------
@@ -312,6 +313,9 @@ def hard_dc_step(state: HardDCState, X, classes, lam, xi, *, n0=1.0,
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    V.check_rows_match(X, "X", state.labels)
+    V.check_kernel_ids(classes, "classes", n_classes, padding=True)
     X = jnp.asarray(X)
     return _step(state, X, jnp.asarray(classes, jnp.int32), jnp.asarray(lam, X.dtype),
                  jnp.asarray(xi, X.dtype), jnp.asarray(n0, X.dtype), n_classes)
@@ -372,6 +376,9 @@ def init_hard_dc_state(X, classes, lam, xi, *, n0=1.0, n_classes: int, labels=No
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    n_classes = V.check_int(n_classes, "n_classes", minimum=1)
+    V.check_kernel_ids(classes, "classes", n_classes, padding=True)
     X = jnp.asarray(X)
     n = X.shape[0]
     classes = jnp.asarray(classes, jnp.int32)

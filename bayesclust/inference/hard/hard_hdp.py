@@ -506,8 +506,8 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     ``lax.while_loop`` from :func:`init_hard_hdp_state`, stopped by
     ``converged``, ``overflow`` or ``max_iter``; stepping by hand on the same
     (centred, group-major) data reproduces it exactly.  Works eagerly and under
-    ``jax.jit`` (``n_groups`` static); no validation (:func:`hard_hdp`
-    validates).
+    ``jax.jit`` (``n_groups`` static); concrete arguments are checked (ranks, lengths,
+    ``group_ids`` in ``0..n_groups-1``), traced ones are not.
 
     Parameters
     ----------
@@ -560,6 +560,9 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
+    V.check_same_length(group_ids, X, "group_ids", "X")
+    V.check_rows_match(X, "X", state.local_labels)
+    V.check_kernel_ids(group_ids, "group_ids", V.check_int(n_groups, "n_groups", minimum=1))
     X = jnp.asarray(X)
     gid = jnp.asarray(group_ids, jnp.int32)
     lam_l = jnp.asarray(lam_local, X.dtype)
@@ -662,8 +665,10 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     group_ids = V.check_kernel_array(group_ids, "group_ids", ndim=1, kind="i")
+    V.check_same_length(group_ids, X, "group_ids", "X")
     X = jnp.asarray(X)
     n_groups = V.check_int(n_groups, "n_groups", minimum=1)
+    V.check_kernel_ids(group_ids, "group_ids", n_groups)
     G_cap, L_cap, _, _ = _start_capacities(X.shape[0], n_groups)
     if global_capacity is not None:
         G_cap = V.check_int(global_capacity, "global_capacity", minimum=1)

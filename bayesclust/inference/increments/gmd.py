@@ -280,6 +280,13 @@ def message_length(X, weights, means, covariances):
     weights = V.check_kernel_array(weights, "weights", ndim=1, min_rows=1)
     means = V.check_kernel_array(means, "means", ndim=2)
     covariances = V.check_kernel_array(covariances, "covariances", ndim=3)
+    K, d = np.shape(weights)[0], np.shape(X)[1]
+    if tuple(np.shape(means)) != (K, d):
+        raise ValueError(f"means must have shape (k, d) = ({K}, {d}) (one row per weight, the "
+                         f"columns of X), got {tuple(np.shape(means))}")
+    if tuple(np.shape(covariances)) != (K, d, d):
+        raise ValueError(f"covariances must have shape (k, d, d) = ({K}, {d}, {d}), got "
+                         f"{tuple(np.shape(covariances))}")
     X = jnp.asarray(X)
     weights = jnp.asarray(weights, X.dtype)
     active = weights > 0
@@ -519,7 +526,10 @@ def init_gmd_state(X, means, *, reg_covar=REG_COVAR, sample_weight=None,
     GMDState
     """
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
-    means = V.check_kernel_array(means, "means", ndim=2)
+    means = V.check_kernel_array(means, "means", ndim=2, min_rows=1)
+    if np.shape(means)[1] != np.shape(X)[1]:
+        raise ValueError(f"means must have the {np.shape(X)[1]} columns of X, got shape "
+                         f"{tuple(np.shape(means))}")
     X = jnp.asarray(X)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     w = _row_weights(sample_weight, X)

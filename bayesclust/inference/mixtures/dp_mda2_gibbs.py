@@ -112,6 +112,11 @@ def init_dp_mda2_state(X, classes, labels, capacity: int, log_alpha, sigma2, *,
     X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     labels = V.check_kernel_array(labels, "labels", ndim=1, kind="i")
+    V.check_same_length(classes, X, "classes", "X")
+    V.check_same_length(labels, X, "labels", "X")
+    # both index tables (class counts, cluster slots): an id past them would be dropped silently
+    V.check_kernel_ids(classes, "classes", V.check_int(n_classes, "n_classes", minimum=1))
+    V.check_kernel_ids(labels, "labels", V.check_int(capacity, "capacity", minimum=1))
     X = jnp.asarray(X)
     labels = jnp.asarray(labels, jnp.int32)
     stats = segment_stats(X, labels, capacity)
@@ -160,6 +165,7 @@ def dp_mda2_sweep(key, X, classes, state: DPMDA2State, *, xi, rho2, n0=1.0,
     classes = V.check_kernel_array(classes, "classes", ndim=1, kind="i")
     V.check_rows_match(X, "X", state.labels)
     V.check_rows_match(classes, "classes", state.labels)
+    V.check_kernel_ids(classes, "classes", state.class_counts.shape[1])
     n, d = X.shape
     K, C = state.class_counts.shape
     dtype = X.dtype

@@ -604,7 +604,7 @@ def gibbs_hdp_gmm(
 
     key = V.as_rng_key(rng_key)
     X, gid, order, group_order = V.check_groups(groups, group_ids)
-    V.check_squares_representable(X, "X" if group_ids is not None else "groups")
+    V.check_squares_representable(X, "groups")
     log_alpha = _log_concentration(alpha, log_alpha, "alpha")
     log_gamma = _log_concentration(gamma, log_gamma, "gamma")
     sigma2 = V.check_positive(sigma2, "sigma2")

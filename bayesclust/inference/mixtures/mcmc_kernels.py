@@ -540,7 +540,7 @@ class HDPGibbs(_GibbsKernel):
                  sigma2: float = 1.0, rho2: float = 100.0, alpha_prior=None, gamma_prior=None,
                  sigma2_prior=None, center: bool = True, capacity=None):
         X, gid, order, group_order = V.check_groups(groups, group_ids)
-        V.check_squares_representable(X, "X" if group_ids is not None else "groups")
+        V.check_squares_representable(X, "groups")
         self._log_alpha = float(np.log(V.check_positive(alpha, "alpha")))
         self._log_gamma = float(np.log(V.check_positive(gamma, "gamma")))
         self._sigma2 = V.check_positive(sigma2, "sigma2")
