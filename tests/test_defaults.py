@@ -300,3 +300,33 @@ def test_condensed_distance_is_one_minus_the_dense_coassociation():
     D = 1.0 - C.toarray()  # the dense route it replaces (2.5 dense n x n arrays)
     np.fill_diagonal(D, 0.0)
     np.testing.assert_array_equal(_condensed_distance(C), squareform(np.clip(D, 0, 1), checks=False))
+
+
+def test_dense_linkages_are_refused_above_the_memory_bound(monkeypatch):
+    import bayesclust.estimators.consensus as consensus_module
+    from bayesclust import EvidenceAccumulation
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.linkage import (
+        DENSE_MAX_BYTES,
+        check_dense_linkage,
+        linkage_consensus,
+    )
+
+    # n (n - 1) / 2 doubles: 23,170 objects fit in 2 GiB, 23,171 do not (exact arithmetic).
+    assert 8 * (23_170 * 23_169 // 2) <= DENSE_MAX_BYTES < 8 * (23_171 * 23_170 // 2)
+    check_dense_linkage("ward", 23_170)
+    check_dense_linkage("average", 10**6)  # the sparse paths have no bound
+    with pytest.raises(ValueError, match="method='average'"):
+        check_dense_linkage("average", 23_171, dense=True)
+    # Partitions into singletons: a co-association of 23,171 objects without a stored pair.
+    C = coassociation([np.arange(23_171)] * 2)
+    for method in ("ward", "complete", "weighted", "centroid", "median"):
+        with pytest.raises(ValueError, match=f"method='{method}'.*n = 23171"):
+            linkage_consensus(C, method, 2)
+    # The estimator refuses before it builds the ensemble (minutes at this size).
+    monkeypatch.setattr(consensus_module, "kmeans_ensemble",
+                        lambda *a, **k: pytest.fail("the ensemble was built"))
+    with pytest.raises(ValueError, match="method='ward'.*n = 23171"):
+        EvidenceAccumulation(n_clusters=5, method="ward").fit(np.zeros((23_171, 1)))
+    with pytest.raises(ValueError, match="method='complete'"):
+        EvidenceAccumulation(method=["average", "complete"]).fit(np.zeros((23_171, 1)))
