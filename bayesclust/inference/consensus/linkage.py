@@ -70,6 +70,7 @@ def check_dense_linkage(method: str, n: int, dense: bool | None = None) -> None:
     ...
     ValueError: method='ward' forms the dense 1 - C of n = 30000 objects (3.35 GiB, scipy copies it too), above the 2 GiB bound of DENSE_MAX_BYTES: use method='average' or 'single' (sparse) or fewer objects
     """
+    n = V.check_int(n, "n", minimum=0)
     if method in _SPARSE_METHODS and not dense:
         return
     nbytes = 8 * (n * (n - 1) // 2)
