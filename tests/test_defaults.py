@@ -82,6 +82,21 @@ def test_dpmeans_default_is_not_a_hint_of_eight():
     assert max(ks) <= 5, ks  # a hint of 8 opened 8 or more on such data
 
 
+def test_hard_hdp_default_hint_warns_that_k_follows_it():
+    from bayesclust import HardHDP
+
+    X, _ = _blobs(7, k=3, d=2, sep=12.0)
+    with pytest.warns(UserWarning, match="follows the hint, not the data: give n_global"):
+        HardHDP().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = HardHDP(n_global=3).fit(X)  # one data set: n_local plays no part
+        HardHDP(lam_local=1.0, lam_global=1.0).fit(X)
+    assert est.n_clusters_ == 3
+    with pytest.raises(ValueError, match="give both n_local and n_global"):
+        HardHDP(n_local=2).fit(X, group_ids=np.arange(len(X)) % 2)
+
+
 # --------------------------------------------------------------------------- HDP mixture
 
 
