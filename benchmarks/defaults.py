@@ -14,7 +14,8 @@ Exceptions to "defaults only", because the estimator has no default for them:
 NMI is not an unsupervised score), ``EmbeddedConsensus`` needs ``n_clusters`` (given the
 number of classes).  ``MAPDIDClassifier`` is a classifier and is left out.
 
-``--quick``: iris and standardised wine only.
+``--quick``: iris and standardised wine only.  ``--estimators A,B``: only those rows (to
+re-run the estimators a change touched and merge them into a saved run by hand).
 """
 
 from __future__ import annotations
@@ -145,7 +146,9 @@ def fit_peer(name: str, X, y, cache: dict) -> dict:
 
 
 def main():
-    args = _common.parser(__doc__, "iris and standardised wine only").parse_args()
+    p = _common.parser(__doc__, "iris and standardised wine only")
+    p.add_argument("--estimators", default=None, help="comma-separated estimator names (default: all)")
+    args = p.parse_args()
     import numpy as np
 
     import bayesclust.estimators as E
@@ -161,6 +164,12 @@ def main():
         "(neither has a default); wine is raw and standardised, crabs the four species-sex "
         "groups, digits its first 10 principal components.")})
     names = [n for n in E.__all__ if n in PEERS]
+    if args.estimators:
+        wanted = args.estimators.split(",")
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            raise SystemExit(f"--estimators: unknown {unknown}; known: {names}")
+        names = [n for n in names if n in wanted]
     for data in (QUICK_DATASETS if args.quick else DATASETS):
         X, y = load(data)
         cache: dict = {}

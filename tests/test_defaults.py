@@ -273,6 +273,17 @@ def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(
             assert name in str(warned[0].message) and "to find more" in str(warned[0].message)
 
 
+def test_gmdid_one_cluster_warning_says_why_and_names_n_clusters_min():
+    from bayesclust import GMDID
+
+    one = np.random.default_rng(2).standard_normal((30, 2))  # the shape of the test above
+    with pytest.warns(SingleClusterWarning) as caught:
+        est = GMDID(k_max=5, random_state=0).fit(one)
+    message = str(caught[0].message)
+    assert f"the mixture had {est.n_components_} components" in message
+    assert "raise n_clusters_min" in message and "number of classes" in message
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 
