@@ -284,6 +284,26 @@ def test_gmdid_one_cluster_warning_says_why_and_names_n_clusters_min():
     assert "raise n_clusters_min" in message and "number of classes" in message
 
 
+def test_gmdid_warns_when_its_merges_override_most_of_the_mixture(monkeypatch):
+    from types import SimpleNamespace
+
+    import bayesclust.inference.increments.gmd as gmd_module
+    from bayesclust import GMDID
+
+    # A mixture of twelve components, each of four round blobs cut in three (the merges
+    # put them back together): a merge of most of the mixture's components warns, unless
+    # the number of classes is given.
+    X, y = _blobs(0, k=4, d=3)
+    pieces = np.arange(len(X)) // 10
+    monkeypatch.setattr(gmd_module, "gmd", lambda *a, **k: SimpleNamespace(labels=pieces, n_components=12))
+    with pytest.warns(UserWarning, match="merged the mixture's 12 components into 4 clusters"):
+        est = GMDID(random_state=0).fit(X)
+    assert nmi(y, est.labels_) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        GMDID(n_clusters_min=4, random_state=0).fit(X)
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 

@@ -5,6 +5,7 @@ clusters is found, not given).
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
@@ -216,8 +217,11 @@ class GMDID(ClusterMixin, BaseEstimator):
     their union, which differ only by the few increments bridging them, so components of
     overlapping classes merge; on wine, MASS biopsy and crabs (and standardised wine,
     where the mixture itself has one component) the default ends with one cluster and
-    warns (:class:`bayesclust.SingleClusterWarning`, naming ``n_clusters_min``).  There
-    is no default in the paper to take instead, so none is made up here.
+    warns (:class:`bayesclust.SingleClusterWarning`, naming ``n_clusters_min``).  A fit
+    that merges the mixture's components into half as many clusters or fewer (digits
+    reduced to 10 principal components: 11 components, 3 clusters) warns too, as the
+    merges then override the mixture's own choice of components.  There is no default
+    in the paper to take instead, so none is made up here.
 
     Examples
     --------
@@ -285,6 +289,12 @@ class GMDID(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.initial_labels_ = start
         self.n_components_ = int(mix.n_components)
+        if self.n_clusters_min == 1 and 1 < self.n_clusters_ and 2 * self.n_clusters_ <= self.n_components_:
+            warnings.warn(
+                f"GMDID merged the mixture's {self.n_components_} components into "
+                f"{self.n_clusters_} clusters: the increments' test merges components that no gap "
+                "separates, overriding the mixture's own choice; Aidos & Fred (2012) give the "
+                "number of classes as n_clusters_min, set it if you know it", UserWarning, stacklevel=2)
         _warn_if_one_cluster(
             self, f"raise n_clusters_min (the mixture had {self.n_components_} components; the "
             "increments' test merges components that no gap separates, and Aidos & Fred 2012 "
