@@ -304,6 +304,15 @@ def test_gmdid_warns_when_its_merges_override_most_of_the_mixture(monkeypatch):
         GMDID(n_clusters_min=4, random_state=0).fit(X)
 
 
+def test_discriminative_clustering_default_is_one_prototype_per_class():
+    X, y = _two_blobs()  # 30 x 2 with K = 3: the program of the estimator walk above
+    classes = np.where(y == 0, "a", np.where(X[:, 0] > 5.0, "c", "b"))
+    est = E.DiscriminativeClustering(random_state=0).fit(X, classes)
+    assert est.n_clusters_ == 3 and est.cluster_centers_.shape == (3, 2)
+    given = E.DiscriminativeClustering(n_clusters=3, random_state=0).fit(X, classes)
+    np.testing.assert_array_equal(est.labels_, given.labels_)
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 
