@@ -14,8 +14,8 @@ Exceptions to "defaults only", because the estimator has no default for them:
 NMI is not an unsupervised score), ``EmbeddedConsensus`` needs ``n_clusters`` (given the
 number of classes).  ``MAPDIDClassifier`` is a classifier and is left out.
 
-``--quick``: iris and standardised wine only.  ``--estimators A,B``: only those rows (to
-re-run the estimators a change touched and merge them into a saved run by hand).
+``--quick``: iris and standardised wine only.  ``--estimators A,B`` and ``--data X,Y``: only
+those rows (to re-run what a change touched and merge the rows into a saved run by hand).
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def fit_peer(name: str, X, y, cache: dict) -> dict:
 def main():
     p = _common.parser(__doc__, "iris and standardised wine only")
     p.add_argument("--estimators", default=None, help="comma-separated estimator names (default: all)")
+    p.add_argument("--data", default=None, help=f"comma-separated data sets of {DATASETS} (default: all)")
     args = p.parse_args()
     import numpy as np
 
@@ -170,7 +171,13 @@ def main():
         if unknown:
             raise SystemExit(f"--estimators: unknown {unknown}; known: {names}")
         names = [n for n in names if n in wanted]
-    for data in (QUICK_DATASETS if args.quick else DATASETS):
+    sets = QUICK_DATASETS if args.quick else DATASETS
+    if args.data:
+        unknown = sorted(set(args.data.split(",")) - set(DATASETS))
+        if unknown:
+            raise SystemExit(f"--data: unknown {unknown}; known: {DATASETS}")
+        sets = [d for d in DATASETS if d in args.data.split(",")]
+    for data in sets:
         X, y = load(data)
         cache: dict = {}
         for name in names:
