@@ -313,6 +313,26 @@ def test_discriminative_clustering_default_is_one_prototype_per_class():
     np.testing.assert_array_equal(est.labels_, given.labels_)
 
 
+def test_cecib_unlabelled_fit_from_the_default_start_warns(monkeypatch):
+    from types import SimpleNamespace
+
+    import bayesclust.estimators.cecib as cecib_module
+
+    X = np.random.default_rng(2).standard_normal((30, 2))
+    labels = np.arange(30) % 6  # what the optimiser returns: 6 clusters kept
+    fake = SimpleNamespace(labels=labels, n_clusters=6, centers=np.zeros((6, 2)),
+                           covariances=np.tile(np.eye(2), (6, 1, 1)), weights=np.full(6, 1 / 6),
+                           label_counts=np.zeros((6, 0)), objective=0.0, objective_trace=np.zeros(1),
+                           n_iter=1, converged=True)
+    monkeypatch.setattr(cecib_module, "cecib", lambda *a, **k: fake)
+    with pytest.warns(UserWarning, match="default 10 starting clusters it kept 6.*give partial labels y"):
+        E.CECIB(random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        E.CECIB(n_clusters=6, random_state=0).fit(X)  # a start the user chose
+        E.CECIB(random_state=0).fit(X, np.where(np.arange(30) < 3, 0, -1))  # some labels
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 
