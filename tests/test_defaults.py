@@ -333,6 +333,22 @@ def test_cecib_unlabelled_fit_from_the_default_start_warns(monkeypatch):
         E.CECIB(random_state=0).fit(X, np.where(np.arange(30) < 3, 0, -1))  # some labels
 
 
+def test_single_link_fragments_warn_naming_min_size():
+    from bayesclust import SLAGLO
+
+    # Two blobs of 60 and, far from both, four tight groups of 7: SL-AGLO isolates the
+    # groups as clusters of fewer than 2 * min_size points, most of its clusters.
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 12,
+                        *[rng.normal(0, 0.05, (7, 2)) + c for c in ([30, 0], [0, 30], [30, 30], [-30, 0])]])
+    with pytest.warns(UserWarning, match="of its .* clusters hold fewer than 2 \\* min_size = 12 points"):
+        est = SLAGLO(tau=6.0).fit(X)
+    assert est.n_clusters_ >= 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        SLAGLO(tau=6.0).fit(X[:120])  # the two blobs alone (the docstring's example)
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 

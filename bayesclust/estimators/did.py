@@ -22,6 +22,23 @@ __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
 LRT_ALPHAS = (0.01, 0.05, 0.10, 0.15)
 
 
+def _warn_if_fragments(estimator, change: str) -> None:
+    """Warn when half or more of the clusters hold fewer than ``2 * min_size`` points.
+
+    Single link merges groups below ``min_size``; clusters just above it are pieces an
+    isolation test cut from the tails and sparse regions (wine: 24 of SL-AGLO's 25
+    clusters hold 6-11 points), not groups of the data.
+    """
+    sizes = np.bincount(np.asarray(estimator.labels_))
+    small = int(np.sum(sizes < 2 * estimator.min_size))
+    if sizes.size > 2 and 2 * small >= sizes.size:
+        warnings.warn(
+            f"{type(estimator).__name__}: {small} of its {sizes.size} clusters hold fewer than "
+            f"2 * min_size = {2 * estimator.min_size} points: fragments the isolation test cut "
+            f"from sparse regions rather than groups of the data; to find fewer, {change}",
+            UserWarning, stacklevel=3)
+
+
 def _least_gdid(X, runs):
     """Index of the run whose partition has the smallest G-DID, and every run's G-DID."""
     scores = np.array([gdid_index(X, r.labels) for r in runs])
@@ -43,7 +60,9 @@ class SLDID(ClusterMixin, BaseEstimator):
     tail_prob : float in (0, 1) or None, default None
         If given, "in the tail" means a 2-DID tail probability below ``tail_prob`` instead.
     min_size : int, default 6
-        Clusters of fewer points merge by single link.
+        Clusters of fewer points merge by single link.  A fit of which half the clusters
+        or more hold fewer than ``2 * min_size`` points warns (fragments: 12 of the 19
+        clusters on MASS biopsy at the defaults; BENCHMARKS.md, "defaults on real data").
 
     Attributes
     ----------
@@ -95,6 +114,7 @@ class SLDID(ClusterMixin, BaseEstimator):
         self.isolated_ = res.isolated
         self.merges_ = res.merges
         _warn_if_one_cluster(self, "lower tail_factor (or tail_prob)")
+        _warn_if_fragments(self, "raise min_size or tail_factor")
         return self
 
 
@@ -113,7 +133,10 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         The values tried by ``tau="auto"`` (the paper sweeps from the mean increment to ten
         times it).
     min_size : int, default 6
-        Clusters of fewer points merge by single link and are never isolated.
+        Clusters of fewer points merge by single link and are never isolated.  A fit of
+        which half the clusters or more hold fewer than ``2 * min_size`` points warns
+        (fragments: 8 to 32 clusters on iris, wine, MASS biopsy and crabs at the defaults,
+        where G-DID picks ``tau`` = 1 or 3; BENCHMARKS.md, "defaults on real data").
 
     Attributes
     ----------
@@ -172,6 +195,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.isolated_ = res.isolated
         _warn_if_one_cluster(self, "lower tau")
+        _warn_if_fragments(self, "raise min_size or tau")
         return self
 
 
