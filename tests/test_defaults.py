@@ -375,6 +375,19 @@ def test_aspect_consensus_warns_when_mdl_stops_at_max_clusters():
     assert est.n_clusters_ == 4
 
 
+def test_eac_default_takes_every_block_the_ensemble_never_joins():
+    from bayesclust import EvidenceAccumulation
+
+    # Four blocks of 10 objects; every partition cuts each block in two at random and never
+    # joins two blocks: the silhouette on the co-association is 1 at 2, 3 and 4 clusters.
+    rng = np.random.default_rng(0)
+    block = np.repeat(np.arange(4), 10)
+    parts = [2 * block + (rng.random(40) < 0.5) for _ in range(20)]
+    est = EvidenceAccumulation(k_range=[2, 3, 4, 5, 6]).fit(ensemble=parts)
+    assert list(est.selection_scores_[:3]) == [1.0, 1.0, 1.0] and est.selection_scores_[3] < 1.0
+    assert est.n_clusters_ == 4 and nmi(block, est.labels_) == 1.0
+
+
 # --------------------------------------------------------------------------- EAC linkage memory
 
 
