@@ -109,8 +109,9 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     -----
     Without ``lam_local``, ``lam_global`` and ``n_global`` the penalties come from
     the hint ``n_global=8`` (``n_local=3``), scikit-learn's ``KMeans`` default, and
-    the fit warns: its number of clusters then follows the hint (7-9 on every real
-    data set of BENCHMARKS.md, "defaults on real data"), not the data.  DP-means'
+    the fit warns: its number of clusters then follows the hint (5 to 9 on the real
+    data sets of BENCHMARKS.md, "defaults on real data", whether they hold 2 classes or
+    10), not the data.  DP-means'
     data-scaled default (:class:`DPMeans`, :math:`\lambda = s^2\chi^2_d(1 - 1/n)`)
     does not carry over: Algorithm 2 starts from one cluster at the global mean, and
     separated blobs lie within that penalty of their mean (three blobs 12 standard
