@@ -226,9 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "--model dc, which needs a labelled built-in set; iris for --model "
                            "aspect, --model consensus and --model did; temporal-ds2 for --model temporal)")
     cmp_.add_argument("--labels", default=None, metavar="COLUMN|FILE",
-                      help="true labels of a data file (--model dp and aspect): a column of the "
-                           "CSV (its header name or 0-based index; removed from the features) or "
-                           "a file with one label per row; NMI / ARI to them are reported")
+                      help="true labels of a data file (--model dp, aspect, dc, consensus and "
+                           "did; needed by the last three with a file): a column of the CSV (its "
+                           "header name or 0-based index; removed from the features) or a file "
+                           "with one label per row; NMI / ARI to them are reported (dc: the "
+                           "auxiliary classes; consensus, did: their number is K)")
     cmp_.add_argument("--n-clusters", dest="n_clusters", type=int, default=None,
                       help="clusters for farthest-first lambda and k-means; prototypes for "
                            "--model dc; KL-means' and PEnCA's clusters for --model aspect "

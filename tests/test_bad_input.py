@@ -604,7 +604,7 @@ TABLE = {
     "kmeans_ensemble": A(n_partitions=2), "spectral_grid_ensemble": A(n_clusters=[2], sigmas=[1.0]),
     "cspa": A(), "hyperedges": A(), "hypergraph_consensus": A(), "mcla": A(),
     "cut_tree_at": A(Z=LINKAGE), "lifetimes": A(heights=np.array([0.1, 0.5, 2.0])),
-    "linkage_consensus": A(n_clusters=2),
+    "linkage_consensus": A(n_clusters=2), "check_dense_linkage": NO_ARRAYS,
     "init_mixture_of_ensembles_state": A(), "mixture_of_ensembles": A(n_init=1),
     "mixture_of_ensembles_step": NO_ARRAYS,
     "init_ppc_state": A(rows=Lazy(lambda: PAIRS.get()[0]), cols=Lazy(lambda: PAIRS.get()[1]),

@@ -335,12 +335,25 @@ def test_compare_consensus_writes_json_and_figure(tmp_path, capsys):
 
 def test_compare_did_writes_json_and_figure(tmp_path, capsys):
     """``compare --model did`` on iris: GMD, GMDID, SL-DID and the peers at K scored by CI, and
-    the DP mixture's posterior of k beside them; GMDID near the DID paper's 98.00 % with 3."""
+    the DP mixture's posterior of k beside them; GMDID near the DID paper's 98.00 % with 3.
+
+    Iris comes as a user's file with its species column (``--labels``): the same data and
+    shapes as the built-in set, so the same compiled programs, and the file path end to end."""
+    from bayesclust import datasets
+
+    X, y = datasets.load_iris()
+    path = tmp_path / "iris.csv"
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    path.write_text("a,b,species,c,d\n" + "".join(
+        f"{r[0]!r},{r[1]!r},{s},{r[2]!r},{r[3]!r}\n" for r, s in zip(X.tolist(), names)))
     with pytest.warns(Warning):  # the smallest sampler run warns (ConvergenceWarning)
-        assert main(["compare", "--model", "did", "--out", str(tmp_path), "--no-progress",
+        assert main(["compare", "--model", "did", "--data", str(path), "--labels", "species",
+                     "--out", str(tmp_path), "--no-progress",
                      "--num-warmup", "5", "--num-samples", "5", "--num-chains", "1", "--thin", "1"]) == 0
     report = capsys.readouterr().out
     summary = json.loads((tmp_path / "compare_did.json").read_text())
+    assert summary["n_features"] == 4 and summary["n_true_classes"] == 3
+    assert summary["paper_table3"] is None  # a file is not the paper's data set
     rows = {r["method"]: r for r in summary["rows"]}
     assert set(rows) >= {"GMD (Figueiredo & Jain)", "GMDID (MDL)", "SL-DID", "k-means, K",
                          "single link, K", "average link, K"}
@@ -396,6 +409,38 @@ def test_compare_aspect_writes_json_and_figure(tmp_path, capsys):
     assert (tmp_path / "compare_aspect.png").stat().st_size > 10_000
 
 
+class _Stop(Exception):
+    """Raised by a stub where a job's fitting would start."""
+
+
+def test_consensus_and_dc_jobs_read_a_files_classes(tmp_path, monkeypatch):
+    """``--labels`` reaches the consensus and dc jobs: the features without the label column,
+    the classes as K (consensus) or as the auxiliary data (dc); stopped where fitting starts."""
+    import bayesclust.jobs.consensus as consensus_job
+    import bayesclust.jobs.dc as dc_job
+
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,c\n1,2,x\n1.5,2,x\n8,9,y\n8.5,9,z\n")
+    seen = {}
+
+    def ensemble_stub(seed, X, n_partitions):
+        seen["X"] = X
+        raise _Stop
+
+    def split_stub(key, classes, fraction):
+        seen["classes"] = classes
+        raise _Stop
+
+    monkeypatch.setattr(consensus_job, "kmeans_ensemble", ensemble_stub)
+    monkeypatch.setattr(dc_job, "stratified_split", split_stub)
+    with pytest.raises(_Stop):
+        main(["compare", "--model", "consensus", "--data", str(path), "--labels", "c", "--out", str(tmp_path)])
+    np.testing.assert_array_equal(seen["X"], [[1, 2], [1.5, 2], [8, 9], [8.5, 9]])
+    with pytest.raises(_Stop):
+        main(["compare", "--model", "dc", "--data", str(path), "--labels", "2", "--out", str(tmp_path)])
+    np.testing.assert_array_equal(seen["classes"], [0, 0, 1, 2])
+
+
 def test_compare_aspect_on_a_file_needs_n_clusters(tmp_path, capsys):
     path = tmp_path / "x.csv"
     np.savetxt(path, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
@@ -447,6 +492,20 @@ def no_fitting(monkeypatch):
     (["compare", "--data", "DATA", "--labels", "7", "--out", "TMP/new"], "column index out of range", "Index"),
     (["compare", "--data", "iris", "--labels", "c", "--out", "TMP/new"], "--labels is for a data file", "labels_true"),
     (["compare", "--model", "hdp", "--labels", "c", "--out", "TMP/new"], "--labels is an option of", "labels_true"),
+    (["compare", "--model", "temporal", "--data", "DATA", "--labels", "c", "--out", "TMP/new"],
+     "--labels is an option of --model dp, aspect, dc, consensus, did", "labels_true"),
+    (["compare", "--model", "consensus", "--data", "DATA", "--out", "TMP/new"],
+     "--model consensus scores against the true classes: give --labels", "KeyError"),
+    (["compare", "--model", "did", "--data", "DATA", "--out", "TMP/new"],
+     "--model did scores against the true classes: give --labels", "KeyError"),
+    (["compare", "--model", "did", "--data", "DATA", "--labels", "nope", "--out", "TMP/new"],
+     "--labels 'nope' is neither a file nor a column of", "KeyError"),
+    (["compare", "--model", "dc", "--data", "DATA", "--out", "TMP/new"],
+     "needs auxiliary class labels", "KeyError"),
+    (["compare", "--model", "dc", "--data", "DATA", "--labels", "7", "--out", "TMP/new"],
+     "column index out of range", "Index"),
+    (["compare", "--model", "consensus", "--data", "iris", "--labels", "c", "--out", "TMP/new"],
+     "--labels is for a data file", "labels_true"),
     (["compare", "--model", "temporal", "--data", "CONST", "--out", "TMP/new"],
      "needs a sequence of at least 20 time-ordered rows", "window ("),
 ])

@@ -82,6 +82,21 @@ def test_dpmeans_default_is_not_a_hint_of_eight():
     assert max(ks) <= 5, ks  # a hint of 8 opened 8 or more on such data
 
 
+def test_hard_hdp_default_hint_warns_that_k_follows_it():
+    from bayesclust import HardHDP
+
+    X, _ = _blobs(7, k=3, d=2, sep=12.0)
+    with pytest.warns(UserWarning, match="follows the hint, not the data: give n_global"):
+        HardHDP().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = HardHDP(n_global=3).fit(X)  # one data set: n_local plays no part
+        HardHDP(lam_local=1.0, lam_global=1.0).fit(X)
+    assert est.n_clusters_ == 3
+    with pytest.raises(ValueError, match="give both n_local and n_global"):
+        HardHDP(n_local=2).fit(X, group_ids=np.arange(len(X)) % 2)
+
+
 # --------------------------------------------------------------------------- HDP mixture
 
 
@@ -258,6 +273,82 @@ def test_every_clustering_estimator_sets_labels_and_n_clusters_and_warns_on_one(
             assert name in str(warned[0].message) and "to find more" in str(warned[0].message)
 
 
+def test_gmdid_one_cluster_warning_says_why_and_names_n_clusters_min():
+    from bayesclust import GMDID
+
+    one = np.random.default_rng(2).standard_normal((30, 2))  # the shape of the test above
+    with pytest.warns(SingleClusterWarning) as caught:
+        est = GMDID(k_max=5, random_state=0).fit(one)
+    message = str(caught[0].message)
+    assert f"the mixture had {est.n_components_} components" in message
+    assert "raise n_clusters_min" in message and "number of classes" in message
+
+
+def test_gmdid_warns_when_its_merges_override_most_of_the_mixture(monkeypatch):
+    from types import SimpleNamespace
+
+    import bayesclust.inference.increments.gmd as gmd_module
+    from bayesclust import GMDID
+
+    # A mixture of twelve components, each of four round blobs cut in three (the merges
+    # put them back together): a merge of most of the mixture's components warns, unless
+    # the number of classes is given.
+    X, y = _blobs(0, k=4, d=3)
+    pieces = np.arange(len(X)) // 10
+    monkeypatch.setattr(gmd_module, "gmd", lambda *a, **k: SimpleNamespace(labels=pieces, n_components=12))
+    with pytest.warns(UserWarning, match="merged the mixture's 12 components into 4 clusters"):
+        est = GMDID(random_state=0).fit(X)
+    assert nmi(y, est.labels_) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        GMDID(n_clusters_min=4, random_state=0).fit(X)
+
+
+def test_discriminative_clustering_default_is_one_prototype_per_class():
+    X, y = _two_blobs()  # 30 x 2 with K = 3: the program of the estimator walk above
+    classes = np.where(y == 0, "a", np.where(X[:, 0] > 5.0, "c", "b"))
+    est = E.DiscriminativeClustering(random_state=0).fit(X, classes)
+    assert est.n_clusters_ == 3 and est.cluster_centers_.shape == (3, 2)
+    given = E.DiscriminativeClustering(n_clusters=3, random_state=0).fit(X, classes)
+    np.testing.assert_array_equal(est.labels_, given.labels_)
+
+
+def test_cecib_unlabelled_fit_from_the_default_start_warns(monkeypatch):
+    from types import SimpleNamespace
+
+    import bayesclust.estimators.cecib as cecib_module
+
+    X = np.random.default_rng(2).standard_normal((30, 2))
+    labels = np.arange(30) % 6  # what the optimiser returns: 6 clusters kept
+    fake = SimpleNamespace(labels=labels, n_clusters=6, centers=np.zeros((6, 2)),
+                           covariances=np.tile(np.eye(2), (6, 1, 1)), weights=np.full(6, 1 / 6),
+                           label_counts=np.zeros((6, 0)), objective=0.0, objective_trace=np.zeros(1),
+                           n_iter=1, converged=True)
+    monkeypatch.setattr(cecib_module, "cecib", lambda *a, **k: fake)
+    with pytest.warns(UserWarning, match="default 10 starting clusters it kept 6.*give partial labels y"):
+        E.CECIB(random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        E.CECIB(n_clusters=6, random_state=0).fit(X)  # a start the user chose
+        E.CECIB(random_state=0).fit(X, np.where(np.arange(30) < 3, 0, -1))  # some labels
+
+
+def test_single_link_fragments_warn_naming_min_size():
+    from bayesclust import SLAGLO
+
+    # Two blobs of 60 and, far from both, four tight groups of 7: SL-AGLO isolates the
+    # groups as clusters of fewer than 2 * min_size points, most of its clusters.
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 12,
+                        *[rng.normal(0, 0.05, (7, 2)) + c for c in ([30, 0], [0, 30], [30, 30], [-30, 0])]])
+    with pytest.warns(UserWarning, match="of its .* clusters hold fewer than 2 \\* min_size = 12 points"):
+        est = SLAGLO(tau=6.0).fit(X)
+    assert est.n_clusters_ >= 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        SLAGLO(tau=6.0).fit(X[:120])  # the two blobs alone (the docstring's example)
+
+
 def test_map_did_classifier_is_the_one_non_clustering_estimator():
     assert [n for n in E.__all__ if issubclass(getattr(E, n), ClassifierMixin)] == ["MAPDIDClassifier"]
 
@@ -284,6 +375,19 @@ def test_aspect_consensus_warns_when_mdl_stops_at_max_clusters():
     assert est.n_clusters_ == 4
 
 
+def test_eac_default_takes_every_block_the_ensemble_never_joins():
+    from bayesclust import EvidenceAccumulation
+
+    # Four blocks of 10 objects; every partition cuts each block in two at random and never
+    # joins two blocks: the silhouette on the co-association is 1 at 2, 3 and 4 clusters.
+    rng = np.random.default_rng(0)
+    block = np.repeat(np.arange(4), 10)
+    parts = [2 * block + (rng.random(40) < 0.5) for _ in range(20)]
+    est = EvidenceAccumulation(k_range=[2, 3, 4, 5, 6]).fit(ensemble=parts)
+    assert list(est.selection_scores_[:3]) == [1.0, 1.0, 1.0] and est.selection_scores_[3] < 1.0
+    assert est.n_clusters_ == 4 and nmi(block, est.labels_) == 1.0
+
+
 # --------------------------------------------------------------------------- EAC linkage memory
 
 
@@ -300,3 +404,33 @@ def test_condensed_distance_is_one_minus_the_dense_coassociation():
     D = 1.0 - C.toarray()  # the dense route it replaces (2.5 dense n x n arrays)
     np.fill_diagonal(D, 0.0)
     np.testing.assert_array_equal(_condensed_distance(C), squareform(np.clip(D, 0, 1), checks=False))
+
+
+def test_dense_linkages_are_refused_above_the_memory_bound(monkeypatch):
+    import bayesclust.estimators.consensus as consensus_module
+    from bayesclust import EvidenceAccumulation
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.linkage import (
+        DENSE_MAX_BYTES,
+        check_dense_linkage,
+        linkage_consensus,
+    )
+
+    # n (n - 1) / 2 doubles: 23,170 objects fit in 2 GiB, 23,171 do not (exact arithmetic).
+    assert 8 * (23_170 * 23_169 // 2) <= DENSE_MAX_BYTES < 8 * (23_171 * 23_170 // 2)
+    check_dense_linkage("ward", 23_170)
+    check_dense_linkage("average", 10**6)  # the sparse paths have no bound
+    with pytest.raises(ValueError, match="method='average'"):
+        check_dense_linkage("average", 23_171, dense=True)
+    # Partitions into singletons: a co-association of 23,171 objects without a stored pair.
+    C = coassociation([np.arange(23_171)] * 2)
+    for method in ("ward", "complete", "weighted", "centroid", "median"):
+        with pytest.raises(ValueError, match=f"method='{method}'.*n = 23171"):
+            linkage_consensus(C, method, 2)
+    # The estimator refuses before it builds the ensemble (minutes at this size).
+    monkeypatch.setattr(consensus_module, "kmeans_ensemble",
+                        lambda *a, **k: pytest.fail("the ensemble was built"))
+    with pytest.raises(ValueError, match="method='ward'.*n = 23171"):
+        EvidenceAccumulation(n_clusters=5, method="ward").fit(np.zeros((23_171, 1)))
+    with pytest.raises(ValueError, match="method='complete'"):
+        EvidenceAccumulation(method=["average", "complete"]).fit(np.zeros((23_171, 1)))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -22,6 +23,9 @@ from ._base import (
 
 __all__ = ["CECIB"]
 
+#: ``CECIB``'s starting number of clusters ([C]'s case studies); an unlabelled fit from it warns.
+DEFAULT_N_CLUSTERS = 10
+
 
 class CECIB(ClusterMixin, BaseEstimator):
     r"""Semi-supervised cross-entropy clustering with an information-bottleneck constraint.
@@ -38,7 +42,11 @@ class CECIB(ClusterMixin, BaseEstimator):
     ----------
     n_clusters : int, default 10
         Starting number of clusters ([C]: twice the number of classes; 10 in its
-        case studies).  The fitted number ``n_clusters_`` is usually smaller.
+        case studies).  The fitted number ``n_clusters_`` is usually smaller.  A fit
+        without labels from the default start warns: plain CEC's cost (Tabor & Spurek
+        2014) charges a cluster the code length of its share, nothing for its Gaussian's
+        parameters, and kept 6 clusters on iris and 5 on MASS biopsy (BENCHMARKS.md,
+        "defaults on real data").
     beta : float, default 1.0
         Weight of the label term (>= 0): 1 for trusted labels,
         :func:`bayesclust.inference.information.cecib.beta_0` (~0.27) for possibly wrong labels.
@@ -116,7 +124,7 @@ class CECIB(ClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_clusters=10, *, beta=1.0, eps=0.05, covariance_type="full",
+    def __init__(self, n_clusters=DEFAULT_N_CLUSTERS, *, beta=1.0, eps=0.05, covariance_type="full",
                  init="random", n_init=10, max_iter=100, classes=None, random_state=None):
         self.n_clusters = n_clusters
         self.beta = beta
@@ -184,6 +192,13 @@ class CECIB(ClusterMixin, BaseEstimator):
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         _warn_if_one_cluster(self, "raise n_clusters or lower eps")
+        if not labelled.any() and self.n_clusters == DEFAULT_N_CLUSTERS and self.n_clusters_ > 1:
+            warnings.warn(
+                f"CECIB without labels is CEC, whose cost charges a cluster only the code length "
+                f"of its share (no term for its parameters): from the default {DEFAULT_N_CLUSTERS} "
+                f"starting clusters it kept {self.n_clusters_}, which can be more than the data's "
+                "groups; give partial labels y, or the most clusters you want as n_clusters",
+                UserWarning, stacklevel=2)
         return self
 
     def _log_density(self, X):

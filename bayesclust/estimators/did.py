@@ -5,6 +5,7 @@ clusters is found, not given).
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
@@ -19,6 +20,23 @@ __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
 #: The significance levels ``GMDID(criterion="lrt", alpha="auto")`` chooses among by G-DID
 #: (Aidos & Fred 2011 IbPRIA).
 LRT_ALPHAS = (0.01, 0.05, 0.10, 0.15)
+
+
+def _warn_if_fragments(estimator, change: str) -> None:
+    """Warn when half or more of the clusters hold fewer than ``2 * min_size`` points.
+
+    Single link merges groups below ``min_size``; clusters just above it are pieces an
+    isolation test cut from the tails and sparse regions (wine: 24 of SL-AGLO's 25
+    clusters hold 6-11 points), not groups of the data.
+    """
+    sizes = np.bincount(np.asarray(estimator.labels_))
+    small = int(np.sum(sizes < 2 * estimator.min_size))
+    if sizes.size > 2 and 2 * small >= sizes.size:
+        warnings.warn(
+            f"{type(estimator).__name__}: {small} of its {sizes.size} clusters hold fewer than "
+            f"2 * min_size = {2 * estimator.min_size} points: fragments the isolation test cut "
+            f"from sparse regions rather than groups of the data; to find fewer, {change}",
+            UserWarning, stacklevel=3)
 
 
 def _least_gdid(X, runs):
@@ -42,7 +60,9 @@ class SLDID(ClusterMixin, BaseEstimator):
     tail_prob : float in (0, 1) or None, default None
         If given, "in the tail" means a 2-DID tail probability below ``tail_prob`` instead.
     min_size : int, default 6
-        Clusters of fewer points merge by single link.
+        Clusters of fewer points merge by single link.  A fit of which half the clusters
+        or more hold fewer than ``2 * min_size`` points warns (fragments: 12 of the 19
+        clusters on MASS biopsy at the defaults; BENCHMARKS.md, "defaults on real data").
 
     Attributes
     ----------
@@ -94,6 +114,7 @@ class SLDID(ClusterMixin, BaseEstimator):
         self.isolated_ = res.isolated
         self.merges_ = res.merges
         _warn_if_one_cluster(self, "lower tail_factor (or tail_prob)")
+        _warn_if_fragments(self, "raise min_size or tail_factor")
         return self
 
 
@@ -112,7 +133,10 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         The values tried by ``tau="auto"`` (the paper sweeps from the mean increment to ten
         times it).
     min_size : int, default 6
-        Clusters of fewer points merge by single link and are never isolated.
+        Clusters of fewer points merge by single link and are never isolated.  A fit of
+        which half the clusters or more hold fewer than ``2 * min_size`` points warns
+        (fragments: 8 to 32 clusters on iris, wine, MASS biopsy and crabs at the defaults,
+        where G-DID picks ``tau`` = 1 or 3; BENCHMARKS.md, "defaults on real data").
 
     Attributes
     ----------
@@ -171,6 +195,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.isolated_ = res.isolated
         _warn_if_one_cluster(self, "lower tau")
+        _warn_if_fragments(self, "raise min_size or tau")
         return self
 
 
@@ -207,6 +232,20 @@ class GMDID(ClusterMixin, BaseEstimator):
         Components of the learnt mixture.
     alpha_ : float or None
         The level used (``"lrt"`` only).
+
+    Notes
+    -----
+    The default ``n_clusters_min=1`` leaves the number of clusters to the merges, which
+    Aidos & Fred (2012, Table 3) never do: they give the known number of classes as
+    the lower bound.  The test compares the increments of two clusters with those of
+    their union, which differ only by the few increments bridging them, so components of
+    overlapping classes merge; on wine, MASS biopsy and crabs (and standardised wine,
+    where the mixture itself has one component) the default ends with one cluster and
+    warns (:class:`bayesclust.SingleClusterWarning`, naming ``n_clusters_min``).  A fit
+    that merges the mixture's components into half as many clusters or fewer (digits
+    reduced to 10 principal components: 11 components, 3 clusters) warns too, as the
+    merges then override the mixture's own choice of components.  There is no default
+    in the paper to take instead, so none is made up here.
 
     Examples
     --------
@@ -274,7 +313,16 @@ class GMDID(ClusterMixin, BaseEstimator):
         self.n_clusters_ = res.n_clusters
         self.initial_labels_ = start
         self.n_components_ = int(mix.n_components)
-        _warn_if_one_cluster(self, "raise n_clusters_min")
+        if self.n_clusters_min == 1 and 1 < self.n_clusters_ and 2 * self.n_clusters_ <= self.n_components_:
+            warnings.warn(
+                f"GMDID merged the mixture's {self.n_components_} components into "
+                f"{self.n_clusters_} clusters: the increments' test merges components that no gap "
+                "separates, overriding the mixture's own choice; Aidos & Fred (2012) give the "
+                "number of classes as n_clusters_min, set it if you know it", UserWarning, stacklevel=2)
+        _warn_if_one_cluster(
+            self, f"raise n_clusters_min (the mixture had {self.n_components_} components; the "
+            "increments' test merges components that no gap separates, and Aidos & Fred 2012 "
+            "give the number of classes as this lower bound)")
         return self
 
 

@@ -50,7 +50,11 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, default 5
+    n_clusters : int or None, default None
+        The number of prototypes; None: the number of auxiliary classes, one Voronoi region
+        per class at least (the number ``bayesclust compare --model dc`` uses on labelled
+        data).  The former default of 5 was a number of clusters no data set chose: 5 on
+        3-class wine, 5 on 2-class MASS biopsy (BENCHMARKS.md, "defaults on real data").
     smooth_std : float, default 0.5
         Smoothing width (a standard deviation of the data's units; > 0).
     n0 : float, default 1.0
@@ -95,7 +99,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "smooth_std": [Interval(numbers.Real, 0, None, closed="neither")],
         "n0": [Interval(numbers.Real, 0, None, closed="neither")],
         "lam_eq": [Interval(numbers.Real, 0, None, closed="left")],
@@ -106,7 +110,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_clusters=5, smooth_std=0.5, *, n0=1.0, lam_eq=0.0, lam_mog=0.0,
+    def __init__(self, n_clusters=None, smooth_std=0.5, *, n0=1.0, lam_eq=0.0, lam_mog=0.0,
                  lam_vq=0.0, init="kmeans", max_iter=29, random_state=None):
         self.n_clusters = n_clusters
         self.smooth_std = smooth_std
@@ -134,15 +138,16 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         self.classes_, codes = _class_codes(y)
-        if self.n_clusters > X.shape[0]:
-            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={X.shape[0]}")
-        res = dc_map(_key_from_random_state(self.random_state), X, codes, self.n_clusters,
+        k = len(self.classes_) if self.n_clusters is None else self.n_clusters
+        if k > X.shape[0]:
+            raise ValueError(f"n_clusters={k} must be <= n_samples={X.shape[0]}")
+        res = dc_map(_key_from_random_state(self.random_state), X, codes, k,
                      self.smooth_std, init=self.init, n_classes=len(self.classes_), n0=self.n0,
                      lam_eq=self.lam_eq, lam_mog=self.lam_mog, lam_vq=self.lam_vq,
                      max_iter=self.max_iter)
         self.cluster_centers_ = np.asarray(res.prototypes)
         self.labels_ = np.asarray(res.labels).astype(np.intp)
-        self.n_clusters_ = int(self.n_clusters)
+        self.n_clusters_ = int(k)
         self.log_posterior_ = float(res.log_posterior)
         self.n_iter_ = int(res.n_iter)
         _warn_if_one_cluster(self, "raise n_clusters or lower smooth_std")
@@ -161,7 +166,7 @@ class DiscriminativeClustering(ClusterMixin, BaseEstimator):
         if not known.all():
             raise ValueError(f"y has classes not seen in fit: {np.unique(y[~known]).tolist()}")
         return dc_log_posterior(labels, np.searchsorted(self.classes_, y),
-                                n_clusters=self.n_clusters, n_classes=len(self.classes_), n0=self.n0)
+                                n_clusters=self.n_clusters_, n_classes=len(self.classes_), n0=self.n0)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

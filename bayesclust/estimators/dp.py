@@ -22,6 +22,7 @@ from ..inference.mixtures.gibbs import gibbs_dp_gmm, prior_distribution
 from ..inference.mixtures.gibbs_gaussian import GaussianClusterPrior
 from ..models.dp_gmm import data_scaled_variances
 from ._base import (
+    _default_lam,
     _key_from_random_state,
     _lam_from_n_clusters,
     _nearest_labels,
@@ -245,29 +246,6 @@ class DPMeans(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
-
-
-def _default_lam(X) -> float:
-    r"""The penalty of ``DPMeans()`` without ``lam`` or ``n_clusters``:
-    :math:`\lambda = s^2\, \chi^2_{d}(1 - 1/n)`.
-
-    :math:`s^2 = \operatorname{tr}(\hat\Sigma)/d` is the data's mean per-feature variance
-    and :math:`\chi^2_d(q)` the chi-squared quantile with ``d`` degrees of freedom: the
-    squared distance from the mean beyond which ``n`` draws of one spherical Gaussian with
-    the data's spread put fewer than one point in expectation.  DP-means opens a cluster
-    for a point farther than ``lam`` from every centre, so a cluster opens only where one
-    Gaussian of the data's own spread would not reach.  It scales with the data (no
-    unit dependence) and with the dimension as the chi-squared tail does, which the total
-    variance alone does not (``lam = tr(Sigma)`` gave 45 clusters on standardised wine).
-    """
-    from scipy.stats import chi2
-
-    X = np.asarray(X, np.float64)
-    n, d = X.shape
-    s2 = float(np.mean((X - X.mean(0)) ** 2))
-    if not s2 > 0:
-        return _lam_from_n_clusters(X, 1)  # identical rows: one cluster at any penalty
-    return s2 * float(chi2.ppf(1.0 - 1.0 / max(n, 2), d))
 
 
 def _lam_for_n_clusters(fit_at, X, n_clusters: int, init: str):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import jax
 import numpy as np
@@ -31,6 +32,10 @@ from ._base import (
 )
 
 __all__ = ["HardHDP", "HDPGaussianMixture"]
+
+#: ``HardHDP``'s hint when none is given (its fit then warns): scikit-learn's ``KMeans``
+#: default of 8 clusters, 3 local clusters per data set.
+DEFAULT_N_GLOBAL, DEFAULT_N_LOCAL = 8, 3
 
 
 class _Grouped:
@@ -59,18 +64,21 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     Parameters
     ----------
     lam_local, lam_global : float or None, default None
-        Penalties (squared distances, > 0).  When either is None both come from
-        :func:`bayesclust.inference.hard.hard_hdp.hard_hdp_penalties` for
-        ``n_local`` local clusters per data set and ``n_global`` global
-        clusters; a given value overrides its half.  With a single data set each
-        is half the farthest-first DP-means penalty for ``n_global`` clusters.
-    n_local : int, default 3
+        Penalties (squared distances, > 0); a given value overrides its half of the
+        default (see Notes).  With ``n_local`` / ``n_global`` given, the missing ones
+        come from :func:`bayesclust.inference.hard.hard_hdp.hard_hdp_penalties` for
+        ``n_local`` local clusters per data set and ``n_global`` global clusters; with
+        a single data set each is then half the farthest-first DP-means penalty for
+        ``n_global`` clusters.
+    n_local : int or None, default None
         Desired number of local clusters per data set; used only to choose the
         penalties when ``lam_local`` or ``lam_global`` is None (the fitted
-        ``n_local_`` may differ).
-    n_global : int, default 8
+        ``n_local_`` may differ).  Several data sets need both ``n_local`` and
+        ``n_global`` or neither (then 3, with a warning; see Notes).
+    n_global : int or None, default None
         Desired number of global clusters; used only to choose the penalties,
-        as ``n_local``.
+        as ``n_local``; None: 8, with a warning (see Notes).  With one data set
+        ``n_local`` plays no part.
     max_iter : int, default 100
     mesh : jax.sharding.Mesh or None, default None
         Fit sharded over the devices of this one-axis mesh (rows split over
@@ -100,6 +108,17 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
 
     Notes
     -----
+    Without ``lam_local``, ``lam_global`` and ``n_global`` the penalties come from
+    the hint ``n_global=8`` (``n_local=3``), scikit-learn's ``KMeans`` default, and
+    the fit warns: its number of clusters then follows the hint (5 to 9 on the real
+    data sets of BENCHMARKS.md, "defaults on real data", whether they hold 2 classes or
+    10), not the data.  DP-means'
+    data-scaled default (:class:`DPMeans`, :math:`\lambda = s^2\chi^2_d(1 - 1/n)`)
+    does not carry over: Algorithm 2 starts from one cluster at the global mean, and
+    separated blobs lie within that penalty of their mean (three blobs 12 standard
+    deviations apart stay one cluster; so do iris and digits), while DPMeans'
+    k-means++ restarts are what find them.
+
     ``fit(X, group_ids=g)`` takes the data set of every row as an integer vector
     ``g``; without ``group_ids`` all rows form one data set, and the model is
     DP-means with penalty ``lam_local + lam_global`` per cluster.  This is the
@@ -119,13 +138,13 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "lam_local": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lam_global": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_local": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_global": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_local": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_global": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "mesh": [jax.sharding.Mesh, None],
     }
 
-    def __init__(self, lam_local=None, lam_global=None, *, n_local=3, n_global=8,
+    def __init__(self, lam_local=None, lam_global=None, *, n_local=None, n_global=None,
                  max_iter=100, mesh=None):
         self.lam_local = lam_local
         self.lam_global = lam_global
@@ -176,7 +195,17 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
         return self
 
     def _penalties(self, X, group_ids, n_local, n_global):
-        if len(np.unique(group_ids)) == 1:
+        one_set = len(np.unique(group_ids)) == 1
+        if n_global is None and (n_local is None or one_set):
+            warnings.warn(
+                f"HardHDP's penalties come from the default hint of {DEFAULT_N_GLOBAL} global "
+                "clusters (farthest-first), so its number of clusters follows the hint, not the "
+                "data: give n_global, or lam_local and lam_global", UserWarning, stacklevel=3)
+            n_local, n_global = DEFAULT_N_LOCAL, DEFAULT_N_GLOBAL
+        if not one_set and (n_local is None or n_global is None):
+            raise ValueError(f"give both n_local and n_global (or neither, for the default hint) "
+                             f"with several data sets; got n_local={n_local}, n_global={n_global}")
+        if one_set:
             # One data set: DP-means with penalty lam_local + lam_global, split evenly.
             lam = _lam_from_n_clusters(X, n_global)
             return lam / 2, lam / 2

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ._common import replace_atomically
 
-__all__ = ["MODELS", "run_compare", "replace_atomically", "DP_JOB_THIN", "HDP_JOB_THIN"]
+__all__ = ["MODELS", "LABELLED_MODELS", "run_compare", "replace_atomically", "DP_JOB_THIN", "HDP_JOB_THIN"]
 
 #: Gibbs sweeps per kept draw in ``compare --model dp`` (the sampler's own default,
 #: ``DP_SAMPLER_DEFAULTS.thin``, is 4).  The job samples the spherical model at the DP-means
@@ -30,6 +30,12 @@ DP_JOB_THIN = 32
 #: leaves 1.012 (bulk ESS 1010); thin 8 gives 1.003 and 1.006 (bulk ESS 1652).  The sampler's
 #: draws take about twice thin 4's sweeps (500 warm-up + 4000 against 2500).
 HDP_JOB_THIN = 8
+
+#: The jobs that take a data file's true classes (``--labels``): ``dp`` and ``aspect`` score
+#: against them, ``consensus`` and ``did`` also take their number of clusters from them, ``dc``
+#: uses them as its auxiliary data.  ``hdp`` needs grouped data and ``temporal`` scores its
+#: states by the transition it removes, not by classes.
+LABELLED_MODELS = ("dp", "aspect", "dc", "consensus", "did")
 
 #: The jobs, by ``--model`` name: (module, function, default data set).
 MODELS = {
@@ -92,9 +98,10 @@ def run_compare(
         :data:`DP_JOB_THIN` and :data:`HDP_JOB_THIN`.
     plot, progress_bar : bool
     labels : str, optional
-        The true labels of a data file (``--labels``; ``dp`` and ``aspect``): a file with one
-        label per row, or a column of the data (name or 0-based index), removed from the
-        features (:func:`bayesclust.jobs._common.load_data`).
+        The true labels of a data file (``--labels``; the models of :data:`LABELLED_MODELS`):
+        a file with one label per row, or a column of the data (name or 0-based index),
+        removed from the features (:func:`bayesclust.jobs._common.load_data`).  ``consensus``
+        and ``did`` need them with a data file.
 
     Returns
     -------
@@ -112,18 +119,27 @@ def run_compare(
                          "the number of clusters from the true classes)")
     module, name, default = MODELS[model]
     data = default if data is None else data
-    if labels is not None and model not in ("dp", "aspect"):
-        raise ValueError(f"--labels is an option of --model dp and aspect (--model {model} reads "
-                         "the classes of its own data sets)")
-    if model in ("dp", "aspect"):
-        from . import _common
+    if labels is not None and model not in LABELLED_MODELS:
+        why = ("its data are grouped: the built-in 'hdp-groups'" if model == "hdp" else
+               "its states are runs of a time-ordered sequence, scored by the transition it removes")
+        raise ValueError(f"--labels is an option of --model {', '.join(LABELLED_MODELS)} (--model {model}: "
+                         f"{why})")
+    from . import _common
 
-        # Read (and validate) a data file and its labels before any fitting.
+    # Read (and validate) a data file and its labels before any fitting.
+    if model in ("dp", "aspect"):
         _, y = _common.load_data(data, seed, labels)
         if y is None and n_clusters is None and (lam is None or model == "aspect"):
             need = "--n-clusters or --lam" if model == "dp" else "--n-clusters"
             raise ValueError(f"give {need} (or --labels, the true classes) for a data file "
                              f"without true labels ({data})")
+    elif model in ("consensus", "did"):
+        job_module = importlib.import_module(f"{__name__}.{module}")
+        builtin = job_module.CONSENSUS_DATA if model == "consensus" else job_module.DID_DATA
+        if data not in builtin:
+            _common.load_labelled(data, builtin, None, labels, model)
+    elif model == "dc" and labels is not None:
+        _common.load_data(data, seed, labels)
     job = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     sampler = {name: value for name, value in (("num_warmup", num_warmup),
                ("num_samples", num_samples), ("num_chains", num_chains), ("thin", thin))
@@ -139,7 +155,11 @@ def run_compare(
     if model == "aspect":
         return job(data, out_dir, n_clusters=n_clusters, labels=labels, **sampler, **kwargs)
     if model == "dc":
-        return job(data, out_dir, n_clusters=n_clusters, **sampler, **kwargs)
-    if model in ("hdp", "did"):
+        return job(data, out_dir, n_clusters=n_clusters, labels=labels, **sampler, **kwargs)
+    if model == "did":
+        return job(data, out_dir, labels=labels, **sampler, **kwargs)
+    if model == "hdp":
         return job(data, out_dir, **sampler, **kwargs)
+    if model == "consensus":
+        return job(data, out_dir, labels=labels, **kwargs)
     return job(data, out_dir, **kwargs)

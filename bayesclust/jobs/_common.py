@@ -77,6 +77,47 @@ def load_data(data: str, seed: int, labels: str | None = None):
     return X, np.unique(np.asarray(names), return_inverse=True)[1].reshape(-1)
 
 
+def load_labelled(data: str, builtin, load: Callable, labels: str | None, model: str):
+    """``(X, y)`` of a job that scores against the true classes: one of its built-in data sets,
+    or a data file with its ``--labels``.
+
+    Parameters
+    ----------
+    data : str
+        A name in ``builtin`` or a CSV / TSV / NPY file.
+    builtin : collection of str
+        The job's own data sets.
+    load : callable
+        ``load(name) -> (X, y)`` for a name in ``builtin``.
+    labels : str, optional
+        ``--labels`` (:func:`load_data`): required with a file, refused with a built-in set.
+    model : str
+        The job's ``--model`` name, for the messages.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+    y : ndarray of int, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        An unknown name, a file without ``--labels``, ``--labels`` with a built-in set.
+    """
+    if data in builtin:
+        if labels is not None:
+            raise ValueError(f"--labels is for a data file: the built-in data set {data!r} "
+                             "carries its own classes")
+        return load(data)
+    if not Path(data).is_file():
+        raise ValueError(f"unknown data set {data!r} for --model {model}; valid: {', '.join(builtin)}, "
+                         "or a data file with --labels")
+    if labels is None:
+        raise ValueError(f"--model {model} scores against the true classes: give --labels COLUMN|FILE "
+                         f"for the data file {data}")
+    return load_data(data, 0, labels)
+
+
 def _split_label_column(data: str, column: str):
     """``(X, labels)``: the features and the label column ``column`` of a data file."""
     p = Path(data)

@@ -36,7 +36,7 @@ from ..inference.consensus.linkage import linkage_consensus
 from ..inference.consensus.mixture_of_ensembles import mixture_of_ensembles
 from ..inference.consensus.ppc import ppc
 from ..plotting import project_2d
-from ._common import save_figure, timed, write_outputs
+from ._common import load_labelled, save_figure, timed, write_outputs
 
 __all__ = ["run_compare_consensus", "CONSENSUS_DATA", "PENCA_TABLE1", "validity_indices"]
 
@@ -107,6 +107,7 @@ def run_compare_consensus(
     n_init: int = 10,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """Consensus of one k-means ensemble by PEnCA, EAC linkage and MM, side by side.
 
@@ -124,7 +125,8 @@ def run_compare_consensus(
         One of :data:`CONSENSUS_DATA`: ``"iris"``, ``"wine"``, ``"wine-norm"`` (unit
         variance, PEnCA Table 1), ``"biopsy"`` (MASS, 683 x 9), ``"breast-cancer"`` (WDBC),
         ``"digits"``, and generated sets ``"three-gaussians"`` and the Table 1 look-alikes
-        ``"half-rings"``, ``"bars"``, ``"cigar"``, ``"stars"`` (drawn with ``seed``).
+        ``"half-rings"``, ``"bars"``, ``"cigar"``, ``"stars"`` (drawn with ``seed``); or a
+        CSV / TSV / NPY file with ``labels``.
     out_dir : str or Path
     seed : int
         Seeds the ensemble, the random starts and generated data.
@@ -135,18 +137,20 @@ def run_compare_consensus(
         Write the figure (matplotlib, imported lazily).
     progress_bar : bool
         Print one line per finished method (there is no sampler here).
+    labels : str, optional
+        The true classes of a data file (``--labels``: a column or a file of one label per
+        row, :func:`bayesclust.jobs._common.load_data`); ``K`` is their number.
 
     Returns
     -------
     dict
         The JSON summary plus a human-readable ``report``.
     """
-    if data not in CONSENSUS_DATA:
-        raise ValueError(f"unknown data set {data!r} for --model consensus; valid: {', '.join(CONSENSUS_DATA)}")
     seed = V.check_int(seed, "seed", minimum=0)
     n_partitions = V.check_int(n_partitions, "n_partitions", minimum=2)
     n_init = V.check_int(n_init, "n_init", minimum=1)
-    X, y = CONSENSUS_DATA[data](seed) if data in _GENERATED else CONSENSUS_DATA[data]()
+    X, y = load_labelled(data, CONSENSUS_DATA, lambda name: CONSENSUS_DATA[name](seed) if name in _GENERATED
+                         else CONSENSUS_DATA[name](), labels, "consensus")
     n, d = X.shape
     K = metrics.n_clusters(y)
 

@@ -123,6 +123,7 @@ def run_compare_dc(
     num_chains: int = 2,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """Discriminative clustering fitted every way, beside generative peers, on held-out data.
 
@@ -161,8 +162,9 @@ def run_compare_dc(
     Parameters
     ----------
     data : str
-        ``"dc-toy"`` (Kaski et al. §7.1; ``n_samples`` points) or a labelled built-in
-        data set (``iris``, ``wine``, ``digits``, ...): the classes are the auxiliary data.
+        ``"dc-toy"`` (Kaski et al. §7.1; ``n_samples`` points), a labelled built-in
+        data set (``iris``, ``wine``, ``digits``, ...) or a data file with ``labels``: the
+        classes are the auxiliary data.
     out_dir : path
     n_clusters : int, optional
         Number of prototypes (default 6 on ``dc-toy``, else the number of classes).
@@ -172,6 +174,9 @@ def run_compare_dc(
     num_warmup, num_samples, num_chains : int
         NUTS's and the DP-MDA2 Gibbs sampler's settings.
     plot, progress_bar : bool
+    labels : str, optional
+        The classes of a data file (``--labels``: a column or a file of one label per row,
+        :func:`bayesclust.jobs._common.load_data`).
 
     Returns
     -------
@@ -180,12 +185,15 @@ def run_compare_dc(
     """
     n_samples = V.check_int(n_samples, "n_samples", minimum=20)
     if data == "dc-toy":
+        if labels is not None:
+            raise ValueError("--labels is for a data file: the built-in data set 'dc-toy' carries its own classes")
         X, y = datasets.dc_toy(seed, n_samples)
+    elif data in datasets.DATASETS or labels is not None:
+        X, y = load_data(data, seed, labels)
     else:
-        if data not in datasets.DATASETS:
-            raise ValueError(f"--model dc needs auxiliary class labels: use 'dc-toy' or a labelled "
-                             f"built-in data set ({', '.join(datasets.DATASETS)}), got {data!r}")
-        X, y = load_data(data, seed)
+        raise ValueError(f"--model dc needs auxiliary class labels: use 'dc-toy', a labelled "
+                         f"built-in data set ({', '.join(datasets.DATASETS)}) or a data file with "
+                         f"--labels, got {data!r}")
     classes = np.unique(y, return_inverse=True)[1]
     C = int(classes.max()) + 1
     K = ((FIG1_N_CLUSTERS if data == "dc-toy" else C) if n_clusters is None

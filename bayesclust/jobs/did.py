@@ -25,7 +25,7 @@ from ..inference.increments.gmdid import gmdid
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm
 from ..plotting import project_2d
-from ._common import save_figure, timed, write_outputs
+from ._common import load_labelled, save_figure, timed, write_outputs
 
 __all__ = ["run_compare_did", "DID_DATA", "TABLE3"]
 
@@ -66,6 +66,7 @@ def run_compare_did(
     thin: int | None = None,
     plot: bool = True,
     progress_bar: bool = True,
+    labels: str | None = None,
 ) -> dict:
     """GMD, GMDID, SL-DID, k-means and single / average link, and the DP mixture's posterior of k.
 
@@ -82,7 +83,8 @@ def run_compare_did(
     ----------
     data : str
         One of :data:`DID_DATA`: ``"iris"``, ``"wine-norm"``, ``"biopsy"`` (MASS, 683 x 9),
-        ``"crabs"`` (MASS, sexes, unit variance).
+        ``"crabs"`` (MASS, sexes, unit variance); or a CSV / TSV / NPY file with ``labels``
+        (used as it is: standardise it first if its columns have different units).
     out_dir : str or Path
     seed : int
     k_max : int, default 30
@@ -91,21 +93,22 @@ def run_compare_did(
         The Gibbs sampler's settings (default:
         :data:`bayesclust.inference.mixtures.convergence.DP_SAMPLER_DEFAULTS`, with split-merge moves).
     plot, progress_bar : bool
+    labels : str, optional
+        The true classes of a data file (``--labels``: a column or a file of one label per
+        row, :func:`bayesclust.jobs._common.load_data`); ``K`` is their number.
 
     Returns
     -------
     dict
         The JSON summary plus a human-readable ``report``.
     """
-    if data not in DID_DATA:
-        raise ValueError(f"unknown data set {data!r} for --model did; valid: {', '.join(DID_DATA)}")
     seed = V.check_int(seed, "seed", minimum=0)
     k_max = V.check_int(k_max, "k_max", minimum=2)
     sampler = {**DP_SAMPLER_DEFAULTS._asdict(), **{
         name: V.check_int(value, name, minimum=1) for name, value in
         (("num_warmup", num_warmup), ("num_samples", num_samples), ("num_chains", num_chains),
          ("thin", thin)) if value is not None}}
-    X, y = DID_DATA[data]()
+    X, y = load_labelled(data, DID_DATA, lambda name: DID_DATA[name](), labels, "did")
     X = np.asarray(X, np.float64)
     n, d = X.shape
     K = metrics.n_clusters(y)
@@ -154,7 +157,7 @@ def run_compare_did(
     k_mode = int(ks[np.argmax(probs)])
     k_lo, k_hi = int(ks[np.searchsorted(cdf, 0.05)]), int(ks[min(np.searchsorted(cdf, 0.95), ks.size - 1)])
     diag = post.diagnostics().get("n_clusters", {})
-    paper = TABLE3[data]
+    paper = TABLE3.get(data)
     summary = {
         "data": data, "model": "did", "seed": seed, "n_samples": n, "n_features": d,
         "n_true_classes": K, "k_max": k_max,
@@ -166,13 +169,15 @@ def run_compare_did(
                            "rhat": diag.get("rhat"), "ess_bulk": diag.get("ess_bulk"),
                            **{k: sampler[k] for k in ("num_warmup", "num_samples",
                                                       "num_chains", "thin")}},
-        "paper_table3": {"gmd_ci": paper[0], "gmd_k": paper[1], "gmdid_mdl_ci": paper[2],
-                         "gmdid_mdl_k": paper[3]},
+        "paper_table3": None if paper is None else {
+            "gmd_ci": paper[0], "gmd_k": paper[1], "gmdid_mdl_ci": paper[2], "gmdid_mdl_k": paper[3]},
     }
     figure = (lambda f: _figure(X, y, runs, rows, ks, probs, K, f)) if plot else None
     wrote = write_outputs(summary, out_dir, "compare_did", figure)
-    lines = [f"{data} (seed {seed}): {n} x {d}, {K} classes; Aidos & Fred (2012) Table 3 (known K, "
-             f"random start): GMD {paper[0]:.2f} % ({paper[1]}), GMDID-MDL {paper[2]:.2f} % ({paper[3]})",
+    ref = "" if paper is None else (
+        f"; Aidos & Fred (2012) Table 3 (known K, random start): GMD {paper[0]:.2f} % ({paper[1]}), "
+        f"GMDID-MDL {paper[2]:.2f} % ({paper[3]})")
+    lines = [f"{data} (seed {seed}): {n} x {d}, {K} classes{ref}",
              f"{'method':<40}{'k':>4}{'CI':>8}{'NMI':>8}{'seconds':>10}"]
     for r in rows:
         lines.append(f"{r['method']:<40}{r['k']:>4}{r['ci']:>8.3f}{r['nmi']:>8.3f}{r['seconds']:>10.3f}")

@@ -331,7 +331,11 @@ def select_consensus(
         ``acc`` (:func:`bayesclust.metrics.acc`), ``anmi``, ``silhouette``, ``dunn`` and
         ``likelihood`` choose their maximum, ``davies_bouldin`` its minimum, and ``div1`` /
         ``div3`` (:func:`bayesclust.metrics.diversity`) the candidate with the median value
-        (of an even number of candidates, the lower median).  Ties go to the first candidate.
+        (of an even number of candidates, the lower median).  Ties go to the first candidate,
+        except the silhouette's in similarity space, which go to the candidate with the most
+        clusters: it is 1 for every partition whose clusters share no co-association, so a
+        coarser tied candidate merges blocks no partition of the ensemble ever joined (five
+        separated blobs at n = 20,000 tied at 1 for 2, 3, 4 and 5 clusters).
     space : {"similarity", "data"}, default "similarity"
         Where ``silhouette``, ``dunn``, ``davies_bouldin`` and ``likelihood`` measure: on the
         co-association :math:`C` as a similarity (subscript s in the papers) or on ``X``
@@ -397,7 +401,10 @@ def select_consensus(
         scores = np.array([validity_index(lab, criterion, ensemble, coassoc=candidates.coassociation, X=X,
                                           space=space or "similarity", n_neighbors=n_neighbors)
                            for lab in candidates.labels], np.float64)
-    if rule == "max":
+    if rule == "max" and criterion == "silhouette" and space == "similarity":
+        tied = np.flatnonzero(scores == scores.max())
+        best = int(tied[np.argmax(candidates.n_clusters[tied])])
+    elif rule == "max":
         best = int(np.argmax(scores))
     elif rule == "min":
         best = int(np.argmin(scores))

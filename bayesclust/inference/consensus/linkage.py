@@ -39,12 +39,46 @@ import scipy.sparse as sp
 from ... import _validation as V
 from .coassociation import as_coassociation
 
-__all__ = ["LinkageResult", "linkage_consensus", "cut_tree_at", "lifetimes", "LINKAGE_METHODS"]
+__all__ = ["LinkageResult", "linkage_consensus", "cut_tree_at", "lifetimes", "LINKAGE_METHODS",
+           "DENSE_MAX_BYTES", "check_dense_linkage"]
 
 #: The linkages :func:`linkage_consensus` accepts (scipy's names).
 LINKAGE_METHODS = ("single", "average", "complete", "weighted", "ward", "centroid", "median")
 _SPARSE_METHODS = ("single", "average")
 _DENSE_MAX_N = 4000
+#: The largest condensed ``1 - C`` (``n (n - 1) / 2`` doubles) a dense linkage may form: 2 GiB,
+#: ``n <= 23,170``; scipy's linkage works on a copy of it, so the peak is about twice this.
+#: Above it :func:`linkage_consensus` refuses the dense-only linkages instead of running the
+#: machine out of memory; single and average link have a sparse path without the bound.
+DENSE_MAX_BYTES = 2**31
+
+
+def check_dense_linkage(method: str, n: int, dense: bool | None = None) -> None:
+    """Raise a ValueError naming ``method`` and ``n`` if its linkage would form a dense ``1 - C``
+    of more than :data:`DENSE_MAX_BYTES` bytes.
+
+    Dense: complete, weighted, Ward, centroid and median link always; single and average
+    link only with ``dense=True`` (and average link with ``dense=None`` at ``n <= 4000``,
+    far below the bound).
+
+    Examples
+    --------
+    >>> check_dense_linkage("ward", 20_000)
+    >>> check_dense_linkage("average", 100_000)
+    >>> check_dense_linkage("ward", 30_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: method='ward' forms the dense 1 - C of n = 30000 objects (3.35 GiB, scipy copies it too), above the 2 GiB bound of DENSE_MAX_BYTES: use method='average' or 'single' (sparse) or fewer objects
+    """
+    n = V.check_int(n, "n", minimum=0)
+    if method in _SPARSE_METHODS and not dense:
+        return
+    nbytes = 8 * (n * (n - 1) // 2)
+    if nbytes > DENSE_MAX_BYTES:
+        raise ValueError(
+            f"method={method!r} forms the dense 1 - C of n = {n} objects ({nbytes / 2**30:.2f} GiB, "
+            f"scipy copies it too), above the {DENSE_MAX_BYTES / 2**30:g} GiB bound of DENSE_MAX_BYTES: "
+            "use method='average' or 'single' (sparse) or fewer objects")
 
 
 class LinkageResult(NamedTuple):
@@ -305,8 +339,9 @@ def linkage_consensus(
         dense condensed distance when ``dense`` (default for ``n <= 4000``) and
         otherwise an exact sparse algorithm over the connected cluster pairs only.
         The other five always run ``scipy.cluster.hierarchy.linkage`` on the dense
-        condensed ``1 - C`` (``n (n - 1) / 2`` doubles: 8 GB at ``n = 45000``, whatever
-        ``n``, and as much again for scipy's working copy).  ``"ward"``, ``"centroid"`` and ``"median"`` treat ``1 - C`` as if it
+        condensed ``1 - C`` (``n (n - 1) / 2`` doubles, and as much again for scipy's working
+        copy): above :data:`DENSE_MAX_BYTES` (2 GiB, ``n > 23,170``) they raise a ValueError
+        naming ``method`` (:func:`check_dense_linkage`).  ``"ward"``, ``"centroid"`` and ``"median"`` treat ``1 - C`` as if it
         were Euclidean (Lance-Williams updates on a non-Euclidean dissimilarity,
         docs/deviations.md#eac-euclidean-linkages); centroid and median trees can be
         non-monotone.
@@ -364,6 +399,7 @@ def linkage_consensus(
         n_clusters = V.check_int(n_clusters, "n_clusters", minimum=1)
         if n_clusters > n:
             raise ValueError(f"n_clusters must be at most the number of objects {n}, got {n_clusters}")
+    check_dense_linkage(method, n, dense)
     if method == "single":
         use_dense = bool(dense)
     elif method == "average":
