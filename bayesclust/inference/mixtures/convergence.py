@@ -91,7 +91,7 @@ DP_SAMPLER_DEFAULTS = SamplerDefaults(
 #: ``hdp_groups`` the number of global clusters needs more): the
 #: :class:`ConvergenceWarning` says so when it is not.
 HDP_SAMPLER_DEFAULTS = SamplerDefaults(
-    num_warmup=500, num_samples=500, thin=1, num_chains=8, collapsed=True, split_merge=0
+    num_warmup=500, num_samples=500, thin=2, num_chains=8, collapsed=False, split_merge=1
 )
 
 #: R-hat above this fails the check (Vehtari et al. 2021, §4).
