@@ -37,7 +37,8 @@ def _frequencies(keys):
 def test_stationary_distribution_matches_enumeration(x64):
     """Two data sets of 3 + 2 points: the sampled global partitions (52 possible) and
     local partitions (10) match the exact CRF posterior, enumerated over every table
-    and dish configuration with the means integrated out."""
+    and dish configuration with the means integrated out (the default sweep: point and
+    table moves, one split-merge move)."""
     exact_global, exact_local = hdp_crf_exact(_GROUPS5, **_HYPER5)
     post = gibbs_hdp_gmm(1, _GROUPS5, **_HYPER5, num_warmup=200, num_samples=10000,
                          num_chains=3, center=False, progress_bar=False)
@@ -305,6 +306,9 @@ def test_draw_invariants():
     np.testing.assert_array_equal(post.n_clusters, post.sample_stats["n_clusters"])
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
     assert post.kernels == "xla"  # the CRF sweeps have no native kernel
+    # One split-merge move per sweep by default: the fraction accepted of each draw's one.
+    acc = post.sample_stats["split_merge_acceptance"]
+    assert acc.shape == (2, 30) and set(np.unique(acc)) <= {0.0, 1.0}
 
 
 def test_buffers_grow_and_no_cluster_is_dropped():
@@ -359,6 +363,7 @@ def test_recovers_the_hdp_synthetic_structure():
         ([np.full((3, 2), np.nan)], {}, ValueError, "NaN|finite"),
         (np.zeros((4, 2)), {"group_ids": [0, 1]}, ValueError, "group_ids"),
         ([np.zeros((3, 2))], {"num_samples": 0}, ValueError, "num_samples"),
+        ([np.zeros((3, 2))], {"split_merge": -1}, ValueError, "split_merge"),
     ],
 )
 def test_bad_input_gives_clear_error(groups, kwargs, exc, match):

@@ -224,7 +224,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     sigma2_prior : numpyro.distributions.InverseGamma or None
         Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
         The sampler needs these conjugate families.
-    num_warmup, num_samples, thin, num_chains : int, default 500, 500, 2, 8
+    num_warmup, num_samples, thin, num_chains : int, default 500, 500, 1, 8
         Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
         defaults of :func:`bayesclust.gibbs_hdp_gmm`
         (:data:`bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`, where
@@ -234,7 +234,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         Split-merge moves of a table and its dish per sweep
         (:func:`bayesclust.inference.mixtures.hdp_gibbs.split_merge_move`; 0: the CRF
         sweeps alone).  On iris (one data set) one move per sweep raises the bulk ESS
-        of the number of clusters about fourfold for a few per cent more time per sweep.
+        of the number of clusters about fourfold.
     loss : {"vi", "binder"}, default "vi"
     progress_bar : bool, default False
     random_state : int, RandomState instance or None
