@@ -80,7 +80,7 @@ class _SplitMergeProposal(NamedTuple):
     log_q: jax.Array  # log probability of the allocation (of the split, or of the current split)
 
 
-def _propose_split_merge(key, X, labels, side, log_weights, add) -> _SplitMergeProposal:
+def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _SplitMergeProposal:
     r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
 
     Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
@@ -102,6 +102,10 @@ def _propose_split_merge(key, X, labels, side, log_weights, add) -> _SplitMergeP
     log_weights : callable ``(a, b, x) -> w_B - w_A``
     add : callable ``(a, b, x, to_a, to_b) -> (a, b)``
         ``x`` added to side A where ``to_a`` and to side B where ``to_b`` (at most one).
+    pair : (int, int) arrays, optional
+        The two distinct points ``i, j``, drawn by the caller from a distribution that
+        does not depend on the partition (the move then stays reversible); default:
+        uniform as above.  Rows with a negative label are never members.
 
     Returns
     -------
@@ -110,9 +114,12 @@ def _propose_split_merge(key, X, labels, side, log_weights, add) -> _SplitMergeP
     n = X.shape[0]
     dtype = X.dtype
     k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
-    i = jax.random.randint(k_i, (), 0, n)
-    j = jax.random.randint(k_j, (), 0, n - 1)
-    j = j + (j >= i)
+    if pair is None:
+        i = jax.random.randint(k_i, (), 0, n)
+        j = jax.random.randint(k_j, (), 0, n - 1)
+        j = j + (j >= i)
+    else:
+        i, j = pair
     ci, cj = labels[i], labels[j]
     split = ci == cj
     idx = jnp.arange(n)

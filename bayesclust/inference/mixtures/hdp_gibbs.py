@@ -30,7 +30,16 @@ is explicit and its small-variance limit is visible:
   \mu_p, \sigma^2 I)` or a new dish :math:`\propto \gamma \int \prod_{x\in S}
   N(x \mid \mu, \sigma^2 I) \, N(\mu \mid 0, \rho^2 I) d\mu`, whose mean is
   drawn from its posterior given ``S``;
-* **means**: every dish mean from its Gaussian posterior given all its points.
+* **split-merge** (:func:`split_merge_move`, ``split_merge`` per sweep): two points
+  of one data set; at one table, its points split by sequential allocation (Dahl
+  2003) between that table and a new table on a new dish; else, when the second
+  point's table is alone on its dish, the reverse merge; Metropolis-Hastings with
+  the dish means integrated out (Jain & Neal 2004; Wang & Blei 2012).  Single-point
+  moves split a cluster only through states of low probability (one point alone on a
+  new dish first): on iris the move raises the bulk ESS of ``k`` about fourfold;
+* **means**: every dish mean from its Gaussian posterior given all its points (after
+  the split-merge moves, which leave them stale: the pair of steps keeps the joint
+  posterior invariant).
 
 With :math:`\alpha = e^{-\lambda_\ell / (2\sigma^2)}` and :math:`\gamma = (1 +
 \rho^2/\sigma^2)^{d/2} e^{-\lambda_g/(2\sigma^2)}`
@@ -51,6 +60,12 @@ Y. W. Teh, M. I. Jordan, M. J. Beal and D. M. Blei (2006), Hierarchical
 Dirichlet processes, JASA 101, 1566-1581, §5.1 and Appendix A.
 B. Kulis and M. I. Jordan (2012), Revisiting k-means, ICML, §4.
 R. M. Neal (2000), JCGS 9(2), 249-265, Algorithm 2.
+D. B. Dahl (2003), An improved merge-split sampler for conjugate Dirichlet process
+mixture models, Technical Report 1086, University of Wisconsin-Madison.
+S. Jain and R. M. Neal (2004), A split-merge Markov chain Monte Carlo procedure for the
+Dirichlet process mixture model, JCGS 13(1), 158-182, §3.
+C. Wang and D. M. Blei (2012), A split-merge MCMC algorithm for the hierarchical
+Dirichlet process, arXiv:1201.1657, §3.
 """
 
 from __future__ import annotations
@@ -71,7 +86,14 @@ from ...kernels import (
     squared_norms,
 )
 from .._driver import pow2_at_least
-from ._common import _draw_means, _draw_sigma2, _log_normal_iso, _prior_params, _update_log_alpha
+from ._common import (
+    _draw_means,
+    _draw_sigma2,
+    _log_normal_iso,
+    _prior_params,
+    _propose_split_merge,
+    _update_log_alpha,
+)
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import run_in_segments
 
@@ -83,6 +105,7 @@ __all__ = [
     "init_hdp_state",
     "point_log_weights",
     "table_log_weights",
+    "split_merge_move",
 ]
 
 
@@ -135,11 +158,14 @@ class HDPInfo(NamedTuple):
         The sweep moved at least one point to another dish slot.
     n_local : int32 scalar
         Occupied tables (local clusters) of all data sets after the sweep.
+    split_merge_accepted : int32 scalar
+        Split-merge moves (:func:`split_merge_move`) accepted in the sweep.
     """
 
     n_clusters: jax.Array
     changed: jax.Array
     n_local: jax.Array
+    split_merge_accepted: jax.Array
 
 
 def point_log_weights(x, group, state: HDPState, log_new):
@@ -269,6 +295,140 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
     return state._replace(table_dish=flat_dish.reshape(D, L))
 
 
+def _log_marginal(count, total, sigma2, rho2, d):
+    r"""``log int prod N(x | mu, sigma2 I) N(mu | 0, rho2 I) dmu`` of ``count`` points of sum
+    ``total``, up to the terms that add over the points (equal for every partition of a
+    set): :math:`\frac d2 \log\frac{\sigma^2}{\sigma^2 + n\rho^2} + \frac{\rho^2
+    \|S\|^2}{2\sigma^2(\sigma^2 + n\rho^2)}` (0 for no points)."""
+    v = sigma2 + count * rho2
+    return 0.5 * d * jnp.log(sigma2 / v) + rho2 * jnp.sum(total * total, axis=-1) / (2.0 * sigma2 * v)
+
+
+def _log_predictive(x, count, total, sigma2, rho2, d):
+    """``log N(x | m, (sigma2 + s2) I)``: the posterior predictive of a dish mean given
+    ``count`` points of sum ``total`` (``s2 = (1/rho2 + count/sigma2)^-1``, ``m = s2 total / sigma2``)."""
+    s2 = 1.0 / (1.0 / rho2 + count / sigma2)
+    return _log_normal_iso(jnp.sum((x - s2 * total / sigma2) ** 2, axis=-1), sigma2 + s2, d)
+
+
+def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
+    r"""One split-merge move of a table and its dish (sequential allocation), means integrated out.
+
+    A point ``i`` is drawn uniformly, and a point ``j`` uniformly among the other points
+    of its data set (a proposal that does not depend on the state).  When both sit at
+    one table ``T`` (serving dish ``p``), the move proposes to split ``T`` into ``A``
+    (keeps ``i`` and dish ``p``) and a new table ``B`` (``j``) serving a **new** dish,
+    allocating the other points of ``T`` one at a time in a random order by Dahl's
+    (2003) sequential allocation, with weight :math:`|A|\, p(x \mid R \cup A)` and
+    :math:`|B|\, p(x \mid B)` (:math:`R`: the other points of dish ``p``, at its other
+    tables; :math:`p(\cdot \mid \cdot)` the posterior predictive of a dish mean).  When
+    ``j``'s table is the only table of its dish and ``i``'s table serves another dish,
+    it proposes the reverse merge; otherwise nothing.  Metropolis-Hastings accepts with
+    the ratio of the collapsed posterior (Jain & Neal 2004, §3; the dish level of Wang &
+    Blei 2012, §3, with one table moved): a split multiplies the CRF's prior by
+    :math:`\alpha\, \Gamma(n_A)\Gamma(n_B) / \Gamma(n_A + n_B)` (tables of the data set)
+    times :math:`\gamma / (\gamma + m)` (dishes of the :math:`m` other tables) and the
+    likelihood by :math:`m(R \cup A)\, m(B) / m(R \cup A \cup B)` (means integrated out,
+    :func:`_log_marginal`).
+
+    The dish means are stale afterwards: the caller draws them from their posterior
+    given the new seating (:func:`hdp_sweep` does), so that the pair of steps leaves the
+    joint posterior invariant (the move targets the seating's marginal).  With a single
+    data set each dish typically has one table: the move is then the DP mixture's
+    split-merge of the clusters (Jain & Neal 2004), which single-point moves cross only
+    through low-probability states.
+
+    Parameters
+    ----------
+    key : PRNG key
+    X : array, shape (n, d)
+    gid : int array, shape (n,)
+    state : HDPState
+    rho2 : float
+    max_group_size : int (static)
+        The largest data set's size (the allocation scans that many slots).
+
+    Returns
+    -------
+    state : HDPState
+        ``overflow`` set (nothing moved) when a split needed a table or dish slot and its
+        buffer was full.
+    accepted : bool scalar
+    """
+    n, d = X.shape
+    D, L = state.table_counts.shape
+    P = state.dish_tables.shape[0]
+    dtype = X.dtype
+    s2 = state.sigma2
+    k_i, k_j, k_move = jax.random.split(key, 3)
+    i = jax.random.randint(k_i, (), 0, n)
+    g = gid[i]
+    in_g = gid == g
+    n_g = jnp.sum(in_g)
+    # j uniform among the other points of i's data set: its rank there, skipping i's.
+    rank = jnp.cumsum(in_g) - 1
+    r = jax.random.randint(k_j, (), 0, jnp.maximum(n_g - 1, 1))
+    r = r + (r >= rank[i])
+    j = jnp.argmax(in_g & (rank == r)).astype(i.dtype)
+    # The data set's points, gathered into max_group_size slots (the rest: label -1).
+    rows = jnp.argsort(~in_g, stable=True)[:max_group_size]
+    valid = jnp.arange(max_group_size) < n_g
+    Xg = jnp.where(valid[:, None], X[rows], 0.0)
+    labels = jnp.where(valid, state.tables[rows], -1)
+    ti, tj = state.tables[i], state.tables[j]
+    pi, pj = state.table_dish[g, ti], state.table_dish[g, tj]
+    dishes = state.dishes(gid)
+    dish_n = jax.ops.segment_sum(jnp.ones(n, dtype), dishes, P)
+    dish_s = jax.ops.segment_sum(X, dishes, P)
+    table_n = state.table_counts[g, ti]
+    table_s = jnp.sum(jnp.where((in_g & (state.tables == ti))[:, None], X, 0.0), axis=0)
+    # R: the points of i's dish at its other tables (they stay with side A).
+    r_n, r_s = dish_n[pi] - table_n, dish_s[pi] - table_s
+
+    def side(x):
+        return jnp.ones((), dtype), x
+
+    def log_weights(a, b, x):
+        w_a = jnp.log(a[0]) + _log_predictive(x, r_n + a[0], r_s + a[1], s2, rho2, d)
+        w_b = jnp.log(b[0]) + _log_predictive(x, b[0], b[1], s2, rho2, d)
+        return w_b - w_a
+
+    def add(a, b, x, to_a, to_b):
+        return ((a[0] + to_a, a[1] + jnp.where(to_a, x, 0.0)),
+                (b[0] + to_b, b[1] + jnp.where(to_b, x, 0.0)))
+
+    li = jnp.argmax(rows == i)
+    lj = jnp.argmax(rows == j)
+    prop = _propose_split_merge(k_move, Xg, labels, side, log_weights, add, pair=(li, lj))
+    (n_a, s_a), (n_b, s_b) = prop.a, prop.b
+    m_merge = jnp.sum(state.dish_tables) - jnp.where(prop.split, 0.0, 1.0)
+    log_ratio = (state.log_alpha + lax.lgamma(n_a) + lax.lgamma(n_b) - lax.lgamma(n_a + n_b)
+                 + state.log_gamma - jnp.logaddexp(state.log_gamma, jnp.log(m_merge))
+                 + _log_marginal(r_n + n_a, r_s + s_a, s2, rho2, d)
+                 + _log_marginal(n_b, s_b, s2, rho2, d)
+                 - _log_marginal(r_n + n_a + n_b, r_s + s_a + s_b, s2, rho2, d))
+    possible = (n_g >= 2) & jnp.where(prop.split, True,
+                                      (pi != pj) & (state.dish_tables[pj] == 1.0))
+    log_acc = jnp.where(prop.split, log_ratio - prop.log_q, prop.log_q - log_ratio)
+    accept = possible & (jnp.log(jax.random.uniform(prop.key, (), dtype)) < log_acc)
+    free_t = _first_free(state.table_counts[g])
+    free_p = _first_free(state.dish_tables)
+    full = (state.table_counts[g, free_t] > 0) | (state.dish_tables[free_p] > 0)
+    do_split = accept & prop.split & ~full
+    do_merge = accept & ~prop.split
+    to_b = jnp.zeros(n, bool).at[rows].set(prop.to_b & valid)
+    tables = jnp.where(do_split & to_b, free_t, state.tables)
+    tables = jnp.where(do_merge & in_g & (state.tables == tj), ti, tables)
+    table_dish = jnp.where(do_split, state.table_dish.at[g, free_t].set(free_p), state.table_dish)
+    dish_tables = state.dish_tables.at[free_p].add(jnp.where(do_split, 1.0, 0.0))
+    dish_tables = dish_tables.at[pj].add(jnp.where(do_merge, -1.0, 0.0))
+    counts = jax.ops.segment_sum(jnp.ones(n, dtype), gid * L + tables, D * L).reshape(D, L)
+    state = state._replace(tables=tables, table_counts=counts, table_dish=table_dish,
+                           dish_tables=dish_tables,
+                           overflow=state.overflow | (accept & prop.split & full))
+    return state, do_split | do_merge
+
+
 def _update_log_alpha_hdp(key, log_alpha, tables_per_group, points_per_group, prior):
     """Teh et al. (2006, Appendix A) auxiliary-variable update of alpha ~ Gamma(a, b).
 
@@ -286,8 +446,9 @@ def _update_log_alpha_hdp(key, log_alpha, tables_per_group, points_per_group, pr
 
 
 def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None, gamma_prior=None,
-              sigma2_prior=None):
-    """One sweep: every point, every table, the dish means, then the hyper-parameters.
+              sigma2_prior=None, split_merge=0, max_group_size=None):
+    """One sweep: every point, every table, ``split_merge`` split-merge moves, the dish
+    means, then the hyper-parameters.
 
     Parameters
     ----------
@@ -304,6 +465,10 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
         The parameters of the priors: Gamma(shape, rate) on ``alpha`` and
         ``gamma``, InverseGamma(shape, scale) on ``sigma2``, as
         :func:`gibbs_hdp_gmm` reads them from its NumPyro distributions.
+    split_merge : int (static)
+        :func:`split_merge_move` moves after the table moves (0: none).
+    max_group_size : int (static), optional
+        The largest data set's size (default ``n``), for :func:`split_merge_move`.
 
     Returns
     -------
@@ -322,6 +487,15 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     # per-table statistics, computed in bulk.
     state = _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
                          jax.random.normal(keys[3], (T, d), dtype))
+    accepted = jnp.zeros((), jnp.int32)
+    if split_merge:
+        def move(t, carry):
+            s, acc = carry
+            s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
+                                     max_group_size=max_group_size or n)
+            return s, acc + ok.astype(jnp.int32)
+
+        state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
     dishes = state.dishes(gid)
     stats = segment_stats(X, dishes, P)
     means = _draw_means(keys[4], stats.weight, stats.sum, state.sigma2, rho2)
@@ -340,7 +514,7 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
             log_alpha=_update_log_alpha_hdp(keys[7], state.log_alpha, m_j, n_j, alpha_prior).astype(dtype))
     info = HDPInfo(jnp.sum(state.dish_tables > 0, dtype=jnp.int32),
                    jnp.any(state.dishes(gid) != before),
-                   jnp.sum(state.table_counts > 0, dtype=jnp.int32))
+                   jnp.sum(state.table_counts > 0, dtype=jnp.int32), accepted)
     return state, info
 
 
@@ -402,18 +576,27 @@ def hdp_log_likelihood(X, gid, state: HDPState):
     return complete_data_log_likelihood(X, state.means, state.dishes(gid), state.sigma2)
 
 
-@functools.partial(jax.jit, static_argnames=("num", "thin", "n_groups"))
+@functools.partial(jax.jit, static_argnames=("num", "thin", "n_groups", "split_merge",
+                                          "max_group_size"))
 def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_prior, *, num, thin,
-                 n_groups):
+                 n_groups, split_merge, max_group_size):
     """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap)."""
 
     def one_chain(key, state):
         def draw(s, k):
             ks = jax.random.split(k, thin)
-            s = lax.fori_loop(0, thin, lambda t, s_: hdp_sweep(
-                ks[t], X, gid, s_, rho2=rho2, n_groups=n_groups, alpha_prior=alpha_prior,
-                gamma_prior=gamma_prior, sigma2_prior=sigma2_prior)[0], s)
+
+            def sweep(t, carry):
+                s_, acc = carry
+                s_, info = hdp_sweep(
+                    ks[t], X, gid, s_, rho2=rho2, n_groups=n_groups, alpha_prior=alpha_prior,
+                    gamma_prior=gamma_prior, sigma2_prior=sigma2_prior, split_merge=split_merge,
+                    max_group_size=max_group_size)
+                return s_, acc + info.split_merge_accepted
+
+            s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros((), jnp.int32)))
             record = dict(
+                split_merge_accepted=accepted,
                 labels=s.dishes(gid),
                 local_labels=s.tables,
                 log_likelihood=hdp_log_likelihood(X, gid, s),
@@ -511,6 +694,7 @@ def gibbs_hdp_gmm(
     num_samples: int = HDP_SAMPLER_DEFAULTS.num_samples,
     thin: int = HDP_SAMPLER_DEFAULTS.thin,
     num_chains: int = HDP_SAMPLER_DEFAULTS.num_chains,
+    split_merge: int = HDP_SAMPLER_DEFAULTS.split_merge,
     init_labels=None,
     init_tables=None,
     center: bool = True,
@@ -557,6 +741,12 @@ def gibbs_hdp_gmm(
         sampling, a :class:`bayesclust.ConvergenceWarning` is issued when R-hat or
         bulk ESS of the number of global clusters or of the log-likelihood fails
         :func:`bayesclust.inference.mixtures.convergence.convergence_problems`.
+    split_merge : int
+        :func:`split_merge_move` moves per sweep, after the table moves (0: the CRF
+        sweeps alone): a table split off onto a new dish, or a table alone on its dish
+        merged into another table, by sequential allocation (Dahl 2003; Wang & Blei
+        2012).  ``sample_stats["split_merge_acceptance"]``: the fraction of each
+        draw's ``thin * split_merge`` moves accepted.
     init_labels : array_like of int, shape (n,) or (num_chains, n), optional
         The global cluster (dish) of every point at the start, shared by every chain or
         one row per chain, in the rows' order (of ``X`` with ``group_ids``, or of the
@@ -584,7 +774,8 @@ def gibbs_hdp_gmm(
         (``0..D-1`` in ``group_order``); ``params``: ``local_labels`` (table
         slot of every point inside its data set), ``means`` (dish
         slots), ``alpha``, ``gamma``, ``sigma2``; ``sample_stats``:
-        ``n_clusters`` (global), ``n_local`` (all data sets).
+        ``n_clusters`` (global), ``n_local`` (all data sets), with ``split_merge``
+        ``split_merge_acceptance``.
         :meth:`Posterior.labels_by_group` splits the draws by data set.
 
     Examples
@@ -618,6 +809,7 @@ def gibbs_hdp_gmm(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
+    split_merge = V.check_int(split_merge, "split_merge", minimum=0)
     n, d = X.shape
     D = len(group_order)
     offset = X.mean(0) if center else np.zeros(d, X.dtype)
@@ -629,9 +821,12 @@ def gibbs_hdp_gmm(
                                                             D, num_chains)
     sizes = np.bincount(gid, minlength=D)
     # Powers of two above what the start needs, so that runs continued from one another
-    # (an annealed path) mostly share one buffer shape, hence one compilation.
+    # (an annealed path) mostly share one buffer shape, hence one compilation.  From one
+    # dish, the first sweeps open tens of dishes before they merge again (iris:
+    # 40-60): a buffer that must grow costs another compilation of the sweeps (seconds),
+    # so the dishes' starts at 64; a larger one slows every sweep (its distances).
     capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
-                "P": max(min(32, n), min(pow2_at_least(P_need), n))}
+                "P": max(min(64, n), min(pow2_at_least(P_need), n))}
     table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
     state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
                          jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
@@ -648,7 +843,8 @@ def gibbs_hdp_gmm(
 
     run = functools.partial(_run_segment, X=Xj, gid=gidj, rho2=jnp.asarray(rho2, dtype),
                             alpha_prior=priors[0], gamma_prior=priors[1], sigma2_prior=priors[2],
-                            thin=thin, n_groups=D)
+                            thin=thin, n_groups=D, split_merge=split_merge,
+                            max_group_size=int(sizes.max()))
     records, seconds = run_in_segments(
         key, lambda keys, s, num: run(keys, state=s, num=num), state,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
@@ -666,7 +862,9 @@ def gibbs_hdp_gmm(
         params={"means": records["means"] + offset, "local_labels": labels_of("local_labels"),
                 "alpha": np.exp(records["log_alpha"]), "gamma": np.exp(records["log_gamma"]),
                 "sigma2": records["sigma2"]},
-        sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"]},
+        sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"],
+                      **({"split_merge_acceptance": records["split_merge_accepted"]
+                          / (thin * split_merge)} if split_merge else {})},
         sampler="gibbs-hdp-crf",
         model="hdp_gmm",
         kernels="xla",  # the CRF sweeps have no native kernel
