@@ -66,7 +66,7 @@ def test_shapes_and_attributes():
     )
     assert (post.n_chains, post.n_draws, post.n_samples, post.n_points) == (2, 5, 10, 7)
     assert post.n_components == 3
-    assert post.labels.shape == (2, 5, 7) and post.labels.dtype == np.int32
+    assert post.labels.shape == (2, 5, 7) and post.labels.dtype == np.int8
     assert post.pooled_labels.shape == (10, 7)
     assert post.log_likelihood.shape == (2, 5)
     assert post.params["means"].shape == (2, 5, 3, 2)
@@ -102,19 +102,22 @@ def test_accepts_jax_arrays_and_integral_floats():
     post = Posterior(jnp.array([[0, 1, 1], [2, 2, 0]]), log_likelihood=jnp.zeros(2))
     assert post.n_draws == 2
     post = Posterior(np.array([[0.0, 1.0, 1.0]]))
-    assert post.labels.dtype == np.int32
+    assert post.labels.dtype == np.int8
 
 
-def test_labels_are_int32_unless_a_label_needs_int64():
-    big = np.array([[0, 2**31, 5]])
-    post = Posterior(big)
-    assert post.labels.dtype == np.int64 and post.labels[0, 0, 1] == 2**31
+@pytest.mark.parametrize("low, high, dtype", [
+    (0, 127, np.int8), (-128, 6, np.int8), (0, 128, np.int16), (-129, 0, np.int16),
+    (0, 2**15, np.int32), (-(2**31), 0, np.int32), (0, 2**31, np.int64),
+])
+def test_labels_take_the_narrowest_integer_type(low, high, dtype):
+    post = Posterior(np.array([[low, high, 7, 7]]))
+    assert post.labels.dtype == dtype
+    assert post.labels[0, 0].tolist() == [low, high, 7, 7]
     assert post.n_clusters.tolist() == [[3]]
-    assert Posterior(np.array([[-(2**31), 0, 0]])).labels.dtype == np.int32
 
 
 def test_copy_false_takes_over_the_arrays_read_only():
-    labels = np.zeros((2, 3, 4), np.int32)
+    labels = np.zeros((2, 3, 4), np.int8)
     ll = np.zeros((2, 3))
     post = Posterior(labels, log_likelihood=ll, copy=False)
     assert np.shares_memory(post.labels, labels) and not labels.flags.writeable

@@ -75,6 +75,7 @@ from ._common import (
     _propose_split_merge,
     _slot_terms,
     _update_log_alpha,
+    label_dtype,
     prior_distribution,
     start_labels,
 )
@@ -1010,7 +1011,7 @@ def gibbs_dp_gmm(
 
 
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,
-                    progress_bar, desc, padded=None):
+                    progress_bar, desc, padded=None, label_records=("labels",)):
     """Drive a jitted ``run(chain_keys, state, num) -> (state, records)`` over a whole run.
 
     The run is split into segments of equal static length (one compilation)
@@ -1025,6 +1026,12 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     padded : dict of str -> int, optional
         Records whose axis (after chains, draws) grows with the buffer; they are
         zero-padded to the final width.
+    label_records : tuple of str, default ("labels",)
+        Records of integer labels, shape (chains, draws, n): each is written once, segment
+        by segment, into one host array of the narrowest integer type that holds its
+        values (int8 up to 127 clusters), widened (one copy) only if a later segment needs
+        a wider type.  They are the largest arrays of a run (chains x draws x points), so
+        no other copy of them is made.
 
     Returns
     -------
@@ -1038,7 +1045,9 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
     n_segments = -(-total_draws // seg_len)
     progress = _Progress(total_draws * thin, progress_bar, desc)
-    parts = []  # the kept draws of each segment
+    parts = []  # the kept draws of each segment, but the labels
+    labels = {}  # name -> (host array (chains, num_samples, ...), its lowest and highest label)
+    filled = 0
     seg_keys = jax.random.split(key, n_segments)
 
     def launch(j, state):
@@ -1061,7 +1070,12 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             lo = max(n_warm_draws - j * seg_len, 0)
             hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
             if lo < hi:  # warm-up segments' records are never copied out
-                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()})
+                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()
+                              if name not in label_records})
+                for name in label_records:
+                    labels[name] = _write_labels(labels.get(name), rec[name][:, lo:hi],
+                                                 filled, num_samples)
+                filled += hi - lo
             progress.update(seg_len * thin)
             j, current = j + 1, ahead
     finally:
@@ -1073,12 +1087,30 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             pad = [(0, 0)] * r[name].ndim
             pad[axis] = (0, width - r[name].shape[axis])
             r[name] = np.pad(r[name], pad)
-    # Labels as int32, the Posterior's dtype, so that it can take them over
-    # without another copy.
-    records = {name: np.concatenate([p[name] for p in parts], axis=1,
-                                    dtype=np.int32 if name == "labels" else None)
-               for name in parts[0]}
+    records = {name: np.concatenate([p[name] for p in parts], axis=1) for name in parts[0]}
+    records.update({name: buf for name, (buf, _, _) in labels.items()})
     return records, seconds
+
+
+def _write_labels(held, block, start: int, num_samples: int):
+    """Write a segment's label draws ``block`` (device array, (chains, m, ...)) at draw
+    ``start`` of the host array of ``held = (array, low, high)`` (None: make it); returns
+    the new ``held``.  The array has the narrowest integer type holding every label so
+    far (:func:`~bayesclust.inference.mixtures._common.label_dtype`) and is widened when
+    a label outgrows it."""
+    low, high = int(jnp.min(block)), int(jnp.max(block))
+    if held is not None:
+        low, high = min(low, held[1]), max(high, held[2])
+    dtype = np.dtype(label_dtype(low, high))
+    if held is None:
+        buf = np.empty(block.shape[:1] + (num_samples,) + block.shape[2:], dtype)
+    else:
+        buf = held[0]
+        if dtype.itemsize > buf.dtype.itemsize:
+            buf = buf.astype(dtype)
+    # Narrowed on the device, so that the host receives the stored width only.
+    buf[:, start:start + block.shape[1]] = np.asarray(block.astype(buf.dtype))
+    return buf, low, high
 
 
 class _Progress:

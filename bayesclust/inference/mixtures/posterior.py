@@ -25,7 +25,7 @@ from scipy.optimize import linear_sum_assignment
 from ... import _validation as V
 from ..._validation import check_array
 from ...metrics import co_clustering_matrix
-from ._common import _evenly
+from ._common import _evenly, label_dtype
 from .point_estimates import (
     GREEDY_MAX_DRAWS,
     GREEDY_MAX_N,
@@ -38,6 +38,11 @@ __all__ = ["Posterior", "Relabelled", "rank_diagnostics"]
 _COMPONENT_KEYS = ("means", "weights")
 _LOSSES = ("binder", "vi")
 _KERNELS = ("", "native", "xla")  # Posterior.kernels: not recorded, or the code that ran
+#: Elements of the label draws a summary touches at once (its temporaries stay this small).
+_CHUNK = 1 << 22
+_NO_DRAWS = ("this Posterior keeps no label draws (compact(keep_draws='summary'), "
+             "e.g. an estimator fitted with keep_draws='summary'); fit with keep_draws='all' "
+             "or an int to keep them")
 
 
 class Relabelled(NamedTuple):
@@ -45,7 +50,7 @@ class Relabelled(NamedTuple):
 
     Attributes
     ----------
-    labels : ndarray of int32 (int64 if a label needs it), shape (chains, draws, n)
+    labels : ndarray of int64, shape (chains, draws, n)
         Label draws after relabelling; each draw's cluster matched to reference cluster
         ``r`` carries label ``r`` (see :meth:`Posterior.relabel` for the exact rule).
     params : dict of str -> ndarray
@@ -73,11 +78,9 @@ def _as_numeric(x: Any, name: str) -> np.ndarray:
 
 
 def _label_dtype(labels: np.ndarray) -> type:
-    """int32 when every label fits (half the memory of int64 for many-chain runs), else int64."""
-    info = np.iinfo(np.int32)
-    if labels.size == 0 or (labels.min() >= info.min and labels.max() <= info.max):
-        return np.int32
-    return np.int64
+    if labels.size == 0 or labels.dtype == np.bool_:
+        return np.int8
+    return label_dtype(int(labels.min()), int(labels.max()))
 
 
 def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
@@ -260,15 +263,16 @@ class Posterior:
         The caller's identifier of data set ``0..D-1`` (default ``0..D-1``).
     copy : bool, default True
         Store read-only copies of the arrays.  ``False`` takes over NumPy arrays
-        that already have the stored dtype (int32 labels, float64
-        log-likelihood) instead of copying them, and marks them read-only: for
+        that already have the stored dtype (labels of the narrowest integer type that
+        holds them, float64 log-likelihood) instead of copying them, and marks them read-only: for
         samplers handing over arrays they built (hundreds of MB for many
         chains); the caller must not keep writing to them.
 
     Attributes
     ----------
-    labels : ndarray of int32, shape (chains, draws, n)
-        (int64 when a label does not fit in int32)
+    labels : ndarray of int8, shape (chains, draws, n)
+        (int16, int32 or int64 when a label needs it: the narrowest signed integer type
+        that holds every label)
     log_likelihood : ndarray of float, shape (chains, draws), or None
     params, sample_stats : dict of str -> ndarray
     sampler, model, kernels : str
@@ -353,6 +357,7 @@ class Posterior:
             lab = lab[None]
         C, S, n = lab.shape
         self._labels = _readonly(lab, copy=False)  # astype above copied, unless copy=False
+        self._shape = (C, S, n)
 
         if log_likelihood is None:
             self._log_likelihood = None
@@ -456,7 +461,7 @@ class Posterior:
         """
         if self.group_ids is None:
             raise ValueError("this Posterior has no group_ids (not a grouped-data posterior)")
-        arr = self._labels if labels is None else np.asarray(labels)
+        arr = self.labels if labels is None else np.asarray(labels)
         if arr.shape[-1] != self.n_points:
             raise ValueError(f"labels must have {self.n_points} points on the last axis, "
                              f"got shape {arr.shape}")
@@ -466,7 +471,10 @@ class Posterior:
 
     @property
     def labels(self) -> np.ndarray:
-        """Label draws, int32 (int64 if a label needs it) array of shape (chains, draws, n) (read-only)."""
+        """Label draws of shape (chains, draws, n), the narrowest signed integer type that holds
+        them (int8 up to 127 clusters; read-only)."""
+        if self._labels is None:
+            raise ValueError(_NO_DRAWS)
         return self._labels
 
     @property
@@ -486,12 +494,12 @@ class Posterior:
 
     @property
     def n_chains(self) -> int:
-        return int(self._labels.shape[0])
+        return self._shape[0]
 
     @property
     def n_draws(self) -> int:
         """Draws per chain."""
-        return int(self._labels.shape[1])
+        return self._shape[1]
 
     @property
     def n_samples(self) -> int:
@@ -500,7 +508,7 @@ class Posterior:
 
     @property
     def n_points(self) -> int:
-        return int(self._labels.shape[2])
+        return self._shape[2]
 
     @property
     def n_components(self) -> int | None:
@@ -510,7 +518,7 @@ class Posterior:
     @property
     def pooled_labels(self) -> np.ndarray:
         """Label draws of all chains stacked, shape (chains * draws, n)."""
-        return self._labels.reshape(-1, self.n_points)
+        return self.labels.reshape(-1, self.n_points)
 
     # ----------------------------------------------------------------- partition summaries
 
@@ -518,9 +526,14 @@ class Posterior:
     def n_clusters(self) -> np.ndarray:
         """Number of distinct labels (non-empty clusters) per draw, int64 (chains, draws)."""
         if self._n_clusters is None:
-            srt = np.sort(self._labels, axis=-1)
-            k = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
-            self._n_clusters = _readonly(k.astype(np.int64), copy=False)
+            rows = self.pooled_labels
+            k = np.empty(rows.shape[0], np.int64)
+            # A few draws at a time: sorting all of them at once would copy the label draws.
+            step = max(1, _CHUNK // max(self.n_points, 1))
+            for start in range(0, rows.shape[0], step):
+                srt = np.sort(rows[start:start + step], axis=-1)
+                k[start:start + step] = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
+            self._n_clusters = _readonly(k.reshape(self.n_chains, self.n_draws), copy=False)
         return self._n_clusters
 
     def k_distribution(self) -> dict[int, float]:
@@ -547,6 +560,8 @@ class Posterior:
             copy is returned).
         """
         if self._psm is None:
+            if self._labels is None:
+                raise ValueError("co_clustering: " + _NO_DRAWS)
             self._psm = _readonly(co_clustering_matrix(self.pooled_labels))
         return self._psm.copy()
 
@@ -582,6 +597,8 @@ class Posterior:
         if method == "auto":
             method = "greedy" if self.n_points <= GREEDY_MAX_N else "draws"
         if (loss, method) not in self._point:
+            if self._labels is None:
+                raise ValueError(f"point_estimate(loss={loss!r}, method={method!r}): " + _NO_DRAWS)
             if method == "draws":
                 est = draws_point_estimate(self.pooled_labels, loss=loss)
             elif self.n_samples > GREEDY_MAX_DRAWS:
@@ -755,6 +772,88 @@ class Posterior:
             reference=np.asarray(ref, dtype=np.int64).copy(),
         )
 
+    # ----------------------------------------------------------------- storage
+
+    def compact(self, keep_draws: int | str = "all", loss: str = "vi") -> Posterior:
+        """A smaller posterior to keep: evenly thinned draws, or their summaries alone.
+
+        Parameters
+        ----------
+        keep_draws : int, "all" or "summary", default "all"
+            ``"all"``: this posterior.  An int ``m``: every array at ``m`` draws per chain
+            spread evenly over the chain (this posterior when it has no more).
+            ``"summary"``: no label draws and no per-component or per-point parameters;
+            kept are the number of clusters of every draw (:attr:`n_clusters`), the
+            log-likelihood, the scalar parameters (``alpha``, ``sigma2``, ...) and sample
+            statistics of every draw, the point estimate of ``loss`` (its default method),
+            and the co-clustering matrix when ``n`` is at most
+            :data:`~bayesclust.inference.mixtures.point_estimates.GREEDY_MAX_N`
+            (``8 n**2`` bytes).  :meth:`k_distribution`, :meth:`diagnostics`,
+            :meth:`summary` and :meth:`to_arviz` (without ``"labels"``) still work;
+            :attr:`labels` and what needs the draws raise a ``ValueError``.
+        loss : {"binder", "vi"}, default "vi"
+            The point estimate ``"summary"`` keeps.
+
+        Returns
+        -------
+        Posterior
+            A new one, sharing no array with this one (but ``"all"``, or an int not below
+            :attr:`n_draws`, which return this one).
+
+        Examples
+        --------
+        >>> post = Posterior([[0, 0, 1], [1, 1, 0], [0, 0, 0], [2, 2, 5]])
+        >>> post.compact(2).n_draws
+        2
+        >>> small = post.compact("summary", loss="binder")
+        >>> small.point_estimate("binder"), small.k_distribution()
+        (array([0, 0, 1]), {1: 0.25, 2: 0.75})
+        """
+        if isinstance(keep_draws, str):
+            if keep_draws not in ("all", "summary"):
+                raise ValueError(f"keep_draws must be 'all', 'summary' or a positive int, "
+                                 f"got {keep_draws!r}")
+        elif isinstance(keep_draws, (bool, np.bool_)) or not isinstance(keep_draws, numbers.Integral):
+            raise ValueError(f"keep_draws must be 'all', 'summary' or a positive int, got "
+                             f"{keep_draws!r}")
+        elif keep_draws < 1:
+            raise ValueError(f"keep_draws must be a positive int, got {keep_draws!r}")
+        if loss not in _LOSSES:
+            raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+        if keep_draws == "all" or (not isinstance(keep_draws, str) and keep_draws >= self.n_draws):
+            return self
+        out = object.__new__(Posterior)
+        out.__dict__.update(self.__dict__)
+        out._psm, out._point, out._n_clusters = None, {}, None
+        if keep_draws == "summary":
+            method = "greedy" if self.n_points <= GREEDY_MAX_N else "draws"
+            point = self.point_estimate(loss)
+            out._point = {(loss, method): _readonly(point, copy=False)}
+            if self.n_points <= GREEDY_MAX_N:
+                out._psm = _readonly(self.co_clustering(), copy=False)
+            out._n_clusters = self.n_clusters
+            out._labels = None
+            out._params = {k: v for k, v in self._params.items() if v.ndim == 2}
+            out._n_components = None
+            return out
+        idx = _evenly(self.n_draws, int(keep_draws))
+
+        def thin(arr):
+            return _readonly(arr[:, idx], copy=False)  # a fancy index: a new array
+
+        out._labels = thin(self._labels)
+        out._shape = out._labels.shape
+        out._log_likelihood = None if self._log_likelihood is None else thin(self._log_likelihood)
+        out._params = {k: thin(v) for k, v in self._params.items()}
+        out._sample_stats = {k: thin(v) for k, v in self._sample_stats.items()}
+        return out
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if self._labels is not None:
+            state["_psm"] = None  # a cache of n x n floats, recomputed from the draws
+        return state
+
     # ----------------------------------------------------------------- diagnostics
 
     def diagnostics(self) -> dict:
@@ -836,8 +935,10 @@ class Posterior:
             if reserved in posterior:
                 raise ValueError(f"params must not use the reserved name {reserved!r}")
         posterior["n_clusters"] = np.asarray(self.n_clusters)
-        posterior["labels"] = np.asarray(self._labels)
-        dims = {"labels": ["point"]}
+        dims = {}
+        if self._labels is not None:
+            posterior["labels"] = np.asarray(self._labels)
+            dims["labels"] = ["point"]
         coords = {"point": np.arange(self.n_points)}
         names = self._component_param_names(None)
         if names:
@@ -923,7 +1024,7 @@ class Posterior:
             lines.append(
                 "  params: " + ", ".join(f"{k} {v.shape}" for k, v in self._params.items())
             )
-        extras = []
+        extras = [] if self._labels is not None else ["no label draws (compact('summary'))"]
         if self._log_likelihood is not None:
             extras.append("log_likelihood")
         if self._sample_stats:
