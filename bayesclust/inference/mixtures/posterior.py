@@ -91,6 +91,18 @@ def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
     return arr
 
 
+def _check_keep_draws(keep_draws: Any, name: str = "keep_draws") -> int | str:
+    """``keep_draws`` of :meth:`Posterior.compact` checked: ``"all"``, ``"summary"`` or a
+    positive int (returned as a Python int); a ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(keep_draws, str):
+        if keep_draws in ("all", "summary"):
+            return keep_draws
+    elif isinstance(keep_draws, numbers.Integral) and not isinstance(keep_draws, (bool, np.bool_)):
+        if keep_draws >= 1:
+            return int(keep_draws)
+    raise ValueError(f"{name} must be 'all', 'summary' or a positive int, got {keep_draws!r}")
+
+
 def _check_draw_dict(d: Any, name: str, lead: tuple, add_chain: bool, exact: bool,
                      copy: bool = True) -> dict:
     if d is None:
@@ -725,7 +737,8 @@ class Posterior:
             new = np.concatenate([np.ones((T, 1), bool), np.diff(srt, axis=1) != 0], axis=1)
             comp_ids = np.cumsum(new, axis=1) - 1  # index among the draw's sorted unique ids
             order = np.argsort(draws, axis=1, kind="stable")
-            comp = np.empty_like(draws)
+            # int64: a draw of int8 labels may hold 256 distinct ones
+            comp = np.empty(draws.shape, np.int64)
             np.put_along_axis(comp, order, comp_ids, axis=1)
             Kmax = int(comp.max()) + 1
         else:
@@ -777,20 +790,28 @@ class Posterior:
     def compact(self, keep_draws: int | str = "all", loss: str = "vi") -> Posterior:
         """A smaller posterior to keep: evenly thinned draws, or their summaries alone.
 
+        The label draws are ``chains x draws x n`` integers, the bulk of a sampled fit and
+        of its pickle; a fitted estimator keeps a compacted posterior
+        (``keep_draws`` of :class:`~bayesclust.DPGaussianMixture` and
+        :class:`~bayesclust.HDPGaussianMixture`).
+
         Parameters
         ----------
         keep_draws : int, "all" or "summary", default "all"
-            ``"all"``: this posterior.  An int ``m``: every array at ``m`` draws per chain
-            spread evenly over the chain (this posterior when it has no more).
+            ``"all"``: this posterior.  An int ``m``: at most ``m`` draws per chain, spread
+            evenly over the chain; every per-draw array is thinned alike, the component
+            axis of the component-indexed params (``"means"``) is cut to the slots the
+            kept labels use (not when there are ``"weights"``: an empty slot's weight is
+            part of the draw), and every summary is that of the kept draws.
             ``"summary"``: no label draws and no per-component or per-point parameters;
-            kept are the number of clusters of every draw (:attr:`n_clusters`), the
+            kept are, from every draw, the number of clusters (:attr:`n_clusters`), the
             log-likelihood, the scalar parameters (``alpha``, ``sigma2``, ...) and sample
-            statistics of every draw, the point estimate of ``loss`` (its default method),
-            and the co-clustering matrix when ``n`` is at most
+            statistics, so that :meth:`k_distribution`, :meth:`diagnostics` (R-hat, ESS)
+            and :meth:`summary` are those of the whole run; the point estimate of ``loss``
+            (its default method); and the co-clustering matrix when ``n`` is at most
             :data:`~bayesclust.inference.mixtures.point_estimates.GREEDY_MAX_N`
-            (``8 n**2`` bytes).  :meth:`k_distribution`, :meth:`diagnostics`,
-            :meth:`summary` and :meth:`to_arviz` (without ``"labels"``) still work;
-            :attr:`labels` and what needs the draws raise a ``ValueError``.
+            (``8 n**2`` bytes).  :meth:`to_arviz` exports no ``"labels"``; :attr:`labels`
+            and what needs the draws raise a ``ValueError``.
         loss : {"binder", "vi"}, default "vi"
             The point estimate ``"summary"`` keeps.
 
@@ -799,6 +820,12 @@ class Posterior:
         Posterior
             A new one, sharing no array with this one (but ``"all"``, or an int not below
             :attr:`n_draws`, which return this one).
+
+        Raises
+        ------
+        ValueError
+            ``keep_draws`` neither ``"all"``, ``"summary"`` nor a positive int; an unknown
+            ``loss``.
 
         Examples
         --------
@@ -809,15 +836,7 @@ class Posterior:
         >>> small.point_estimate("binder"), small.k_distribution()
         (array([0, 0, 1]), {1: 0.25, 2: 0.75})
         """
-        if isinstance(keep_draws, str):
-            if keep_draws not in ("all", "summary"):
-                raise ValueError(f"keep_draws must be 'all', 'summary' or a positive int, "
-                                 f"got {keep_draws!r}")
-        elif isinstance(keep_draws, (bool, np.bool_)) or not isinstance(keep_draws, numbers.Integral):
-            raise ValueError(f"keep_draws must be 'all', 'summary' or a positive int, got "
-                             f"{keep_draws!r}")
-        elif keep_draws < 1:
-            raise ValueError(f"keep_draws must be a positive int, got {keep_draws!r}")
+        keep_draws = _check_keep_draws(keep_draws)
         if loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
         if keep_draws == "all" or (not isinstance(keep_draws, str) and keep_draws >= self.n_draws):
@@ -836,7 +855,7 @@ class Posterior:
             out._params = {k: v for k, v in self._params.items() if v.ndim == 2}
             out._n_components = None
             return out
-        idx = _evenly(self.n_draws, int(keep_draws))
+        idx = _evenly(self.n_draws, keep_draws)
 
         def thin(arr):
             return _readonly(arr[:, idx], copy=False)  # a fancy index: a new array
@@ -846,6 +865,15 @@ class Posterior:
         out._log_likelihood = None if self._log_likelihood is None else thin(self._log_likelihood)
         out._params = {k: thin(v) for k, v in self._params.items()}
         out._sample_stats = {k: thin(v) for k, v in self._sample_stats.items()}
+        names = self._component_param_names(None)
+        # The component axis is ambiguous when it has n slots (a per-point param looks alike).
+        if names and "weights" not in self._params and self._n_components != self.n_points:
+            # A sampler's buffer grows to hold its largest draw: slots no kept draw uses
+            # are dropped (labels index the slots, so they stay valid).
+            used = int(out._labels.max()) + 1
+            for name in names:
+                out._params[name] = _readonly(out._params[name][:, :, :used].copy(), copy=False)
+            out._n_components = used
         return out
 
     def __getstate__(self):
