@@ -77,6 +77,7 @@ from ._common import (
     _update_log_alpha,
     label_dtype,
     prior_distribution,
+    recorded_labels,
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
@@ -633,7 +634,7 @@ def _run_blocked_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num
                 s,
             )
             record = dict(
-                labels=s.labels,
+                labels=recorded_labels(s.labels, s.means.shape[0]),
                 log_likelihood=_blocked_log_likelihood(X, s),
                 log_alpha=s.log_alpha,
                 sigma2=s.sigma2,
@@ -720,7 +721,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros(s.labels.shape[0], jnp.int32)))
         record = dict(
             split_merge_accepted=accepted,
-            labels=s.labels,
+            labels=recorded_labels(s.labels, s.counts.shape[-1]),
             log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed))(s),
             log_alpha=s.log_alpha,
             sigma2=s.sigma2,
@@ -750,7 +751,8 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
         loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed)))(draws)
-        records = dict(split_merge_accepted=accepted, labels=labels, log_likelihood=loglik,
+        records = dict(split_merge_accepted=accepted,
+                       labels=recorded_labels(labels, state.counts.shape[-1]), log_likelihood=loglik,
                        log_alpha=draws.log_alpha, sigma2=draws.sigma2, means=means,
                        n_clusters=jnp.sum(counts > 0, axis=2))
         last = GibbsState(labels[:, -1], counts[:, -1], sums[:, -1], means[:, -1],

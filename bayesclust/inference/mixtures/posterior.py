@@ -540,11 +540,21 @@ class Posterior:
         if self._n_clusters is None:
             rows = self.pooled_labels
             k = np.empty(rows.shape[0], np.int64)
-            # A few draws at a time: sorting all of them at once would copy the label draws.
-            step = max(1, _CHUNK // max(self.n_points, 1))
+            low = int(rows.min())
+            span = int(rows.max()) - low + 1
+            # A few draws at a time (all at once would copy the label draws), counted by
+            # one bincount per block when the labels span at most n values, else sorted.
+            step = max(1, _CHUNK // max(self.n_points, span, 1))
             for start in range(0, rows.shape[0], step):
-                srt = np.sort(rows[start:start + step], axis=-1)
-                k[start:start + step] = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
+                block = rows[start:start + step]
+                if span <= self.n_points:
+                    keys = block.astype(np.int64)
+                    keys += span * np.arange(block.shape[0])[:, None] - low
+                    counts = np.bincount(keys.ravel(), minlength=block.shape[0] * span)
+                    k[start:start + step] = np.count_nonzero(counts.reshape(-1, span), axis=1)
+                else:
+                    srt = np.sort(block, axis=-1)
+                    k[start:start + step] = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
             self._n_clusters = _readonly(k.reshape(self.n_chains, self.n_draws), copy=False)
         return self._n_clusters
 
@@ -839,6 +849,10 @@ class Posterior:
         keep_draws = _check_keep_draws(keep_draws)
         if loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+        if self._labels is None:  # a summary already
+            if isinstance(keep_draws, str):
+                return self
+            raise ValueError(f"compact({keep_draws!r}): " + _NO_DRAWS)
         if keep_draws == "all" or (not isinstance(keep_draws, str) and keep_draws >= self.n_draws):
             return self
         out = object.__new__(Posterior)
