@@ -378,7 +378,8 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
         local = np.empty(X.shape[0], np.intp)
         n_local = []
         for j, draws in enumerate(post.labels_by_group(post.params["local_labels"])):
-            point = Posterior(draws).point_estimate(self.loss)
+            # copy=False: the fancy index of labels_by_group made these draws for this call
+            point = Posterior(draws, copy=False).point_estimate(self.loss)
             local[post.group_ids == j] = np.unique(point, return_inverse=True)[1].reshape(-1)
             n_local.append(int(point.max()) + 1 if point.size else 0)
         self.local_labels_ = local
