@@ -17,11 +17,22 @@ Prints JSON lines:
   whether the best of bayesclust's mixtures reaches scikit-learn's (the target: on at least 4
   of the 5 data sets).
 
+* ``dp_mixture_memory`` (``--memory``): what a default fit costs in memory.  Peak resident
+  memory (``VmHWM``) of a fresh process that fits ``DPGaussianMixture(random_state=0)``
+  (sampler defaults: 8 chains x 1,000 kept draws) to ``n`` x 2 points of three Gaussians
+  (scikit-learn's ``make_blobs(n, 2, centers=3, cluster_std=0.5, random_state=0)``; ``n =
+  150``: iris), with ``keep_draws`` at its default or ``"summary"``; the bytes of one copy
+  of the run's label draws as int32 (what every copy cost when they were stored so), of
+  the label draws ``posterior_`` keeps, and of the fitted estimator pickled.
+  ``--baseline-python PY`` adds the default fit with another checkout's interpreter (e.g.
+  the main branch's ``.venv/bin/python``) up to ``--baseline-max-n``: the before / after.
+
 Data (the classes are never seen by the fits): iris (raw), wine (standardised), MASS crabs
 (standardised, the 4 species x sex groups), MASS biopsy (the 9 raw cytology scores, 683
 complete cases, benign / malignant), digits reduced to 10 principal components.
 
 Usage: python benchmarks/dp_mixture.py [--quick] [--seeds S] [--datasets a,b]
+       python benchmarks/dp_mixture.py --memory [--sizes 20000,100000] [--baseline-python PY]
 
 ``--quick``: one seed, iris and wine only, the spherical model and scikit-learn (< 2 min).
 """
@@ -111,12 +122,85 @@ def fit_peer(X, y, seed: int) -> dict:
             "converged": bool(peer.converged_)}
 
 
+def memory_child(n: int, keep_draws: str) -> dict:
+    """Fit in this (fresh) process and measure; ``n = 0``: iris."""
+    import pickle
+
+    if n:
+        from sklearn.datasets import make_blobs
+
+        X, _ = make_blobs(n, n_features=2, centers=3, cluster_std=0.5, random_state=0)
+    else:
+        X, _ = datasets.load_iris()
+    kw = {} if keep_draws == "default" else {"keep_draws": keep_draws}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est, seconds = bench.timed(lambda: DPGaussianMixture(random_state=0, **kw).fit(X))
+    post = est.posterior_
+    labels = getattr(post, "_labels", None)
+    with open("/proc/self/status") as f:
+        peak_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return {"n": int(X.shape[0]), "keep_draws": keep_draws, "peak_rss_mib": peak_kib / 1024.0,
+            "seconds": seconds, "n_clusters": int(est.n_clusters_),
+            "kept_draws": int(post.n_draws) if labels is not None else 0,
+            "label_dtype": "-" if labels is None else str(labels.dtype),
+            "kept_label_mib": 0.0 if labels is None else labels.nbytes / 2**20,
+            "pickle_mib": len(pickle.dumps(est)) / 2**20}
+
+
+def memory(sizes, baseline: str | None, baseline_max_n: int):
+    """The ``dp_mixture_memory`` rows: every fit in a fresh process (its own peak)."""
+    import json
+    import subprocess
+    import sys
+
+    bench.emit(bench.environment("dp_mixture.py", ("numpy", "jax")))
+    bench.emit({"benchmark": "dp_mixture_memory", "note": (
+        "DPGaussianMixture(random_state=0) with the sampler defaults (8 chains x 1,000 draws), "
+        "each fit in a fresh process: peak RSS (VmHWM), wall seconds of the fit (compile "
+        "included), the label draws posterior_ keeps and the pickled estimator; "
+        "int32_copy_mib: one copy of the run's label draws as int32. code 'main': the "
+        "interpreter of --baseline-python.")})
+    runs = [("this", sys.executable)] + ([("main", baseline)] if baseline else [])
+    for n in [0, *sizes]:
+        for code, python in runs:
+            if code == "main" and n > baseline_max_n:
+                continue
+            for keep in ["default"] if code == "main" else ["default", "summary"]:
+                out = subprocess.run([python, __file__, "--memory-child", str(n), keep],
+                                     capture_output=True, text=True)
+                row = {"benchmark": "dp_mixture_memory", "code": code}
+                if out.returncode:
+                    bench.emit({**row, "n": n or 150, "keep_draws": keep,
+                                "error": out.stderr.strip().splitlines()[-1]})
+                    continue
+                row.update(json.loads(out.stdout.strip().splitlines()[-1]))
+                row["int32_copy_mib"] = 8 * 1000 * row["n"] * 4 / 2**20
+                bench.emit(row)
+
+
 def main():
+    import sys
+
+    if sys.argv[1:2] == ["--memory-child"]:
+        import json
+
+        print(json.dumps(memory_child(int(sys.argv[2]), sys.argv[3])))
+        return
     parser = bench.parser(__doc__, "one seed, iris and wine, spherical + scikit-learn (< 2 min)")
+    parser.add_argument("--memory", action="store_true", help="only the dp_mixture_memory rows")
+    parser.add_argument("--sizes", default="20000,100000", help="n of the --memory rows")
+    parser.add_argument("--baseline-python", default=None,
+                        help="--memory: also the default fit with this interpreter's bayesclust")
+    parser.add_argument("--baseline-max-n", type=int, default=20000,
+                        help="--memory: the largest n fitted with --baseline-python")
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--datasets", default=None, help="comma-separated subset of " + ",".join(DATASETS))
     parser.add_argument("--types", default=None, help="comma-separated covariance types")
     args = parser.parse_args()
+    if args.memory:
+        memory([int(v) for v in args.sizes.split(",")], args.baseline_python, args.baseline_max_n)
+        return
     seeds = args.seeds or (1 if args.quick else 3)
     names = args.datasets.split(",") if args.datasets else (DATASETS[:2] if args.quick else DATASETS)
     types = args.types.split(",") if args.types else (

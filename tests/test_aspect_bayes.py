@@ -254,6 +254,16 @@ def test_aspect_consensus_svi_exposes_the_posterior():
     assert svi.posterior_.labels.shape == (1, 1, 6)
     np.testing.assert_array_equal(svi.labels_, em.labels_)
     np.testing.assert_allclose(svi.probabilities_, svi.posterior_.params["memberships"][0, 0])
+    # keep_draws="summary": the same fit, a posterior without per-point draws.
+    from sklearn.base import clone
+
+    small = clone(svi).set_params(keep_draws="summary").fit(ensemble=parts)
+    np.testing.assert_array_equal(small.probabilities_, svi.probabilities_)
+    assert small.posterior_.n_draws == 1 and "memberships" not in small.posterior_.params
+    with pytest.raises(ValueError, match="keeps no label draws"):
+        small.posterior_.relabel()
+    with pytest.raises(ValueError, match="'keep_draws' parameter"):
+        clone(svi).set_params(keep_draws=0).fit(ensemble=parts)
     with pytest.raises(ValueError, match="hard"):
         AspectConsensus(n_clusters=2, hard=True, inference="svi").fit(ensemble=parts)
 

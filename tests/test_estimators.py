@@ -4,6 +4,7 @@ import functools
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import (
     _get_check_estimator_ids,
     estimator_checks_generator,
@@ -356,6 +357,68 @@ def test_dp_gaussian_mixture_bad_parameters():
         DPGaussianMixture(alpha_prior=(2.0, 1.0)).fit(X)
 
 
+def test_keep_draws_thins_or_summarises_the_posterior_not_the_fit():
+    """labels_, centres and predictions come from every draw whatever keep_draws keeps;
+    posterior_ holds the draws kept (the same run's, thinned evenly) or their summaries."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 0.3, (25, 2)), rng.normal(4, 0.3, (25, 2))])
+    base = DPGaussianMixture(sigma2=0.1, num_warmup=60, num_samples=60, random_state=0,
+                             keep_draws="all").fit(X)
+    full = base.posterior_
+    assert full.n_draws == 60 and full.labels.dtype == np.int8
+    for keep in (7, "summary"):
+        est = clone(base).set_params(keep_draws=keep).fit(X)
+        np.testing.assert_array_equal(est.labels_, base.labels_)
+        np.testing.assert_array_equal(est.cluster_centers_, base.cluster_centers_)
+        np.testing.assert_array_equal(est.predict_proba(X), base.predict_proba(X))
+        post = est.posterior_
+        if keep == 7:
+            idx = np.round(np.linspace(0, 59, 7)).astype(int)
+            np.testing.assert_array_equal(post.labels, full.labels[:, idx])
+            np.testing.assert_array_equal(post.params["sigma2"], full.params["sigma2"][:, idx])
+            assert post.n_draws == 7 and post.co_clustering().shape == (50, 50)
+        else:
+            assert post.n_draws == 60 and post.k_distribution() == full.k_distribution()
+            assert post.diagnostics() == full.diagnostics()
+            np.testing.assert_array_equal(post.co_clustering(), full.co_clustering())
+            np.testing.assert_array_equal(post.point_estimate("vi"), full.point_estimate("vi"))
+            with pytest.raises(ValueError, match="keeps no label draws"):
+                post.relabel()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "some", None])
+def test_keep_draws_bad_values_name_it(bad):
+    X = np.arange(10.0).reshape(5, 2)
+    for est in (DPGaussianMixture(keep_draws=bad), HDPGaussianMixture(keep_draws=bad)):
+        with pytest.raises(ValueError, match="'keep_draws' parameter"):
+            est.fit(X)
+
+
+# Iris (150 x 4) with the default keep_draws: 100 draws per chain of 8 chains are kept
+# (the storage of a default fit, whose 1,000 draws per chain pickled to 9-13 MB); 200
+# draws of one sweep each keep the run short.  HDPGaussianMixture compiles its sampler
+# afresh for the shape (~6 CPU-s): `long`.
+@pytest.mark.parametrize("cls", [
+    DPGaussianMixture, pytest.param(HDPGaussianMixture, marks=pytest.mark.long)])
+def test_a_default_fit_on_iris_pickles_under_a_megabyte(cls):
+    import pickle
+    import warnings
+
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run may warn about convergence
+        est = cls(num_warmup=50, num_samples=200, thin=1, random_state=0).fit(X)
+    assert est.posterior_.n_draws == 100 and est.posterior_.n_chains == 8
+    blob = pickle.dumps(est)
+    assert len(blob) < 2**20, len(blob)
+    back = pickle.loads(blob)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert back.posterior_.diagnostics()["n_clusters"] == est.posterior_.diagnostics()["n_clusters"]
+    np.testing.assert_array_equal(back.posterior_.co_clustering(), est.posterior_.co_clustering())
+
+
 # --------------------------------------------------------------------------- #
 # HardHDP
 # --------------------------------------------------------------------------- #
@@ -435,6 +498,14 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
                          rho2=est.rho2_, num_warmup=40, num_samples=40, num_chains=2,
                          progress_bar=False)
     np.testing.assert_array_equal(post.labels, est.posterior_.labels)
+    # Fewer draws kept: the same fit (local partitions too), the draws of the same run.
+    few = clone(est).set_params(keep_draws=5).fit(X, group_ids=ids)
+    np.testing.assert_array_equal(few.labels_, est.labels_)
+    np.testing.assert_array_equal(few.local_labels_, est.local_labels_)
+    idx = np.round(np.linspace(0, 39, 5)).astype(int)
+    np.testing.assert_array_equal(few.posterior_.params["local_labels"],
+                                  post.params["local_labels"][:, idx])
+    assert few.posterior_.labels_by_group()[0].shape == (2, 5, 16)
 
 
 def test_hdp_gaussian_mixture_bad_parameters():

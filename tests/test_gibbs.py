@@ -400,6 +400,85 @@ def test_posterior_records_which_kernels_made_the_draws(native):
     with contextlib.nullcontext() if native else _native.disabled():
         sequential = gibbs_dp_gmm(0, X.astype(np.float32), collapsed=True, **kw)
     assert sequential.kernels == ("native" if native else "xla")
+    # Up to 127 slots the draws are int8, on either path, as the segments recorded them.
+    assert sequential.labels.dtype == np.int8
     if native:  # with the native kernels on (with them off "xla" is the only answer)
         blocked = gibbs_dp_gmm(0, X.astype(np.float32), scheme="blocked", truncation=4, **kw)
-        assert blocked.kernels == "xla"
+        assert blocked.kernels == "xla" and blocked.labels.dtype == np.int8
+
+
+def test_label_draws_are_written_once_in_the_narrowest_type_widened_when_outgrown():
+    """run_in_segments keeps one host array of label draws, int8 while every label fits
+    and int16 from the segment whose labels outgrow it, the values unchanged."""
+    from bayesclust.inference.mixtures.gibbs import run_in_segments
+
+    C, n = 2, 3
+
+    def run(keys, state, num):  # draw j of the run has every label 40 * j (+ chain, point)
+        j = state + jnp.arange(num)
+        labels = 40 * j[None, :, None] + jnp.arange(C)[:, None, None] + jnp.arange(n)
+        return state + num, {"labels": labels.astype(jnp.int32), "j": jnp.broadcast_to(j, (C, num))}
+
+    records, _ = run_in_segments(jax.random.PRNGKey(0), run, jnp.int32(0), num_chains=C,
+                                 num_warmup=3, num_samples=8, thin=1, grow=None,
+                                 progress_bar=False, desc="")
+    j = np.arange(3, 11)  # warm-up draws 0..2 dropped
+    expected = 40 * j[None, :, None] + np.arange(C)[:, None, None] + np.arange(n)
+    assert records["labels"].dtype == np.int16  # labels up to 40 * 10 + 3 > 127
+    np.testing.assert_array_equal(records["labels"], expected)
+    np.testing.assert_array_equal(records["j"], np.broadcast_to(j, (C, 8)))
+    small, _ = run_in_segments(jax.random.PRNGKey(0), run, jnp.int32(0), num_chains=C,
+                               num_warmup=0, num_samples=3, thin=1, grow=None,
+                               progress_bar=False, desc="")
+    assert small["labels"].dtype == np.int8  # labels up to 40 * 2 + 3
+
+
+_PEAK_MEMORY_CHILD = """
+import json, jax, jax.numpy as jnp, numpy as np
+from bayesclust.inference.mixtures.gibbs import run_in_segments
+from bayesclust.inference.mixtures.point_estimates import draws_point_estimate
+from bayesclust.inference.mixtures.posterior import Posterior
+
+C, S, n, SEG = 8, 1000, 20000, 50  # run_in_segments cuts 1,000 draws into 20 segments of 50
+
+def peak():
+    return next(int(v.split()[1]) for v in open("/proc/self/status") if v.startswith("VmHWM")) * 1024
+
+@jax.jit
+def segment(state):  # a sampler's segment: int8 labels (C, SEG, n), as the samplers record them
+    labels = (jnp.arange(n)[None, None] * (state + 1) + jnp.arange(SEG)[None, :, None]
+              + jnp.arange(C)[:, None, None]) % 6
+    return state + 1, {"labels": labels.astype(jnp.int8), "ll": jnp.zeros((C, SEG)) + state}
+
+jax.block_until_ready(segment(jnp.int32(0)))
+Posterior(np.zeros((2, 4, 3), np.int8)).diagnostics()  # imports ArviZ before the baseline
+base = peak()
+rec, _ = run_in_segments(jax.random.PRNGKey(0), lambda k, s, num: segment(s), jnp.int32(0),
+                         num_chains=C, num_warmup=0, num_samples=S, thin=1, grow=None,
+                         progress_bar=False, desc="")
+post = Posterior(rec["labels"], log_likelihood=rec["ll"], copy=False)
+post.n_clusters, post.diagnostics(), post.compact(100)
+draws_point_estimate(post.pooled_labels, "vi", max_candidates=2, max_draws=20)
+print(json.dumps({"grew": peak() - base, "labels": post.labels.nbytes, "dtype": str(post.labels.dtype)}))
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc/self/status")
+def test_label_draws_are_never_copied_whole():
+    """Peak memory of the draws' way from the segments to the Posterior and its summaries
+    (a fresh process): the one int8 array of the draws (160 MB) plus what a few segments
+    and a summary's block of draws hold, not another copy of the draws (int32 copies
+    were 640 MB each)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PEAK_MEMORY_CHILD], capture_output=True,
+                         text=True, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    C, SEG, n = 8, 50, 20000
+    segments = 4 * C * SEG * n * 4  # segments in flight and their int32-wide temporaries
+    blocks = 2 * (1 << 22) * 8  # a summary's int64 keys of a block of draws, twice
+    assert row["dtype"] == "int8" and row["labels"] == C * 1000 * n
+    assert row["grew"] < row["labels"] + segments + blocks, row
+

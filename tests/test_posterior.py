@@ -66,7 +66,7 @@ def test_shapes_and_attributes():
     )
     assert (post.n_chains, post.n_draws, post.n_samples, post.n_points) == (2, 5, 10, 7)
     assert post.n_components == 3
-    assert post.labels.shape == (2, 5, 7) and post.labels.dtype == np.int32
+    assert post.labels.shape == (2, 5, 7) and post.labels.dtype == np.int8
     assert post.pooled_labels.shape == (10, 7)
     assert post.log_likelihood.shape == (2, 5)
     assert post.params["means"].shape == (2, 5, 3, 2)
@@ -102,19 +102,22 @@ def test_accepts_jax_arrays_and_integral_floats():
     post = Posterior(jnp.array([[0, 1, 1], [2, 2, 0]]), log_likelihood=jnp.zeros(2))
     assert post.n_draws == 2
     post = Posterior(np.array([[0.0, 1.0, 1.0]]))
-    assert post.labels.dtype == np.int32
+    assert post.labels.dtype == np.int8
 
 
-def test_labels_are_int32_unless_a_label_needs_int64():
-    big = np.array([[0, 2**31, 5]])
-    post = Posterior(big)
-    assert post.labels.dtype == np.int64 and post.labels[0, 0, 1] == 2**31
+@pytest.mark.parametrize("low, high, dtype", [
+    (0, 127, np.int8), (-128, 6, np.int8), (0, 128, np.int16), (-129, 0, np.int16),
+    (0, 2**15, np.int32), (-(2**31), 0, np.int32), (0, 2**31, np.int64),
+])
+def test_labels_take_the_narrowest_integer_type(low, high, dtype):
+    post = Posterior(np.array([[low, high, 7, 7]]))
+    assert post.labels.dtype == dtype
+    assert post.labels[0, 0].tolist() == [low, high, 7, 7]
     assert post.n_clusters.tolist() == [[3]]
-    assert Posterior(np.array([[-(2**31), 0, 0]])).labels.dtype == np.int32
 
 
 def test_copy_false_takes_over_the_arrays_read_only():
-    labels = np.zeros((2, 3, 4), np.int32)
+    labels = np.zeros((2, 3, 4), np.int8)
     ll = np.zeros((2, 3))
     post = Posterior(labels, log_likelihood=ll, copy=False)
     assert np.shares_memory(post.labels, labels) and not labels.flags.writeable
@@ -591,3 +594,91 @@ def test_concat_bad_input():
         Posterior.concat([Posterior(np.zeros((1, 2, 3), int)), "x"])
     with pytest.raises(TypeError, match="list"):
         Posterior.concat(Posterior(np.zeros((1, 2, 3), int)))
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def _stored_posterior(rng, C=3, S=12, n=9, K=6):
+    """Draws using slots 0..3 of a 6-slot buffer (slots 4 and 5 never used)."""
+    labels = rng.integers(0, 4, size=(C, S, n))
+    return Posterior(
+        labels, log_likelihood=rng.normal(size=(C, S)),
+        params={"means": rng.normal(size=(C, S, K, 2)), "alpha": rng.random((C, S))},
+        sample_stats={"accept": rng.random((C, S))}, sampler="gibbs")
+
+
+def test_compact_to_an_int_thins_every_array_evenly_and_cuts_unused_slots():
+    post = _stored_posterior(np.random.default_rng(0))
+    small = post.compact(4)
+    idx = [0, 4, 7, 11]  # 4 of 12 draws spread evenly: round(linspace(0, 11, 4))
+    assert (small.n_chains, small.n_draws, small.n_points) == (3, 4, 9)
+    np.testing.assert_array_equal(small.labels, post.labels[:, idx])
+    np.testing.assert_array_equal(small.log_likelihood, post.log_likelihood[:, idx])
+    np.testing.assert_array_equal(small.params["alpha"], post.params["alpha"][:, idx])
+    np.testing.assert_array_equal(small.sample_stats["accept"], post.sample_stats["accept"][:, idx])
+    used = int(post.labels[:, idx].max()) + 1
+    assert small.n_components == used < 6
+    np.testing.assert_array_equal(small.params["means"], post.params["means"][:, idx, :used])
+    # Summaries are the kept draws' own (a hand count), and nothing is shared.
+    k = [[len(set(d)) for d in chain] for chain in post.labels[:, idx]]
+    assert small.n_clusters.tolist() == k
+    for a, b in [(small.labels, post.labels), (small.params["means"], post.params["means"])]:
+        assert not np.shares_memory(a, b) and not a.flags.writeable
+    assert post.compact("all") is post and post.compact(12) is post and post.compact(50) is post
+    # "weights" give empty slots mass: the component axis is kept whole.
+    w = Posterior(post.labels, params={"means": post.params["means"],
+                                        "weights": np.full((3, 12, 6), 1 / 6)})
+    assert w.compact(4).n_components == 6
+
+
+def test_compact_summary_keeps_the_whole_runs_summaries_without_label_draws():
+    import pickle
+
+    post = _stored_posterior(np.random.default_rng(1))
+    full = {"k": post.k_distribution(), "diag": post.diagnostics(), "psm": post.co_clustering(),
+            "point": post.point_estimate("binder"), "n_clusters": post.n_clusters}
+    small = pickle.loads(pickle.dumps(post.compact("summary", loss="binder")))
+    assert (small.n_chains, small.n_draws, small.n_points) == (3, 12, 9)
+    assert small.k_distribution() == full["k"]
+    np.testing.assert_array_equal(small.n_clusters, full["n_clusters"])
+    assert small.diagnostics() == full["diag"]
+    np.testing.assert_array_equal(small.co_clustering(), full["psm"])
+    np.testing.assert_array_equal(small.point_estimate("binder"), full["point"])
+    np.testing.assert_array_equal(small.log_likelihood, post.log_likelihood)
+    assert set(small.params) == {"alpha"} and small.n_components is None
+    assert small.summary()["k_distribution"] == full["k"]
+    assert "no label draws" in repr(small)
+    for needs_draws in (lambda: small.labels, lambda: small.pooled_labels,
+                        lambda: small.point_estimate("vi"), lambda: small.relabel(),
+                        lambda: small.compact(2)):
+        with pytest.raises(ValueError, match="keeps no label draws"):
+            needs_draws()
+
+
+def test_compact_summary_of_many_points_keeps_no_co_clustering():
+    n = posterior_module.GREEDY_MAX_N + 1
+    post = Posterior(np.zeros((2, 3, n), np.int8))
+    small = post.compact("summary")
+    np.testing.assert_array_equal(small.point_estimate("vi"), np.zeros(n))
+    with pytest.raises(ValueError, match="co_clustering: this Posterior keeps no label draws"):
+        small.co_clustering()
+
+
+def test_pickle_leaves_out_the_co_clustering_cache_of_a_posterior_with_draws():
+    import pickle
+
+    post = _stored_posterior(np.random.default_rng(2))
+    psm = post.co_clustering()
+    back = pickle.loads(pickle.dumps(post))
+    assert back._psm is None  # recomputed from the draws on demand
+    np.testing.assert_array_equal(back.co_clustering(), psm)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "some", True, None, "ALL"])
+def test_compact_names_keep_draws_on_bad_values(bad):
+    post = Posterior(np.zeros((1, 3, 4), np.int8))
+    with pytest.raises(ValueError, match="keep_draws must be 'all', 'summary' or a positive int"):
+        post.compact(bad)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        post.compact(1, loss="l2")

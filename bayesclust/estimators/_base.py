@@ -130,6 +130,10 @@ def _nearest_index(X, C, k):
     return nearest_center(X, C, jnp.arange(C.shape[0]) < k).index
 
 
+#: Draws per chain a fitted sampled mixture keeps by default (``keep_draws``).
+KEEP_DRAWS = 100
+
+
 class _PointPartitionPredictive:
     r"""``labels_``, ``cluster_centers_``, ``predict_proba`` and ``predict`` of a sampled
     estimator, from its posterior point partition (shared by the DP and HDP mixtures).
@@ -154,14 +158,16 @@ class _PointPartitionPredictive:
         "loss": [StrOptions({"binder", "vi"})],
         "progress_bar": ["boolean"],
         "random_state": ["random_state"],
+        "keep_draws": [Interval(numbers.Integral, 1, None, closed="left"),
+                       StrOptions({"all", "summary"})],
     }
 
     def _set_posterior(self, X, post, rho2=None):
-        """Store ``post`` and its point partition (``loss``) with the predictive's statistics.
+        """Store ``post`` compacted by ``keep_draws`` and its point partition (``loss``) with
+        the predictive's statistics, both of every draw.
 
         ``rho2``: the prior variance of the means the sampler used (default ``self.rho2``).
         """
-        self.posterior_ = post
         point = np.asarray(post.point_estimate(self.loss))
         labels = np.unique(point, return_inverse=True)[1].reshape(-1)
         self.labels_ = labels.astype(np.intp)
@@ -176,6 +182,7 @@ class _PointPartitionPredictive:
             # The posterior mean m_n of each cluster, as the predictive computes it.
             self.cluster_centers_ = np.stack(
                 [mn for _, _, _, mn, _ in cluster_posterior(self._X_fit, self.labels_, self.prior_)])
+            self.posterior_ = post.compact(self.keep_draws, loss=self.loss)
             return
         sums = np.zeros((self.n_clusters_, X.shape[1]))
         np.add.at(sums, labels, X - self._offset)
@@ -184,6 +191,7 @@ class _PointPartitionPredictive:
         self._mean_var = 1.0 / (1.0 / rho2 + self._counts / self._sigma2_mean)
         self._mean_centred = self._mean_var[:, None] * sums / self._sigma2_mean
         self.cluster_centers_ = self._mean_centred + self._offset
+        self.posterior_ = post.compact(self.keep_draws, loss=self.loss)
 
     def predict_proba(self, X):
         """Posterior predictive probability of each point-partition cluster, shape (n, n_clusters_)."""

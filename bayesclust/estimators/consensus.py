@@ -40,7 +40,7 @@ from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, check_dense_linkage, linkage_consensus
 from ..inference.consensus.ppc import ppc
 from ..inference.hard.kl_means import kl_means, kl_means_lambda
-from ._base import _key_from_random_state, _warn_if_one_cluster
+from ._base import KEEP_DRAWS, _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
            "HypergraphConsensus", "ACCCS", "KLMeansConsensus"]
@@ -408,6 +408,13 @@ class AspectConsensus(_ConsensusBase):
         Passed to :func:`~bayesclust.inference.consensus.consensus_bayes.aspect_posterior` (``guide``,
         ``num_steps``, ``learning_rate``, ``num_samples``, ``num_warmup``, ``num_chains``,
         ``alpha_p``, ``alpha_B``; the last two also reach EM).
+    keep_draws : int, "all" or "summary", default 100
+        What ``posterior_`` keeps of ``"svi"`` / ``"nuts"`` draws
+        (:meth:`~bayesclust.inference.mixtures.posterior.Posterior.compact`): at most that
+        many draws per chain spread evenly, every draw, or their summaries only (no label,
+        membership or ``B`` draws).  The fitted attributes come from every draw; the
+        default is that of :class:`DPGaussianMixture` (its memberships are n x L floats a
+        draw, more than its labels).
 
     Attributes
     ----------
@@ -450,13 +457,15 @@ class AspectConsensus(_ConsensusBase):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "inference": [StrOptions({"em", "svi", "nuts"})],
         "inference_kwargs": [dict, None],
+        "keep_draws": [Interval(numbers.Integral, 1, None, closed="left"),
+                       StrOptions({"all", "summary"})],
         **_ConsensusBase._ensemble_constraints,
     }
 
     def __init__(self, n_clusters=None, *, max_clusters=10, hard=False, n_init=10, init=None,
                  max_iter=2000, tol=1e-7, n_partitions=150, n_clusters_range=None, k_rule="penca",
                  subsample=None, random_state=None, inference="em",
-                 inference_kwargs=None):
+                 inference_kwargs=None, keep_draws=KEEP_DRAWS):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.hard = hard
@@ -471,6 +480,7 @@ class AspectConsensus(_ConsensusBase):
         self.random_state = random_state
         self.inference = inference
         self.inference_kwargs = inference_kwargs
+        self.keep_draws = keep_draws
 
     def fit(self, X=None, y=None, ensemble=None):
         """Fit the aspect model to an ensemble built on ``X`` or to the given ``ensemble``.
@@ -529,12 +539,12 @@ class AspectConsensus(_ConsensusBase):
         if self.inference != "em":
             post = aspect_posterior(jax.random.fold_in(k_em, 1), C, self.n_clusters_, inference=self.inference,
                                     reference=res, **bayes_kw)
-            self.posterior_ = post
             self.probabilities_ = post.params["memberships"].mean(axis=(0, 1))
             self.labels_ = np.argmax(self.probabilities_, axis=1).astype(np.intp)
             self.weights_ = post.params["weights"].mean(axis=(0, 1))
             self.B_ = post.params["B"].mean(axis=(0, 1))
             self.log_likelihood_ = float(post.log_likelihood.mean())
+            self.posterior_ = post.compact(self.keep_draws)
         _warn_if_one_cluster(self, "give n_clusters or raise max_clusters")
         return self
 

@@ -64,15 +64,15 @@ def co_clustering_matrix(label_draws: Any, batch_size: int = 64) -> np.ndarray:
     draws = check_label_draws(label_draws)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     S, n = draws.shape
-    # Compact labels across all draws, then give each (draw, label) pair its own column.
-    _, codes = np.unique(draws, return_inverse=True)
-    codes = codes.reshape(S, n)
-    n_labels = int(codes.max()) + 1
+    # Each (draw, label) pair of a batch gets its own column; the labels are shifted to
+    # 0..span-1 batch by batch (no copy of all the draws, which may be many).
+    low = int(draws.min())
+    span = int(draws.max()) - low + 1
     counts = np.zeros((n, n), dtype=np.float64)
     rows = np.arange(n)
     for start in range(0, S, batch_size):
-        block = codes[start : start + batch_size]
-        offsets = np.arange(block.shape[0])[:, None] * n_labels
+        block = draws[start : start + batch_size].astype(np.int64) - low
+        offsets = np.arange(block.shape[0])[:, None] * span
         _, cols = np.unique(block + offsets, return_inverse=True)
         Z = np.zeros((n, int(cols.max()) + 1), dtype=np.float64)
         Z[np.tile(rows, block.shape[0]), cols.ravel()] = 1.0
@@ -100,14 +100,15 @@ def _pairs(n: int) -> float:
 
 
 def check_label_draws(label_draws: Any, name: str = "label_draws") -> np.ndarray:
-    """Validate an (S, n) integer array of labellings; returns int64."""
+    """Validate an (S, n) integer array of labellings; returns it as it is when it has an
+    integer dtype (label draws are large: no copy), else as int64."""
     draws = check_array(label_draws, name, ndim=2, min_samples=1, dtype=None)
     if draws.dtype.kind == "f":
         if not np.all(draws == np.round(draws)):
             raise ValueError(f"{name} must contain integer labels, got non-integer values")
     elif draws.dtype.kind not in "iub":
         raise TypeError(f"{name} must contain integer labels, got dtype {draws.dtype}")
-    return draws.astype(np.int64)
+    return draws if draws.dtype.kind == "i" else draws.astype(np.int64)
 
 
 def check_psm(psm: Any, n: int, name: str = "psm") -> np.ndarray:

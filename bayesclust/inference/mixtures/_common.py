@@ -3,7 +3,7 @@ per-slot terms of a point's log weight (Neal's Algorithms 2 and 3), a draw among
 slots or a new cluster, the conjugate updates of the means, of a concentration (Escobar &
 West 1995) and of ``sigma2``, the sequentially-allocated split-merge proposal and its
 acceptance (Dahl 2003) for any conjugate cluster model, the priors as the samplers take
-them, and evenly spread draws.
+them, evenly spread draws, and the narrowest integer type of label draws.
 
 Private to ``inference/mixtures/``; its names are imported by the family's modules only.
 """
@@ -315,4 +315,22 @@ def _evenly(m: int, size: int) -> np.ndarray:
     if m <= size:
         return np.arange(m)
     return np.unique(np.linspace(0, m - 1, size).round().astype(np.int64))
+
+
+def label_dtype(low: int, high: int) -> type:
+    """The narrowest signed integer type holding every label in ``[low, high]``: int8 up to
+    127, int16, int32, else int64.  Label draws are the largest arrays of a sampled fit
+    (chains x draws x points), so their width sets its memory."""
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if low >= info.min and high <= info.max:
+            return dtype
+    return np.int64
+
+
+def recorded_labels(labels, capacity: int):
+    """A chain's labels (slots ``0..capacity-1``) as a segment records them: in the
+    narrowest type of :func:`label_dtype` for the (static) capacity, so that the compiled
+    segment hands the host int8 draws (a quarter of int32's bytes) up to 127 slots."""
+    return labels.astype(label_dtype(0, capacity - 1))
 

@@ -75,7 +75,9 @@ from ._common import (
     _propose_split_merge,
     _slot_terms,
     _update_log_alpha,
+    label_dtype,
     prior_distribution,
+    recorded_labels,
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
@@ -632,7 +634,7 @@ def _run_blocked_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num
                 s,
             )
             record = dict(
-                labels=s.labels,
+                labels=recorded_labels(s.labels, s.means.shape[0]),
                 log_likelihood=_blocked_log_likelihood(X, s),
                 log_alpha=s.log_alpha,
                 sigma2=s.sigma2,
@@ -719,7 +721,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros(s.labels.shape[0], jnp.int32)))
         record = dict(
             split_merge_accepted=accepted,
-            labels=s.labels,
+            labels=recorded_labels(s.labels, s.counts.shape[-1]),
             log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed))(s),
             log_alpha=s.log_alpha,
             sigma2=s.sigma2,
@@ -749,7 +751,8 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
         loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed)))(draws)
-        records = dict(split_merge_accepted=accepted, labels=labels, log_likelihood=loglik,
+        records = dict(split_merge_accepted=accepted,
+                       labels=recorded_labels(labels, state.counts.shape[-1]), log_likelihood=loglik,
                        log_alpha=draws.log_alpha, sigma2=draws.sigma2, means=means,
                        n_clusters=jnp.sum(counts > 0, axis=2))
         last = GibbsState(labels[:, -1], counts[:, -1], sums[:, -1], means[:, -1],
@@ -1010,7 +1013,7 @@ def gibbs_dp_gmm(
 
 
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,
-                    progress_bar, desc, padded=None):
+                    progress_bar, desc, padded=None, label_records=("labels",)):
     """Drive a jitted ``run(chain_keys, state, num) -> (state, records)`` over a whole run.
 
     The run is split into segments of equal static length (one compilation)
@@ -1025,6 +1028,12 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     padded : dict of str -> int, optional
         Records whose axis (after chains, draws) grows with the buffer; they are
         zero-padded to the final width.
+    label_records : tuple of str, default ("labels",)
+        Records of integer labels, shape (chains, draws, n): each is written once, segment
+        by segment, into one host array of the narrowest integer type that holds its
+        values (int8 up to 127 clusters), widened (one copy) only if a later segment needs
+        a wider type.  They are the largest arrays of a run (chains x draws x points), so
+        no other copy of them is made.
 
     Returns
     -------
@@ -1038,7 +1047,9 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     seg_len = -(-total_draws // max(1, min(20, total_draws // 10)))
     n_segments = -(-total_draws // seg_len)
     progress = _Progress(total_draws * thin, progress_bar, desc)
-    parts = []  # the kept draws of each segment
+    parts = []  # the kept draws of each segment, but the labels
+    labels = {}  # name -> (host array (chains, num_samples, ...), its lowest and highest label)
+    filled = 0
     seg_keys = jax.random.split(key, n_segments)
 
     def launch(j, state):
@@ -1061,7 +1072,12 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             lo = max(n_warm_draws - j * seg_len, 0)
             hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
             if lo < hi:  # warm-up segments' records are never copied out
-                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()})
+                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()
+                              if name not in label_records})
+                for name in label_records:
+                    labels[name] = _write_labels(labels.get(name), rec[name][:, lo:hi],
+                                                 filled, num_samples)
+                filled += hi - lo
             progress.update(seg_len * thin)
             j, current = j + 1, ahead
     finally:
@@ -1073,12 +1089,30 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             pad = [(0, 0)] * r[name].ndim
             pad[axis] = (0, width - r[name].shape[axis])
             r[name] = np.pad(r[name], pad)
-    # Labels as int32, the Posterior's dtype, so that it can take them over
-    # without another copy.
-    records = {name: np.concatenate([p[name] for p in parts], axis=1,
-                                    dtype=np.int32 if name == "labels" else None)
-               for name in parts[0]}
+    records = {name: np.concatenate([p[name] for p in parts], axis=1) for name in parts[0]}
+    records.update({name: buf for name, (buf, _, _) in labels.items()})
     return records, seconds
+
+
+def _write_labels(held, block, start: int, num_samples: int):
+    """Write a segment's label draws ``block`` (device array, (chains, m, ...)) at draw
+    ``start`` of the host array of ``held = (array, low, high)`` (None: make it); returns
+    the new ``held``.  The array has the narrowest integer type holding every label so
+    far (:func:`~bayesclust.inference.mixtures._common.label_dtype`) and is widened when
+    a label outgrows it."""
+    low, high = int(jnp.min(block)), int(jnp.max(block))
+    if held is not None:
+        low, high = min(low, held[1]), max(high, held[2])
+    dtype = np.dtype(label_dtype(low, high))
+    if held is None:
+        buf = np.empty(block.shape[:1] + (num_samples,) + block.shape[2:], dtype)
+    else:
+        buf = held[0]
+        if dtype.itemsize > buf.dtype.itemsize:
+            buf = buf.astype(dtype)
+    # Narrowed on the device, so that the host receives the stored width only.
+    buf[:, start:start + block.shape[1]] = np.asarray(block.astype(buf.dtype))
+    return buf, low, high
 
 
 class _Progress:

@@ -80,6 +80,7 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    recorded_labels,
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
@@ -602,7 +603,7 @@ def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, s
         stat = s.logdet if full else s.factor
         record = dict(
             split_merge_accepted=accepted,
-            labels=s.labels,
+            labels=recorded_labels(s.labels, s.counts.shape[-1]),
             log_likelihood=jax.vmap(
                 lambda c, st: log_marginal_whitened(c, st, kappa0, nu0, d, full))(s.counts, stat),
             log_alpha=s.log_alpha,

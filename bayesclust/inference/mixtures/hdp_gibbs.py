@@ -849,12 +849,18 @@ def gibbs_hdp_gmm(
         key, lambda keys, s, num: run(keys, state=s, num=num), state,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
         grow=grow, progress_bar=progress_bar, desc="gibbs (HDP, CRF)",
-        padded={"means": 2})
+        padded={"means": 2}, label_records=("labels", "local_labels"))
     back = np.empty(n, np.int64)
     back[order] = np.arange(n)  # stacked row of every input row
 
     def labels_of(name):
-        return records[name][..., back]
+        # Back to input row order draw by draw, in place: the label draws are the run's
+        # largest arrays, and a fancy index of all of them would copy them.
+        arr = records[name]
+        if not np.array_equal(back, np.arange(n)):
+            for row in arr.reshape(-1, n):
+                row[:] = row[back]
+        return arr
 
     post = Posterior(
         labels_of("labels"),
@@ -871,6 +877,7 @@ def gibbs_hdp_gmm(
         seconds=seconds,
         group_ids=gid[back],
         group_order=group_order,
+        copy=False,  # the records are this call's own arrays
     )
     warn_if_not_converged(post)
     return post

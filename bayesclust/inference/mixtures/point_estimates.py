@@ -443,7 +443,8 @@ def draws_point_estimate(
     the two partitions disagree) and :math:`f(x) = x \\log x` for VI (times
     :math:`1/n`).  One ``bincount`` over the draws gives every :math:`N_{kt}` of a
     candidate, :math:`O(n S)`; the whole search costs :math:`O(n S m)` for :math:`m`
-    candidates and :math:`S` draws, with :math:`O(n S)` memory.  Unlike
+    candidates and :math:`S` draws, with memory for a few draws at a time beside the
+    candidates (the draws are read where they are, never copied whole).  Unlike
     :func:`partition_point_estimate` there is no local search: the result is the best
     draw, which for large ``n`` (where the posterior of a mixture is concentrated) is
     close to the optimum.
@@ -470,19 +471,29 @@ def draws_point_estimate(
     _, first = np.unique(_row_hashes(draws[pool]), return_index=True)
     distinct = pool[np.sort(first)]
     cand = _canonical_chunks(draws, distinct[_evenly(distinct.shape[0], max_candidates)])
-    ev = _canonical_chunks(draws, _evenly(S, max_draws)).astype(np.int64)
-    m = ev.shape[0]
-    sizes = ev.max(axis=1) + 1
-    ev += np.concatenate([[0], np.cumsum(sizes)[:-1]])[:, None]  # a column per (draw, cluster)
-    T = int(sizes.sum())
     x = np.arange(n + 1, dtype=np.float64)
     f = x * (x - 1.0) / 2.0 if loss == "binder" else xlogx(x)
-    b_term = float(f[np.bincount(ev.ravel(), minlength=T)].sum()) / m
+    evaluated = _evenly(S, max_draws)
+    m = evaluated.shape[0]
+    # sum over the evaluated draws of sum_t f(b_t), and per candidate of sum_{k,t} f(N_kt),
+    # accumulated a few draws at a time (the draws' int64 columns would be m x n at once).
+    b_sum, joint_sum = 0.0, np.zeros(cand.shape[0])
+    step = max(1, _CHUNK // max(n, 1))
+    for start in range(0, m, step):
+        ev = _canonical_chunks(draws, evaluated[start : start + step]).astype(np.int64)
+        sizes = ev.max(axis=1) + 1
+        ev += np.concatenate([[0], np.cumsum(sizes)[:-1]])[:, None]  # a column per (draw, cluster)
+        T = int(sizes.sum())
+        b_sum += float(f[np.bincount(ev.ravel(), minlength=T)].sum())
+        for j, c in enumerate(cand):
+            k = int(c.max()) + 1
+            joint = np.bincount((c.astype(np.int64)[None, :] * T + ev).ravel(), minlength=k * T)
+            joint_sum[j] += float(f[joint].sum())
+    b_term = b_sum / m
     best, best_loss = 0, np.inf
     for j, c in enumerate(cand):
         k = int(c.max()) + 1
-        joint = np.bincount((c.astype(np.int64)[None, :] * T + ev).ravel(), minlength=k * T)
-        value = float(f[np.bincount(c, minlength=k)].sum()) + b_term - 2.0 * float(f[joint].sum()) / m
+        value = float(f[np.bincount(c, minlength=k)].sum()) + b_term - 2.0 * joint_sum[j] / m
         # Ties (to rounding) keep the first candidate; the first one is always taken.
         if j == 0 or value < best_loss - 1e-9 * max(1.0, abs(best_loss)):
             best, best_loss = j, value

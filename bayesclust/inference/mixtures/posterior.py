@@ -25,7 +25,7 @@ from scipy.optimize import linear_sum_assignment
 from ... import _validation as V
 from ..._validation import check_array
 from ...metrics import co_clustering_matrix
-from ._common import _evenly
+from ._common import _evenly, label_dtype
 from .point_estimates import (
     GREEDY_MAX_DRAWS,
     GREEDY_MAX_N,
@@ -38,6 +38,11 @@ __all__ = ["Posterior", "Relabelled", "rank_diagnostics"]
 _COMPONENT_KEYS = ("means", "weights")
 _LOSSES = ("binder", "vi")
 _KERNELS = ("", "native", "xla")  # Posterior.kernels: not recorded, or the code that ran
+#: Elements of the label draws a summary touches at once (its temporaries stay this small).
+_CHUNK = 1 << 22
+_NO_DRAWS = ("this Posterior keeps no label draws (compact(keep_draws='summary'), "
+             "e.g. an estimator fitted with keep_draws='summary'); fit with keep_draws='all' "
+             "or an int to keep them")
 
 
 class Relabelled(NamedTuple):
@@ -45,7 +50,7 @@ class Relabelled(NamedTuple):
 
     Attributes
     ----------
-    labels : ndarray of int32 (int64 if a label needs it), shape (chains, draws, n)
+    labels : ndarray of int64, shape (chains, draws, n)
         Label draws after relabelling; each draw's cluster matched to reference cluster
         ``r`` carries label ``r`` (see :meth:`Posterior.relabel` for the exact rule).
     params : dict of str -> ndarray
@@ -73,11 +78,9 @@ def _as_numeric(x: Any, name: str) -> np.ndarray:
 
 
 def _label_dtype(labels: np.ndarray) -> type:
-    """int32 when every label fits (half the memory of int64 for many-chain runs), else int64."""
-    info = np.iinfo(np.int32)
-    if labels.size == 0 or (labels.min() >= info.min and labels.max() <= info.max):
-        return np.int32
-    return np.int64
+    if labels.size == 0 or labels.dtype == np.bool_:
+        return np.int8
+    return label_dtype(int(labels.min()), int(labels.max()))
 
 
 def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
@@ -86,6 +89,18 @@ def _readonly(arr: np.ndarray, copy: bool = True) -> np.ndarray:
         arr = np.array(arr, copy=True)
     arr.setflags(write=False)
     return arr
+
+
+def _check_keep_draws(keep_draws: Any, name: str = "keep_draws") -> int | str:
+    """``keep_draws`` of :meth:`Posterior.compact` checked: ``"all"``, ``"summary"`` or a
+    positive int (returned as a Python int); a ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(keep_draws, str):
+        if keep_draws in ("all", "summary"):
+            return keep_draws
+    elif isinstance(keep_draws, numbers.Integral) and not isinstance(keep_draws, (bool, np.bool_)):
+        if keep_draws >= 1:
+            return int(keep_draws)
+    raise ValueError(f"{name} must be 'all', 'summary' or a positive int, got {keep_draws!r}")
 
 
 def _check_draw_dict(d: Any, name: str, lead: tuple, add_chain: bool, exact: bool,
@@ -260,15 +275,16 @@ class Posterior:
         The caller's identifier of data set ``0..D-1`` (default ``0..D-1``).
     copy : bool, default True
         Store read-only copies of the arrays.  ``False`` takes over NumPy arrays
-        that already have the stored dtype (int32 labels, float64
-        log-likelihood) instead of copying them, and marks them read-only: for
+        that already have the stored dtype (labels of the narrowest integer type that
+        holds them, float64 log-likelihood) instead of copying them, and marks them read-only: for
         samplers handing over arrays they built (hundreds of MB for many
         chains); the caller must not keep writing to them.
 
     Attributes
     ----------
-    labels : ndarray of int32, shape (chains, draws, n)
-        (int64 when a label does not fit in int32)
+    labels : ndarray of int8, shape (chains, draws, n)
+        (int16, int32 or int64 when a label needs it: the narrowest signed integer type
+        that holds every label)
     log_likelihood : ndarray of float, shape (chains, draws), or None
     params, sample_stats : dict of str -> ndarray
     sampler, model, kernels : str
@@ -353,6 +369,7 @@ class Posterior:
             lab = lab[None]
         C, S, n = lab.shape
         self._labels = _readonly(lab, copy=False)  # astype above copied, unless copy=False
+        self._shape = (C, S, n)
 
         if log_likelihood is None:
             self._log_likelihood = None
@@ -456,7 +473,7 @@ class Posterior:
         """
         if self.group_ids is None:
             raise ValueError("this Posterior has no group_ids (not a grouped-data posterior)")
-        arr = self._labels if labels is None else np.asarray(labels)
+        arr = self.labels if labels is None else np.asarray(labels)
         if arr.shape[-1] != self.n_points:
             raise ValueError(f"labels must have {self.n_points} points on the last axis, "
                              f"got shape {arr.shape}")
@@ -466,7 +483,10 @@ class Posterior:
 
     @property
     def labels(self) -> np.ndarray:
-        """Label draws, int32 (int64 if a label needs it) array of shape (chains, draws, n) (read-only)."""
+        """Label draws of shape (chains, draws, n), the narrowest signed integer type that holds
+        them (int8 up to 127 clusters; read-only)."""
+        if self._labels is None:
+            raise ValueError(_NO_DRAWS)
         return self._labels
 
     @property
@@ -486,12 +506,12 @@ class Posterior:
 
     @property
     def n_chains(self) -> int:
-        return int(self._labels.shape[0])
+        return self._shape[0]
 
     @property
     def n_draws(self) -> int:
         """Draws per chain."""
-        return int(self._labels.shape[1])
+        return self._shape[1]
 
     @property
     def n_samples(self) -> int:
@@ -500,7 +520,7 @@ class Posterior:
 
     @property
     def n_points(self) -> int:
-        return int(self._labels.shape[2])
+        return self._shape[2]
 
     @property
     def n_components(self) -> int | None:
@@ -510,7 +530,7 @@ class Posterior:
     @property
     def pooled_labels(self) -> np.ndarray:
         """Label draws of all chains stacked, shape (chains * draws, n)."""
-        return self._labels.reshape(-1, self.n_points)
+        return self.labels.reshape(-1, self.n_points)
 
     # ----------------------------------------------------------------- partition summaries
 
@@ -518,9 +538,24 @@ class Posterior:
     def n_clusters(self) -> np.ndarray:
         """Number of distinct labels (non-empty clusters) per draw, int64 (chains, draws)."""
         if self._n_clusters is None:
-            srt = np.sort(self._labels, axis=-1)
-            k = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
-            self._n_clusters = _readonly(k.astype(np.int64), copy=False)
+            rows = self.pooled_labels
+            k = np.empty(rows.shape[0], np.int64)
+            low = int(rows.min())
+            span = int(rows.max()) - low + 1
+            # A few draws at a time (all at once would copy the label draws), counted by
+            # one bincount per block when the labels span at most n values, else sorted.
+            step = max(1, _CHUNK // max(self.n_points, span, 1))
+            for start in range(0, rows.shape[0], step):
+                block = rows[start:start + step]
+                if span <= self.n_points:
+                    keys = block.astype(np.int64)
+                    keys += span * np.arange(block.shape[0])[:, None] - low
+                    counts = np.bincount(keys.ravel(), minlength=block.shape[0] * span)
+                    k[start:start + step] = np.count_nonzero(counts.reshape(-1, span), axis=1)
+                else:
+                    srt = np.sort(block, axis=-1)
+                    k[start:start + step] = 1 + np.count_nonzero(np.diff(srt, axis=-1), axis=-1)
+            self._n_clusters = _readonly(k.reshape(self.n_chains, self.n_draws), copy=False)
         return self._n_clusters
 
     def k_distribution(self) -> dict[int, float]:
@@ -547,6 +582,8 @@ class Posterior:
             copy is returned).
         """
         if self._psm is None:
+            if self._labels is None:
+                raise ValueError("co_clustering: " + _NO_DRAWS)
             self._psm = _readonly(co_clustering_matrix(self.pooled_labels))
         return self._psm.copy()
 
@@ -582,6 +619,8 @@ class Posterior:
         if method == "auto":
             method = "greedy" if self.n_points <= GREEDY_MAX_N else "draws"
         if (loss, method) not in self._point:
+            if self._labels is None:
+                raise ValueError(f"point_estimate(loss={loss!r}, method={method!r}): " + _NO_DRAWS)
             if method == "draws":
                 est = draws_point_estimate(self.pooled_labels, loss=loss)
             elif self.n_samples > GREEDY_MAX_DRAWS:
@@ -708,7 +747,8 @@ class Posterior:
             new = np.concatenate([np.ones((T, 1), bool), np.diff(srt, axis=1) != 0], axis=1)
             comp_ids = np.cumsum(new, axis=1) - 1  # index among the draw's sorted unique ids
             order = np.argsort(draws, axis=1, kind="stable")
-            comp = np.empty_like(draws)
+            # int64: a draw of int8 labels may hold 256 distinct ones
+            comp = np.empty(draws.shape, np.int64)
             np.put_along_axis(comp, order, comp_ids, axis=1)
             Kmax = int(comp.max()) + 1
         else:
@@ -754,6 +794,107 @@ class Posterior:
             permutation=perm,
             reference=np.asarray(ref, dtype=np.int64).copy(),
         )
+
+    # ----------------------------------------------------------------- storage
+
+    def compact(self, keep_draws: int | str = "all", loss: str = "vi") -> Posterior:
+        """A smaller posterior to keep: evenly thinned draws, or their summaries alone.
+
+        The label draws are ``chains x draws x n`` integers, the bulk of a sampled fit and
+        of its pickle; a fitted estimator keeps a compacted posterior
+        (``keep_draws`` of :class:`~bayesclust.DPGaussianMixture` and
+        :class:`~bayesclust.HDPGaussianMixture`).
+
+        Parameters
+        ----------
+        keep_draws : int, "all" or "summary", default "all"
+            ``"all"``: this posterior.  An int ``m``: at most ``m`` draws per chain, spread
+            evenly over the chain; every per-draw array is thinned alike, the component
+            axis of the component-indexed params (``"means"``) is cut to the slots the
+            kept labels use (not when there are ``"weights"``: an empty slot's weight is
+            part of the draw), and every summary is that of the kept draws.
+            ``"summary"``: no label draws and no per-component or per-point parameters;
+            kept are, from every draw, the number of clusters (:attr:`n_clusters`), the
+            log-likelihood, the scalar parameters (``alpha``, ``sigma2``, ...) and sample
+            statistics, so that :meth:`k_distribution`, :meth:`diagnostics` (R-hat, ESS)
+            and :meth:`summary` are those of the whole run; the point estimate of ``loss``
+            (its default method); and the co-clustering matrix when ``n`` is at most
+            :data:`~bayesclust.inference.mixtures.point_estimates.GREEDY_MAX_N`
+            (``8 n**2`` bytes).  :meth:`to_arviz` exports no ``"labels"``; :attr:`labels`
+            and what needs the draws raise a ``ValueError``.
+        loss : {"binder", "vi"}, default "vi"
+            The point estimate ``"summary"`` keeps.
+
+        Returns
+        -------
+        Posterior
+            A new one, sharing no array with this one (but ``"all"``, or an int not below
+            :attr:`n_draws`, which return this one).
+
+        Raises
+        ------
+        ValueError
+            ``keep_draws`` neither ``"all"``, ``"summary"`` nor a positive int; an unknown
+            ``loss``.
+
+        Examples
+        --------
+        >>> post = Posterior([[0, 0, 1], [1, 1, 0], [0, 0, 0], [2, 2, 5]])
+        >>> post.compact(2).n_draws
+        2
+        >>> small = post.compact("summary", loss="binder")
+        >>> small.point_estimate("binder"), small.k_distribution()
+        (array([0, 0, 1]), {1: 0.25, 2: 0.75})
+        """
+        keep_draws = _check_keep_draws(keep_draws)
+        if loss not in _LOSSES:
+            raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+        if self._labels is None:  # a summary already
+            if isinstance(keep_draws, str):
+                return self
+            raise ValueError(f"compact({keep_draws!r}): " + _NO_DRAWS)
+        if keep_draws == "all" or (not isinstance(keep_draws, str) and keep_draws >= self.n_draws):
+            return self
+        out = object.__new__(Posterior)
+        out.__dict__.update(self.__dict__)
+        out._psm, out._point, out._n_clusters = None, {}, None
+        if keep_draws == "summary":
+            method = "greedy" if self.n_points <= GREEDY_MAX_N else "draws"
+            point = self.point_estimate(loss)
+            out._point = {(loss, method): _readonly(point, copy=False)}
+            if self.n_points <= GREEDY_MAX_N:
+                out._psm = _readonly(self.co_clustering(), copy=False)
+            out._n_clusters = self.n_clusters
+            out._labels = None
+            out._params = {k: v for k, v in self._params.items() if v.ndim == 2}
+            out._n_components = None
+            return out
+        idx = _evenly(self.n_draws, keep_draws)
+
+        def thin(arr):
+            return _readonly(arr[:, idx], copy=False)  # a fancy index: a new array
+
+        out._labels = thin(self._labels)
+        out._shape = out._labels.shape
+        out._log_likelihood = None if self._log_likelihood is None else thin(self._log_likelihood)
+        out._params = {k: thin(v) for k, v in self._params.items()}
+        out._sample_stats = {k: thin(v) for k, v in self._sample_stats.items()}
+        names = self._component_param_names(None)
+        # The component axis is ambiguous when it has n slots (a per-point param looks alike).
+        if names and "weights" not in self._params and self._n_components != self.n_points:
+            # A sampler's buffer grows to hold its largest draw: slots no kept draw uses
+            # are dropped (labels index the slots, so they stay valid).
+            used = int(out._labels.max()) + 1
+            for name in names:
+                out._params[name] = _readonly(out._params[name][:, :, :used].copy(), copy=False)
+            out._n_components = used
+        return out
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if self._labels is not None:
+            state["_psm"] = None  # a cache of n x n floats, recomputed from the draws
+        return state
 
     # ----------------------------------------------------------------- diagnostics
 
@@ -836,8 +977,10 @@ class Posterior:
             if reserved in posterior:
                 raise ValueError(f"params must not use the reserved name {reserved!r}")
         posterior["n_clusters"] = np.asarray(self.n_clusters)
-        posterior["labels"] = np.asarray(self._labels)
-        dims = {"labels": ["point"]}
+        dims = {}
+        if self._labels is not None:
+            posterior["labels"] = np.asarray(self._labels)
+            dims["labels"] = ["point"]
         coords = {"point": np.arange(self.n_points)}
         names = self._component_param_names(None)
         if names:
@@ -923,7 +1066,7 @@ class Posterior:
             lines.append(
                 "  params: " + ", ".join(f"{k} {v.shape}" for k, v in self._params.items())
             )
-        extras = []
+        extras = [] if self._labels is not None else ["no label draws (compact('summary'))"]
         if self._log_likelihood is not None:
             extras.append("log_likelihood")
         if self._sample_stats:
