@@ -308,7 +308,19 @@ def _em_by_hand(X, init, step, max_iter, *args):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("max_iter", [4, 200])
 def test_em_steps_by_hand_reproduce_the_drivers(dtype, max_iter):
-    """init + step (jitted) in the unit frame give the drivers' parameters, trace and n_iter."""
+    """init + step (jitted) in the unit frame give the drivers' parameters, trace and n_iter.
+
+    float64: the same bits.  float32: within a few units in the last place of the largest value -- the driver pads
+    its rows to a shape bucket, and XLA's loop emitters (which ``make test`` compiles with)
+    order the padded sums differently from the unpadded ones; ``make test-xla`` compiles with
+    the default code generator, where they agree bit for bit there too.
+    """
+    rtol = 0.0 if dtype == np.float64 else 8 * np.finfo(np.float32).eps
+
+    def same(actual, desired):  # a few ulps of the array's largest value
+        scale = float(np.max(np.abs(desired)))
+        np.testing.assert_allclose(actual, desired, rtol=rtol, atol=rtol * scale)
+
     with jax.enable_x64(dtype == np.float64):
         X, z = _blobs(8, n=90, d=2, k=3, scale=2.5)
         X = X.astype(dtype)
@@ -331,17 +343,17 @@ def test_em_steps_by_hand_reproduce_the_drivers(dtype, max_iter):
         res = mog_em(0, X, 4, 0.9, max_iter=max_iter, init=C0)
         state, trace = _em_by_hand(Xc, init_mog_em_state(Xc, Cc, std, max_iter=max_iter),
                                    jax.jit(mog_em_step), max_iter, std)
-        np.testing.assert_array_equal(res.centers, back(state.centers))
-        np.testing.assert_array_equal(res.weights, np.exp(np.asarray(state.log_weights)))
-        np.testing.assert_array_equal(res.objective_trace, loglik(trace.astype(dtype)))
+        same(res.centers, back(state.centers))
+        same(res.weights, np.exp(np.asarray(state.log_weights)))
+        same(res.objective_trace, loglik(trace.astype(dtype)))
         assert res.n_iter == int(state.n_iter) and res.converged == bool(state.converged)
         assert res.n_iter == max_iter  # 200: the trace crosses a piece of the driver's buffer
         res2 = mda2_em(0, X, c, 4, 0.9, max_iter=max_iter, init=C0)
         state2, trace2 = _em_by_hand(Xc, init_mda2_em_state(Xc, c, Cc, std, max_iter=max_iter),
                                      jax.jit(mda2_em_step), max_iter, jnp.asarray(c), std)
-        np.testing.assert_array_equal(res2.centers, back(state2.centers))
-        np.testing.assert_array_equal(res2.psi, np.exp(np.asarray(state2.log_psi)))
-        np.testing.assert_array_equal(res2.objective_trace, loglik(trace2.astype(dtype)))
+        same(res2.centers, back(state2.centers))
+        same(res2.psi, np.exp(np.asarray(state2.log_psi)))
+        same(res2.objective_trace, loglik(trace2.astype(dtype)))
         assert res2.n_iter == int(state2.n_iter) and res2.converged == bool(state2.converged)
 
 
