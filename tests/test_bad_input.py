@@ -677,7 +677,9 @@ TABLE = {
     "gibbs_dp_gmm": A(num_warmup=1, num_samples=1, num_chains=1),
     "gibbs_sweep": A(state=Lazy(lambda: _gibbs().init_state(XS, LAB, 8, 0.0, 1.0)), collapsed=True),
     "init_blocked_state": A(truncation=8, log_alpha=0.0), "init_state": A(log_alpha=0.0),
-    "split_merge_move": A(state=Lazy(lambda: _gibbs().init_state(XS, LAB, 8, 0.0, 1.0))),
+    "inference.mixtures.gibbs.split_merge_move": A(
+        state=Lazy(lambda: _gibbs().init_state(XS, LAB, 8, 0.0, 1.0))),
+    "inference.mixtures.hdp_gibbs.split_merge_move": INTERNAL("a CRF state"),
     "sweep_chains": INTERNAL("batched chain states"),
     "cluster_posterior": A(prior=Lazy(lambda: _f("default_gaussian_prior")(XS))),
     "default_gaussian_prior": A(), "gaussian_log_marginal": A(), "gaussian_predictive_logpdf": A(),
