@@ -172,6 +172,8 @@ class _PointPartitionPredictive:
         labels = np.unique(point, return_inverse=True)[1].reshape(-1)
         self.labels_ = labels.astype(np.intp)
         self.n_clusters_ = int(labels.max()) + 1
+        # after the point estimate of every draw, which compact("summary") then keeps
+        self.posterior_ = post.compact(self.keep_draws, loss=self.loss)
         self._offset = X.mean(0)
         self._counts = np.bincount(labels, minlength=self.n_clusters_).astype(float)
         if getattr(self, "covariance_type", "spherical") != "spherical":
@@ -182,7 +184,6 @@ class _PointPartitionPredictive:
             # The posterior mean m_n of each cluster, as the predictive computes it.
             self.cluster_centers_ = np.stack(
                 [mn for _, _, _, mn, _ in cluster_posterior(self._X_fit, self.labels_, self.prior_)])
-            self.posterior_ = post.compact(self.keep_draws, loss=self.loss)
             return
         sums = np.zeros((self.n_clusters_, X.shape[1]))
         np.add.at(sums, labels, X - self._offset)
@@ -191,7 +192,6 @@ class _PointPartitionPredictive:
         self._mean_var = 1.0 / (1.0 / rho2 + self._counts / self._sigma2_mean)
         self._mean_centred = self._mean_var[:, None] * sums / self._sigma2_mean
         self.cluster_centers_ = self._mean_centred + self._offset
-        self.posterior_ = post.compact(self.keep_draws, loss=self.loss)
 
     def predict_proba(self, X):
         """Posterior predictive probability of each point-partition cluster, shape (n, n_clusters_)."""
