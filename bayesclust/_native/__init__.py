@@ -46,6 +46,7 @@ import numpy as np
 __all__ = [
     "available",
     "build",
+    "did_agglomerate",
     "disabled",
     "enabled",
     "gibbs_run_ffi",
@@ -56,7 +57,7 @@ __all__ = [
     "used_on",
 ]
 
-_SOURCES = ("nearest.cc", "gibbs.cc")
+_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc")
 _HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
@@ -385,6 +386,55 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
                 split_merge=np.int64(split_merge))
+
+
+def did_agglomerate(X, *, method, floor, param, param2, min_size):
+    """SL-DID's or SL-AGLO's whole agglomeration in one host call (see ``did.cc``).
+
+    The same decisions as the NumPy driver of
+    :mod:`bayesclust.inference.increments.did_hierarchy`, step for step; called through
+    ctypes (host code, not an XLA custom call).  Use only when :func:`enabled`.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d), n >= 2
+        In the unit frame.
+    method : {"sl_did", "sl_aglo"}
+    floor : float
+        The smallest mean increment.
+    param : float
+        ``tail_factor`` (SL-DID) or ``tau`` (SL-AGLO).
+    param2 : float or None
+        SL-DID's ``tail_prob`` (None: the ``tail_factor`` rule).
+    min_size : int
+
+    Returns
+    -------
+    owner : ndarray of int64, shape (n,)
+        The smallest point of every point's cluster.
+    frozen : ndarray of bool, shape (n,)
+        True at the smallest point of every isolated cluster.
+    merges : ndarray of float64, shape (n_merges, 3)
+    n_tests : int
+    """
+    if not available():
+        raise RuntimeError("did_agglomerate: the native kernels are not available")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    owner = np.empty(n, np.int64)
+    frozen = np.zeros(n, np.uint8)
+    merges = np.empty((max(n - 1, 1), 3), np.float64)
+    n_merges = ctypes.c_int64(0)
+    n_tests = ctypes.c_int64(0)
+    fn = _state["lib"].bayesclust_did_agglomerate
+    fn.restype = ctypes.c_int
+    ptr = ctypes.c_void_p
+    fn(ptr(X.ctypes.data), ctypes.c_int64(n), ctypes.c_int64(d),
+       ctypes.c_int32({"sl_did": 0, "sl_aglo": 1}[method]), ctypes.c_double(floor),
+       ctypes.c_double(param), ctypes.c_double(-1.0 if param2 is None else param2),
+       ctypes.c_int64(min_size), ptr(owner.ctypes.data), ptr(frozen.ctypes.data),
+       ptr(merges.ctypes.data), ctypes.byref(n_merges), ctypes.byref(n_tests))
+    return owner, frozen.astype(bool), merges[:n_merges.value].copy(), int(n_tests.value)
 
 
 def _target(stem, dtype):

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from ... import _native
 from ... import _validation as V
 from ...kernels import description_length, did_cdf
 from ._common import _BLOCK, _gdid, _lam_floor
@@ -291,6 +292,14 @@ class _Agglomeration:
                                   self.n_tests, lam_floor)
 
 
+def _native_run(X: np.ndarray, floor: float, **kw) -> DIDHierarchyResult:
+    """The agglomeration in one native call (``_native/did.cc``): the NumPy driver's decisions."""
+    owner, frozen, merges, n_tests = _native.did_agglomerate(X, floor=floor, **kw)
+    slots, labels = np.unique(owner, return_inverse=True)
+    return DIDHierarchyResult(labels.astype(np.int64), int(slots.size), frozen[slots], merges,
+                              n_tests, floor)
+
+
 def _check_data(X) -> np.ndarray:
     X = np.asarray(V.check_array(X, "X", min_samples=2), np.float64)
     return X
@@ -378,9 +387,11 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
     if tail_prob is not None:
         tail_prob = V.check_probability(tail_prob, "tail_prob", open_interval=True)
     min_size = V.check_int(min_size, "min_size", minimum=3)
-
-    agg = _Agglomeration(X)
     floor = _lam_floor(X)
+    if _native.enabled():
+        return _in_data_frame(_native_run(X, floor, method="sl_did", param=tail_factor,
+                                          param2=tail_prob, min_size=min_size), frame)
+    agg = _Agglomeration(X)
 
     def in_tail(x, lam):
         if tail_prob is None:
@@ -477,8 +488,11 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
     X, frame = V.unit_frame(_check_data(X), dtype=np.float64)
     tau = V.check_positive(tau, "tau")
     min_size = V.check_int(min_size, "min_size", minimum=3)
-    agg = _Agglomeration(X)
     floor = _lam_floor(X)
+    if _native.enabled():
+        return _in_data_frame(_native_run(X, floor, method="sl_aglo", param=tau, param2=None,
+                                          min_size=min_size), frame)
+    agg = _Agglomeration(X)
 
     def mean_increment(s):
         if agg.members[s].size < min_size:
