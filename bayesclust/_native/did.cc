@@ -25,7 +25,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
+
+#if defined(__AVX512F__) || defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -59,6 +64,45 @@ double pairwise_sum(const double* a, i64 n) {
 
 double mean(const std::vector<double>& w) {
   return (0.0 + pairwise_sum(w.data(), static_cast<i64>(w.size()))) / static_cast<double>(w.size());
+}
+
+// IEEE square roots (correctly rounded, so every path gives the same bits), in SIMD registers
+// where the target has them: GCC keeps std::sqrt scalar for errno's sake.
+void sqrt_in_place(double* a, i64 n) {
+  i64 j = 0;
+#if defined(__AVX512F__)
+  for (; j + 8 <= n; j += 8) _mm512_storeu_pd(a + j, _mm512_sqrt_pd(_mm512_loadu_pd(a + j)));
+#elif defined(__AVX__)
+  for (; j + 4 <= n; j += 4) _mm256_storeu_pd(a + j, _mm256_sqrt_pd(_mm256_loadu_pd(a + j)));
+#endif
+  for (; j < n; ++j) a[j] = std::sqrt(a[j]);
+}
+
+// The first index of the smallest max(a[p], b[p]) (b = nullptr: of a[p]); 0 if all are inf,
+// as np.argmin.  Eight lanes of minima, then a search for the first equal entry.
+i64 first_argmin(const double* a, const double* b, i64 n) {
+  double m[8];
+  for (int j = 0; j < 8; ++j) m[j] = kInf;
+  i64 p = 0;
+  if (b) {
+    for (; p + 8 <= n; p += 8)
+      for (int j = 0; j < 8; ++j) {
+        double v = std::max(a[p + j], b[p + j]);
+        m[j] = v < m[j] ? v : m[j];
+      }
+  } else {
+    for (; p + 8 <= n; p += 8)
+      for (int j = 0; j < 8; ++j) m[j] = a[p + j] < m[j] ? a[p + j] : m[j];
+  }
+  double best = kInf;
+  for (int j = 0; j < 8; ++j) best = m[j] < best ? m[j] : best;
+  for (; p < n; ++p) {
+    double v = b ? std::max(a[p], b[p]) : a[p];
+    best = v < best ? v : best;
+  }
+  for (p = 0; p < n; ++p)
+    if ((b ? std::max(a[p], b[p]) : a[p]) == best) return p;
+  return 0;
 }
 
 // --------------------------------------------------------------------------- the 2-DID law
@@ -141,9 +185,11 @@ bool before(double d1, i64 i1, double d2, i64 i2) {
 struct Agglomeration {
   i64 n, d;
   const double* X;
-  std::vector<double> D;
+  std::unique_ptr<double[]> D;
   std::vector<i64> owner;
-  std::vector<char> dead, frozen, mark;
+  std::vector<char> dead, frozen;
+  std::vector<double> pen;  // inf at the points of isolated clusters, else 0
+  std::vector<i64> pos;     // scratch: a point's place in the union at hand
   std::vector<std::vector<i64>> members, tested;
   std::vector<i64> nn_idx;
   std::vector<double> nn_dist;
@@ -166,51 +212,58 @@ struct Agglomeration {
   }
 
   Agglomeration(const double* X_, i64 n_, i64 d_, double* merges_)
-      : n(n_), d(d_), X(X_), D(n_ * n_), owner(n_), dead(n_, 0), frozen(n_, 0), mark(n_, 0),
-        members(n_), tested(n_), nn_idx(2 * n_, -1), nn_dist(2 * n_, kInf), rowmin(n_),
-        rowarg(n_), has_lam(n_, 0), has_dl(n_, 0), lam(n_), dl(n_), merges(merges_) {
+      : n(n_), d(d_), X(X_), D(new double[n_ * n_]), owner(n_), dead(n_, 0), frozen(n_, 0),
+        pen(n_, 0.0), pos(n_, 0), members(n_), tested(n_), nn_idx(2 * n_, -1), nn_dist(2 * n_, kInf),
+        rowmin(n_), rowarg(n_), has_lam(n_, 0), has_dl(n_, 0), lam(n_), dl(n_),
+        merges(merges_) {
+    // row by row, the coordinates in columns: the sums over k run left to right as cdist's
+    // and vectorise over j
+    std::vector<double> Xt(d * n);
+    for (i64 i = 0; i < n; ++i)
+      for (i64 k = 0; k < d; ++k) Xt[k * n + i] = X[i * d + k];
     for (i64 i = 0; i < n; ++i) {
-      D[i * n + i] = kInf;
-      for (i64 j = i + 1; j < n; ++j) D[i * n + j] = D[j * n + i] = dist(i, j);
-    }
-    for (i64 i = 0; i < n; ++i) {
+      double* row = &D[i * n];
+      for (i64 j = 0; j < n; ++j) row[j] = 0.0;
+      for (i64 k = 0; k < d; ++k) {
+        const double xik = X[i * d + k];
+        const double* col = &Xt[k * n];
+        for (i64 j = 0; j < n; ++j) {
+          double t = xik - col[j];
+          row[j] += t * t;
+        }
+      }
+      sqrt_in_place(row, n);
+      row[i] = kInf;
       owner[i] = i;
       members[i].assign(1, i);
-      const double* row = &D[i * n];
-      i64 a = 0;
-      for (i64 p = 1; p < n; ++p)
-        if (row[p] < row[a]) a = p;
+      i64 a = first_argmin(row, nullptr, n);
       rowmin[i] = row[a];
       rowarg[i] = a;
     }
   }
 
   bool next_pair(i64* s, i64* t) const {
-    i64 a = 0;
-    for (i64 r = 1; r < n; ++r)
-      if (rowmin[r] < rowmin[a]) a = r;
+    i64 a = first_argmin(rowmin.data(), nullptr, n);
     if (!std::isfinite(rowmin[a])) return false;
     *s = a;
     *t = owner[rowarg[a]];
     return true;
   }
 
+  // excluded: dead points, the row's own cluster, the clusters it was tested against
+  void set_pen(i64 r, double own) {
+    for (i64 p : members[r]) pen[p] = own;
+    for (i64 c : tested[r])
+      for (i64 p : members[c]) pen[p] = dead[p] ? kInf : own;
+  }
+
   void refresh_row(i64 r) {
-    for (i64 c : tested[r]) mark[c] = 1;
+    set_pen(r, kInf);
     const double* row = &D[r * n];
-    double best = kInf;
-    i64 arg = 0;
-    for (i64 p = 0; p < n; ++p) {
-      i64 o = owner[p];
-      if (dead[p] || o == r || mark[o]) continue;
-      if (row[p] < best) {
-        best = row[p];
-        arg = p;
-      }
-    }
-    for (i64 c : tested[r]) mark[c] = 0;
-    rowmin[r] = best;
+    i64 arg = first_argmin(row, pen.data(), n);
+    rowmin[r] = std::max(row[arg], pen[arg]);
     rowarg[r] = arg;
+    set_pen(r, 0.0);
   }
 
   void reject(i64 s, i64 t) {
@@ -222,7 +275,10 @@ struct Agglomeration {
 
   void freeze(i64 f) {
     frozen[f] = 1;
-    for (i64 p : members[f]) dead[p] = 1;
+    for (i64 p : members[f]) {
+      dead[p] = 1;
+      pen[p] = kInf;
+    }
     rowmin[f] = kInf;
     for (i64 r = 0; r < n; ++r)
       if (dead[rowarg[r]] && std::isfinite(rowmin[r])) refresh_row(r);
@@ -357,19 +413,20 @@ struct Agglomeration {
   }
 
   // Increments of the sorted points `rows` from their two nearest neighbours (row-aligned).
-  static std::vector<double> triplet_increments(const std::vector<i64>& rows, const i64* idx,
-                                                const double* dst) {
+  std::vector<double> triplet_increments(const std::vector<i64>& rows, const i64* idx,
+                                         const double* dst) {
     size_t m = rows.size();
+    for (size_t i = 0; i < m; ++i) pos[rows[i]] = static_cast<i64>(i);
     std::vector<double> w(m);
     for (size_t i = 0; i < m; ++i) {
-      size_t j = std::lower_bound(rows.begin(), rows.end(), idx[2 * i]) - rows.begin();
+      i64 j = pos[idx[2 * i]];
       double d_jk = idx[2 * j] == rows[i] ? dst[2 * j + 1] : dst[2 * j];
       w[i] = std::fabs(dst[2 * i] - d_jk);
     }
     return w;
   }
 
-  std::vector<double> cluster_increments(i64 s) const {
+  std::vector<double> cluster_increments(i64 s) {
     const std::vector<i64>& rows = members[s];
     if (rows.size() < 3) return {};
     std::vector<i64> idx(2 * rows.size());
@@ -436,7 +493,7 @@ void run_sl_did(Agglomeration& agg, double floor, double tail_factor, double tai
         u = agg.make_union(s, t);
         have_union = true;
         std::vector<double> w_union =
-            Agglomeration::triplet_increments(u.rows, u.idx.data(), u.dist.data());
+            agg.triplet_increments(u.rows, u.idx.data(), u.dist.data());
         for (size_t i = 0; i < u.rows.size(); ++i)
           if (agg.owner[u.rows[i]] == small) w_small.push_back(w_union[i]);
       }
@@ -459,7 +516,7 @@ void run_sl_did(Agglomeration& agg, double floor, double tail_factor, double tai
     } else {
       Union u = agg.make_union(s, t);
       std::vector<double> w_union =
-          Agglomeration::triplet_increments(u.rows, u.idx.data(), u.dist.data());
+          agg.triplet_increments(u.rows, u.idx.data(), u.dist.data());
       double lam_u = std::max(mean(w_union), floor);
       if (description_length(w_union, lam_u) <= T.dl_of(s) + T.dl_of(t))
         agg.merge(s, t, u);
