@@ -11,6 +11,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import adjusted_rand_score as adjusted_rand_index
 
 import bayesclust
+from bayesclust import _native
 from bayesclust.graphs import gaps, increments
 from bayesclust.inference.increments.did_hierarchy import gdid_cut, gdid_index, sl_aglo, sl_did
 from bayesclust.kernels import DID2_FISHER, description_length, did_cdf, did_logpdf
@@ -227,6 +228,32 @@ def test_sl_aglo_matches_the_literal_algorithm(seed, tau):
 def test_sl_did_matches_the_literal_algorithm_on_data_with_duplicates():
     X = bayesclust.datasets.load_iris()[0]
     assert same_partition(sl_did(X).labels, slow_sl_did(X))
+
+
+NATIVE_CASES = {
+    "sl_did-iris-min4": (lambda: bayesclust.datasets.load_iris()[0], sl_did, {"min_size": 4}),
+    "sl_did-large-unions": (lambda: blobs(4, n=(70, 60, 50))[0], sl_did, {}),
+    "sl_did-tail-prob": (lambda: blobs(1)[0], sl_did, {"tail_prob": 0.01}),
+    "sl_aglo-3d": (lambda: blobs(3, d=3)[0], sl_aglo, {"tau": 4.0}),
+}
+
+
+@pytest.mark.skipif(not _native.available(), reason="native kernels off or not built")
+@pytest.mark.parametrize("case", list(NATIVE_CASES))
+def test_native_agglomeration_takes_the_numpy_drivers_steps(monkeypatch, case):
+    """``_native/did.cc`` runs the NumPy driver's algorithm: the same merges in the same order
+    at the same distances, the same isolations and the same number of tests (unions over 48
+    points take the incremental 2-NN update, duplicates the tie rules)."""
+    make, fn, kwargs = NATIVE_CASES[case]
+    X = make()
+    native = fn(X, **kwargs)
+    monkeypatch.setattr(_native, "enabled", lambda: False)
+    ref = fn(X, **kwargs)
+    np.testing.assert_array_equal(native.labels, ref.labels)
+    np.testing.assert_array_equal(native.isolated, ref.isolated)
+    np.testing.assert_array_equal(native.merges, ref.merges)
+    assert (native.n_clusters, native.n_tests, native.lam_floor) == (ref.n_clusters, ref.n_tests,
+                                                                     ref.lam_floor)
 
 
 def test_sl_did_never_merges_separated_clusters_and_is_scale_and_order_free():

@@ -5,7 +5,10 @@ nearest-centre assignment computes the GEMM scores, the argmin and the
 winner's exact distance tile by tile in registers, without writing the
 ``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
 mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
-a few dozen small operations per point (see ``gibbs.cc``).  They are called from inside
+a few dozen small operations per point (see ``gibbs.cc``).  One routine is host
+code called through ctypes, not a custom call: SL-DID's and SL-AGLO's agglomeration
+(``did.cc``, :func:`did_agglomerate`), whose NumPy driver paid the interpreter per
+tested pair.  The custom calls are called from inside
 jit-compiled JAX code through :func:`jax.ffi.ffi_call` and are used only on
 the CPU platform (``lax.platform_dependent``); every other platform, and a
 machine without a C++ compiler, runs the pure-XLA path, which has the same

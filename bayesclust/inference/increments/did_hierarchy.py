@@ -19,6 +19,8 @@ One shared driver runs both: an ``(n, n)`` single-link distance matrix between t
 clusters (Lance--Williams' minimum update), each cluster's nearest eligible partner, the pairs
 already tested, and per point its two nearest neighbours inside its cluster, updated from the
 cross distances at every merge (so a cluster's increments never need a new search).
+On a CPU with the native kernels (:func:`bayesclust._native.enabled`) the same driver runs in
+one native call (``bayesclust/_native/did.cc``), taking the same decisions step for step.
 """
 
 from __future__ import annotations
