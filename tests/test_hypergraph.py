@@ -160,6 +160,24 @@ def test_mcla_matches_literal_loop(seed):
     assert np.all(A[np.arange(len(A)), _relabel_to(res.labels, np.argmax(A, axis=1), unique)] == best[:, 0])
 
 
+def test_njw_partition_above_the_dense_limit_takes_arpack_on_dense_graphs(monkeypatch, blobs):
+    """Above ``_NJW_DENSE_MAX_N`` vertices a dense affinity (MCLA's meta-graph) is partitioned
+    from ARPACK's leading eigenvectors, component by component: the same partition as the
+    dense ``eigh`` (the limits lowered so that a small graph crosses them: the co-association
+    of three separated blobs, whose three components give the eigenvalue 1 three times, which
+    one Lanczos run over the whole graph misses; the same graph with its blocks joined)."""
+    from bayesclust.inference.consensus import ensembles
+
+    _, _, ens = blobs
+    S = coassociation(ens).toarray()
+    graphs = [S, S + 0.01 * (1.0 - np.eye(len(S)))]
+    dense = [njw_partition(V.as_numpy_rng(3), A, 3, 300, 10) for A in graphs]
+    monkeypatch.setattr(ensembles, "_NJW_DENSE_MAX_N", 10)
+    monkeypatch.setattr(ensembles, "_NJW_COMPONENT_DENSE_MAX", 10)
+    for A, ref in zip(graphs, dense):
+        np.testing.assert_array_equal(njw_partition(V.as_numpy_rng(3), A, 3, 300, 10), ref)
+
+
 def _relabel_to(labels, target, mask):
     """Map ``labels`` onto ``target``'s ids through the objects of ``mask``."""
     table = {int(a): int(b) for a, b in zip(labels[mask], target[mask])}

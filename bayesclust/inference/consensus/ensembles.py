@@ -360,15 +360,56 @@ def _njw_spectral(rng: np.random.Generator, X: np.ndarray, k: int, gamma: float,
     return njw_partition(rng, _rbf_affinity(X, gamma), k, max_iter)
 
 
-#: Above this many vertices a sparse affinity is partitioned with ARPACK, not a dense ``eigh``.
+#: Above this many vertices an affinity is partitioned with ARPACK (a dense one as a sparse
+#: matrix of its non-zeros), not a dense ``eigh``: a full ``eigh`` is O(m^3) for k vectors.
 _NJW_DENSE_MAX_N = 2000
+
+
+#: Components of at most this many vertices are solved by a dense ``eigh``.
+_NJW_COMPONENT_DENSE_MAX = 200
+
+
+def _leading_eigenvectors_by_component(M, k: int) -> np.ndarray:
+    """The ``k`` leading eigenvectors of the symmetric sparse ``M``, shape (m, k).
+
+    ``M`` is block diagonal over the connected components of its graph and every component
+    has the eigenvalue 1 of its degree vector: a single-vector Lanczos run (ARPACK) finds
+    one vector of a repeated eigenvalue, so each component is solved on its own (dense
+    ``eigh`` up to ``_NJW_COMPONENT_DENSE_MAX`` vertices, ARPACK above), and the ``k``
+    largest eigenvalues over all components are kept.
+    """
+    import scipy.linalg
+    import scipy.sparse.linalg as spla
+    from scipy.sparse.csgraph import connected_components
+
+    m = M.shape[0]
+    n_comp, comp = connected_components(M, directed=False)
+    parts = []  # (rows, eigenvalues ascending, eigenvectors) of every component
+    for c in range(n_comp):
+        rows = np.flatnonzero(comp == c)
+        kc = min(k, rows.size)
+        Mc = M[rows][:, rows]
+        if rows.size <= max(_NJW_COMPONENT_DENSE_MAX, 2 * k):
+            w, v = scipy.linalg.eigh(Mc.toarray(), subset_by_index=[rows.size - kc, rows.size - 1])
+        else:
+            w, v = spla.eigsh(Mc, k=kc, which="LA", v0=np.ones(rows.size) / np.sqrt(rows.size),
+                              tol=1e-10)
+        parts.append((rows, w, v))
+    which = [(w[j], c, j) for c, (_, w, _) in enumerate(parts) for j in range(w.size)]
+    which = sorted(which, key=lambda t: t[0])[-k:]
+    vecs = np.zeros((m, k))
+    for col, (_, c, j) in enumerate(which):
+        vecs[parts[c][0], col] = parts[c][2][:, j]
+    return vecs
 
 
 def njw_partition(rng: np.random.Generator, A: Any, k: int, max_iter: int = 300, n_init: int = 1) -> np.ndarray:
     r"""Normalised-cut spectral partition of a graph (Ng, Jordan & Weiss 2001) into ``k`` parts.
 
     :math:`M = D^{-1/2} A D^{-1/2}` (:math:`D` the degrees; a vertex of degree 0 keeps a
-    zero row); the ``k`` leading eigenvectors of ``M``, rows scaled to unit length,
+    zero row); the ``k`` leading eigenvectors of ``M`` (a dense ``eigh`` up to 2,000 vertices;
+    above, component by component of the graph, ARPACK's Lanczos on the non-zeros of a
+    large one: the same subspace to its tolerance), rows scaled to unit length,
     clustered by Lloyd's k-means from k-means++ starts drawn from ``rng``; of ``n_init``
     starts the smallest within-cluster sum of squares is kept (``n_init = 1`` draws exactly
     what one start draws).  The graph partitioner of the data's spectral base clusterer
@@ -399,9 +440,9 @@ def njw_partition(rng: np.random.Generator, A: Any, k: int, max_iter: int = 300,
         return np.arange(m, dtype=np.int64)
     deg = np.asarray(A.sum(axis=1)).ravel()
     s = 1.0 / np.sqrt(np.maximum(deg, np.finfo(np.float64).tiny))
-    if sp.issparse(A) and m > _NJW_DENSE_MAX_N:
+    if m > _NJW_DENSE_MAX_N:
         M = sp.diags(s) @ sp.csr_matrix(A, dtype=np.float64) @ sp.diags(s)
-        _, vecs = spla.eigsh(M, k=k, which="LA", v0=np.ones(m) / np.sqrt(m), tol=1e-10)
+        vecs = _leading_eigenvectors_by_component(M.tocsr(), k)
     else:
         Ad = A.toarray() if sp.issparse(A) else np.asarray(A, np.float64)
         M = Ad * s[:, None] * s[None, :]
