@@ -669,6 +669,14 @@ IMPLEMENTATION_MEASUREMENTS = [
     "temporaries at 1M x 128 (hence compiled).",
     "`inference.consensus.ppc.ppc`: on ten Gaussians with n = 10,000 (50 k-means partitions, linear K "
     "rule, K = 10) one start took 22 s for 1,000 iterations.",
+    "`inference.consensus.ensembles.njw_partition` (ARPACK above 2,000 vertices, dense affinities "
+    "too, component by component): MCLA on the 150-partition k-means ensembles of "
+    "`benchmarks/consensus.py` (2,477-3,665 hyperedges; one BLAS thread, load average 12, "
+    "2026-11-29): iris 2.6-4.8 s -> 0.47-0.50 s warm (1.05 s on the process's first call), wine "
+    "3.2-3.7 -> 0.67-1.1 s, biopsy 9.7-17 -> 2.3-2.7 s, breast cancer 8.4-9.5 -> 1.8-2.2 s, the "
+    "same partitions on all 12 ensembles; with OpenBLAS's two threads the dense `eigh` on iris "
+    "took 12-40 s on the loaded machine. One Lanczos run over the whole meta-graph (iris's has "
+    "two components) returned another partition on a three-component graph: hence per component.",
     "`inference.information.smic` (`_one_blas_thread`): OpenBLAS's threading made a 50 x 50 `eigh` ~50x "
     "slower on a loaded 2-core machine.",
     "`inference.discriminative.dc_map._smoothed_value_and_grad`: on the n = 10,000 toy (K = 6, "

@@ -431,7 +431,6 @@ def njw_partition(rng: np.random.Generator, A: Any, k: int, max_iter: int = 300,
     """
     import scipy.linalg
     import scipy.sparse as sp
-    import scipy.sparse.linalg as spla
 
     m = A.shape[0]
     if k == 1:
