@@ -419,6 +419,11 @@ def did_agglomerate(X, *, method, floor, param, param2, min_size):
         True at the smallest point of every isolated cluster.
     merges : ndarray of float64, shape (n_merges, 3)
     n_tests : int
+
+    Raises
+    ------
+    MemoryError
+        The ``n x n`` distance matrix could not be allocated.
     """
     if not available():
         raise RuntimeError("did_agglomerate: the native kernels are not available")
@@ -432,11 +437,13 @@ def did_agglomerate(X, *, method, floor, param, param2, min_size):
     fn = _state["lib"].bayesclust_did_agglomerate
     fn.restype = ctypes.c_int
     ptr = ctypes.c_void_p
-    fn(ptr(X.ctypes.data), ctypes.c_int64(n), ctypes.c_int64(d),
+    status = fn(ptr(X.ctypes.data), ctypes.c_int64(n), ctypes.c_int64(d),
        ctypes.c_int32({"sl_did": 0, "sl_aglo": 1}[method]), ctypes.c_double(floor),
        ctypes.c_double(param), ctypes.c_double(-1.0 if param2 is None else param2),
        ctypes.c_int64(min_size), ptr(owner.ctypes.data), ptr(frozen.ctypes.data),
        ptr(merges.ctypes.data), ctypes.byref(n_merges), ctypes.byref(n_tests))
+    if status != 0:
+        raise MemoryError(f"did_agglomerate: no memory for the {n} x {n} float64 distance matrix")
     return owner, frozen.astype(bool), merges[:n_merges.value].copy(), int(n_tests.value)
 
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <new>
 #include <vector>
 
 #if defined(__AVX512F__) || defined(__AVX__)
@@ -562,22 +563,26 @@ extern "C" {
 // method 1: SL-AGLO (param = tau).  X: (n, d) float64, C order, n >= 2.
 // Outputs: owner (n,) the smallest point of each point's cluster, frozen (n,) 1 for the
 // smallest point of an isolated cluster, merges (n - 1, 3) of which the first *n_merges rows
-// are filled, *n_tests.  Returns 0.
+// are filled, *n_tests.  Returns 0, or 1 if memory ran out.
 int bayesclust_did_agglomerate(const double* X, int64_t n, int64_t d, int32_t method,
                                double floor, double param, double param2, int64_t min_size,
                                int64_t* owner, uint8_t* frozen, double* merges,
                                int64_t* n_merges, int64_t* n_tests) {
-  Agglomeration agg(X, n, d, merges);
-  if (method == 0)
-    run_sl_did(agg, floor, param, param2, min_size);
-  else
-    run_sl_aglo(agg, floor, param, min_size);
-  for (i64 i = 0; i < n; ++i) {
-    owner[i] = agg.owner[i];
-    frozen[i] = static_cast<uint8_t>(agg.frozen[i]);
+  try {
+    Agglomeration agg(X, n, d, merges);
+    if (method == 0)
+      run_sl_did(agg, floor, param, param2, min_size);
+    else
+      run_sl_aglo(agg, floor, param, min_size);
+    for (i64 i = 0; i < n; ++i) {
+      owner[i] = agg.owner[i];
+      frozen[i] = static_cast<uint8_t>(agg.frozen[i]);
+    }
+    *n_merges = agg.n_merges;
+    *n_tests = agg.n_tests;
+  } catch (const std::bad_alloc&) {
+    return 1;  // no exception crosses the C boundary
   }
-  *n_merges = agg.n_merges;
-  *n_tests = agg.n_tests;
   return 0;
 }
 
