@@ -6,8 +6,8 @@
 // sl_did / sl_aglo), step for step: an (n, n) single-link distance matrix between the current
 // clusters (Lance--Williams' minimum update), each cluster's nearest eligible point, the pairs
 // already tested, and per point its two nearest neighbours inside its cluster, updated from the
-// cross distances at every merge.  The Python loop spends ~100 microseconds of interpreter and
-// NumPy dispatch per tested pair on work that is O(n) arithmetic; here a test costs a few.
+// cross distances at every merge.  A tested pair is O(n) arithmetic, which the NumPy driver
+// wraps in dozens of interpreter-level calls (BENCHMARKS.md, the SL-DID vs SciPy table).
 //
 // Bit for bit with the NumPy driver: the distances (sqrt of the sum of squared differences,
 // summed left to right, no fused multiply-add -- SciPy's cdist), the means of increments
