@@ -130,7 +130,7 @@ def _spherical_warnings(X, **params):
 
 
 def test_full_model_merges_the_pieces_of_elongated_clusters():
-    from bayesclust.estimators.dp import _full_covariance_merges
+    from bayesclust.estimators._base import _full_covariance_merges
 
     X, y = _elongated(1)
     # Cut every cluster into three pieces along its long axis: the spherical model's
@@ -161,7 +161,7 @@ def test_spherical_fragments_of_elongated_data_warn_naming_covariance_type():
 
 
 def test_one_merge_of_round_clusters_is_not_fragmentation():
-    from bayesclust.estimators.dp import _full_covariance_merges
+    from bayesclust.estimators._base import _full_covariance_merges
 
     rng = np.random.default_rng(0)
     # Three round clusters, two of them 3 sd apart: the full model merges that pair, as

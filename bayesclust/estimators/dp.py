@@ -5,7 +5,6 @@ sampling its posterior (:class:`DPGaussianMixture`).
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import jax
 import numpy as np
@@ -29,6 +28,7 @@ from ._base import (
     _nearest_labels,
     _PointPartitionPredictive,
     _warn_if_one_cluster,
+    _warn_if_spherical_fragments,
 )
 
 __all__ = ["DPMeans", "DPGaussianMixture"]
@@ -521,70 +521,9 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         )
         self._set_posterior(X, post, rho2=self.rho2_)
         _warn_if_one_cluster(self, "lower sigma2 or raise alpha")
-        if self.n_clusters_ > 1 and X.shape[0] > X.shape[1] + 1:
-            k_full, gain = _full_covariance_merges(np.asarray(X, np.float64), self.labels_,
-                                                   float(self.alpha))
-            # Fragments, not a disagreement over a pair: on average two or more spherical
-            # clusters per full-covariance cluster.  The full model merges two round
-            # clusters a few standard deviations apart too (model-based clustering puts
-            # iris's versicolor and virginica in one; Fraley & Raftery 2002, §8), which
-            # says nothing against the spherical model.
-            if 2 * k_full <= self.n_clusters_:
-                warnings.warn(
-                    f"the spherical model's {self.n_clusters_} clusters merge into {k_full} "
-                    f"under a full-covariance model (its log p(X, z) {gain:+.1f} nats): they "
-                    "may be pieces of elongated clusters; try covariance_type='full' (or "
-                    "'diag')", UserWarning, stacklevel=2)
+        _warn_if_spherical_fragments(self, X, self.alpha,
+                                     "try covariance_type='full' (or 'diag')")
         return self
-
-
-def _full_covariance_merges(X, labels, alpha: float) -> tuple[int, float]:
-    r"""``(k, gain)``: the clusters left when the spherical point partition ``labels`` is
-    merged greedily while the full-covariance model's :math:`\log p(X, z)` rises, and that
-    rise (nats).
-
-    :math:`\log p(X, z) = \log p(X \mid z) + \log p(z)`: the Normal-inverse-Wishart
-    marginal likelihood under :func:`bayesclust.default_gaussian_prior` (Murphy 2007, §9)
-    and the CRP(``alpha``) prior of the partition, whose change on merging clusters of
-    sizes ``a`` and ``b`` is :math:`\log\Gamma(a+b) - \log\Gamma(a) - \log\Gamma(b)
-    - \log\alpha`.  Greedy best-pair merges (the agglomeration of Heller & Ghahramani
-    2005 without its tree prior), so ``k`` bounds from above what the full model would
-    merge; a full-covariance *fit* is what answers the question.
-    """
-    from scipy.special import gammaln
-
-    from ..inference.mixtures.gibbs_gaussian import default_gaussian_prior, gaussian_log_marginal
-
-    prior = default_gaussian_prior(X, "full")
-    members = [np.flatnonzero(labels == c) for c in np.unique(labels)]
-
-    def logml(idx):
-        return gaussian_log_marginal(X[idx], np.zeros(idx.size, np.intp), prior=prior)
-
-    own = [logml(m) for m in members]
-    pair: dict = {}
-    gain = 0.0
-    while len(members) > 1:
-        best, best_delta = None, 0.0
-        for a in range(len(members)):
-            for b in range(a + 1, len(members)):
-                key = (members[a][0], members[b][0], members[a].size, members[b].size)
-                if key not in pair:
-                    pair[key] = logml(np.concatenate([members[a], members[b]]))
-                na, nb = members[a].size, members[b].size
-                delta = (pair[key] - own[a] - own[b] + gammaln(na + nb) - gammaln(na)
-                         - gammaln(nb) - np.log(alpha))
-                if delta > best_delta:
-                    best, best_delta = (a, b), delta
-        if best is None:
-            break
-        a, b = best
-        merged = np.concatenate([members[a], members[b]])
-        own_merged = pair[(members[a][0], members[b][0], members[a].size, members[b].size)]
-        members = [m for i, m in enumerate(members) if i not in best] + [merged]
-        own = [o for i, o in enumerate(own) if i not in best] + [own_merged]
-        gain += best_delta
-    return len(members), float(gain)
 
 
 def _fit_gaussian(est, X):
