@@ -1,7 +1,8 @@
 """What the estimators share: a JAX key from a scikit-learn ``random_state``, the
 nearest-centre ``predict`` of the hard limits, the parameter constraints, point
 partition and posterior-predictive ``predict`` of the sampled mixtures, and the warnings
-of a fit that ends with one cluster or with spherical pieces of elongated clusters.
+of a fit that ends with one cluster, with spherical pieces of elongated clusters, or whose
+number of clusters comes from a default rather than the data.
 """
 
 from __future__ import annotations
@@ -53,6 +54,32 @@ def _warn_if_one_cluster(estimator, change: str) -> None:
         warnings.warn(
             f"{type(estimator).__name__} put all {labels.shape[0]} points in one cluster; "
             f"to find more, {change}.", SingleClusterWarning, stacklevel=3)
+
+
+#: ``n_clusters`` of the estimators that take the number of clusters as given (a fixed-K
+#: consensus function, SMIC) when none is: 2, and ``fit`` warns that it is not an estimate.
+DEFAULT_N_CLUSTERS = 2
+
+
+def _warn_default_not_estimate(estimator, default: str, change: str, follows: str = "that default",
+                               stacklevel: int = 3) -> None:
+    """Warn that ``estimator``'s number of clusters comes from a default, not from the data.
+
+    The message reads "<Name>'s <default>, so its number of clusters follows <follows>,
+    not the data: <change>"; ``change`` names the argument to set.
+    """
+    warnings.warn(f"{type(estimator).__name__}'s {default}, so its number of clusters follows "
+                  f"{follows}, not the data: {change}", UserWarning, stacklevel=stacklevel)
+
+
+def _n_clusters_or_default(estimator) -> int:
+    """``estimator.n_clusters``, or :data:`DEFAULT_N_CLUSTERS` with a warning when it is None."""
+    if estimator.n_clusters is not None:
+        return int(estimator.n_clusters)
+    _warn_default_not_estimate(
+        estimator, f"n_clusters is the default {DEFAULT_N_CLUSTERS}, a fixed number (this method "
+        "does not choose it)", "give n_clusters", stacklevel=4)
+    return DEFAULT_N_CLUSTERS
 
 
 def _warn_if_spherical_fragments(estimator, X, concentration: float, change: str) -> None:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import jax
 import numpy as np
@@ -29,6 +28,7 @@ from ._base import (
     _lam_from_n_clusters,
     _nearest_labels,
     _PointPartitionPredictive,
+    _warn_default_not_estimate,
     _warn_if_one_cluster,
     _warn_if_spherical_fragments,
 )
@@ -199,10 +199,10 @@ class HardHDP(_Grouped, ClusterMixin, BaseEstimator):
     def _penalties(self, X, group_ids, n_local, n_global):
         one_set = len(np.unique(group_ids)) == 1
         if n_global is None and (n_local is None or one_set):
-            warnings.warn(
-                f"HardHDP's penalties come from the default hint of {DEFAULT_N_GLOBAL} global "
-                "clusters (farthest-first), so its number of clusters follows the hint, not the "
-                "data: give n_global, or lam_local and lam_global", UserWarning, stacklevel=3)
+            _warn_default_not_estimate(
+                self, f"penalties come from the default hint of {DEFAULT_N_GLOBAL} global clusters "
+                "(farthest-first)", "give n_global, or lam_local and lam_global",
+                follows="the hint", stacklevel=4)
             n_local, n_global = DEFAULT_N_LOCAL, DEFAULT_N_GLOBAL
         if not one_set and (n_local is None or n_global is None):
             raise ValueError(f"give both n_local and n_global (or neither, for the default hint) "
