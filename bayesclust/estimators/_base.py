@@ -154,7 +154,6 @@ def _full_covariance_merges(X, labels, alpha: float) -> tuple[int, float]:
     return len(members), float(gain)
 
 
-
 def _key_from_random_state(random_state) -> jax.Array:
     """Turn a scikit-learn ``random_state`` into a JAX PRNG key."""
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
