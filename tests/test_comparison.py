@@ -93,6 +93,22 @@ def test_compare_against_independent_computation(fitted):
     assert all(r["nmi_truth"] is None and r["objective"] is None for r in bare.rows)
 
 
+def test_compare_from_a_summary_posterior_gives_what_the_summary_holds(fitted):
+    X, y, hard, post = fitted
+    full = compare(post, hard, y, X=X)
+    summary = post.compact("summary", loss="vi")  # what keep_draws="summary" stores
+    table = compare(summary, hard, y, X=X)
+    point_row, draws_row, hard_row = table.rows
+    # The point row and the hard row are the full posterior's; the draws' mean k too (every
+    # draw's k is kept), their mean NMI / ARI are not (no label draws).
+    for a, b in ((point_row, full.rows[0]), (hard_row, full.rows[2])):
+        assert a == b
+    assert draws_row["k"] == full.rows[1]["k"]
+    assert all(draws_row[c] is None for c in ("nmi_truth", "ari_truth", "nmi_other", "ari_other"))
+    with pytest.raises(ValueError, match="keep_draws='summary'.*loss='binder'"):
+        compare(summary, hard, y, X=X, loss="binder")
+
+
 def test_compare_invariant_to_permuting_the_rows(fitted):
     X, y, hard, post = fitted
     perm = np.random.default_rng(0).permutation(len(X))

@@ -78,8 +78,20 @@ def test_dpmeans_default_lam_is_the_chi_squared_tail_and_unit_free():
 def test_dpmeans_default_is_not_a_hint_of_eight():
     assert DPMeans().get_params()["n_clusters"] is None
     X, y = _blobs(7, k=3, d=2, sep=12.0)
-    ks = [DPMeans(random_state=s).fit(X).n_clusters_ for s in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ks = [DPMeans(random_state=s).fit(X).n_clusters_ for s in range(5)]
     assert max(ks) <= 5, ks  # a hint of 8 opened 8 or more on such data
+
+
+def test_dpmeans_default_penalty_warns_that_k_follows_it():
+    X, _ = _blobs(7, k=3, d=2, sep=12.0)  # the shape of the test above: no new compile
+    with pytest.warns(UserWarning, match="follows one Gaussian's reach, not the data: give n_clusters, or lam"):
+        DPMeans(random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DPMeans(n_clusters=3, random_state=0).fit(X)
+        DPMeans(lam=50.0, random_state=0).fit(X)
 
 
 def test_hard_hdp_default_hint_warns_that_k_follows_it():
@@ -114,6 +126,28 @@ def test_hdp_gaussian_mixture_variances_are_data_scaled():
     assert est.n_clusters_ == 2 and nmi(y, est.labels_) == 1.0
 
 
+def _long_pair():
+    """Two long thin parallel clusters of 15 points (30 x 2, the walk's shape below)."""
+    rng = np.random.default_rng(0)
+    return np.concatenate([np.c_[rng.normal(0, 4, 15), rng.normal(0, 0.2, 15)],
+                           np.c_[rng.normal(0, 4, 15), rng.normal(3, 0.2, 15)]])
+
+
+def test_hdp_gaussian_mixture_fragments_of_elongated_data_warn_naming_sigma2():
+    fast = dict(_FAST["HDPGaussianMixture"], random_state=0)  # the walk's program: one compile
+    for X, small_sigma2, fragments in ((_long_pair(), 0.5, True), (_two_blobs()[0], "auto", False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = HDPGaussianMixture(sigma2=small_sigma2, **fast).fit(X)
+        msgs = [str(w.message) for w in caught if "full-covariance" in str(w.message)]
+        if not fragments:
+            assert msgs == [] and est.n_clusters_ == 2, (est.n_clusters_, msgs)
+            continue
+        assert est.n_clusters_ > 3 and len(msgs) == 1, (est.n_clusters_, msgs)
+        assert "raise sigma2" in msgs[0] and "covariance_type='full'" in msgs[0]
+        assert int(re.search(r"merge into (\d+)", msgs[0]).group(1)) <= est.n_clusters_ // 2
+
+
 # --------------------------------------------------------------------------- DP mixture
 
 
@@ -130,7 +164,7 @@ def _spherical_warnings(X, **params):
 
 
 def test_full_model_merges_the_pieces_of_elongated_clusters():
-    from bayesclust.estimators.dp import _full_covariance_merges
+    from bayesclust.estimators._base import _full_covariance_merges
 
     X, y = _elongated(1)
     # Cut every cluster into three pieces along its long axis: the spherical model's
@@ -161,7 +195,7 @@ def test_spherical_fragments_of_elongated_data_warn_naming_covariance_type():
 
 
 def test_one_merge_of_round_clusters_is_not_fragmentation():
-    from bayesclust.estimators.dp import _full_covariance_merges
+    from bayesclust.estimators._base import _full_covariance_merges
 
     rng = np.random.default_rng(0)
     # Three round clusters, two of them 3 sd apart: the full model merges that pair, as
@@ -389,6 +423,68 @@ def test_eac_default_takes_every_block_the_ensemble_never_joins():
 
 
 # --------------------------------------------------------------------------- EAC linkage memory
+
+
+@pytest.mark.parametrize("name", ["ConstrainedEAC", "ACCCS", "HypergraphConsensus", "PairwiseConsensus"])
+def test_fixed_k_consensus_default_warns_that_two_is_not_an_estimate(name):
+    cls = getattr(E, name)
+    X = _two_blobs()[0]
+    options = dict(_FAST[name], random_state=0)  # the walk's call: its compiled programs
+    with pytest.warns(UserWarning, match=f"{name}'s n_clusters is the default 2.*give n_clusters"):
+        est = cls(**options).fit(X)
+    assert est.get_params()["n_clusters"] is None and est.n_clusters_ == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        given = cls(2, **options).fit(X)
+    np.testing.assert_array_equal(given.labels_, est.labels_)
+
+
+def test_smic_default_warns_that_two_is_not_an_estimate():
+    X = _two_blobs()[0]
+    with pytest.warns(UserWarning, match="SMIC's n_clusters is the default 2.*give n_clusters"):
+        est = E.SMIC(candidates=[3], random_state=0).fit(X)  # the walk's call
+    assert est.n_clusters_ == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        E.SMIC(2, candidates=[3], random_state=0).fit(X)
+
+
+def test_penalized_ncut_default_penalty_warns_that_k_follows_it():
+    X = _two_blobs()[0]  # the walk's call
+    with pytest.warns(UserWarning, match="lam_prime is the default -0.01.*give lam_prime"):
+        est = E.PenalizedNormalizedCut().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        given = E.PenalizedNormalizedCut(-0.01).fit(X)
+    np.testing.assert_array_equal(given.labels_, est.labels_)
+
+
+def test_eac_selection_at_the_edge_of_k_range_warns():
+    from bayesclust import EvidenceAccumulation
+
+    # Two blocks the partitions never join, each cut at random: the silhouette picks 2, the
+    # fewest it considers, and says so; 4 blocks in 2..6 (the test above) do not warn.
+    rng = np.random.default_rng(0)
+    block = np.repeat(np.arange(2), 10)
+    parts = [2 * block + (rng.random(20) < 0.5) for _ in range(20)]
+    with pytest.warns(UserWarning, match="silhouette chose 2 clusters, the fewest of k_range \\(2..4\\)"):
+        est = EvidenceAccumulation(k_range=[2, 3, 4]).fit(ensemble=parts)
+    assert est.n_clusters_ == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        EvidenceAccumulation(n_clusters=2).fit(ensemble=parts)
+
+
+def test_single_link_on_one_dominant_feature_warns_to_standardise():
+    from bayesclust import SLDID
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 12])  # the doctest's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert SLDID().fit(X).n_clusters_ == 2
+    with pytest.warns(UserWarning, match="feature 1 of X holds 9[0-9.]+% of its variance.*standardise X"):
+        SLDID().fit(X * [1.0, 10.0])
 
 
 def test_condensed_distance_is_one_minus_the_dense_coassociation():

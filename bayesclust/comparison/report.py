@@ -155,6 +155,14 @@ def _posterior_of(sampled) -> Posterior:
                     f"posterior_, e.g. DPGaussianMixture), got {type(sampled).__name__}")
 
 
+def _label_draws(posterior: Posterior) -> np.ndarray | None:
+    """The label draws of ``posterior``, or None when it keeps none (``keep_draws="summary"``)."""
+    try:
+        return posterior.labels
+    except ValueError:
+        return None
+
+
 def hard_partition(hard) -> np.ndarray:
     """The partition of a fitted hard estimator (``labels_``) or a hard result (``labels``, or
     ``flat_labels`` for a grouped one whose ``labels`` are per data set), shape (n,).
@@ -243,6 +251,9 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
         A :class:`~bayesclust.inference.mixtures.posterior.Posterior` (from
         :func:`bayesclust.gibbs_dp_gmm`, :func:`bayesclust.gibbs_hdp_gmm`, ...) or an
         estimator with ``posterior_`` (``DPGaussianMixture``, ``HDPGaussianMixture``, ...).
+        One kept as ``keep_draws="summary"`` (no label draws) gives the point row and the
+        draws' mean ``k``; the draws' mean NMI / ARI are then None, and ``loss`` must be the
+        one whose point estimate it kept.
     hard : hard result or fitted hard estimator
         ``DPMeansResult`` / ``DPMeans``, ``HardHDPResult`` / ``HardHDP``, or a result of
         another shipped family (see each family's ``hard_types``); a researcher's own with
@@ -278,7 +289,8 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
         LimitFamily.
     ValueError
         Mismatched lengths (naming the argument), data the family does not read, a ``path``
-        of another model.
+        of another model, a ``sampled`` kept as ``keep_draws="summary"`` without the point
+        estimate of ``loss``.
 
     Examples
     --------
@@ -297,7 +309,18 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
     posterior = _posterior_of(sampled)
     hard_labels = hard_partition(hard)
     n = len(hard_labels)
-    point = np.asarray(posterior.point_estimate(loss))
+    if loss not in ("vi", "binder"):
+        raise ValueError(f"loss must be 'vi' or 'binder', got {loss!r}")
+    draws = _label_draws(posterior)
+    try:
+        point = np.asarray(posterior.point_estimate(loss))
+    except ValueError:
+        if draws is not None:
+            raise
+        raise ValueError(
+            f"sampled keeps no label draws (keep_draws='summary') and not the point estimate of "
+            f"loss={loss!r}: compare with the loss it was fitted with, or fit it with "
+            "keep_draws='all' or an int") from None
     if len(point) != n:
         raise ValueError(f"sampled labels {len(point)} points but hard labels {n}")
     if X is not None:
@@ -318,7 +341,8 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
         if path.model != cls.name or len(path.point) != n:
             raise ValueError(f"path is a limit path of model {path.model!r} on {len(path.point)} "
                              f"points, not of {cls.name!r} on {n}")
-    draws = np.asarray(posterior.labels).reshape(-1, n)
+    if draws is not None:
+        draws = np.asarray(draws).reshape(-1, n)
     k_hard = metrics.n_clusters(hard_labels)
 
     def objective(labels):
@@ -326,6 +350,11 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
 
     def vs_truth(labels, fn):
         return None if truth is None else fn(truth, labels)
+
+    def mean_over_draws(reference, fn):
+        if reference is None or draws is None:
+            return None
+        return float(np.mean([fn(reference, d) for d in draws]))
 
     k_draws = np.asarray(posterior.n_clusters).reshape(-1)
     rows = [
@@ -343,10 +372,10 @@ def compare(sampled, hard, labels_true=None, *, X=None, y=None, group_ids=None, 
         {
             "method": "posterior draws (mean)",
             "k": float(np.mean(k_draws)),
-            "nmi_truth": None if truth is None else float(np.mean([metrics.nmi(truth, d) for d in draws])),
-            "ari_truth": None if truth is None else float(np.mean([metrics.ari(truth, d) for d in draws])),
-            "nmi_other": float(np.mean([metrics.nmi(hard_labels, d) for d in draws])),
-            "ari_other": float(np.mean([metrics.ari(hard_labels, d) for d in draws])),
+            "nmi_truth": mean_over_draws(truth, metrics.nmi),
+            "ari_truth": mean_over_draws(truth, metrics.ari),
+            "nmi_other": mean_over_draws(hard_labels, metrics.nmi),
+            "ari_other": mean_over_draws(hard_labels, metrics.ari),
             "objective": None,
             "p_k_hard": None,
             "seconds": None,

@@ -1,7 +1,8 @@
 """What the estimators share: a JAX key from a scikit-learn ``random_state``, the
 nearest-centre ``predict`` of the hard limits, the parameter constraints, point
-partition and posterior-predictive ``predict`` of the sampled mixtures, and the warning
-of a fit that ends with one cluster.
+partition and posterior-predictive ``predict`` of the sampled mixtures, and the warnings
+of a fit that ends with one cluster, with spherical pieces of elongated clusters, or whose
+number of clusters comes from a default rather than the data.
 """
 
 from __future__ import annotations
@@ -53,6 +54,104 @@ def _warn_if_one_cluster(estimator, change: str) -> None:
         warnings.warn(
             f"{type(estimator).__name__} put all {labels.shape[0]} points in one cluster; "
             f"to find more, {change}.", SingleClusterWarning, stacklevel=3)
+
+
+#: ``n_clusters`` of the estimators that take the number of clusters as given (a fixed-K
+#: consensus function, SMIC) when none is: 2, and ``fit`` warns that it is not an estimate.
+DEFAULT_N_CLUSTERS = 2
+
+
+def _warn_default_not_estimate(estimator, default: str, change: str, follows: str = "that default",
+                               stacklevel: int = 3) -> None:
+    """Warn that ``estimator``'s number of clusters comes from a default, not from the data.
+
+    The message reads "<Name>'s <default>, so its number of clusters follows <follows>,
+    not the data: <change>"; ``change`` names the argument to set.
+    """
+    warnings.warn(f"{type(estimator).__name__}'s {default}, so its number of clusters follows "
+                  f"{follows}, not the data: {change}", UserWarning, stacklevel=stacklevel)
+
+
+def _n_clusters_or_default(estimator) -> int:
+    """``estimator.n_clusters``, or :data:`DEFAULT_N_CLUSTERS` with a warning when it is None."""
+    if estimator.n_clusters is not None:
+        return int(estimator.n_clusters)
+    _warn_default_not_estimate(
+        estimator, f"n_clusters is the default {DEFAULT_N_CLUSTERS}, a fixed number (this method "
+        "does not choose it)", "give n_clusters", stacklevel=4)
+    return DEFAULT_N_CLUSTERS
+
+
+def _warn_if_spherical_fragments(estimator, X, concentration: float, change: str) -> None:
+    """Warn when the full-covariance model merges ``estimator.labels_`` into half as many
+    clusters or fewer (:func:`_full_covariance_merges`).
+
+    Fragments, not a disagreement over a pair: on average two or more spherical clusters
+    per full-covariance cluster.  The full model merges two round clusters a few standard
+    deviations apart too (model-based clustering puts iris's versicolor and virginica in
+    one; Fraley & Raftery 2002, §8), which says nothing against the spherical model.
+    ``concentration`` is the CRP's of the partition's prior, ``change`` says what to try
+    instead.
+    """
+    k = int(estimator.n_clusters_)
+    if k < 2 or X.shape[0] <= X.shape[1] + 1:
+        return
+    k_full, gain = _full_covariance_merges(np.asarray(X, np.float64), np.asarray(estimator.labels_),
+                                           float(concentration))
+    if 2 * k_full <= k:
+        warnings.warn(
+            f"the spherical model's {k} clusters merge into {k_full} under a full-covariance "
+            f"model (its log p(X, z) {gain:+.1f} nats): they may be pieces of elongated "
+            f"clusters; {change}", UserWarning, stacklevel=3)
+
+
+def _full_covariance_merges(X, labels, alpha: float) -> tuple[int, float]:
+    r"""``(k, gain)``: the clusters left when the spherical point partition ``labels`` is
+    merged greedily while the full-covariance model's :math:`\log p(X, z)` rises, and that
+    rise (nats).
+
+    :math:`\log p(X, z) = \log p(X \mid z) + \log p(z)`: the Normal-inverse-Wishart
+    marginal likelihood under :func:`bayesclust.default_gaussian_prior` (Murphy 2007, §9)
+    and the CRP(``alpha``) prior of the partition, whose change on merging clusters of
+    sizes ``a`` and ``b`` is :math:`\log\Gamma(a+b) - \log\Gamma(a) - \log\Gamma(b)
+    - \log\alpha`.  Greedy best-pair merges (the agglomeration of Heller & Ghahramani
+    2005 without its tree prior), so ``k`` bounds from above what the full model would
+    merge; a full-covariance *fit* is what answers the question.
+    """
+    from scipy.special import gammaln
+
+    from ..inference.mixtures.gibbs_gaussian import default_gaussian_prior, gaussian_log_marginal
+
+    prior = default_gaussian_prior(X, "full")
+    members = [np.flatnonzero(labels == c) for c in np.unique(labels)]
+
+    def logml(idx):
+        return gaussian_log_marginal(X[idx], np.zeros(idx.size, np.intp), prior=prior)
+
+    own = [logml(m) for m in members]
+    pair: dict = {}
+    gain = 0.0
+    while len(members) > 1:
+        best, best_delta = None, 0.0
+        for a in range(len(members)):
+            for b in range(a + 1, len(members)):
+                key = (members[a][0], members[b][0], members[a].size, members[b].size)
+                if key not in pair:
+                    pair[key] = logml(np.concatenate([members[a], members[b]]))
+                na, nb = members[a].size, members[b].size
+                delta = (pair[key] - own[a] - own[b] + gammaln(na + nb) - gammaln(na)
+                         - gammaln(nb) - np.log(alpha))
+                if delta > best_delta:
+                    best, best_delta = (a, b), delta
+        if best is None:
+            break
+        a, b = best
+        merged = np.concatenate([members[a], members[b]])
+        own_merged = pair[(members[a][0], members[b][0], members[a].size, members[b].size)]
+        members = [m for i, m in enumerate(members) if i not in best] + [merged]
+        own = [o for i, o in enumerate(own) if i not in best] + [own_merged]
+        gain += best_delta
+    return len(members), float(gain)
 
 
 def _key_from_random_state(random_state) -> jax.Array:

@@ -40,7 +40,13 @@ from ..inference.consensus.hypergraph import HYPERGRAPH_METHODS, cspa, mcla
 from ..inference.consensus.linkage import LINKAGE_METHODS, check_dense_linkage, linkage_consensus
 from ..inference.consensus.ppc import ppc
 from ..inference.hard.kl_means import kl_means, kl_means_lambda
-from ._base import KEEP_DRAWS, _key_from_random_state, _warn_if_one_cluster
+from ._base import (
+    KEEP_DRAWS,
+    _key_from_random_state,
+    _n_clusters_or_default,
+    _warn_default_not_estimate,
+    _warn_if_one_cluster,
+)
 
 __all__ = ["EvidenceAccumulation", "ConstrainedEAC", "AspectConsensus", "EmbeddedConsensus", "PairwiseConsensus",
            "HypergraphConsensus", "ACCCS", "KLMeansConsensus"]
@@ -181,6 +187,13 @@ class EvidenceAccumulation(_ConsensusBase):
     random_state=0)`` blobs overlap: there 2 clusters (NMI .47, n = 2,000 and 20,000) is
     what the silhouette on the data says too (0.66 at 2, 0.56 at 5 for k-means).
 
+    When ``select`` chooses the fewest clusters of ``k_range`` (2 by default), ``fit``
+    warns, naming ``n_clusters``: an index at the edge of its range tells which split is
+    best separated, not how many groups the data hold.  On MASS crabs (four species-sex
+    groups) and the first 10 principal components of digits (10 digits) the default gave 2
+    (BENCHMARKS.md, "defaults on real data"); so it does on iris and wine, one below
+    their classes, and on MASS biopsy, whose two classes it finds.
+
     Examples
     --------
     >>> import numpy as np
@@ -262,6 +275,14 @@ class EvidenceAccumulation(_ConsensusBase):
             self.selection_scores_ = sel.scores
             self.selection_standard_errors_ = sel.standard_errors
             self.method_ = sel.method
+            ks = np.asarray(cands.n_clusters)
+            if self.n_clusters is None and sel.n_clusters == ks.min() < ks.max():
+                _warn_default_not_estimate(
+                    self, f"{self.select} chose {sel.n_clusters} clusters, the fewest of k_range "
+                    f"({ks.min()}..{ks.max()}): an index at the edge of its range says that the "
+                    "coarsest split is the best separated, not that no finer groups exist (groups "
+                    "that overlap in the co-association stay merged)", "give n_clusters (or a "
+                    "k_range)", follows="the edge of k_range")
             if sel.method not in LINKAGE_METHODS:
                 self.labels_ = np.asarray(sel.labels, np.intp)
                 self.n_clusters_ = int(np.unique(sel.labels).shape[0])
@@ -290,8 +311,9 @@ class ConstrainedEAC(_ConsensusBase):
 
     Parameters
     ----------
-    n_clusters : int, default 2
-        :math:`K^*`.
+    n_clusters : int or None, default None
+        The number of clusters, :math:`K^*`; None: 2, and ``fit`` warns that the number is not an estimate (this method takes it as
+        given; see :class:`EvidenceAccumulation` for one chosen from the ensemble).
     method : {"single", "complete"}, default "single"
         CSL or CCL (:func:`~bayesclust.inference.consensus.constrained.constrained_linkage_consensus`).
     n_partitions : int, default 50
@@ -327,12 +349,12 @@ class ConstrainedEAC(_ConsensusBase):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "method": [StrOptions(set(CONSTRAINED_METHODS))],
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=2, *, method="single", n_partitions=50, n_clusters_range=(10, 30),
+    def __init__(self, n_clusters=None, *, method="single", n_partitions=50, n_clusters_range=(10, 30),
                  k_rule="penca", subsample=None, random_state=None):
         self.n_clusters = n_clusters
         self.method = method
@@ -358,8 +380,9 @@ class ConstrainedEAC(_ConsensusBase):
         self
         """
         self._validate_params()
+        n_clusters = _n_clusters_or_default(self)
         _, C = self._ensemble(X, ensemble, _key_from_random_state(self.random_state))
-        res = constrained_linkage_consensus(C, must_link, cannot_link, self.n_clusters, self.method)
+        res = constrained_linkage_consensus(C, must_link, cannot_link, n_clusters, self.method)
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = res.n_clusters
         self.constraint_satisfaction_ = res.satisfaction
@@ -676,8 +699,10 @@ class PairwiseConsensus(_ConsensusBase):
 
     Parameters
     ----------
-    n_clusters : int
-        Number of clusters K (at most the number of objects).
+    n_clusters : int or None, default None
+        Number of clusters K (at most the number of objects); None: 2, and ``fit`` warns that
+        the number is not an estimate (this method takes it as given; see
+        :class:`EvidenceAccumulation` for one chosen from the ensemble).
     n_init : int, default 5
         Random Dirichlet starts; the smallest final objective is kept.
     tol : float, default 1e-9
@@ -718,14 +743,14 @@ class PairwiseConsensus(_ConsensusBase):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=2, *, n_init=5, tol=1e-9, max_iter=1000, n_partitions=150,
+    def __init__(self, n_clusters=None, *, n_init=5, tol=1e-9, max_iter=1000, n_partitions=150,
                  n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
         self.n_clusters = n_clusters
         self.n_init = n_init
@@ -754,14 +779,15 @@ class PairwiseConsensus(_ConsensusBase):
         self._validate_params()
         key = _key_from_random_state(self.random_state)
         k_ens, k_ppc = jax.random.split(key)
+        n_clusters = _n_clusters_or_default(self)
         _, C = self._ensemble(X, ensemble, k_ens)
-        if self.n_clusters > C.n_samples:
-            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={C.n_samples}")
-        res = ppc(k_ppc, C, self.n_clusters, n_init=self.n_init, tol=self.tol, max_iter=self.max_iter)
+        if n_clusters > C.n_samples:
+            raise ValueError(f"n_clusters={n_clusters} must be <= n_samples={C.n_samples}")
+        res = ppc(k_ppc, C, n_clusters, n_init=self.n_init, tol=self.tol, max_iter=self.max_iter)
         self.labels_ = res.labels.astype(np.intp)
         self.memberships_ = res.memberships
         self.probabilities_ = res.memberships
-        self.n_clusters_ = int(self.n_clusters)
+        self.n_clusters_ = int(n_clusters)
         self.entropy_ = res.entropy
         self.isolated_ = res.isolated
         self.objective_ = float(res.objective)
@@ -792,8 +818,10 @@ class HypergraphConsensus(_ConsensusBase):
 
     Parameters
     ----------
-    n_clusters : int, default 2
-        Number of parts ``K`` (at most the number of objects; for MCLA, of hyperedges).
+    n_clusters : int or None, default None
+        Number of parts ``K`` (at most the number of objects; for MCLA, of hyperedges); None: 2, and ``fit`` warns that
+        the number is not an estimate (this method takes it as given; see
+        :class:`EvidenceAccumulation` for one chosen from the ensemble).
     method : {"cspa", "mcla"}, default "cspa"
     n_init : int, default 10
         k-means starts on the spectral embedding of the graph (300 Lloyd iterations at most
@@ -822,13 +850,13 @@ class HypergraphConsensus(_ConsensusBase):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "method": [StrOptions(set(HYPERGRAPH_METHODS))],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=2, *, method="cspa", n_init=10, n_partitions=150,
+    def __init__(self, n_clusters=None, *, method="cspa", n_init=10, n_partitions=150,
                  n_clusters_range=None, k_rule="penca", subsample=None, random_state=None):
         self.n_clusters = n_clusters
         self.method = method
@@ -856,11 +884,12 @@ class HypergraphConsensus(_ConsensusBase):
         self._validate_params()
         key = _key_from_random_state(self.random_state)
         k_ens, k_fit = jax.random.split(key)
+        n_clusters = _n_clusters_or_default(self)
         codes, C = self._ensemble(X, ensemble, k_ens)
         if self.method == "cspa":
-            res = cspa(k_fit, C, self.n_clusters, n_init=self.n_init)
+            res = cspa(k_fit, C, n_clusters, n_init=self.n_init)
         else:
-            res = mcla(k_fit, codes, self.n_clusters, n_init=self.n_init, allow_missing=bool((codes < 0).any()))
+            res = mcla(k_fit, codes, n_clusters, n_init=self.n_init, allow_missing=bool((codes < 0).any()))
         self.labels_ = res.labels.astype(np.intp)
         self.n_clusters_ = int(res.n_clusters)
         self.meta_labels_ = res.meta_labels
@@ -886,8 +915,10 @@ class ACCCS(_ConsensusBase):
 
     Parameters
     ----------
-    n_clusters : int, default 2
-        ``K*``.
+    n_clusters : int or None, default None
+        ``K*``; None: 2, and ``fit`` warns that
+        the number is not an estimate (this method takes it as given; see
+        :class:`EvidenceAccumulation` for one chosen from the ensemble).
     population : int, default 20
     generations : int, default 100
     p_crossover : float in [0, 1], default 0.8
@@ -927,7 +958,7 @@ class ACCCS(_ConsensusBase):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "population": [Interval(numbers.Integral, 2, None, closed="left")],
         "generations": [Interval(numbers.Integral, 0, None, closed="left")],
         "p_crossover": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -936,7 +967,7 @@ class ACCCS(_ConsensusBase):
         **_ConsensusBase._ensemble_constraints,
     }
 
-    def __init__(self, n_clusters=2, *, population=20, generations=100, p_crossover=0.8, p_mutation=0.01,
+    def __init__(self, n_clusters=None, *, population=20, generations=100, p_crossover=0.8, p_mutation=0.01,
                  beta=0.5, n_partitions=50, n_clusters_range=None, k_rule="penca", subsample=None,
                  random_state=None):
         self.n_clusters = n_clusters
@@ -971,9 +1002,10 @@ class ACCCS(_ConsensusBase):
         self._validate_params()
         key = _key_from_random_state(self.random_state)
         k_ens, k_ga = jax.random.split(key)
+        n_clusters = _n_clusters_or_default(self)
         codes, _ = self._ensemble(X, ensemble, k_ens)
         Xd = None if X is None else validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        res = acccs(k_ga, codes, must_link, cannot_link, self.n_clusters, Xd, population=self.population,
+        res = acccs(k_ga, codes, must_link, cannot_link, n_clusters, Xd, population=self.population,
                     generations=self.generations, p_crossover=self.p_crossover, p_mutation=self.p_mutation,
                     beta=self.beta)
         self.labels_ = res.labels.astype(np.intp)

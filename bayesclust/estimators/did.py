@@ -39,6 +39,33 @@ def _warn_if_fragments(estimator, change: str) -> None:
             UserWarning, stacklevel=3)
 
 
+#: A feature holding at least this fraction of the summed per-feature variances makes the
+#: Euclidean distances (in expectation, squared) nearly its alone.
+DOMINANT_FEATURE_SHARE = 0.9
+
+
+def _warn_if_one_feature_dominates(estimator, X) -> None:
+    """Warn when one feature of ``X`` holds :data:`DOMINANT_FEATURE_SHARE` of its variance.
+
+    Single link reads Euclidean distances, so such data are clustered on that feature
+    alone (raw wine: proline, measured in the hundreds, holds 99.8 % of the variance; the
+    defaults found 8 clusters there, 3 classes): a scale of units, not of the groups,
+    unless the features share one unit.
+    """
+    var = np.var(np.asarray(X, np.float64), axis=0)
+    total = float(var.sum())
+    if var.size < 2 or total == 0.0:
+        return
+    j = int(np.argmax(var))
+    share = float(var[j]) / total
+    if share >= DOMINANT_FEATURE_SHARE:
+        warnings.warn(
+            f"{type(estimator).__name__}: feature {j} of X holds {100 * share:.1f}% of its "
+            "variance, so the single-link distances are nearly those of that feature alone; "
+            "standardise X (e.g. sklearn.preprocessing.StandardScaler) unless its features "
+            "share one unit", UserWarning, stacklevel=3)
+
+
 def _least_gdid(X, runs):
     """Index of the run whose partition has the smallest G-DID, and every run's G-DID."""
     scores = np.array([gdid_index(X, r.labels) for r in runs])
@@ -63,6 +90,9 @@ class SLDID(ClusterMixin, BaseEstimator):
         Clusters of fewer points merge by single link.  A fit of which half the clusters
         or more hold fewer than ``2 * min_size`` points warns (fragments: 12 of the 19
         clusters on MASS biopsy at the defaults; BENCHMARKS.md, "defaults on real data").
+        A fit on ``X`` one of whose features holds 90 % or more of the summed
+        variances warns too: the distances are then that feature's (raw wine, where
+        proline holds 99.8 %: 8 clusters for 3 classes).
 
     Attributes
     ----------
@@ -115,6 +145,7 @@ class SLDID(ClusterMixin, BaseEstimator):
         self.merges_ = res.merges
         _warn_if_one_cluster(self, "lower tail_factor (or tail_prob)")
         _warn_if_fragments(self, "raise min_size or tail_factor")
+        _warn_if_one_feature_dominates(self, X)
         return self
 
 
@@ -137,6 +168,9 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         which half the clusters or more hold fewer than ``2 * min_size`` points warns
         (fragments: 8 to 32 clusters on iris, wine, MASS biopsy and crabs at the defaults,
         where G-DID picks ``tau`` = 1 or 3; BENCHMARKS.md, "defaults on real data").
+        A fit on ``X`` one of whose features holds 90 % or more of the summed
+        variances warns too: the distances are then that feature's (raw wine, where
+        proline holds 99.8 %).
 
     Attributes
     ----------
@@ -196,6 +230,7 @@ class SLAGLO(ClusterMixin, BaseEstimator):
         self.isolated_ = res.isolated
         _warn_if_one_cluster(self, "lower tau")
         _warn_if_fragments(self, "raise min_size or tau")
+        _warn_if_one_feature_dominates(self, X)
         return self
 
 

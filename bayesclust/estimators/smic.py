@@ -20,7 +20,7 @@ from ..inference.information.smic import (
     smic_predict_proba,
     smic_select,
 )
-from ._base import _key_from_random_state, _warn_if_one_cluster
+from ._base import _key_from_random_state, _n_clusters_or_default, _warn_if_one_cluster
 
 __all__ = ["SMIC"]
 
@@ -36,8 +36,9 @@ class SMIC(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, default 2
-        ``c >= 2`` (given, as in the paper).
+    n_clusters : int or None, default None
+        ``c >= 2`` (given, as in the paper: LSMI chooses ``t``, not ``c``); None: 2, and
+        ``fit`` warns that the number is not an estimate.
     t : int or "auto", default "auto"
         The neighbourhood size of the local-scaling kernel (eq. 7), or ``"auto"``:
         maximise LSMI over ``candidates``.
@@ -104,7 +105,7 @@ class SMIC(ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "t": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "class_prior": ["array-like", None],
         "candidates": ["array-like", None],
@@ -116,7 +117,7 @@ class SMIC(ClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_clusters=2, *, t="auto", class_prior=None, candidates=None,
+    def __init__(self, n_clusters=None, *, t="auto", class_prior=None, candidates=None,
                  standardize=True, eigen_solver="auto", normalize=False, n_basis=200,
                  n_folds=5, random_state=None):
         self.n_clusters = n_clusters
@@ -148,8 +149,9 @@ class SMIC(ClusterMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
         n = X.shape[0]
-        if self.n_clusters >= n:
-            raise ValueError(f"n_clusters={self.n_clusters} must be < n_samples={n}")
+        n_clusters = _n_clusters_or_default(self)
+        if n_clusters >= n:
+            raise ValueError(f"n_clusters={n_clusters} must be < n_samples={n}")
         X = X.astype(np.float64)
         if self.standardize:
             self.mean_ = X.mean(axis=0)
@@ -170,14 +172,14 @@ class SMIC(ClusterMixin, BaseEstimator):
                 raise ValueError(f"t={t} must be < n_samples={n}")
             cands = [int(t)]
         sel = smic_select(
-            _key_from_random_state(self.random_state), Z, self.n_clusters, cands,
+            _key_from_random_state(self.random_state), Z, n_clusters, cands,
             self.class_prior, eigen_solver=self.eigen_solver, n_folds=min(self.n_folds, n),
             n_basis=self.n_basis, normalize=self.normalize,
         )
         self._result = sel.result
         self._X_fit = Z
         self.labels_ = sel.result.labels.astype(np.intp)
-        self.n_clusters_ = int(self.n_clusters)
+        self.n_clusters_ = int(n_clusters)
         self.t_ = int(sel.t)
         self.candidates_ = sel.candidates
         self.lsmi_ = sel.lsmi

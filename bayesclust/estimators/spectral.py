@@ -17,7 +17,7 @@ from .. import _validation as V
 from ..graphs import knn_gaussian_affinity
 from ..inference.hard.penalized_ncut import penalized_ncut
 from ..inference.hard.spectral_dp_means import spectral_dp_means
-from ._base import _warn_if_one_cluster
+from ._base import _warn_default_not_estimate, _warn_if_one_cluster
 
 __all__ = ["SpectralDPMeans", "PenalizedNormalizedCut"]
 
@@ -182,6 +182,11 @@ class SpectralDPMeans(ClusterMixin, BaseEstimator):
         return self
 
 
+#: ``PenalizedNormalizedCut``'s penalty when none is given (its fit then warns): typical of
+#: k-NN graphs of a few hundred points.
+DEFAULT_LAM_PRIME = -0.01
+
+
 class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
     r"""Penalised normalised cut: graph clustering that chooses the number of clusters.
 
@@ -193,11 +198,15 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam_prime : float, default -0.01
+    lam_prime : float or None, default None
         Penalty per cluster on the Cut scale; useful values lie in ``(-1, 0)``
         (more negative: more clusters).  On k-NN graphs of a few hundred
         points cuts are small, so values near -0.01 are typical; on dense
-        community graphs (stochastic block models) values near -0.5.
+        community graphs (stochastic block models) values near -0.5.  None:
+        -0.01, and ``fit`` warns that the number of clusters follows this fixed
+        penalty: the cut between two groups grows with their overlap, so
+        overlapping groups merge (the first 10 principal components of digits: 2
+        clusters for 10 digits; BENCHMARKS.md, "defaults on real data").
     affinity : {"nearest_neighbors", "rbf", "precomputed"}, default "nearest_neighbors"
         A sparse k-NN Gaussian graph of ``X``
         (:func:`bayesclust.graphs.knn_gaussian_affinity`), a dense RBF
@@ -235,7 +244,7 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "lam_prime": [Interval(numbers.Real, None, None, closed="neither")],
+        "lam_prime": [Interval(numbers.Real, None, None, closed="neither"), None],
         "affinity": [StrOptions({"nearest_neighbors", "rbf", "precomputed"})],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -245,7 +254,7 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, lam_prime=-0.01, *, affinity="nearest_neighbors", n_neighbors=10,
+    def __init__(self, lam_prime=None, *, affinity="nearest_neighbors", n_neighbors=10,
                  gamma=None, sigma="psd", merge=True, max_iter=100, max_clusters=None):
         self.lam_prime = lam_prime
         self.affinity = affinity
@@ -273,7 +282,8 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         A = _affinity_matrix(self, X, self.affinity)
         if self.affinity == "rbf":
             A = A - np.diag(np.diag(A))
-        res = penalized_ncut(A, float(self.lam_prime), sigma=self.sigma, merge=self.merge,
+        lam_prime = DEFAULT_LAM_PRIME if self.lam_prime is None else float(self.lam_prime)
+        res = penalized_ncut(A, lam_prime, sigma=self.sigma, merge=self.merge,
                              max_iter=self.max_iter, max_clusters=self.max_clusters)
         self.affinity_matrix_ = A
         self.labels_ = res.labels.astype(np.intp)
@@ -283,4 +293,9 @@ class PenalizedNormalizedCut(ClusterMixin, BaseEstimator):
         self.objective_trace_ = res.objective_trace
         self.n_iter_ = res.n_iter
         _warn_if_one_cluster(self, "lower lam_prime (more negative)")
+        if self.lam_prime is None and self.n_clusters_ > 1:
+            _warn_default_not_estimate(
+                self, f"lam_prime is the default {DEFAULT_LAM_PRIME}, a fixed penalty on the Cut "
+                "scale (not chosen from this graph)", "give lam_prime (more negative: more "
+                "clusters)")
         return self
