@@ -1101,3 +1101,60 @@ def check_pair_arrays(rows: Any, cols: Any, values: Any, values_name: str = "cou
             if not traced(ids) and np.shape(ids)[0] and int(np.min(np.asarray(ids))) < 0:
                 raise ValueError(f"{name} must hold object ids >= 0")
     return rows, cols, values
+
+
+__all__ += ["check_step_scalar", "check_step_data", "check_step_weights"]
+
+
+def check_step_scalar(value: Any, name: str, *, minimum: float = 0.0, integer: bool = False,
+                      optional: bool = False) -> Any:
+    """A scalar argument of a public ``*_step`` (a penalty, a tolerance, a count), unchanged.
+
+    A concrete value must be a real number (an integer with ``integer``), finite and
+    ``>= minimum``, or a ``TypeError`` / ``ValueError`` names ``name``; a traced one passes
+    (the step then runs inside a compiled caller, which validated its own inputs), and so
+    does ``None`` when ``optional``.
+    """
+    import jax
+
+    if (optional and value is None) or traced(value):
+        return value
+    host = np.asarray(jax.device_get(value)) if isinstance(value, jax.Array) else value
+    if integer:
+        if isinstance(host, np.ndarray) and host.ndim == 0 and host.dtype.kind in "iu":
+            host = host.item()
+        check_int(host, name, minimum=int(math.ceil(minimum)))
+        return value
+    v = _check_real_scalar(host, name)
+    if not (np.isfinite(v) and v >= minimum):
+        raise ValueError(f"{name} must be a finite number >= {minimum:g}, got {value!r}")
+    return value
+
+
+def check_step_data(X: Any, labels: Any, centers: Any, dtype: Any, name: str = "X") -> Any:
+    """``X`` of a public ``*_step`` against the state it steps: a finite 2-D array with one
+    row per state label and the centres' columns, whose squared distances fit ``dtype`` (the
+    state's: :func:`check_point_range`), or a ``ValueError`` naming ``name``.  Returned as
+    :func:`check_kernel_array` gives it (a tracer passes after the static checks)."""
+    X = check_kernel_array(X, name, ndim=2, min_rows=1)
+    check_rows_match(X, name, labels)
+    d = np.shape(centers)[-1]
+    if np.shape(X)[1] != d:
+        raise ValueError(f"{name} has {np.shape(X)[1]} columns but the state's centres {d}")
+    if not traced(X):
+        check_point_range(np.asarray(X), name, dtype)
+    return X
+
+
+def check_step_weights(sample_weight: Any, X: Any, name: str = "sample_weight") -> Any:
+    """Row weights of a public ``*_step``: None, or a finite non-negative 1-D array with one
+    entry per row of ``X`` (zero weights mark padding rows), or a ``ValueError`` /
+    ``TypeError`` naming ``name``; a tracer passes after the static checks."""
+    if sample_weight is None:
+        return None
+    w = check_kernel_array(sample_weight, name, ndim=1)
+    if np.shape(w)[0] != np.shape(X)[0]:
+        raise ValueError(f"{name} has length {np.shape(w)[0]} but X has {np.shape(X)[0]} rows")
+    if not traced(w) and bool(np.any(np.asarray(w) < 0)):
+        raise ValueError(f"{name} must be non-negative")
+    return w
