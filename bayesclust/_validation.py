@@ -1158,3 +1158,74 @@ def check_step_weights(sample_weight: Any, X: Any, name: str = "sample_weight") 
     if not traced(w) and bool(np.any(np.asarray(w) < 0)):
         raise ValueError(f"{name} must be non-negative")
     return w
+
+
+__all__ += ["check_kernel_points"]
+
+
+def check_kernel_points(**arrays: Any) -> None:
+    """Concrete point sets of a public distance kernel (``X=..., C=...``): their squared
+    distances must be numbers of the working dtype (float32 unless ``jax_enable_x64``), or a
+    ``ValueError`` names the array.  Overflow: an array with ``|x|`` beyond
+    ``sqrt(finfo.max / (4 d))`` (:func:`check_point_range`).  Underflow: every value of every
+    array below ``sqrt(finfo.tiny)`` but not all zero, where every squared distance flushes to
+    zero (the first array is named).  Traced arrays are skipped (the compiled caller works in
+    its unit frame, :func:`unit_frame`)."""
+    concrete = {k: v for k, v in arrays.items() if v is not None and not traced(v)}
+    if not concrete:
+        return
+    biggest = 0.0
+    for name, v in concrete.items():
+        host = np.asarray(v)
+        if host.ndim != 2 or host.dtype.kind != "f" or not host.size:
+            continue
+        wd = working_dtype(host.dtype)
+        check_point_range(host, name, wd)
+        biggest = max(biggest, float(np.max(np.abs(host))))
+    if not concrete or biggest == 0.0:
+        return
+    first = next(iter(concrete))
+    wd = working_dtype(np.asarray(concrete[first]).dtype)
+    floor = math.sqrt(float(np.finfo(wd).tiny))
+    if biggest < floor:
+        raise ValueError(f"{first} has values only up to {biggest:.3g}, whose squared distances "
+                         f"underflow {wd.name} (below {floor:.3g} every one flushes to zero); "
+                         f"rescale {first}")
+
+
+__all__ += ["check_run_finite"]
+
+
+def check_run_finite(values: Any, name: str, what: str, dtype: Any) -> None:
+    """After a run whose scale does not follow its data (a penalty in fixed units): a
+    ``ValueError`` naming the data argument ``name`` when any of ``values`` (its parameters,
+    its objective) overflowed to infinity or NaN in ``dtype``, instead of a NaN result."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(values)
+    if all(bool(np.all(np.isfinite(np.asarray(v)))) for v in leaves):
+        return
+    dt = np.dtype(dtype).name
+    raise ValueError(f"{name} are too large for {what} in {dt}: its weights or objective "
+                     f"overflowed (its penalty does not scale with {name}); rescale {name} (e.g. "
+                     f"standardise the features) or enable float64 (jax_enable_x64)")
+
+
+__all__ += ["check_kernel_positive"]
+
+
+def check_kernel_positive(value: Any, name: str) -> Any:
+    """A width or variance of a public JAX kernel (``sigma2``, ``smooth_std``), unchanged: a
+    concrete value (a scalar or an array of them) must be real, finite and > 0, or a
+    ``ValueError`` / ``TypeError`` names ``name`` (0 divides by zero, a negative width squares
+    to a positive one silently); a traced one passes."""
+    import jax
+
+    if traced(value):
+        return value
+    host = np.asarray(jax.device_get(value)) if isinstance(value, jax.Array) else np.asarray(value)
+    if host.dtype.kind not in "iuf" or isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not bool(np.all(np.isfinite(host))) or not bool(np.all(host > 0)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value

@@ -288,6 +288,60 @@ def test_steps_check_their_arguments_against_the_state():
             call()
 
 
+def test_distance_kernels_name_points_whose_squared_distances_leave_float32():
+    """The public distance kernels returned NaN (X x 1e30), zeros and every point in cluster 0
+    (X x 1e-30), or a wrong nearest centre (float32 X x 1e19) without a word; a non-positive
+    width gave NaN, a negative smooth_std the memberships of its absolute value."""
+    from bayesclust import kernels
+
+    X, C = SMALL[:6], SMALL[:2]
+    for s, dtype, word in ((1e30, np.float64, "overflow"), (1e-30, np.float64, "underflow"),
+                           (1e19, np.float32, "overflow")):
+        Xs, Cs = (X * s).astype(dtype), (C * s).astype(dtype)
+        for call in (lambda: kernels.squared_distances(Xs, Cs),
+                     lambda: kernels.nearest_center(Xs, Cs),
+                     lambda: kernels.assigned_squared_distances(Xs, Cs, np.zeros(6, int)),
+                     lambda: kernels.isotropic_gaussian_logpdf(Xs, Cs, s * s),
+                     lambda: kernels.voronoi_memberships(Xs, Cs, s)):
+            with pytest.raises(ValueError, match=f"^X has values .* squared distances {word}"):
+                call()
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="^sigma2 must be a positive finite number"):
+            kernels.isotropic_gaussian_logpdf(X, C, bad)
+        with pytest.raises(ValueError, match="^smooth_std must be a positive finite number"):
+            kernels.voronoi_memberships(X, C, bad)
+
+
+def test_spom_and_matrices_refuse_what_gave_nan_or_broke_their_docs():
+    """SPOM's penalty is in fixed units: features near 1e30 overflowed its weights to NaN
+    (predictions all class 0); constrained_shortest_paths and kernel SPOM took matrices their
+    docs forbid, and Gram matrices past float32 (NaN weights); cecib_cost's -inf of a singular
+    cluster came without a word."""
+    from bayesclust.inference.consensus.constrained import constrained_shortest_paths
+    from bayesclust.inference.information.cecib import cecib_cost
+    from bayesclust.structured.kernel_spom import spom_kernel
+    from bayesclust.structured.spom import spom
+
+    X, y = XS, LAB
+    with pytest.raises(ValueError, match="^feature_blocks are too large for SPOM in float32"):
+        spom(0, [X * 1e30], y, 0.1, n_epochs=1)
+    G = X @ X.T
+    with pytest.raises(ValueError, match="^grams has values up to .* beyond the float32 range"):
+        spom_kernel(0, [G * 1e60], y, 0.1, n_epochs=1)  # was inf in float32, then NaN weights
+    asym = DIST.copy()
+    asym[0, 1] += 1.0
+    with pytest.raises(ValueError, match="^D must be symmetric"):
+        constrained_shortest_paths(asym, [[0, 2]])
+    with pytest.raises(ValueError, match="^D must be non-negative"):
+        constrained_shortest_paths(-DIST, [[0, 2]])
+    with pytest.raises(ValueError, match=r"^grams\[0\] must be symmetric"):
+        spom_kernel(0, [G + np.triu(np.ones_like(G))], y, 0.1, n_epochs=1)
+    with pytest.raises(ValueError, match=r"^grams\[0\] is not a kernel matrix"):
+        spom_kernel(0, [-G], y, 0.1, n_epochs=1)
+    with pytest.warns(RuntimeWarning, match="^labels: cluster 0 .* singular covariance"):
+        assert cecib_cost(np.zeros((6, 2)), np.arange(6) % 2) == -np.inf
+
+
 def test_smic_predict_needs_the_training_data():
     res = bc.smic(SMALL, 3, 3)
     with pytest.raises(ValueError, match="X_train has 29 rows but result was fitted on 30"):
