@@ -298,13 +298,12 @@ def test_distance_kernels_name_points_whose_squared_distances_leave_float32():
     for s, dtype, word in ((1e30, np.float64, "overflow"), (1e-30, np.float64, "underflow"),
                            (1e19, np.float32, "overflow")):
         Xs, Cs = (X * s).astype(dtype), (C * s).astype(dtype)
-        for call in (lambda: kernels.squared_distances(Xs, Cs),
-                     lambda: kernels.nearest_center(Xs, Cs),
-                     lambda: kernels.assigned_squared_distances(Xs, Cs, np.zeros(6, int)),
-                     lambda: kernels.isotropic_gaussian_logpdf(Xs, Cs, s * s),
-                     lambda: kernels.voronoi_memberships(Xs, Cs, s)):
+        for kernel, extra in ((kernels.squared_distances, ()), (kernels.nearest_center, ()),
+                              (kernels.assigned_squared_distances, (np.zeros(6, int),)),
+                              (kernels.isotropic_gaussian_logpdf, (s * s,)),
+                              (kernels.voronoi_memberships, (s,))):
             with pytest.raises(ValueError, match=f"^X has values .* squared distances {word}"):
-                call()
+                kernel(Xs, Cs, *extra)
     for bad in (0.0, -1.0, np.nan):
         with pytest.raises(ValueError, match="^sigma2 must be a positive finite number"):
             kernels.isotropic_gaussian_logpdf(X, C, bad)
