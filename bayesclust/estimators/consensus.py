@@ -177,9 +177,10 @@ class EvidenceAccumulation(_ConsensusBase):
     scale: five round blobs at n = 20,000 (radius-10 circle of centres, unit variance) gave 2
     clusters (NMI .47) while the silhouette tied at 1 for 2 to 5 clusters, every block being
     disconnected in the co-association; ties now go to the most clusters (5 clusters, NMI
-    1.0, on the same blobs at n = 2,000).  Four of scikit-learn's ``make_blobs(centers=5,
-    random_state=0)`` blobs overlap: there 2 clusters (NMI .47, n = 2,000 and 20,000) is
-    what the silhouette on the data says too (0.66 at 2, 0.56 at 5 for k-means).
+    1.0, on the same blobs at n = 2,000 and at n = 20,000; BENCHMARKS.md).  Four of
+    scikit-learn's ``make_blobs(centers=5, random_state=0)`` blobs overlap: there 2 clusters
+    (NMI .47, n = 2,000 and 20,000) is what the silhouette on the data says too (0.66 at 2,
+    0.56 at 5 for k-means).
 
     Examples
     --------
