@@ -1101,3 +1101,131 @@ def check_pair_arrays(rows: Any, cols: Any, values: Any, values_name: str = "cou
             if not traced(ids) and np.shape(ids)[0] and int(np.min(np.asarray(ids))) < 0:
                 raise ValueError(f"{name} must hold object ids >= 0")
     return rows, cols, values
+
+
+__all__ += ["check_step_scalar", "check_step_data", "check_step_weights"]
+
+
+def check_step_scalar(value: Any, name: str, *, minimum: float = 0.0, integer: bool = False,
+                      optional: bool = False) -> Any:
+    """A scalar argument of a public ``*_step`` (a penalty, a tolerance, a count), unchanged.
+
+    A concrete value must be a real number (an integer with ``integer``), finite and
+    ``>= minimum``, or a ``TypeError`` / ``ValueError`` names ``name``; a traced one passes
+    (the step then runs inside a compiled caller, which validated its own inputs), and so
+    does ``None`` when ``optional``.
+    """
+    import jax
+
+    if (optional and value is None) or traced(value):
+        return value
+    host = np.asarray(jax.device_get(value)) if isinstance(value, jax.Array) else value
+    if integer:
+        if isinstance(host, np.ndarray) and host.ndim == 0 and host.dtype.kind in "iu":
+            host = host.item()
+        check_int(host, name, minimum=int(math.ceil(minimum)))
+        return value
+    v = _check_real_scalar(host, name)
+    if not (np.isfinite(v) and v >= minimum):
+        raise ValueError(f"{name} must be a finite number >= {minimum:g}, got {value!r}")
+    return value
+
+
+def check_step_data(X: Any, labels: Any, centers: Any, dtype: Any, name: str = "X") -> Any:
+    """``X`` of a public ``*_step`` against the state it steps: a finite 2-D array with one
+    row per state label and the centres' columns, whose squared distances fit ``dtype`` (the
+    state's: :func:`check_point_range`), or a ``ValueError`` naming ``name``.  Returned as
+    :func:`check_kernel_array` gives it (a tracer passes after the static checks)."""
+    X = check_kernel_array(X, name, ndim=2, min_rows=1)
+    check_rows_match(X, name, labels)
+    d = np.shape(centers)[-1]
+    if np.shape(X)[1] != d:
+        raise ValueError(f"{name} has {np.shape(X)[1]} columns but the state's centres {d}")
+    if not traced(X):
+        check_point_range(np.asarray(X), name, dtype)
+    return X
+
+
+def check_step_weights(sample_weight: Any, X: Any, name: str = "sample_weight") -> Any:
+    """Row weights of a public ``*_step``: None, or a finite non-negative 1-D array with one
+    entry per row of ``X`` (zero weights mark padding rows), or a ``ValueError`` /
+    ``TypeError`` naming ``name``; a tracer passes after the static checks."""
+    if sample_weight is None:
+        return None
+    w = check_kernel_array(sample_weight, name, ndim=1)
+    if np.shape(w)[0] != np.shape(X)[0]:
+        raise ValueError(f"{name} has length {np.shape(w)[0]} but X has {np.shape(X)[0]} rows")
+    if not traced(w) and bool(np.any(np.asarray(w) < 0)):
+        raise ValueError(f"{name} must be non-negative")
+    return w
+
+
+__all__ += ["check_kernel_points"]
+
+
+def check_kernel_points(**arrays: Any) -> None:
+    """Concrete point sets of a public distance kernel (``X=..., C=...``): their squared
+    distances must be numbers of the working dtype (float32 unless ``jax_enable_x64``), or a
+    ``ValueError`` names the array.  Overflow: an array with ``|x|`` beyond
+    ``sqrt(finfo.max / (4 d))`` (:func:`check_point_range`).  Underflow: every value of every
+    array below ``sqrt(finfo.tiny)`` but not all zero, where every squared distance flushes to
+    zero (the first array is named).  Traced arrays are skipped (the compiled caller works in
+    its unit frame, :func:`unit_frame`)."""
+    concrete = {k: v for k, v in arrays.items() if v is not None and not traced(v)}
+    if not concrete:
+        return
+    biggest = 0.0
+    for name, v in concrete.items():
+        host = np.asarray(v)
+        if host.ndim != 2 or host.dtype.kind != "f" or not host.size:
+            continue
+        wd = working_dtype(host.dtype)
+        check_point_range(host, name, wd)
+        biggest = max(biggest, float(np.max(np.abs(host))))
+    if not concrete or biggest == 0.0:
+        return
+    first = next(iter(concrete))
+    wd = working_dtype(np.asarray(concrete[first]).dtype)
+    floor = math.sqrt(float(np.finfo(wd).tiny))
+    if biggest < floor:
+        raise ValueError(f"{first} has values only up to {biggest:.3g}, whose squared distances "
+                         f"underflow {wd.name} (below {floor:.3g} every one flushes to zero); "
+                         f"rescale {first}")
+
+
+__all__ += ["check_run_finite"]
+
+
+def check_run_finite(values: Any, name: str, what: str, dtype: Any) -> None:
+    """After a run whose scale does not follow its data (a penalty in fixed units): a
+    ``ValueError`` naming the data argument ``name`` when any of ``values`` (its parameters,
+    its objective) overflowed to infinity or NaN in ``dtype``, instead of a NaN result."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(values)
+    if all(bool(np.all(np.isfinite(np.asarray(v)))) for v in leaves):
+        return
+    dt = np.dtype(dtype).name
+    raise ValueError(f"{name} are too large for {what} in {dt}: its weights or objective "
+                     f"overflowed (its penalty does not scale with {name}); rescale {name} (e.g. "
+                     f"standardise the features) or enable float64 (jax_enable_x64)")
+
+
+__all__ += ["check_kernel_positive"]
+
+
+def check_kernel_positive(value: Any, name: str) -> Any:
+    """A width or variance of a public JAX kernel (``sigma2``, ``smooth_std``), unchanged: a
+    concrete value (a scalar or an array of them) must be real, finite and > 0, or a
+    ``ValueError`` / ``TypeError`` names ``name`` (0 divides by zero, a negative width squares
+    to a positive one silently); a traced one passes."""
+    import jax
+
+    if traced(value):
+        return value
+    host = np.asarray(jax.device_get(value)) if isinstance(value, jax.Array) else np.asarray(value)
+    if host.dtype.kind not in "iuf" or isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not bool(np.all(np.isfinite(host))) or not bool(np.all(host > 0)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value

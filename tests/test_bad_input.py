@@ -249,6 +249,98 @@ def test_states_refuse_ids_past_their_tables():
         init_hard_dc_state(X, np.zeros(5, int), 1.0, 1.0, n_classes=1)
 
 
+def test_steps_check_their_arguments_against_the_state():
+    """kmeans_step, dp_means_step, gmd_step and kl_means_step took any array and scalar (data
+    of another length or width, a negative or NaN penalty or tolerance, data whose squared
+    distances overflow the state's float32); each is now a named error before anything runs."""
+    from bayesclust.inference.hard.dp_means import dp_means_step, init_dp_means_state
+    from bayesclust.inference.hard.kl_means import init_kl_means_state, kl_means_step
+    from bayesclust.inference.hard.kmeans import init_kmeans_state, kmeans_step
+    from bayesclust.inference.increments.gmd import gmd_step, init_gmd_state
+
+    ks, ds, gs = init_kmeans_state(XS, CENTERS), init_dp_means_state(XS, 1.0), init_gmd_state(XS, CENTERS)
+    ls = init_kl_means_state(ROWS.get(), 1.0)
+    big = XS * 1e19  # squared distances past float32
+    cases = [
+        (lambda: kmeans_step(ks, XS[:5]), "^X has 5 rows but the state"),
+        (lambda: kmeans_step(ks, XS[:, :1]), "^X has 1 columns but the state's centres 2"),
+        (lambda: kmeans_step(ks, big), "^X has values up to .* overflow float32"),
+        (lambda: kmeans_step(ks, XS, tol=-1.0), "^tol must be a finite number >= 0"),
+        (lambda: kmeans_step(ks, XS, sample_weight=-np.ones(N)), "^sample_weight must be non-neg"),
+        (lambda: kmeans_step(ks, XS, sample_weight=np.ones(N - 1)), "^sample_weight has length"),
+        (lambda: dp_means_step(ds, XS[:5], 1.0), "^X has 5 rows but the state"),
+        (lambda: dp_means_step(ds, big, 1.0), "^X has values up to .* overflow float32"),
+        (lambda: dp_means_step(ds, XS, -1.0), "^lam must be a finite number >= 0"),
+        (lambda: dp_means_step(ds, XS, np.nan), "^lam must be a number, got NaN"),
+        (lambda: dp_means_step(ds, XS, 1.0, max_clusters=2.5), "^max_clusters must be an integer"),
+        (lambda: gmd_step(gs, XS[:5], k_min=1), "^X has 5 rows but the state"),
+        (lambda: gmd_step(gs, big, k_min=1), "^X has values up to .* overflow float32"),
+        (lambda: gmd_step(gs, XS, k_min=0), "^k_min must be >= 1"),
+        (lambda: gmd_step(gs, XS, k_min=1, tol=np.inf), "^tol must be a finite number >= 0"),
+        (lambda: kl_means_step(ls, COUNTS, 1.0), "^rows must be the CountRows of kl_means_rows"),
+        (lambda: kl_means_step(ls, _f("kl_means_rows")(np.tile(COUNTS, (3, 1))), 1.0),
+         "^rows has .* rows but the state"),
+        (lambda: kl_means_step(ls, ROWS.get(), -1.0), "^lam must be a finite number >= 0"),
+        (lambda: kl_means_step(ls, ROWS.get(), 1.0, collapsed="yes"), "^collapsed must be a bool"),
+    ]
+    for call, match in cases:
+        with pytest.raises((ValueError, TypeError), match=match):
+            call()
+
+
+def test_distance_kernels_name_points_whose_squared_distances_leave_float32():
+    """The public distance kernels returned NaN (X x 1e30), zeros and every point in cluster 0
+    (X x 1e-30), or a wrong nearest centre (float32 X x 1e19) without a word; a non-positive
+    width gave NaN, a negative smooth_std the memberships of its absolute value."""
+    from bayesclust import kernels
+
+    X, C = SMALL[:6], SMALL[:2]
+    for s, dtype, word in ((1e30, np.float64, "overflow"), (1e-30, np.float64, "underflow"),
+                           (1e19, np.float32, "overflow")):
+        Xs, Cs = (X * s).astype(dtype), (C * s).astype(dtype)
+        for kernel, extra in ((kernels.squared_distances, ()), (kernels.nearest_center, ()),
+                              (kernels.assigned_squared_distances, (np.zeros(6, int),)),
+                              (kernels.isotropic_gaussian_logpdf, (s * s,)),
+                              (kernels.voronoi_memberships, (s,))):
+            with pytest.raises(ValueError, match=f"^X has values .* squared distances {word}"):
+                kernel(Xs, Cs, *extra)
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="^sigma2 must be a positive finite number"):
+            kernels.isotropic_gaussian_logpdf(X, C, bad)
+        with pytest.raises(ValueError, match="^smooth_std must be a positive finite number"):
+            kernels.voronoi_memberships(X, C, bad)
+
+
+def test_spom_and_matrices_refuse_what_gave_nan_or_broke_their_docs():
+    """SPOM's penalty is in fixed units: features near 1e30 overflowed its weights to NaN
+    (predictions all class 0); constrained_shortest_paths and kernel SPOM took matrices their
+    docs forbid, and Gram matrices past float32 (NaN weights); cecib_cost's -inf of a singular
+    cluster came without a word."""
+    from bayesclust.inference.consensus.constrained import constrained_shortest_paths
+    from bayesclust.inference.information.cecib import cecib_cost
+    from bayesclust.structured.kernel_spom import spom_kernel
+    from bayesclust.structured.spom import spom
+
+    X, y = XS, LAB
+    with pytest.raises(ValueError, match="^feature_blocks are too large for SPOM in float32"):
+        spom(0, [X * 1e30], y, 0.1, n_epochs=1)
+    G = X @ X.T
+    with pytest.raises(ValueError, match="^grams has values up to .* beyond the float32 range"):
+        spom_kernel(0, [G * 1e60], y, 0.1, n_epochs=1)  # was inf in float32, then NaN weights
+    asym = DIST.copy()
+    asym[0, 1] += 1.0
+    with pytest.raises(ValueError, match="^D must be symmetric"):
+        constrained_shortest_paths(asym, [[0, 2]])
+    with pytest.raises(ValueError, match="^D must be non-negative"):
+        constrained_shortest_paths(-DIST, [[0, 2]])
+    with pytest.raises(ValueError, match=r"^grams\[0\] must be symmetric"):
+        spom_kernel(0, [G + np.triu(np.ones_like(G))], y, 0.1, n_epochs=1)
+    with pytest.raises(ValueError, match=r"^grams\[0\] is not a kernel matrix"):
+        spom_kernel(0, [-G], y, 0.1, n_epochs=1)
+    with pytest.warns(RuntimeWarning, match="^labels: cluster 0 .* singular covariance"):
+        assert cecib_cost(np.zeros((6, 2)), np.arange(6) % 2) == -np.inf
+
+
 def test_smic_predict_needs_the_training_data():
     res = bc.smic(SMALL, 3, 3)
     with pytest.raises(ValueError, match="X_train has 29 rows but result was fitted on 30"):

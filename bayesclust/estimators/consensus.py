@@ -183,9 +183,10 @@ class EvidenceAccumulation(_ConsensusBase):
     scale: five round blobs at n = 20,000 (radius-10 circle of centres, unit variance) gave 2
     clusters (NMI .47) while the silhouette tied at 1 for 2 to 5 clusters, every block being
     disconnected in the co-association; ties now go to the most clusters (5 clusters, NMI
-    1.0, on the same blobs at n = 2,000).  Four of scikit-learn's ``make_blobs(centers=5,
-    random_state=0)`` blobs overlap: there 2 clusters (NMI .47, n = 2,000 and 20,000) is
-    what the silhouette on the data says too (0.66 at 2, 0.56 at 5 for k-means).
+    1.0, on the same blobs at n = 2,000 and at n = 20,000; BENCHMARKS.md).  Four of
+    scikit-learn's ``make_blobs(centers=5, random_state=0)`` blobs overlap: there 2 clusters
+    (NMI .47, n = 2,000 and 20,000) is what the silhouette on the data says too (0.66 at 2,
+    0.56 at 5 for k-means).
 
     When ``select`` chooses the fewest clusters of ``k_range`` (2 by default), ``fit``
     warns, naming ``n_clusters``: an index at the edge of its range tells which split is

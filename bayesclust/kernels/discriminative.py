@@ -44,12 +44,15 @@ def voronoi_memberships(X: jax.Array, prototypes: jax.Array, smooth_std=None):
     """
     X = check_kernel_array(X, "X", ndim=2)
     prototypes = check_kernel_array(prototypes, "prototypes", ndim=2, min_rows=1)
+    check_kernel_points(X=X, prototypes=prototypes)
+    if smooth_std is not None:
+        smooth_std = check_kernel_positive(smooth_std, "smooth_std")
     sq = squared_distances(X, prototypes)
     if smooth_std is None:
         return jax.nn.one_hot(jnp.argmin(sq, axis=1), prototypes.shape[0], dtype=X.dtype), sq
     return jax.nn.softmax(-sq / (2.0 * jnp.square(smooth_std)), axis=1), sq
 
-from .._validation import check_kernel_array, check_kernel_ids
+from .._validation import check_kernel_array, check_kernel_ids, check_kernel_points, check_kernel_positive
 
 
 def class_counts(memberships: jax.Array, classes: jax.Array, n_classes: int) -> jax.Array:

@@ -40,10 +40,17 @@ def isotropic_gaussian_logpdf(X: jax.Array, means: jax.Array, sigma2) -> jax.Arr
     """
     X = check_kernel_array(X, "X", ndim=2)
     means = check_kernel_array(means, "means", ndim=2)
+    check_kernel_points(X=X, means=means)
+    sigma2 = check_kernel_positive(sigma2, "sigma2")
     d = X.shape[-1]
     return -0.5 * d * jnp.log(2.0 * jnp.pi * sigma2) - squared_distances(X, means) / (2.0 * sigma2)
 
-from .._validation import check_kernel_array, check_kernel_ids
+from .._validation import (
+    check_kernel_array,
+    check_kernel_ids,
+    check_kernel_points,
+    check_kernel_positive,
+)
 
 
 def gaussian_logpdf_full(X: jax.Array, means: jax.Array, chols: jax.Array) -> jax.Array:
@@ -199,6 +206,8 @@ def complete_data_log_likelihood(
     """
     X = check_kernel_array(X, "X", ndim=2, min_rows=1)
     means = check_kernel_array(means, "means", ndim=2)
+    check_kernel_points(X=X, means=means)
+    sigma2 = check_kernel_positive(sigma2, "sigma2")
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     check_kernel_ids(labels, "labels", means.shape[0])
     n, d = X.shape

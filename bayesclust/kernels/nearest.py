@@ -47,7 +47,7 @@ PRECISION = lax.Precision.HIGHEST
 #: "Birth" index of a slot that is never visible (an inactive buffer slot).
 NEVER = jnp.iinfo(jnp.int32).max
 
-from .._validation import check_kernel_array, check_kernel_ids, check_same_length
+from .._validation import check_kernel_array, check_kernel_ids, check_kernel_points, check_same_length
 
 
 def squared_norms(X: jax.Array) -> jax.Array:
@@ -67,6 +67,7 @@ def squared_norms(X: jax.Array) -> jax.Array:
     (no ``(n, d)`` temporary) and never runs on reduced-precision matrix units.
     """
     X = check_kernel_array(X, "X", ndim=2)
+    check_kernel_points(X=X)
     return jnp.sum(X * X, axis=-1)
 
 
@@ -98,6 +99,7 @@ def squared_distances(
     """
     X = check_kernel_array(X, "X", ndim=2)
     C = check_kernel_array(C, "C", ndim=2)
+    check_kernel_points(X=X, C=C)
     if x_sq is not None:
         x_sq = check_kernel_array(x_sq, "x_sq", ndim=1)
     if c_sq is not None:
@@ -400,6 +402,7 @@ def nearest_center(
     """
     X = check_kernel_array(X, "X", ndim=2)
     C = check_kernel_array(C, "C", ndim=2)
+    check_kernel_points(X=X, C=C)
     k = C.shape[0]
     if valid is None:
         valid = jnp.ones(k, bool)
@@ -463,6 +466,7 @@ def assigned_squared_distances(X: jax.Array, C: jax.Array, labels: jax.Array) ->
     """
     X = check_kernel_array(X, "X", ndim=2, min_rows=1)
     C = check_kernel_array(C, "C", ndim=2)
+    check_kernel_points(X=X, C=C)
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
     check_kernel_ids(labels, "labels", C.shape[0])
     check_same_length(labels, X, "labels", "X")
@@ -562,6 +566,7 @@ def nearest_center_stats(
     """
     X = check_kernel_array(X, "X", ndim=2)
     C = check_kernel_array(C, "C", ndim=2)
+    check_kernel_points(X=X, C=C)
     if sample_weight is not None:
         sample_weight = check_kernel_array(sample_weight, "sample_weight", ndim=1)
     k = C.shape[0]

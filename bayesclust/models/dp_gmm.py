@@ -105,7 +105,9 @@ def _check_prior(prior, name: str):
             f"and event_shape {prior.event_shape}"
         )
     lower = getattr(prior.support, "lower_bound", None)
-    if lower is None or _is_tracer(lower) or not float(jax.device_get(lower)) >= 0.0:
+    if _is_tracer(lower):  # a prior rebuilt inside a compiled caller (checked before it)
+        return prior
+    if lower is None or not float(jax.device_get(lower)) >= 0.0:
         raise ValueError(
             f"{name} must be supported on the positive reals (a variance or a "
             f"concentration), got support {prior.support}"

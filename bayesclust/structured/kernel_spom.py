@@ -108,6 +108,12 @@ def _check_grams(grams: Any, name: str, n_cols: int | None = None) -> np.ndarray
             raise ValueError(f"{name} have mismatched sizes: {name}[0] is {shape}, {name}[{m}] {g.shape}")
     if n_cols is None and shape[0] != shape[1]:
         raise ValueError(f"{name} must be square (N, N) kernel matrices, got {shape}")
+    if n_cols is None:  # Gram matrices: symmetric, with non-negative squared norms on the diagonal
+        for m, g in enumerate(mats):
+            V.check_square_matrix(g, f"{name}[{m}]", symmetric=True)
+            if float(np.min(np.diagonal(g))) < 0:
+                raise ValueError(f"{name}[{m}] is not a kernel matrix: its diagonal (squared "
+                                 f"norms) has a negative entry, {float(np.min(np.diagonal(g))):g}")
     if n_cols is not None and shape[1] != n_cols:
         raise ValueError(f"{name} must have {n_cols} columns (the training examples), got {shape}")
     return np.stack(mats).astype(np.result_type(*mats))
@@ -163,6 +169,7 @@ def spom_kernel(rng_key: Any, grams: list, y: Any, lam: float, *, n_classes: int
     else:
         radius = V.check_positive(radius, "radius", allow_inf=True)
     dtype = V.working_dtype(G.dtype)
+    V.check_working_range(G, "grams", dtype)
     Gj = jnp.asarray(G, dtype)
     yj = jnp.asarray(yv, jnp.int32)
     A = jnp.zeros((G.shape[0], n, k), dtype)
@@ -178,6 +185,7 @@ def spom_kernel(rng_key: Any, grams: list, y: Any, lam: float, *, n_classes: int
         A, avg, n2, t = _epoch(A, avg, n2, t, Gj, yj, order, *args, k=k)
         obj, norms = _objective(Gj, avg, yj, args[1], k=k)
         trace.append(float(obj))
+    V.check_run_finite((avg, A, trace[-1]), "grams", "kernel SPOM", dtype)
     norms = np.asarray(norms, np.float64)
     beta = norms / norms.sum() if norms.sum() > 0 else np.zeros_like(norms)
     return KernelSPOMResult(np.asarray(avg), np.asarray(A), beta, trace[-1], np.asarray(trace),

@@ -381,6 +381,8 @@ def spom(rng_key: Any, feature_blocks: list, y: Any, lam: float, *,
         key, sub = jax.random.split(key)
         state, _ = spom_step(sub, state)
     k, structure = state.problem[1:]
+    V.check_run_finite((state.theta, state.objective), "feature_blocks", "SPOM",
+                       np.asarray(state.theta[0]).dtype)
     return SPOMResult(state.theta, state.theta_last, kernel_weights(state.theta), state.objective,
                       state.objective_trace, state.n_iter, state.converged, k, structure)
 

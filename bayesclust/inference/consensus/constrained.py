@@ -405,10 +405,8 @@ def constrained_shortest_paths(D: Any, must_link: Any, *, method: str = "endpoin
     """
     from scipy.sparse.csgraph import connected_components, csgraph_from_dense, dijkstra, shortest_path
 
-    D = V.check_array(D, "D", ndim=2, dtype=None).astype(np.float64)
+    D = V.check_square_matrix(D, "D", nonnegative=True, symmetric=True)
     n = D.shape[0]
-    if D.shape[1] != n:
-        raise ValueError(f"D must be square, got shape {D.shape}")
     ml = _check_pairs(must_link, "must_link", n)
     if method not in ("endpoints", "FW"):
         raise ValueError(f"method must be 'endpoints' or 'FW', got {method!r}")

@@ -537,7 +537,8 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     ``lax.while_loop`` from :func:`init_dp_means_state`, stopped by
     ``converged``, ``overflow``, ``limit_hit`` or ``max_iter``; stepping by hand
     on the same (centred) data reproduces it exactly.  Works eagerly and under
-    ``jax.jit``; no validation (:func:`dp_means` validates).
+    ``jax.jit``; concrete arguments are checked (traced ones are the compiled caller's to
+    check).
 
     Parameters
     ----------
@@ -549,9 +550,9 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
         the power of two is exact, so stepping on ``X - mean`` with ``lam``
         gives the same labels and iteration count.
     lam : float scalar
-        Penalty per cluster (a squared distance).
+        Penalty per cluster (a squared distance), ``>= 0``.
     sample_weight : array, shape (n,), optional
-        Positive weights (default 1).
+        Non-negative weights (default 1; weight 0 marks a padding row).
     max_clusters : int scalar, optional
         A step that gives more clusters is discarded and sets ``limit_hit``.
     axis_name : str, optional
@@ -571,6 +572,14 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     info : DPMeansInfo
         ``objective`` of the returned state and whether the labels ``changed``.
 
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``X`` (not finite, not one row per state label or not the centres'
+        columns, squared distances beyond the state's dtype), ``lam`` (negative or not a
+        number), ``sample_weight`` (not one finite non-negative weight per row),
+        ``max_clusters`` or ``n_rows`` (not a positive integer).
+
     Examples
     --------
     >>> import numpy as np
@@ -581,7 +590,12 @@ def dp_means_step(state: DPMeansState, X, lam, *, sample_weight=None, max_cluste
     >>> int(state.n_clusters), state.labels.tolist(), int(state.n_iter)
     (2, [0, 0, 1, 1], 2)
     """
-    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    X = V.check_step_data(X, state.labels, state.centers, state.centers.dtype)
+    sample_weight = V.check_step_weights(sample_weight, X)
+    lam = V.check_step_scalar(lam, "lam")
+    max_clusters = V.check_step_scalar(max_clusters, "max_clusters", minimum=1, integer=True,
+                                       optional=True)
+    n_rows = V.check_step_scalar(n_rows, "n_rows", minimum=1, integer=True, optional=True)
     X = jnp.asarray(X)
     w = _weights(sample_weight, X)
     lam = jnp.asarray(lam, X.dtype)

@@ -330,7 +330,8 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam, *,
 
     :func:`kl_means` is this step in a ``lax.while_loop`` from :func:`init_kl_means_state`,
     stopped by ``converged``, ``overflow`` or ``max_iter``; stepping by hand on the same
-    rows reproduces it bit for bit.  Works eagerly and under ``jax.jit``; no validation.
+    rows reproduces it bit for bit.  Works eagerly and under ``jax.jit``; concrete arguments
+    are checked (traced ones are the compiled caller's to check).
 
     Parameters
     ----------
@@ -338,7 +339,7 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam, *,
     rows : CountRows
         From :func:`kl_means_rows`.
     lam : float scalar
-        Penalty per cluster.
+        Penalty per cluster, ``>= 0``.
     collapsed : bool, default False
         The collapsed limit's moves (see :func:`kl_means`) instead of Algorithm 1's.
 
@@ -351,6 +352,13 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam, *,
         does).
     info : KLMeansInfo
 
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``rows`` (not a ``CountRows``, or not one row per state label and the
+        state's number of columns), ``lam`` (negative or not a number) or ``collapsed``
+        (not a bool).
+
     Examples
     --------
     >>> import numpy as np
@@ -362,8 +370,24 @@ def kl_means_step(state: KLMeansState, rows: CountRows, lam, *,
     >>> int(state.n_clusters), state.labels[:4].tolist()
     (2, [0, 0, 1, 1])
     """
+    _check_rows(rows, state)
+    lam = V.check_step_scalar(lam, "lam")
+    if not isinstance(collapsed, (bool, np.bool_)):
+        raise TypeError(f"collapsed must be a bool, got {collapsed!r}")
     lam = jnp.asarray(lam, rows.vals.dtype)
     return _step(state, rows, lam, bool(collapsed))
+
+
+def _check_rows(rows, state: KLMeansState) -> None:
+    """``rows`` a :class:`CountRows` (from :func:`kl_means_rows`) of the state's points and
+    columns, or a ``TypeError`` / ``ValueError`` naming it."""
+    if not isinstance(rows, CountRows):
+        raise TypeError(f"rows must be the CountRows of kl_means_rows, got {type(rows).__name__}")
+    V.check_rows_match(rows.totals, "rows", state.labels)
+    m = np.shape(rows.columns)[0]
+    if m != np.shape(state.log_psi)[1]:
+        raise ValueError(f"rows have {m} columns but the state's distributions "
+                         f"{np.shape(state.log_psi)[1]}")
 
 
 def _initial_state(rows: CountRows, lam, capacity: int, trace_len: int) -> KLMeansState:

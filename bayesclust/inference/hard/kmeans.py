@@ -164,7 +164,8 @@ def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[
     the total squared centre shift is at most ``tol``.  :func:`kmeans` is this step in a
     ``lax.while_loop`` from :func:`init_kmeans_state`, stopped by ``converged`` or
     ``max_iter``; stepping by hand on the same data reproduces it exactly.  Works eagerly
-    and under ``jax.jit``; no validation (:func:`kmeans` validates).
+    and under ``jax.jit``; concrete arguments are checked (traced ones are the compiled
+    caller's to check).
 
     Parameters
     ----------
@@ -186,6 +187,13 @@ def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[
         ``objective`` of the returned state, whether the assignment ``changed``, and
         the centre ``shift``.
 
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``X`` (not finite, not one row per state label or not the centres'
+        columns, squared distances beyond the state's dtype), ``sample_weight`` (not one
+        finite non-negative weight per row) or ``tol`` (negative or not a number).
+
     Examples
     --------
     >>> import numpy as np
@@ -196,7 +204,9 @@ def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[
     >>> state.labels.tolist(), int(state.n_iter), round(float(state.objective), 4)
     ([0, 0, 1, 1], 2, 0.04)
     """
-    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    X = V.check_step_data(X, state.labels, state.centers, state.centers.dtype)
+    sample_weight = V.check_step_weights(sample_weight, X)
+    tol = V.check_step_scalar(tol, "tol")
     X = jnp.asarray(X)
     w = None if sample_weight is None else jnp.asarray(sample_weight, X.dtype)
     valid = jnp.ones(state.centers.shape[0], bool)

@@ -424,7 +424,8 @@ def gmd_step(state: GMDState, X, *, k_min, tol=1e-5, sample_weight=None) -> tupl
     The forced annihilation is a step of its own so that every step records exactly one
     entry of the trace.  :func:`gmd` is this step in a ``lax.while_loop`` from
     :func:`init_gmd_state`; stepping by hand on the same data reproduces it.  Works eagerly
-    and under ``jax.jit``; no validation (:func:`gmd` validates).
+    and under ``jax.jit``; concrete arguments are checked (traced ones are the compiled
+    caller's to check).
 
     Parameters
     ----------
@@ -446,6 +447,14 @@ def gmd_step(state: GMDState, X, *, k_min, tol=1e-5, sample_weight=None) -> tupl
     state : GMDState
     info : GMDInfo
 
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``X`` (not finite, not one row per state label or not the means' columns,
+        squared distances beyond the state's dtype), ``k_min`` (not a positive integer),
+        ``tol`` (negative or not a number) or ``sample_weight`` (not one finite
+        non-negative weight per row).
+
     Examples
     --------
     >>> import jax
@@ -459,7 +468,10 @@ def gmd_step(state: GMDState, X, *, k_min, tol=1e-5, sample_weight=None) -> tupl
     >>> int(state.n_components), int(state.best_active.sum())
     (1, 2)
     """
-    X = V.check_kernel_array(X, "X", ndim=2, min_rows=1)
+    X = V.check_step_data(X, state.labels, state.means, state.means.dtype)
+    sample_weight = V.check_step_weights(sample_weight, X)
+    k_min = V.check_step_scalar(k_min, "k_min", minimum=1, integer=True)
+    tol = V.check_step_scalar(tol, "tol")
     X = jnp.asarray(X)
     w = _row_weights(sample_weight, X)
     return _step(state, X, w, jnp.asarray(k_min, jnp.int32), jnp.asarray(tol, X.dtype))

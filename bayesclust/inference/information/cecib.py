@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -318,9 +319,10 @@ def cecib_cost(
     -------
     float
         ``-inf`` if some cluster's covariance is singular (too few or collinear members):
-        its differential entropy is ``-inf``, so the cost is unbounded below.  :func:`cecib`
-        never produces such a cluster (its minimum cluster size keeps covariances regular);
-        a partition given here is scored as it is.
+        its differential entropy is ``-inf``, so the cost is unbounded below, and a
+        ``RuntimeWarning`` names the cluster.  :func:`cecib` never produces such a cluster
+        (its minimum cluster size keeps covariances regular); a partition given here is
+        scored as it is.
 
     Examples
     --------
@@ -338,6 +340,10 @@ def cecib_cost(
         nc = int(idx.sum())
         p = nc / n
         ld = _cluster_logdet(X[idx], covariance_type)
+        if ld == -math.inf:
+            warnings.warn(f"labels: cluster {c} ({nc} points in {d} dimensions) has a singular "
+                          "covariance, so its entropy and the cost are -inf", RuntimeWarning,
+                          stacklevel=2)
         zc = z[idx]
         zc = zc[zc >= 0]
         H = 0.0

@@ -29,8 +29,10 @@ Hoffman & Gelman (2014) for NUTS; Kucukelbir et al. (2017) for ADVI (AutoNormal)
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -207,6 +209,111 @@ POSTERIOR_CHECKS: dict[str, Callable[[dict], None]] = {
 }
 
 
+class _Frame(NamedTuple):
+    """A registered program's arguments on ``X * 2**-e`` and the way back to ``X``'s units."""
+
+    model_args: tuple
+    model_kwargs: dict
+    e: int  # the power of two; 0 leaves every site as drawn
+    n_values: int  # the entries of X, for the log-likelihood's Jacobian
+
+
+def _scaled_prior(prior, factor: float):
+    """A scalar prior on a variance moved into the unit frame: the law of ``factor * sigma2``.
+
+    The scale families NumPyro parametrises by a rate or a scale are rebuilt with the
+    parameter moved (``factor`` is a power of two: exact), so the unit-frame prior is the
+    one a user would write for data of unit magnitude, with the same numbers; any other
+    prior is wrapped in an affine transform (the same law; its density is evaluated at
+    ``sigma2 / factor``, so its float range is that of the data frame).
+    """
+    import numpyro.distributions as dist
+    from numpyro.distributions.transforms import AffineTransform
+
+    if factor == 1.0:
+        return prior
+    kind = type(prior)
+    if kind is dist.InverseGamma:
+        return dist.InverseGamma(prior.concentration, prior.rate * factor)
+    if kind is dist.Gamma:
+        return dist.Gamma(prior.concentration, prior.rate / factor)
+    if kind is dist.Exponential:
+        return dist.Exponential(prior.rate / factor)
+    if kind in (dist.HalfNormal, dist.HalfCauchy):
+        return kind(prior.scale * factor)
+    if kind is dist.LogNormal:
+        return dist.LogNormal(prior.loc + math.log(factor), prior.scale)
+    return dist.TransformedDistribution(prior, AffineTransform(0.0, factor, domain=prior.support))
+
+
+def _mixture_frame(model_args: tuple, model_kwargs: dict) -> _Frame:
+    """The isotropic mixture programs (``dp_gmm``, ``hdp_gmm``) in the unit frame of ``X``.
+
+    ``X`` is multiplied by ``2**-e`` with its largest ``|x|`` in ``[0.5, 1)``
+    (:func:`bayesclust._validation.unit_frame`, not centred: the prior on the means
+    is centred at 0), the variances ``sigma2`` and ``rho2`` by ``4**-e`` and a prior
+    on ``sigma2`` by the same factor.  The posterior of the means is then the data
+    frame's divided by ``2**e`` and every other site's is unchanged, so the label
+    draws are the same partitions; NumPyro's start (uniform in ``(-2, 2)`` in the
+    unconstrained space) and its step-size search (from 1) see data of the same
+    magnitude at any scale of ``X``.  Generative mode (no ``X``) keeps ``e = 0``.
+    """
+    X = model_args[0] if model_args else model_kwargs.get("X")
+    if X is None:
+        return _Frame(model_args, model_kwargs, 0, 0)
+    X = V.check_array(X, "X")
+    Xu, frame = V.unit_frame(X, centred=False)
+    kwargs = dict(model_kwargs)
+    for name, default in (("sigma2", 1.0), ("rho2", 100.0)):
+        value = kwargs.get(name, default)
+        if not V.traced(value):
+            kwargs[name] = frame.squared(V.check_positive(value, name), name)
+    if kwargs.get("sigma2_prior") is not None:
+        prior = _dp_gmm._check_prior(kwargs["sigma2_prior"], "sigma2_prior")
+        kwargs["sigma2_prior"] = _scaled_prior(prior, math.ldexp(1.0, -2 * frame.e))
+    if model_args:
+        return _Frame((Xu,) + tuple(model_args[1:]), kwargs, frame.e, Xu.size)
+    kwargs["X"] = Xu
+    return _Frame(model_args, kwargs, frame.e, Xu.size)
+
+
+def _from_unit_frame(samples: dict, frame: _Frame) -> dict:
+    """Draws of a program run in the unit frame, in the units of ``X``.
+
+    The means times ``2**e``, ``sigma2`` times ``4**e`` (powers of two: exact) and the
+    log likelihood of the points minus ``n d e log 2`` (the density of ``X``, not of
+    ``X * 2**-e``); the weights, sticks and concentrations are unit-free.
+    """
+    if frame.e == 0:
+        return samples
+    out = dict(samples)
+    for name, power in (("means", 1), ("sigma2", 2)):
+        if name in out:
+            v = out[name]
+            back = np.ldexp(v, power * frame.e)
+            out[name] = back if np.all(np.isfinite(back)) else np.ldexp(v.astype(np.float64),
+                                                                         power * frame.e)
+    if "log_likelihood" in out:
+        v = out["log_likelihood"]
+        out["log_likelihood"] = (v.astype(np.float64) - frame.n_values * frame.e * math.log(2.0)
+                                 ).astype(v.dtype)
+    return out
+
+
+#: Programs run in the unit frame of ``X`` (:func:`_mixture_frame`), by model name.
+_UNIT_FRAMES: dict[str, Callable[[tuple, dict], _Frame]] = {
+    "dp_gmm": _mixture_frame,
+    "hdp_gmm": _mixture_frame,
+}
+
+
+def _unit_frame(model, model_args: tuple, model_kwargs: dict) -> _Frame:
+    """The frame a program runs in: the unit frame of ``X`` for the registered mixtures."""
+    make = _UNIT_FRAMES.get(_model_name(model))
+    return _Frame(model_args, model_kwargs, 0, 0) if make is None else make(model_args,
+                                                                             model_kwargs)
+
+
 def register_model(name: str, label_sampler: LabelSampler, check=None) -> None:
     """Register the label conditional (and optional posterior check) of a model.
 
@@ -270,10 +377,12 @@ def _check_model(model) -> None:
 
 
 def _to_posterior(
-    key, samples: dict, label_fn, check, model_args, model_kwargs, *,
+    key, samples: dict, label_fn, check, frame: _Frame, *,
     sample_stats, sampler: str, model_name: str, t0: float,
 ):
-    """Chain-grouped draws ``(C, S, ...)`` -> labels, checks -> ``Posterior``."""
+    """Chain-grouped draws ``(C, S, ...)`` of the program run in ``frame`` -> labels (drawn
+    in that frame), checks, the draws in the units of ``X`` -> ``Posterior``."""
+    model_args, model_kwargs = frame.model_args, frame.model_kwargs
     from .posterior import Posterior  # lazy: written alongside this module
 
     samples = {k: np.asarray(v) for k, v in samples.items()}
@@ -289,6 +398,7 @@ def _to_posterior(
     labels = labels.reshape(C, S, -1)
     if check is not None:
         check(samples)
+    samples = _from_unit_frame(samples, frame)
     log_likelihood = samples.get("log_likelihood")
     params = {k: v for k, v in samples.items() if k != "log_likelihood"}
     return Posterior(
@@ -388,6 +498,19 @@ def run_nuts(
     available (co-clustering, ``n_clusters`` draws), which is invariant to
     label switching.
 
+    Scale-free: the isotropic mixtures (``dp_gmm``, ``hdp_gmm``) run on
+    ``X * 2**-e``, ``e`` putting the largest ``|x|`` in ``[0.5, 1)``, with
+    ``sigma2`` and ``rho2`` times ``4**-e`` and a ``sigma2_prior`` moved
+    likewise; the label draws are made there and the means (``* 2**e``),
+    ``sigma2`` (``* 4**e``) and log likelihood (``- n d e log 2``) are reported
+    in the units of ``X``.  NumPyro starts every latent uniformly in ``(-2, 2)``
+    in its unconstrained space and searches the step size from 1, so without
+    the frame a run on ``X`` in other units followed other trajectories; now
+    ``X`` times a power of two (the variances times its square) gives the same
+    label draws, and ``X`` of any float magnitude (float32 data near ``1e30``,
+    whose squares overflow) can be fitted.  A callable ``label_sampler`` and an
+    ``init_strategy`` with values see that frame.  Other programs run as given.
+
     Examples
     --------
     >>> import numpy as np
@@ -409,6 +532,7 @@ def run_nuts(
     if nuts_kwargs is not None and not isinstance(nuts_kwargs, dict):
         raise TypeError(f"nuts_kwargs must be a dict or None, got {type(nuts_kwargs).__name__}")
     label_fn, check = _resolve_label_sampler(label_sampler, model)
+    frame = _unit_frame(model, model_args, model_kwargs)
 
     t0 = time.perf_counter()
     key_mcmc, key_labels = jax.random.split(key)
@@ -421,13 +545,14 @@ def run_nuts(
         progress_bar=bool(progress_bar),
     )
     mcmc.run(
-        key_mcmc, *model_args, extra_fields=("diverging", "accept_prob", "num_steps"), **model_kwargs
+        key_mcmc, *frame.model_args, extra_fields=("diverging", "accept_prob", "num_steps"),
+        **frame.model_kwargs,
     )
     samples = mcmc.get_samples(group_by_chain=True)
     extra = mcmc.get_extra_fields(group_by_chain=True)
     sample_stats = {k: np.asarray(v) for k, v in extra.items() if np.ndim(v) == 2}
     return _to_posterior(
-        key_labels, samples, label_fn, check, model_args, model_kwargs,
+        key_labels, samples, label_fn, check, frame,
         sample_stats=sample_stats, sampler="NUTS", model_name=_model_name(model), t0=t0,
     )
 
@@ -555,7 +680,8 @@ def run_svi(
     -------
     Posterior
         With one "chain": ``labels`` (1, num_samples, n), ``log_likelihood``
-        and ``params`` as in :func:`run_nuts`, ``sample_stats`` none,
+        and ``params`` as in :func:`run_nuts` (the isotropic mixtures fitted in
+        the unit frame of ``X``, as there), ``sample_stats`` none,
         ``sampler`` ``"SVI(AutoNormal)"`` / ``"SVI(AutoDelta)"`` and
         ``seconds`` the total wall time (compilation included).
 
@@ -599,6 +725,9 @@ def run_svi(
         raise TypeError(
             f"guide must be 'normal', 'delta' or an AutoGuide, got {type(guide).__name__}"
         )
+
+    frame = _unit_frame(model, model_args, model_kwargs)
+    model_args, model_kwargs = frame.model_args, frame.model_kwargs
 
     t0 = time.perf_counter()
     key_svi, key_pred, key_labels = jax.random.split(key, 3)
@@ -651,7 +780,7 @@ def run_svi(
     )(key_pred, *model_args, **model_kwargs)
     samples = {k: jnp.asarray(v)[None] for k, v in draws.items()}
     return _to_posterior(
-        key_labels, samples, label_fn, check, model_args, model_kwargs,
+        key_labels, samples, label_fn, check, frame,
         sample_stats=None, sampler=f"SVI({type(guide_obj).__name__})",
         model_name=_model_name(model), t0=t0,
     )
