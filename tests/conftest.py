@@ -55,9 +55,9 @@ if _CACHE:
 #: full-suite comparison (pytest's per-test times, 2 workers).  The programs compute the same
 #: operations, unfused and unvectorised.  The last line's modules (from test_hdp_gibbs on)
 #: each cut their CPU time by 11-51 % in one module-by-module comparison (single process,
-#: 268 -> 201 CPU-s over the twelve; test_hdp_gibbs 62 -> 49).  Measured the same way and not
-#: listed: test_kl_means (+24 %: its programs run long), test_smic, test_temporal and
-#: test_metrics (within 4 %), and test_kernels, whose chunked nearest-centre comparisons need
+#: 292 -> 219 CPU-s over the fourteen; test_hdp_gibbs 62 -> 49).  Measured the same way and not
+#: listed: test_kl_means (+24 %: its programs run long), test_smic, test_temporal,
+#: test_metrics and test_draws_point_estimate (within 4 %), and test_kernels, whose chunked nearest-centre comparisons need
 #: the optimised programs' bits.
 #: Modules that run long programs (the doctests, the consensus EM and enumeration tests, the
 #: notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
@@ -72,7 +72,7 @@ COMPILE_BOUND_MODULES = frozenset({
     "test_first_call",
     "test_hdp_gibbs", "test_map_did", "test_ppc", "test_aspect_bayes", "test_cecib",
     "test_cecib_compiled", "test_gmdid", "test_did", "test_limits", "test_kmeans", "test_spom",
-    "test_proximal",
+    "test_proximal", "test_native", "test_hypergraph",
 })
 
 
