@@ -57,8 +57,8 @@ if _CACHE:
 #: each cut their CPU time by 11-51 % in one module-by-module comparison (single process,
 #: 292 -> 219 CPU-s over the fourteen; test_hdp_gibbs 62 -> 49).  Measured the same way and not
 #: listed: test_kl_means (+24 %: its programs run long), test_smic, test_temporal,
-#: test_metrics and test_draws_point_estimate (within 4 %), and test_kernels, whose chunked nearest-centre comparisons need
-#: the optimised programs' bits.
+#: test_metrics and test_draws_point_estimate (within 4 %), and test_kernels, whose chunked
+#: nearest-centre comparisons need the optimised programs' bits.
 #: Modules that run long programs (the doctests, the consensus EM and enumeration tests, the
 #: notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
 #: trajectories to a seed-dependent answer (test_mcmc) are not listed and compile optimised, as
