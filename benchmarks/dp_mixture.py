@@ -27,12 +27,22 @@ Prints JSON lines:
   ``--baseline-python PY`` adds the default fit with another checkout's interpreter (e.g.
   the main branch's ``.venv/bin/python``) up to ``--baseline-max-n``: the before / after.
 
+* ``dp_mixture_sweep`` (``--sweeps``): the cost of the diag / full sampler itself.
+  :func:`bayesclust.gibbs_dp_gaussian` (8 chains from one cluster, 20 warm-up sweeps, 20
+  kept, seed 0) in a fresh process with JAX's persistent cache off, twice: ``first_seconds``
+  (compiles included, one per cluster buffer the run grows to) and the same call again,
+  ``ms_per_sweep`` (warm, all 8 chains); with ``split_merge`` 0 and 2 moves per sweep and
+  the accepted fraction of the kept draws' moves.  ``--baseline-python PY`` adds the same
+  runs with another checkout's interpreter (``code`` 'main'), ``same_draws``: its label
+  draws equal this code's.
+
 Data (the classes are never seen by the fits): iris (raw), wine (standardised), MASS crabs
 (standardised, the 4 species x sex groups), MASS biopsy (the 9 raw cytology scores, 683
 complete cases, benign / malignant), digits reduced to 10 principal components.
 
 Usage: python benchmarks/dp_mixture.py [--quick] [--seeds S] [--datasets a,b]
        python benchmarks/dp_mixture.py --memory [--sizes 20000,100000] [--baseline-python PY]
+       python benchmarks/dp_mixture.py --sweeps [--datasets a,b] [--baseline-python PY]
 
 ``--quick``: one seed, iris and wine only, the spherical model and scikit-learn (< 2 min).
 """
@@ -179,9 +189,85 @@ def memory(sizes, baseline: str | None, baseline_max_n: int):
                 bench.emit(row)
 
 
+#: Warm-up sweeps and kept draws of the ``--sweeps`` runs.
+SWEEP_RUN = (20, 20)
+
+
+def sweep_child(name: str, covariance_type: str, split_merge: int) -> dict:
+    """Two identical short runs of ``gibbs_dp_gaussian`` in this (fresh) process."""
+    import hashlib
+
+    from bayesclust import gibbs_dp_gaussian
+
+    X, _ = load(name)
+    warm, kept = SWEEP_RUN
+    kw = dict(covariance_type=covariance_type, num_warmup=warm, num_samples=kept, thin=1,
+              num_chains=8, progress_bar=False)
+    if split_merge:  # the main branch's estimator-era signature has it too; 0 is its default
+        kw["split_merge"] = split_merge
+    times = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(2):
+            post, seconds = bench.timed(lambda: gibbs_dp_gaussian(0, X, **kw))
+            times.append(seconds)
+    acc = post.sample_stats.get("split_merge_acceptance")
+    return {"dataset": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
+            "covariance_type": covariance_type, "split_merge": split_merge,
+            "first_seconds": times[0], "warm_seconds": times[1],
+            "ms_per_sweep": 1e3 * times[1] / (warm + kept),
+            "k_mean": float(np.mean(post.n_clusters)),
+            "split_merge_acceptance": float(np.mean(acc)) if acc is not None else 0.0,
+            "labels_sha": hashlib.sha1(np.ascontiguousarray(post.labels, np.int64)).hexdigest()[:12]}
+
+
+def sweeps(names, baseline: str | None):
+    """The ``dp_mixture_sweep`` rows: every run in a fresh process, the cache off."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    bench.emit(bench.environment("dp_mixture.py", ("numpy", "jax")))
+    bench.emit({"benchmark": "dp_mixture_sweep", "note": (
+        f"gibbs_dp_gaussian, 8 chains from one cluster, {SWEEP_RUN[0]} warm-up sweeps + "
+        f"{SWEEP_RUN[1]} kept, seed 0, each in a fresh process with JAX's persistent cache off "
+        "(BAYESCLUST_CACHE=0): first_seconds compiles included, ms_per_sweep of the same call "
+        "repeated (8 chains); split_merge_acceptance over the kept draws' moves. code 'main': "
+        "the interpreter of --baseline-python; same_draws: its label draws equal this code's.")})
+    env = {**os.environ, "BAYESCLUST_CACHE": "0"}
+    runs = [("this", sys.executable, "full", 0), ("this", sys.executable, "full", 2),
+            ("this", sys.executable, "diag", 0)]
+    if baseline:
+        runs += [("main", baseline, "full", 0), ("main", baseline, "diag", 0)]
+    for name in names:
+        ours = {}
+        for code, python, kind, moves in runs:
+            out = subprocess.run([python, __file__, "--sweep-child", name, kind, str(moves)],
+                                 capture_output=True, text=True, env=env)
+            row = {"benchmark": "dp_mixture_sweep", "code": code}
+            if out.returncode:
+                bench.emit({**row, "dataset": name, "covariance_type": kind,
+                            "split_merge": moves, "error": out.stderr.strip().splitlines()[-1]})
+                continue
+            row.update(json.loads(out.stdout.strip().splitlines()[-1]))
+            sha = row.pop("labels_sha")
+            if code == "this":
+                ours[(kind, moves)] = sha
+                row["same_draws"] = "-"
+            else:
+                row["same_draws"] = "yes" if ours.get((kind, moves)) == sha else "no"
+            bench.emit(row)
+
+
 def main():
     import sys
 
+    if sys.argv[1:2] == ["--sweep-child"]:
+        import json
+
+        print(json.dumps(sweep_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+        return
     if sys.argv[1:2] == ["--memory-child"]:
         import json
 
@@ -197,7 +283,12 @@ def main():
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--datasets", default=None, help="comma-separated subset of " + ",".join(DATASETS))
     parser.add_argument("--types", default=None, help="comma-separated covariance types")
+    parser.add_argument("--sweeps", action="store_true",
+                        help="only the dp_mixture_sweep rows (with --baseline-python: main's too)")
     args = parser.parse_args()
+    if args.sweeps:
+        sweeps(args.datasets.split(",") if args.datasets else DATASETS, args.baseline_python)
+        return
     if args.memory:
         memory([int(v) for v in args.sizes.split(",")], args.baseline_python, args.baseline_max_n)
         return
