@@ -28,13 +28,14 @@ Prints JSON lines:
   the main branch's ``.venv/bin/python``) up to ``--baseline-max-n``: the before / after.
 
 * ``dp_mixture_sweep`` (``--sweeps``): the cost of the diag / full sampler itself.
-  :func:`bayesclust.gibbs_dp_gaussian` (8 chains from one cluster, 20 warm-up sweeps, 20
-  kept, seed 0) in a fresh process with JAX's persistent cache off, twice: ``first_seconds``
-  (compiles included, one per cluster buffer the run grows to) and the same call again,
-  ``ms_per_sweep`` (warm, all 8 chains); with ``split_merge`` 0 and 2 moves per sweep and
-  the accepted fraction of the kept draws' moves.  ``--baseline-python PY`` adds the same
-  runs with another checkout's interpreter (``code`` 'main'), ``same_draws``: its label
-  draws equal this code's.
+  :func:`bayesclust.gibbs_dp_gaussian` (8 chains from one cluster, 10 warm-up sweeps, 10
+  kept, seed 0), one fresh process per data set with JAX's persistent cache off:
+  ``first_seconds`` (compiles included, one per cluster buffer the run grows to), then
+  ``ms_per_sweep`` of the same calls repeated (interleaved, the faster of two; all 8
+  chains); with ``split_merge`` 0 and 2 moves per sweep and the accepted fraction of the
+  kept draws' moves.  ``--baseline-source FILE`` loads another checkout's
+  ``gibbs_gaussian.py`` beside this one (``code`` 'main', the same process, so the ratio is
+  not the load's), ``same_draws``: its label draws equal this code's.
 
 Data (the classes are never seen by the fits): iris (raw), wine (standardised), MASS crabs
 (standardised, the 4 species x sex groups), MASS biopsy (the 9 raw cytology scores, 683
@@ -42,7 +43,7 @@ complete cases, benign / malignant), digits reduced to 10 principal components.
 
 Usage: python benchmarks/dp_mixture.py [--quick] [--seeds S] [--datasets a,b]
        python benchmarks/dp_mixture.py --memory [--sizes 20000,100000] [--baseline-python PY]
-       python benchmarks/dp_mixture.py --sweeps [--datasets a,b] [--baseline-python PY]
+       python benchmarks/dp_mixture.py --sweeps [--datasets a,b] [--baseline-source FILE]
 
 ``--quick``: one seed, iris and wine only, the spherical model and scikit-learn (< 2 min).
 """
@@ -190,39 +191,73 @@ def memory(sizes, baseline: str | None, baseline_max_n: int):
 
 
 #: Warm-up sweeps and kept draws of the ``--sweeps`` runs.
-SWEEP_RUN = (20, 20)
+SWEEP_RUN = (10, 10)
+#: The ``--sweeps`` runs: (code, covariance_type, split_merge).
+SWEEP_CONFIGS = (("this", "full", 0), ("main", "full", 0), ("this", "full", 2),
+                 ("this", "diag", 0), ("main", "diag", 0))
 
 
-def sweep_child(name: str, covariance_type: str, split_merge: int) -> dict:
-    """Two identical short runs of ``gibbs_dp_gaussian`` in this (fresh) process."""
+def _baseline_sampler(path: str):
+    """``gibbs_dp_gaussian`` of another checkout's ``gibbs_gaussian.py`` (its file), loaded
+    inside this package so that it runs beside this code in the same process."""
+    import importlib.util
+
+    name = "bayesclust.inference.mixtures._gibbs_gaussian_baseline"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gibbs_dp_gaussian
+
+
+def sweep_child(name: str, baseline: str | None) -> list:
+    """Every ``SWEEP_CONFIGS`` run on one data set in this (fresh) process: first calls,
+    then the warm calls interleaved (two rounds, the faster kept)."""
     import hashlib
 
     from bayesclust import gibbs_dp_gaussian
 
     X, _ = load(name)
     warm, kept = SWEEP_RUN
-    kw = dict(covariance_type=covariance_type, num_warmup=warm, num_samples=kept, thin=1,
-              num_chains=8, progress_bar=False)
-    if split_merge:  # the main branch's estimator-era signature has it too; 0 is its default
-        kw["split_merge"] = split_merge
-    times = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for _ in range(2):
-            post, seconds = bench.timed(lambda: gibbs_dp_gaussian(0, X, **kw))
-            times.append(seconds)
-    acc = post.sample_stats.get("split_merge_acceptance")
-    return {"dataset": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
-            "covariance_type": covariance_type, "split_merge": split_merge,
-            "first_seconds": times[0], "warm_seconds": times[1],
-            "ms_per_sweep": 1e3 * times[1] / (warm + kept),
-            "k_mean": float(np.mean(post.n_clusters)),
+    samplers = {"this": gibbs_dp_gaussian}
+    if baseline:
+        samplers["main"] = _baseline_sampler(baseline)
+    configs = [c for c in SWEEP_CONFIGS if c[0] in samplers]
+
+    def call(code, kind, moves):
+        kw = dict(covariance_type=kind, num_warmup=warm, num_samples=kept, thin=1,
+                  num_chains=8, progress_bar=False)
+        if moves:
+            kw["split_merge"] = moves
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bench.timed(lambda: samplers[code](0, X, **kw))
+
+    rows = {}
+    for config in configs:
+        post, first = call(*config)
+        acc = post.sample_stats.get("split_merge_acceptance")
+        rows[config] = {
+            "dataset": name, "n": int(X.shape[0]), "d": int(X.shape[1]), "code": config[0],
+            "covariance_type": config[1], "split_merge": config[2], "first_seconds": first,
+            "warm_seconds": float("inf"), "k_mean": float(np.mean(post.n_clusters)),
             "split_merge_acceptance": float(np.mean(acc)) if acc is not None else 0.0,
             "labels_sha": hashlib.sha1(np.ascontiguousarray(post.labels, np.int64)).hexdigest()[:12]}
+    for _ in range(2):
+        for config in configs:
+            rows[config]["warm_seconds"] = min(rows[config]["warm_seconds"], call(*config)[1])
+    out = []
+    for (code, kind, moves), row in rows.items():
+        row["ms_per_sweep"] = 1e3 * row["warm_seconds"] / (warm + kept)
+        ours = rows.get(("this", kind, moves), row)["labels_sha"]
+        row["same_draws"] = "-" if code == "this" else ("yes" if row["labels_sha"] == ours else "no")
+        out.append(row)
+    for row in out:
+        row.pop("labels_sha")
+    return out
 
 
 def sweeps(names, baseline: str | None):
-    """The ``dp_mixture_sweep`` rows: every run in a fresh process, the cache off."""
+    """The ``dp_mixture_sweep`` rows: one fresh process per data set, the cache off."""
     import json
     import os
     import subprocess
@@ -231,33 +266,23 @@ def sweeps(names, baseline: str | None):
     bench.emit(bench.environment("dp_mixture.py", ("numpy", "jax")))
     bench.emit({"benchmark": "dp_mixture_sweep", "note": (
         f"gibbs_dp_gaussian, 8 chains from one cluster, {SWEEP_RUN[0]} warm-up sweeps + "
-        f"{SWEEP_RUN[1]} kept, seed 0, each in a fresh process with JAX's persistent cache off "
-        "(BAYESCLUST_CACHE=0): first_seconds compiles included, ms_per_sweep of the same call "
-        "repeated (8 chains); split_merge_acceptance over the kept draws' moves. code 'main': "
-        "the interpreter of --baseline-python; same_draws: its label draws equal this code's.")})
+        f"{SWEEP_RUN[1]} kept, seed 0; one fresh process per data set with JAX's persistent "
+        "cache off (BAYESCLUST_CACHE=0): first_seconds is each sampler's first call (its "
+        "compiles included), then every run is repeated twice, the runs interleaved, "
+        "ms_per_sweep the faster (8 chains). code 'main': --baseline-python's checkout's "
+        "gibbs_gaussian.py loaded beside this one in the same process; same_draws: its label "
+        "draws equal this code's. split_merge_acceptance: over the kept draws' moves. The "
+        "diag sampler is the same code on both sides: its main / this ratio is the noise.")})
     env = {**os.environ, "BAYESCLUST_CACHE": "0"}
-    runs = [("this", sys.executable, "full", 0), ("this", sys.executable, "full", 2),
-            ("this", sys.executable, "diag", 0)]
-    if baseline:
-        runs += [("main", baseline, "full", 0), ("main", baseline, "diag", 0)]
     for name in names:
-        ours = {}
-        for code, python, kind, moves in runs:
-            out = subprocess.run([python, __file__, "--sweep-child", name, kind, str(moves)],
-                                 capture_output=True, text=True, env=env)
-            row = {"benchmark": "dp_mixture_sweep", "code": code}
-            if out.returncode:
-                bench.emit({**row, "dataset": name, "covariance_type": kind,
-                            "split_merge": moves, "error": out.stderr.strip().splitlines()[-1]})
-                continue
-            row.update(json.loads(out.stdout.strip().splitlines()[-1]))
-            sha = row.pop("labels_sha")
-            if code == "this":
-                ours[(kind, moves)] = sha
-                row["same_draws"] = "-"
-            else:
-                row["same_draws"] = "yes" if ours.get((kind, moves)) == sha else "no"
-            bench.emit(row)
+        cmd = [sys.executable, __file__, "--sweep-child", name] + ([baseline] if baseline else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if out.returncode:
+            bench.emit({"benchmark": "dp_mixture_sweep", "dataset": name,
+                        "error": out.stderr.strip().splitlines()[-1]})
+            continue
+        for row in json.loads(out.stdout.strip().splitlines()[-1]):
+            bench.emit({"benchmark": "dp_mixture_sweep", **row})
 
 
 def main():
@@ -266,7 +291,7 @@ def main():
     if sys.argv[1:2] == ["--sweep-child"]:
         import json
 
-        print(json.dumps(sweep_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+        print(json.dumps(sweep_child(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)))
         return
     if sys.argv[1:2] == ["--memory-child"]:
         import json
@@ -284,10 +309,12 @@ def main():
     parser.add_argument("--datasets", default=None, help="comma-separated subset of " + ",".join(DATASETS))
     parser.add_argument("--types", default=None, help="comma-separated covariance types")
     parser.add_argument("--sweeps", action="store_true",
-                        help="only the dp_mixture_sweep rows (with --baseline-python: main's too)")
+                        help="only the dp_mixture_sweep rows")
+    parser.add_argument("--baseline-source", default=None,
+                        help="--sweeps: another checkout's gibbs_gaussian.py, run beside this one")
     args = parser.parse_args()
     if args.sweeps:
-        sweeps(args.datasets.split(",") if args.datasets else DATASETS, args.baseline_python)
+        sweeps(args.datasets.split(",") if args.datasets else DATASETS, args.baseline_source)
         return
     if args.memory:
         memory([int(v) for v in args.sizes.split(",")], args.baseline_python, args.baseline_max_n)
