@@ -269,8 +269,8 @@ def sweeps(names, baseline: str | None):
         f"{SWEEP_RUN[1]} kept, seed 0; one fresh process per data set with JAX's persistent "
         "cache off (BAYESCLUST_CACHE=0): first_seconds is each sampler's first call (its "
         "compiles included), then every run is repeated twice, the runs interleaved, "
-        "ms_per_sweep the faster (8 chains). code 'main': --baseline-python's checkout's "
-        "gibbs_gaussian.py loaded beside this one in the same process; same_draws: its label "
+        "ms_per_sweep the faster (8 chains). code 'main': --baseline-source's "
+        "gibbs_gaussian.py (another checkout's) loaded beside this one in the same process; same_draws: its label "
         "draws equal this code's. split_merge_acceptance: over the kept draws' moves. The "
         "diag sampler is the same code on both sides: its main / this ratio is the noise.")})
     env = {**os.environ, "BAYESCLUST_CACHE": "0"}

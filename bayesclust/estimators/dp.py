@@ -344,10 +344,11 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
     split_merge : int or None, default None
         Split-merge moves per sweep; None: 2 with ``sampler="collapsed"``, 0 with
-        ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"`` (there the random
-        pairs of the sequentially-allocated move are almost always rejected: on
-        standardised wine 0.6% of them, with no better R-hat for 2.6 times the time;
-        BENCHMARKS.md).
+        ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"``: there the
+        sequentially-allocated moves between random pairs of points are almost always
+        rejected (0-4% of them in short runs on iris, standardised wine, crabs and
+        digits), and a full-covariance sweep with two of them costs three to four
+        without (BENCHMARKS.md).
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
