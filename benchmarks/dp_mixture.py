@@ -27,12 +27,23 @@ Prints JSON lines:
   ``--baseline-python PY`` adds the default fit with another checkout's interpreter (e.g.
   the main branch's ``.venv/bin/python``) up to ``--baseline-max-n``: the before / after.
 
+* ``dp_mixture_sweep`` (``--sweeps``): the cost of the diag / full sampler itself.
+  :func:`bayesclust.gibbs_dp_gaussian` (8 chains from one cluster, 10 warm-up sweeps, 10
+  kept, seed 0), one fresh process per data set with JAX's persistent cache off:
+  ``first_seconds`` (compiles included, one per cluster buffer the run grows to), then
+  ``ms_per_sweep`` of the same calls repeated (interleaved, the faster of two; all 8
+  chains); with ``split_merge`` 0 and 2 moves per sweep and the accepted fraction of the
+  kept draws' moves.  ``--baseline-source FILE`` loads another checkout's
+  ``gibbs_gaussian.py`` beside this one (``code`` 'main', the same process, so the ratio is
+  not the load's), ``same_draws``: its label draws equal this code's.
+
 Data (the classes are never seen by the fits): iris (raw), wine (standardised), MASS crabs
 (standardised, the 4 species x sex groups), MASS biopsy (the 9 raw cytology scores, 683
 complete cases, benign / malignant), digits reduced to 10 principal components.
 
 Usage: python benchmarks/dp_mixture.py [--quick] [--seeds S] [--datasets a,b]
        python benchmarks/dp_mixture.py --memory [--sizes 20000,100000] [--baseline-python PY]
+       python benchmarks/dp_mixture.py --sweeps [--datasets a,b] [--baseline-source FILE]
 
 ``--quick``: one seed, iris and wine only, the spherical model and scikit-learn (< 2 min).
 """
@@ -179,9 +190,109 @@ def memory(sizes, baseline: str | None, baseline_max_n: int):
                 bench.emit(row)
 
 
+#: Warm-up sweeps and kept draws of the ``--sweeps`` runs.
+SWEEP_RUN = (10, 10)
+#: The ``--sweeps`` runs: (code, covariance_type, split_merge).
+SWEEP_CONFIGS = (("this", "full", 0), ("main", "full", 0), ("this", "full", 2),
+                 ("this", "diag", 0), ("main", "diag", 0))
+
+
+def _baseline_sampler(path: str):
+    """``gibbs_dp_gaussian`` of another checkout's ``gibbs_gaussian.py`` (its file), loaded
+    inside this package so that it runs beside this code in the same process."""
+    import importlib.util
+
+    name = "bayesclust.inference.mixtures._gibbs_gaussian_baseline"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gibbs_dp_gaussian
+
+
+def sweep_child(name: str, baseline: str | None) -> list:
+    """Every ``SWEEP_CONFIGS`` run on one data set in this (fresh) process: first calls,
+    then the warm calls interleaved (two rounds, the faster kept)."""
+    import hashlib
+
+    from bayesclust import gibbs_dp_gaussian
+
+    X, _ = load(name)
+    warm, kept = SWEEP_RUN
+    samplers = {"this": gibbs_dp_gaussian}
+    if baseline:
+        samplers["main"] = _baseline_sampler(baseline)
+    configs = [c for c in SWEEP_CONFIGS if c[0] in samplers]
+
+    def call(code, kind, moves):
+        kw = dict(covariance_type=kind, num_warmup=warm, num_samples=kept, thin=1,
+                  num_chains=8, progress_bar=False)
+        if moves:
+            kw["split_merge"] = moves
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bench.timed(lambda: samplers[code](0, X, **kw))
+
+    rows = {}
+    for config in configs:
+        post, first = call(*config)
+        acc = post.sample_stats.get("split_merge_acceptance")
+        rows[config] = {
+            "dataset": name, "n": int(X.shape[0]), "d": int(X.shape[1]), "code": config[0],
+            "covariance_type": config[1], "split_merge": config[2], "first_seconds": first,
+            "warm_seconds": float("inf"), "k_mean": float(np.mean(post.n_clusters)),
+            "split_merge_acceptance": float(np.mean(acc)) if acc is not None else 0.0,
+            "labels_sha": hashlib.sha1(np.ascontiguousarray(post.labels, np.int64)).hexdigest()[:12]}
+    for _ in range(2):
+        for config in configs:
+            rows[config]["warm_seconds"] = min(rows[config]["warm_seconds"], call(*config)[1])
+    out = []
+    for (code, kind, moves), row in rows.items():
+        row["ms_per_sweep"] = 1e3 * row["warm_seconds"] / (warm + kept)
+        ours = rows.get(("this", kind, moves), row)["labels_sha"]
+        row["same_draws"] = "-" if code == "this" else ("yes" if row["labels_sha"] == ours else "no")
+        out.append(row)
+    for row in out:
+        row.pop("labels_sha")
+    return out
+
+
+def sweeps(names, baseline: str | None):
+    """The ``dp_mixture_sweep`` rows: one fresh process per data set, the cache off."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    bench.emit(bench.environment("dp_mixture.py", ("numpy", "jax")))
+    bench.emit({"benchmark": "dp_mixture_sweep", "note": (
+        f"gibbs_dp_gaussian, 8 chains from one cluster, {SWEEP_RUN[0]} warm-up sweeps + "
+        f"{SWEEP_RUN[1]} kept, seed 0; one fresh process per data set with JAX's persistent "
+        "cache off (BAYESCLUST_CACHE=0): first_seconds is each sampler's first call (its "
+        "compiles included), then every run is repeated twice, the runs interleaved, "
+        "ms_per_sweep the faster (8 chains). code 'main': --baseline-source's "
+        "gibbs_gaussian.py (another checkout's) loaded beside this one in the same process; same_draws: its label "
+        "draws equal this code's. split_merge_acceptance: over the kept draws' moves. The "
+        "diag sampler is the same code on both sides: its main / this ratio is the noise.")})
+    env = {**os.environ, "BAYESCLUST_CACHE": "0"}
+    for name in names:
+        cmd = [sys.executable, __file__, "--sweep-child", name] + ([baseline] if baseline else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if out.returncode:
+            bench.emit({"benchmark": "dp_mixture_sweep", "dataset": name,
+                        "error": out.stderr.strip().splitlines()[-1]})
+            continue
+        for row in json.loads(out.stdout.strip().splitlines()[-1]):
+            bench.emit({"benchmark": "dp_mixture_sweep", **row})
+
+
 def main():
     import sys
 
+    if sys.argv[1:2] == ["--sweep-child"]:
+        import json
+
+        print(json.dumps(sweep_child(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)))
+        return
     if sys.argv[1:2] == ["--memory-child"]:
         import json
 
@@ -197,7 +308,14 @@ def main():
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--datasets", default=None, help="comma-separated subset of " + ",".join(DATASETS))
     parser.add_argument("--types", default=None, help="comma-separated covariance types")
+    parser.add_argument("--sweeps", action="store_true",
+                        help="only the dp_mixture_sweep rows")
+    parser.add_argument("--baseline-source", default=None,
+                        help="--sweeps: another checkout's gibbs_gaussian.py, run beside this one")
     args = parser.parse_args()
+    if args.sweeps:
+        sweeps(args.datasets.split(",") if args.datasets else DATASETS, args.baseline_source)
+        return
     if args.memory:
         memory([int(v) for v in args.sizes.split(",")], args.baseline_python, args.baseline_max_n)
         return

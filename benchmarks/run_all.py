@@ -481,6 +481,7 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_means_restarts_vs_pdc": "DP-means restarts: objective at the same lambda vs pdc-dp-means",
     "dp_mixture_real": "The DP Gaussian mixture on real data: DPGaussianMixture (each covariance type, defaults) vs BayesianGaussianMixture (DP prior): NMI, R-hat, ESS/s",
     "dp_mixture_real_summary": "DP mixtures on real data: mean NMI over seeds (target: the best of bayesclust's reaches BayesianGaussianMixture on >= 4 of 5)",
+    "dp_mixture_sweep": "gibbs_dp_gaussian's cost per sweep and first call (compiles included), diag / full, with and without split-merge moves, beside the main branch's sampler (same draws)",
     "dp_mixture_memory": "DPGaussianMixture's memory with its defaults: peak RSS of a fit and its pickle, label draws int8 and written once, keep_draws (target: under 2 GiB at 100,000 x 2; a fit on iris pickled under 1 MB)",
     "limit_path_collapse": "Every family's limit path (dp, hdp, dc, aspect): collapse onto its hard limit over 10 seeds, and the hard objective along the path (target: >= 8 of 10 collapsed per data set, no rise beyond the noise)",
     "limit_path_time": "limit_path of every family at n = 500: a fresh process (compilation included) and warm (target < 30 s on 2 cores)",

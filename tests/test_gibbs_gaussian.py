@@ -190,15 +190,18 @@ def test_split_merge_move_alone_matches_exact_enumeration(case):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_sampler_with_split_merge_matches_exact_enumeration(case):
-    """One Gibbs sweep plus two split-merge moves per draw: the same exact posterior."""
+    """One Gibbs sweep plus two split-merge moves per draw: the same exact posterior (run
+    through the estimator, which hands its ``split_merge`` to the sampler)."""
+    from bayesclust import DPGaussianMixture
+
     cov, X = CASES[case]
     prior, alpha = _case_prior(X), 1.3
     parts, exact = _exact_posterior(X, prior, alpha, cov)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = gibbs_dp_gaussian(2, X, covariance_type=cov, alpha=alpha, prior=prior,
-                                 num_warmup=50, num_samples=4000, thin=1, num_chains=8,
-                                 split_merge=2, progress_bar=False)
+        post = DPGaussianMixture(alpha, covariance_type=cov, prior=prior, num_warmup=50,
+                                 num_samples=4000, thin=1, num_chains=8, split_merge=2,
+                                 keep_draws="all", random_state=2).fit(X).posterior_
     assert post.sampler == f"gibbs-collapsed-{cov}+split-merge"
     rate = post.sample_stats["split_merge_acceptance"]
     assert rate.shape == (8, 4000) and 0.05 < rate.mean() < 0.95
@@ -315,6 +318,7 @@ def test_estimator_recovers_anisotropic_clusters(cov):
         warnings.simplefilter("ignore")
         est = DPGaussianMixture(covariance_type=cov, random_state=0, **_RUN180).fit(X)
     assert est.n_clusters_ == 3
+    assert est.posterior_.sampler == f"gibbs-collapsed-{cov}"  # split_merge=None: none
     assert adjusted_rand_index(y, est.labels_) > 0.97
     proba = est.predict_proba(X)
     assert proba.shape == (180, 3)

@@ -359,7 +359,11 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         issues a :class:`bayesclust.ConvergenceWarning` when they are too few.
     split_merge : int or None, default None
         Split-merge moves per sweep; None: 2 with ``sampler="collapsed"``, 0 with
-        ``"kj"``.
+        ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"``: there the
+        sequentially-allocated moves between random pairs of points are almost always
+        rejected (0-4% of them in short runs on iris, standardised wine, crabs and
+        digits), and a full-covariance sweep with two of them costs three to four
+        without (BENCHMARKS.md).
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
@@ -369,8 +373,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         ``"spherical"``: the model above (fixed ``sigma2 I``).  ``"diag"`` / ``"full"``:
         every cluster has its own diagonal / full covariance under a per-dimension
         Normal-Gamma / Normal-inverse-Wishart prior, means and covariances integrated
-        out (:func:`bayesclust.gibbs_dp_gaussian`, single-site moves); ``sigma2``,
-        ``rho2``, ``sigma2_prior``, ``sampler`` and ``split_merge`` are then unused.
+        out (:func:`bayesclust.gibbs_dp_gaussian`, single-site moves and ``split_merge``
+        moves); ``sigma2``, ``rho2``, ``sigma2_prior`` and ``sampler`` are then unused.
         With ``"spherical"``, ``fit`` warns (a ``UserWarning`` naming
         ``covariance_type``) when the full-covariance model's :math:`\log p(X, z)` rises
         by merging the clusters of the point partition into half as many or fewer:
@@ -558,7 +562,8 @@ def _fit_gaussian(est, X):
         _key_from_random_state(est.random_state), X, covariance_type=est.covariance_type,
         alpha=est.alpha, alpha_prior=prior_distribution(est.alpha_prior, "alpha_prior", "gamma"),
         prior=prior, num_warmup=est.num_warmup, num_samples=est.num_samples, thin=est.thin,
-        num_chains=est.num_chains, progress_bar=est.progress_bar,
+        num_chains=est.num_chains, split_merge=0 if est.split_merge is None else est.split_merge,
+        progress_bar=est.progress_bar,
     )
     est.prior_ = prior
     est._set_posterior(X, post)

@@ -22,15 +22,17 @@ integrated out (Neal 2000, Algorithm 3): a point joins cluster ``c`` with weight
 Student-t (Murphy 2007, §8.3, eq. 100) for ``"diag"``.
 
 Each cluster keeps its count, its posterior mean :math:`m_n` and, for ``"full"``, the
-lower Cholesky factor ``U`` of the *inverse* of its posterior scale
-:math:`S_n^{-1} = U U^\top` with :math:`\log\det S_n`.  A point joining cluster ``c``
-adds :math:`\tfrac{\kappa_n}{\kappa_n+1}(x - m_n)(x - m_n)^\top` to :math:`S_n`, which
-is a rank-one *downdate* of ``U`` by Sherman-Morrison; a point leaving is a rank-one
-update (:func:`bayesclust.kernels.cholesky_rank_one`), both :math:`O(d^2)`.  The
-predictive's quadratic form is then a matrix-vector product :math:`|U^\top (x -
-m_n)|^2` for all clusters at once, with no triangular solve (whose ``d`` sequential
-steps would be in every point's step).  The factors are recomputed from the labels
-after every sweep, so float32 rounding never accumulates over more than one sweep.
+inverse :math:`P_n = S_n^{-1}` of its posterior scale with :math:`\log\det S_n`.  A
+point joining cluster ``c`` adds :math:`v v^\top`, :math:`v = \sqrt{\kappa_n/(\kappa_n+1)}
+(x - m_n)`, to :math:`S_n`, so :math:`P_n` loses :math:`w w^\top / (1 + v^\top w)` with
+:math:`w = P_n v` (Sherman-Morrison) and :math:`\log\det S_n` gains
+:math:`\log(1 + v^\top w)` (the matrix determinant lemma); a point leaving is the same
+with the signs turned, both :math:`O(d^2)` and a handful of vector operations (a rank-one
+update of a Cholesky factor would be ``d`` sequential column steps, each its own small
+operation in every point's step, which made the sweep slower).  The
+predictive's quadratic form is :math:`(x - m_n)^\top P_n (x - m_n)` for all clusters at
+once, with no triangular solve.  The inverses are recomputed from the labels after every
+sweep, so float32 rounding never accumulates over more than one sweep.
 
 The data are first whitened by the prior, :math:`Z = L_0^{-1}(X - m_0)` with
 :math:`S_0 = L_0 L_0^\top` (``"diag"``: divided by :math:`\sqrt{S_{0,jj}}`): the NIW
@@ -73,7 +75,6 @@ from jax import lax
 from jax.scipy.special import gammaln
 
 from ... import _validation as V
-from ...kernels import cholesky_rank_one
 from ._common import (
     _accept_split_merge,
     _draw_slot_or_new,
@@ -255,8 +256,8 @@ class GaussianGibbsState(NamedTuple):
     means : float (K, d)
         Posterior means :math:`m_n = S / (\\kappa_0 + n)` (0 for free slots).
     factor : float (K, d, d) or (K, d)
-        ``"full"``: lower Cholesky factor of :math:`S_n^{-1}` (identity for free
-        slots); ``"diag"``: the Gamma rates :math:`\\beta_n` (1/2 for free slots).
+        ``"full"``: the inverse :math:`S_n^{-1}` of the posterior scale (identity for
+        free slots); ``"diag"``: the Gamma rates :math:`\\beta_n` (1/2 for free slots).
     logdet : float (K,)
         :math:`\\log\\det S_n` (``"full"``; zeros for ``"diag"``).
     log_alpha : float scalar
@@ -302,8 +303,7 @@ def _exact_stats(Z, labels, K, kappa0, full):
     logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=1)
     eye = jnp.broadcast_to(jnp.eye(d, dtype=Z.dtype), (K, d, d))
     Linv = jax.scipy.linalg.solve_triangular(L, eye, lower=True)
-    U = jnp.linalg.cholesky(jnp.swapaxes(Linv, 1, 2) @ Linv)
-    return counts, means, U, logdet
+    return counts, means, jnp.swapaxes(Linv, 1, 2) @ Linv, logdet
 
 
 def _slot_const(counts, factor, logdet, kappa0, nu0, d, full):
@@ -327,9 +327,8 @@ def _log_kernel(x, counts, means, factor, kappa0, nu0, full):
     kn = kappa0 + counts
     y = x - means
     if full:
-        # An element-wise product and a sum (one fused loop), not a batched matmul.
-        z = jnp.einsum("kij,ki->kj", factor, y)
-        q = jnp.sum(z * z, axis=-1)
+        # Rounding in the rank-one updates may leave a tiny negative form.
+        q = jnp.maximum(jnp.einsum("kij,ki,kj->k", factor, y, y), 0.0)
         return -0.5 * (nu0 + counts + 1.0) * jnp.log1p(kn / (kn + 1.0) * q)
     r = (kn / (kn + 1.0))[:, None] * y * y / (2.0 * factor)
     return -(0.5 * (nu0 + counts) + 0.5) * jnp.sum(jnp.log1p(r), axis=-1)
@@ -352,14 +351,14 @@ def _add_point(x, n, mean, factor, logdet, kappa0, full):
     r"""One cluster's ``(mean, factor, logdet)`` after ``x`` joins it (``n -> n + 1``).
 
     ``S_n`` gains :math:`\tfrac{\kappa_n}{\kappa_n + 1}(x - m_n)(x - m_n)^\top`: a rank-one
-    downdate of the factor of its inverse (Sherman-Morrison; module docstring).
+    downdate of its inverse (Sherman-Morrison; module docstring).
     """
     k = kappa0 + n
     if full:
         v = jnp.sqrt(k / (k + 1.0)) * (x - mean)
-        w0 = factor @ (factor.T @ v)
+        w0 = factor @ v
         t = v @ w0
-        f_new = cholesky_rank_one(factor, w0 / jnp.sqrt(1.0 + t), -1.0)
+        f_new = factor - jnp.outer(w0, w0 / (1.0 + t))
         ld_new = logdet + jnp.log1p(t)
     else:
         f_new = factor + 0.5 * (k / (k + 1.0)) * (x - mean) ** 2
@@ -382,9 +381,9 @@ def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     m_new = (k1 * m1 - x) / k0
     if full:
         u_vec = jnp.sqrt(k1 / k0) * (x - m1)
-        w0 = f1 @ (f1.T @ u_vec)
+        w0 = f1 @ u_vec
         g = jnp.maximum(1.0 - u_vec @ w0, jnp.finfo(dtype).tiny)
-        f_new = cholesky_rank_one(f1, w0 / jnp.sqrt(g), 1.0)
+        f_new = f1 + jnp.outer(w0, w0 / g)
         f_new = jnp.where(emptied, eye, f_new)
         ld_new = jnp.where(emptied, 0.0, ld1 + jnp.log(g))
     else:
