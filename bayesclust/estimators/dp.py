@@ -362,8 +362,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"``: there the
         sequentially-allocated moves between random pairs of points are almost always
         rejected (0-4% of them in short runs on iris, standardised wine, crabs and
-        digits), and a full-covariance sweep with two of them costs three to four
-        without (BENCHMARKS.md).
+        digits), and a full-covariance sweep with two of them costs three to four times
+        one without (BENCHMARKS.md).
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
