@@ -1182,7 +1182,7 @@ def check_kernel_points(**arrays: Any) -> None:
         wd = working_dtype(host.dtype)
         check_point_range(host, name, wd)
         biggest = max(biggest, float(np.max(np.abs(host))))
-    if not concrete or biggest == 0.0:
+    if biggest == 0.0:
         return
     first = next(iter(concrete))
     wd = working_dtype(np.asarray(concrete[first]).dtype)
