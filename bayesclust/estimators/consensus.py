@@ -313,8 +313,9 @@ class ConstrainedEAC(_ConsensusBase):
     Parameters
     ----------
     n_clusters : int or None, default None
-        The number of clusters, :math:`K^*`; None: 2, and ``fit`` warns that the number is not an estimate (this method takes it as
-        given; see :class:`EvidenceAccumulation` for one chosen from the ensemble).
+        The number of clusters, :math:`K^*`; None: 2, and ``fit`` warns that the number
+        is not an estimate (this method takes it as given; see
+        :class:`EvidenceAccumulation` for one chosen from the ensemble).
     method : {"single", "complete"}, default "single"
         CSL or CCL (:func:`~bayesclust.inference.consensus.constrained.constrained_linkage_consensus`).
     n_partitions : int, default 50
@@ -820,9 +821,9 @@ class HypergraphConsensus(_ConsensusBase):
     Parameters
     ----------
     n_clusters : int or None, default None
-        Number of parts ``K`` (at most the number of objects; for MCLA, of hyperedges); None: 2, and ``fit`` warns that
-        the number is not an estimate (this method takes it as given; see
-        :class:`EvidenceAccumulation` for one chosen from the ensemble).
+        Number of parts ``K`` (at most the number of objects; for MCLA, of hyperedges);
+        None: 2, and ``fit`` warns that the number is not an estimate (this method takes it
+        as given; see :class:`EvidenceAccumulation` for one chosen from the ensemble).
     method : {"cspa", "mcla"}, default "cspa"
     n_init : int, default 10
         k-means starts on the spectral embedding of the graph (300 Lloyd iterations at most
@@ -917,9 +918,9 @@ class ACCCS(_ConsensusBase):
     Parameters
     ----------
     n_clusters : int or None, default None
-        ``K*``; None: 2, and ``fit`` warns that
-        the number is not an estimate (this method takes it as given; see
-        :class:`EvidenceAccumulation` for one chosen from the ensemble).
+        ``K*``; None: 2, and ``fit`` warns that the number is not an estimate (this method
+        takes it as given; see :class:`EvidenceAccumulation` for one chosen from the
+        ensemble).
     population : int, default 20
     generations : int, default 100
     p_crossover : float in [0, 1], default 0.8
