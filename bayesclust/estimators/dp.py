@@ -124,7 +124,8 @@ class DPMeans(ClusterMixin, BaseEstimator):
     overlapping groups (digits) lie within one Gaussian's reach.  No multiple of
     this penalty lands within one of the classes on all six (scanned from a quarter to
     four times it: digits needs about 0.7 times it, standardised wine and biopsy two
-    to three times); ``n_clusters`` is what finds a given count.  A fit that ends with one cluster on 10 or more points issues a
+    to three times); ``n_clusters`` is what finds a given count.  A fit that ends
+    with one cluster on 10 or more points issues a
     :class:`bayesclust.SingleClusterWarning` instead.
 
     ``sample_weight`` is not equivalent to repeating samples: a point of weight
