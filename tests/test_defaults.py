@@ -530,3 +530,22 @@ def test_dense_linkages_are_refused_above_the_memory_bound(monkeypatch):
         EvidenceAccumulation(n_clusters=5, method="ward").fit(np.zeros((23_171, 1)))
     with pytest.raises(ValueError, match="method='complete'"):
         EvidenceAccumulation(method=["average", "complete"]).fit(np.zeros((23_171, 1)))
+
+
+def test_single_link_chaining_warns_only_when_one_of_three_clusters_holds_most_points():
+    from sklearn.datasets import load_iris
+
+    from bayesclust import SLDID
+
+    # Iris: single link joins versicolor and virginica (their convex hulls touch), so SL-DID
+    # returns one cluster of 100 points beside setosa and a point cut from an edge.
+    X = load_iris().data
+    with pytest.warns(UserWarning, match="one cluster holds 100 of the 150 points .67%. beside 2"):
+        est = SLDID().fit(X)
+    assert np.bincount(est.labels_).max() == 100
+    # Three separated groups of 40: no cluster holds most points, so no chaining warning.
+    rng = np.random.default_rng(0)
+    X3 = np.concatenate([rng.normal(size=(40, 2)) + c for c in ([0, 0], [15, 0], [0, 15])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert SLDID().fit(X3).n_clusters_ == 3
