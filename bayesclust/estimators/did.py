@@ -191,7 +191,9 @@ class SLAGLO(ClusterMixin, BaseEstimator):
     tau : float or "auto", default "auto"
     taus : array-like of float, default ``1, 2, ..., 10``
         The values tried by ``tau="auto"`` (the paper sweeps from the mean increment to ten
-        times it).
+        times it).  G-DID prefers finer partitions than the classes on real data:
+        standardised wine gets ``tau_`` = 3 and 7 clusters (3 classes; four of the 7 hold
+        one class only, NMI .58 against HDBSCAN's .43), where ``tau`` = 4 gives 3.
     min_size : int, default 6
         Clusters of fewer points merge by single link and are never isolated.  A fit of
         which half the clusters or more hold fewer than ``2 * min_size`` points warns
