@@ -549,3 +549,24 @@ def test_single_link_chaining_warns_only_when_one_of_three_clusters_holds_most_p
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert SLDID().fit(X3).n_clusters_ == 3
+
+
+def test_slaglo_warns_when_isolations_are_expected_by_chance():
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from bayesclust import SLAGLO
+
+    # Standardised wine: G-DID picks tau = 3, where e^-3 = 5 % of the isolation tests of
+    # clusters of >= min_size points pass by chance under the exponential law of increments.
+    X = StandardScaler().fit_transform(load_wine().data)
+    with pytest.warns(UserWarning, match=r"tau_ = 3 .* probability 5\.0%: over its \d+ tests about "
+                                         r"[\d.]+ of its 6 isolations are expected by chance"):
+        est = SLAGLO().fit(X)
+    assert (est.tau_, est.n_clusters_) == (3.0, 7)
+    # Two blobs far apart at tau = 6: e^-6 times about 40 tests is under one chance isolation.
+    rng = np.random.default_rng(0)
+    X2 = np.concatenate([rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 12])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert SLAGLO(tau=6.0).fit(X2).n_clusters_ == 2
