@@ -7,7 +7,6 @@ Private to ``inference/hard/``; its names are imported by the family's modules o
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax

@@ -57,7 +57,6 @@ from jax.scipy.special import gammaln
 
 from ... import _native
 from ... import _validation as V
-from .._sharding import check_divides, check_mesh, replicate, shard_chains, shard_leading, to_host
 from ...kernels import (
     PRECISION,
     categorical_inverse_cdf,
@@ -66,6 +65,7 @@ from ...kernels import (
     weighted_means,
 )
 from ...models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
+from .._sharding import check_divides, check_mesh, replicate, shard_chains, shard_leading, to_host
 from ._common import (
     _accept_split_merge,
     _draw_means,

@@ -75,6 +75,7 @@ from jax import lax
 from jax.scipy.special import gammaln
 
 from ... import _validation as V
+from .._sharding import check_divides, check_mesh
 from ._common import (
     _accept_split_merge,
     _draw_slot_or_new,
@@ -85,8 +86,7 @@ from ._common import (
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .._sharding import check_divides, check_mesh
-from .gibbs import GibbsInfo, segment_runner, run_in_segments
+from .gibbs import GibbsInfo, run_in_segments, segment_runner
 
 __all__ = [
     "COVARIANCE_TYPES",
