@@ -140,10 +140,10 @@ def coassociation(
         in Duarte et al. (2009), WEACS.  ``None`` (default): every vote counts 1, int32 counts.
     mesh : jax.sharding.Mesh, optional
         Count on the devices of this one-axis mesh: the partitions are split over its
-        devices (``N`` a multiple of their number), each device counts
-        :math:`\sum_l Z^l Z^{l\top}` over its own partitions as a dense ``n x n`` matrix,
-        and the counts are summed across devices (``psum``; with missing objects
-        :math:`N_{ij}` too).  The counts are integers, so the result equals the
+        devices (``N`` a multiple of their number), each device counts :math:`n_{ij}`
+        over its own partitions in a dense ``n x n`` int32 matrix (``n^2`` comparisons per
+        partition), and the counts are summed across devices (``psum``; with missing
+        objects :math:`N_{ij}` too).  The counts are integers, so the result equals the
         single-device one exactly, on any number of devices or processes
         (``jax.distributed``).  Memory ``O(n^2)`` per device; not with ``weights``.
 
@@ -232,8 +232,7 @@ def _sharded_coassociation(codes: np.ndarray, mesh) -> CoAssociation:
     check_divides(mesh, N, "n_partitions (the ensemble's partitions)")
     observed = codes >= 0
     missing = not np.all(observed)
-    width = int(codes.max()) + 1
-    counts, trials = _device_counts(mesh, axis, width, missing)(
+    counts, trials = _device_counts(mesh, axis, missing)(
         shard_leading(mesh, axis, codes.astype(np.int32)))
     counts = sp.csr_matrix(np.triu(to_host(counts), k=1))
     counts.sort_indices()
@@ -247,7 +246,7 @@ def _sharded_coassociation(codes: np.ndarray, mesh) -> CoAssociation:
 
 
 @functools.lru_cache(maxsize=16)
-def _device_counts(mesh, axis, width: int, missing: bool):
+def _device_counts(mesh, axis, missing: bool):
     """Jitted ``shard_map``: partitions ``(N, n)`` split over ``axis`` -> the summed co-occurrence
     counts ``(n, n)`` (and the pair trials with ``missing``), int32, replicated."""
     import jax
@@ -256,16 +255,19 @@ def _device_counts(mesh, axis, width: int, missing: bool):
     from jax.sharding import PartitionSpec as P
 
     def local(codes):  # this device's partitions (N_local, n)
-        # Z[i, l * width + c] = [object i is in cluster c of partition l]; Z Z^T counts the
-        # partitions sharing a cluster.  0/1 products summed in float32 are exact integers
-        # (at most N_local < 2^24), then int32, then summed over devices.
-        onehot = (codes[:, :, None] == jnp.arange(width)).astype(jnp.float32)
-        Z = jnp.transpose(onehot, (1, 0, 2)).reshape(codes.shape[1], -1)
-        counts = lax.psum(jnp.rint(Z @ Z.T).astype(jnp.int32), axis)
-        if not missing:
-            return counts, jnp.zeros((), jnp.int32)
-        obs = (codes >= 0).astype(jnp.float32)
-        return counts, lax.psum(jnp.rint(obs.T @ obs).astype(jnp.int32), axis)
+        n = codes.shape[1]
+
+        def add(carry, lab):  # one partition: n^2 comparisons (a one-hot product costs n^2 K)
+            counts, trials = carry
+            both = (lab >= 0)[:, None] & (lab >= 0)[None, :]
+            counts = counts + ((lab[:, None] == lab[None, :]) & both).astype(jnp.int32)
+            if missing:
+                trials = trials + both.astype(jnp.int32)
+            return (counts, trials), None
+
+        init = (jnp.zeros((n, n), jnp.int32), jnp.zeros((n, n) if missing else (), jnp.int32))
+        (counts, trials), _ = lax.scan(add, init, codes)
+        return lax.psum(counts, axis), lax.psum(trials, axis)
 
     return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=P(axis), out_specs=(P(), P()),
                                  check_vma=False))

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ... import _validation as V
 from .._sharding import check_divides, check_mesh, replicate, shard_leading, to_host
@@ -232,7 +233,7 @@ def kmeans_ensemble(
     mesh : jax.sharding.Mesh, optional
         Generate the partitions on the devices of this one-axis mesh (``backend="jax"``;
         ``n_partitions`` a multiple of its number of devices): each device runs its own
-        block of partitions (``vmap`` of the jax loop) on its copy of the data.  Every
+        block of partitions (the jax loop's program) on its copy of the data.  Every
         partition's key, K and sub-sample are drawn before sharding, so the ensemble is
         the one of ``backend="jax"`` without ``mesh``, on any number of devices or
         processes (``jax.distributed``).  Its co-association can be summed on the same
@@ -319,7 +320,7 @@ def _sharded_partitions(mesh, axis, s_key, run_key, X, ks, m, kmax, max_iter):
 
     Partition ``l`` has the key, K and sub-sample of the loop (``fold_in(run_key, l)``,
     ``ks[l]``, ``fold_in(s_key, l)``), drawn here for all ``l`` and split over ``axis``;
-    each device runs :func:`_masked_kmeans` on its own partitions (``vmap``).  Returns the
+    each device runs :func:`_masked_kmeans` on its own partitions, one after another.  Returns the
     ``(N, n)`` labels (``-1`` outside a sub-sample) on the host of every process.
     """
     N, n = ks.shape[0], X.shape[0]
@@ -345,7 +346,9 @@ def _partitions_program(mesh, axis, kmax: int, n: int):
             lab = _masked_kmeans(key, X[rows], k, kmax, max_iter)
             return jnp.full((n,), -1, jnp.int32).at[rows].set(lab.astype(jnp.int32))
 
-        return jax.vmap(one)(keys, idx, ks)
+        # One partition after another (lax.map, not vmap): each Lloyd loop stops at its own
+        # convergence, as in the host loop, instead of every lane running to the slowest.
+        return lax.map(lambda a: one(*a), (keys, idx, ks))
 
     return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P(), P(axis), P(axis), P(axis)),
                                  out_specs=P(axis), check_vma=False))
