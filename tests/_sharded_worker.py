@@ -36,13 +36,15 @@ def chains_and_ensembles(inp, mesh, gaussian=True):
     X, out = inp["chain_X"], {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bayesclust.ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)  # "12 clusters merge into 3 under a full model"
         # The spherical model through the estimator (native sweeps on a CPU).
-        est = bayesclust.DPGaussianMixture(num_warmup=4, num_samples=6, num_chains=8,
-                                           random_state=0, mesh=mesh).fit(X)
+        est = bayesclust.DPGaussianMixture(sigma2=0.01, num_warmup=4, num_samples=6,
+                                           num_chains=8, random_state=0, mesh=mesh).fit(X)
         post = est.posterior_
         out["gmm_labels"], out["gmm_point"] = np.asarray(post.labels), est.labels_
         out["gmm_loglik"], out["gmm_means"] = post.log_likelihood, post.params["means"]
         out["gmm_kernels"] = np.array(post.kernels)
+        out["gmm_n_clusters"] = np.asarray(post.n_clusters)
         if gaussian:
             post = gibbs_dp_gaussian(1, X, covariance_type="diag", num_warmup=4, num_samples=6,
                                      num_chains=8, progress_bar=False, mesh=mesh)
