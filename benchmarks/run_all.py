@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "limit_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py"]
+           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py", "sharded_chains.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -508,6 +508,8 @@ GENERIC_TITLES: dict[str, str] = {
     "smic_scaling": "SMIC at large n (sparse kernel, ARPACK)",
     "scale": "DP-means at scale: peak memory and time, one device vs 8 forced host devices",
     "scale-summary": "DP-means at scale: sharded vs single device",
+    "sharded_chains": "Chains and ensembles across devices: the samplers' 8 chains and a k-means ensemble with its co-association, one device vs 8 forced host devices (first run compiles; on 2 cores not faster)",
+    "sharded_chains-summary": "Chains and ensembles across devices: sharded vs single device (same draws and counts; warm-time ratio)",
     "consensus_point": "Sparse co-association vs n (Lourenco, Fred & Jain 2010): memory and time with the K_min rule, dense peer where it fits",
     "consensus_slopes": "Sparse co-association: log-log slopes against n (1 = linear)",
     "consensus_validity": "Validity indices (Lourenço & Fred 2010) at n = 10,000: similarity space from the sparse vs the dense co-association, data space vs scikit-learn",

@@ -4,7 +4,9 @@ Usage: python tests/_multihost_worker.py PROCESS_ID PORT INPUT.npz OUTPUT.npz
 
 Two such processes, each with 4 forced host devices, join one 8-device mesh
 through ``jax.distributed.initialize`` (CPU collectives over gloo) and call
-``dp_means(X, lam, mesh=mesh)`` exactly as the docstring tells multi-host users.
+``dp_means(X, lam, mesh=mesh)`` exactly as the docstring tells multi-host users, then
+the spherical sampler's chains and the k-means ensemble of
+``_sharded_worker.chains_and_ensembles``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,14 @@ def main(pid: int, port: int, src: str, dst: str) -> None:
     mesh = Mesh(np.array(jax.devices()), ("data",))
     inp = np.load(src)
     res = dp_means(inp["dp_X"], float(inp["dp_lam"]), mesh=mesh)
+    # The samplers' chains and the ensemble: the calls of the 8-device worker.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _sharded_worker import chains_and_ensembles
+
+    # gibbs_dp_gaussian is left to the 8-device worker (its compilation is the costly part).
+    chains = {"chains_" + k: v for k, v in chains_and_ensembles(inp, mesh, gaussian=False).items()}
     np.savez(dst, labels=res.labels, objective=res.objective, n_iter=res.n_iter,
-             centers=res.centers, processes=jax.process_count())
+             centers=res.centers, processes=jax.process_count(), **chains)
     jax.distributed.shutdown()
 
 

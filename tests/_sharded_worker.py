@@ -14,6 +14,86 @@ import os
 import sys
 
 
+def chains_and_ensembles(inp, mesh, gaussian=True):
+    """The samplers' chains and the k-means ensemble with its co-association, on ``mesh``.
+
+    Called by this worker (8 devices), by ``tests/_multihost_worker.py`` (2 processes x 4
+    devices) and by tests/test_sharding.py with ``mesh=None`` (the single-device
+    references), so that the three run the same calls.  Small on purpose: 8 chains of
+    10 sweeps on 36 points, 16 partitions; ``gaussian``: also ``gibbs_dp_gaussian`` (diag,
+    no split-merge moves: its cheapest program to compile; full covariances share the
+    chain sharding).
+    """
+    import warnings
+
+    import numpy as np
+
+    import bayesclust
+    from bayesclust import gibbs_dp_gaussian
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+
+    X, out = inp["chain_X"], {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesclust.ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)  # "12 clusters merge into 3 under a full model"
+        # The spherical model through the estimator (native sweeps on a CPU).
+        est = bayesclust.DPGaussianMixture(sigma2=0.01, num_warmup=4, num_samples=6,
+                                           num_chains=8, random_state=0, mesh=mesh).fit(X)
+        post = est.posterior_
+        out["gmm_labels"], out["gmm_point"] = np.asarray(post.labels), est.labels_
+        out["gmm_loglik"], out["gmm_means"] = post.log_likelihood, post.params["means"]
+        out["gmm_kernels"] = np.array(post.kernels)
+        out["gmm_n_clusters"] = np.asarray(post.n_clusters)
+        if gaussian:
+            post = gibbs_dp_gaussian(1, X, covariance_type="diag", num_warmup=4, num_samples=6,
+                                     num_chains=8, progress_bar=False, mesh=mesh)
+            out["diag_labels"], out["diag_loglik"] = np.asarray(post.labels), post.log_likelihood
+    ens = kmeans_ensemble(2, X, 16, subsample=0.8, backend="jax", mesh=mesh)
+    C = coassociation(ens, mesh=mesh)
+    out["ens_labels"], out["ens_counts"] = ens.labels, C.counts.toarray()
+    out["ens_trials"], out["ens_sampled"] = C.pair_trials.toarray(), C.sampled
+    ea = bayesclust.EvidenceAccumulation(n_clusters=3, select=None, n_partitions=16,
+                                         subsample=0.8, random_state=2, mesh=mesh)
+    if mesh is None:  # the jax loop's ensemble of the estimator's key, counted on the host
+        seed = np.random.RandomState(2).randint(np.iinfo(np.int32).max)
+        ea.fit(X, ensemble=kmeans_ensemble(seed, X, 16, subsample=0.8, backend="jax"))
+    else:
+        ea.fit(X)
+    out["ea_labels"], out["ea_counts"] = ea.labels_, ea.coassociation_.counts.toarray()
+    return out
+
+
+def bad_counts(inp, mesh):
+    """The error messages of chain and partition counts that ``mesh`` does not divide."""
+    import numpy as np
+
+    import bayesclust
+    from bayesclust import gibbs_dp_gaussian, gibbs_dp_gmm
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.ensembles import kmeans_ensemble
+
+    X = inp["chain_X"]
+    calls = {
+        "gibbs_dp_gmm": lambda: gibbs_dp_gmm(0, X, num_chains=4, mesh=mesh),
+        "gibbs_dp_gaussian": lambda: gibbs_dp_gaussian(0, X, num_chains=12, mesh=mesh),
+        "estimator": lambda: bayesclust.DPGaussianMixture(num_chains=4, mesh=mesh).fit(X),
+        "kmeans_ensemble": lambda: kmeans_ensemble(0, X, 12, backend="jax", mesh=mesh),
+        "numpy_backend": lambda: kmeans_ensemble(0, X, 16, mesh=mesh),
+        "coassociation": lambda: coassociation(np.zeros((12, 36), int), mesh=mesh),
+        "weights": lambda: coassociation(np.zeros((16, 36), int), weights=np.ones(16), mesh=mesh),
+        "ea": lambda: bayesclust.EvidenceAccumulation(n_partitions=12, mesh=mesh).fit(X),
+    }
+    out = {}
+    for name, call in calls.items():
+        try:
+            call()
+            out["err_" + name] = np.array("no error")
+        except ValueError as e:
+            out["err_" + name] = np.array(str(e))
+    return out
+
+
 def main(src: str, dst: str) -> None:
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
@@ -96,6 +176,8 @@ def main(src: str, dst: str) -> None:
     est = bayesclust.HardHDP(lam_local=1.0, lam_global=2.0, mesh=mesh).fit(
         inp["hdp_X"], group_ids=inp["hdp_gid"])
     out["est_hdp_labels"], out["est_hdp_local"] = est.labels_, est.local_labels_
+    out.update({"chains_" + k: v for k, v in chains_and_ensembles(inp, mesh).items()})
+    out.update(bad_counts(inp, mesh))
     np.savez(dst, **out)
 
 

@@ -1,4 +1,5 @@
-"""Sharded DP-means and hard HDP: ``mesh=`` runs equal single-device runs.
+"""Sharded DP-means, hard HDP, samplers' chains and ensembles: ``mesh=`` runs equal
+single-device runs.
 
 The sharded runs need several devices, and the number of host devices is fixed
 when jax initialises: they run in a subprocess (``tests/_sharded_worker.py``)
@@ -10,7 +11,10 @@ exactly; in a single pass also the new centres (copied seed points) bit for bit;
 centres and objectives of a run to 1e-13 relative, because per-device partial
 sums are added in a different order than the single-device sum (floating-point
 addition is not associative), and per-point distances to a few ulps (XLA
-vectorises the d-term sum differently in the two programs).
+vectorises the d-term sum differently in the two programs).  The samplers' chains and
+the k-means ensemble run whole chains and partitions per device, so their label draws,
+partitions and (integer) co-association counts are equal exactly; the samplers'
+log-likelihoods to round-off (computed per chain in a differently batched program).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from jax.sharding import Mesh
 import bayesclust
 from bayesclust import dp_means, hard_hdp
 from bayesclust.inference.hard.dp_means import dp_means_pass
+
+from ._sharded_worker import chains_and_ensembles
 
 WORKER = Path(__file__).with_name("_sharded_worker.py")
 MULTIHOST_WORKER = Path(__file__).with_name("_multihost_worker.py")
@@ -63,6 +69,10 @@ def _inputs():
         inp[f"hdp_lam_l_{c}"] = np.float64(ll)
         inp[f"hdp_lam_g_{c}"] = np.float64(lg)
     inp["hdp_cases"] = np.int64(2)
+    # Chains and ensembles: 12 tight groups of 3 points (more clusters than the samplers'
+    # first buffer of 8 slots: it grows).
+    grid = 3.0 * np.stack(np.meshgrid(np.arange(4), np.arange(3)), -1).reshape(12, 2)
+    inp["chain_X"] = np.repeat(grid, 3, axis=0) + 0.1 * rng.normal(size=(36, 2))
     return inp
 
 
@@ -117,6 +127,7 @@ def _references(inp):
     for c in range(int(inp["hdp_cases"])):
         ref[f"hdp{c}"] = hard_hdp(inp["hdp_X"], float(inp[f"hdp_lam_l_{c}"]),
                                   float(inp[f"hdp_lam_g_{c}"]), group_ids=inp["hdp_gid"])
+    ref["chains"] = chains_and_ensembles(inp, None)
     return ref
 
 
@@ -206,6 +217,49 @@ def test_estimators_with_mesh_equal_single_device(runs):
     np.testing.assert_array_equal(out["est_hdp_local"], h.local_labels_)
 
 
+def _assert_same_chains(ref, out, prefix="chains_"):
+    """Label draws, point partitions, partitions and counts exactly; log-likelihoods to
+    float64 round-off."""
+    gaussian = prefix + "diag_labels" in out
+    for key in ("gmm_labels", "gmm_point", "ens_labels", "ens_counts", "ens_trials",
+                "ens_sampled", "ea_labels", "ea_counts") + ("diag_labels",) * gaussian:
+        np.testing.assert_array_equal(out[prefix + key], ref[key], err_msg=key)
+    for key in ("gmm_loglik", "gmm_means") + ("diag_loglik",) * gaussian:
+        np.testing.assert_allclose(out[prefix + key], ref[key], rtol=RTOL, atol=0, err_msg=key)
+
+
+def test_chains_and_ensembles_sharded_equal_single_device(runs):
+    # 8 chains on 8 devices (one each), 16 partitions (two each): the same draws, the same
+    # ensemble and co-association as on one device.
+    _, ref, out = runs
+    r = ref["chains"]
+    # Not trivial: the buffer grew, the chains moved and differ, the partitions differ,
+    # objects are missing.
+    assert r["gmm_n_clusters"].max() > 8
+    assert len({tuple(c[-1]) for c in r["gmm_labels"]}) > 1
+    assert len({tuple(c[-1]) for c in r["diag_labels"]}) > 1
+    assert "chains_diag_labels" in out
+    assert str(r["gmm_kernels"]) == str(out["chains_gmm_kernels"])
+    assert (r["ens_labels"] == -1).any() and len({tuple(p) for p in r["ens_labels"]}) == 16
+    assert r["ens_trials"].max() < 16
+    _assert_same_chains(r, out)
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("gibbs_dp_gmm", "num_chains=4 must be a multiple of the mesh's 8 devices"),
+    ("gibbs_dp_gaussian", "num_chains=12 must be a multiple"),
+    ("estimator", "num_chains=4 must be a multiple"),
+    ("kmeans_ensemble", "n_partitions=12 must be a multiple"),
+    ("numpy_backend", "mesh needs backend='jax'"),
+    ("coassociation", "n_partitions (the ensemble's partitions)=12 must be a multiple"),
+    ("weights", "weights cannot be combined with mesh"),
+    ("ea", "n_partitions=12 must be a multiple"),
+])
+def test_counts_the_mesh_does_not_divide_give_clear_errors(runs, name, needle):
+    _, _, out = runs
+    assert needle in str(out["err_" + name])
+
+
 # --------------------------------------------------------------------------- #
 # In this (one-device) process
 # --------------------------------------------------------------------------- #
@@ -222,14 +276,22 @@ def test_one_device_mesh_equals_no_mesh(runs, x64):
     np.testing.assert_array_equal(b.centers, a.centers)
 
 
-@pytest.mark.parametrize("fn", ["dp_means", "hard_hdp"])
+@pytest.mark.parametrize("fn", ["dp_means", "hard_hdp", "gibbs_dp_gmm", "gibbs_dp_gaussian",
+                                "kmeans_ensemble", "coassociation"])
 def test_bad_mesh_gives_clear_error(fn):
-    X = np.arange(8.0).reshape(4, 2)
+    from bayesclust.inference.consensus.coassociation import coassociation
+    from bayesclust.inference.consensus.ensembles import kmeans_ensemble
 
-    def call(mesh):
-        if fn == "dp_means":
-            return dp_means(X, 1.0, mesh=mesh)
-        return hard_hdp(X, 1.0, 2.0, group_ids=[0, 0, 1, 1], mesh=mesh)
+    X = np.arange(8.0).reshape(4, 2)
+    calls = {
+        "dp_means": lambda mesh: dp_means(X, 1.0, mesh=mesh),
+        "hard_hdp": lambda mesh: hard_hdp(X, 1.0, 2.0, group_ids=[0, 0, 1, 1], mesh=mesh),
+        "gibbs_dp_gmm": lambda mesh: bayesclust.gibbs_dp_gmm(0, X, num_chains=2, mesh=mesh),
+        "gibbs_dp_gaussian": lambda mesh: bayesclust.gibbs_dp_gaussian(0, X, mesh=mesh),
+        "kmeans_ensemble": lambda mesh: kmeans_ensemble(0, X, 2, backend="jax", mesh=mesh),
+        "coassociation": lambda mesh: coassociation([[0, 0, 1, 1], [0, 1, 1, 1]], mesh=mesh),
+    }
+    call = calls[fn]
 
     with pytest.raises(TypeError, match="mesh must be a jax.sharding.Mesh"):
         call("data")
@@ -243,7 +305,9 @@ def test_bad_mesh_gives_clear_error(fn):
 @pytest.mark.parametrize("make", [
     lambda mesh: bayesclust.DPMeans(lam=1.0, mesh=mesh),
     lambda mesh: bayesclust.HardHDP(lam_local=1.0, lam_global=2.0, mesh=mesh),
-], ids=["DPMeans", "HardHDP"])
+    lambda mesh: bayesclust.DPGaussianMixture(mesh=mesh),
+    lambda mesh: bayesclust.EvidenceAccumulation(mesh=mesh),
+], ids=["DPMeans", "HardHDP", "DPGaussianMixture", "EvidenceAccumulation"])
 def test_estimator_bad_mesh_gives_clear_error(make):
     from sklearn.utils._param_validation import InvalidParameterError
 
@@ -257,7 +321,7 @@ def test_two_processes_via_jax_distributed_equal_single_device(runs, tmp_path):
     # The documented multi-host recipe, on one machine: two processes with 4 host
     # devices each join one 8-device mesh through jax.distributed.initialize.
     inp, ref, _ = runs
-    np.savez(tmp_path / "in.npz", dp_X=inp["dp_X"], dp_lam=inp["dp_lam"])
+    np.savez(tmp_path / "in.npz", dp_X=inp["dp_X"], dp_lam=inp["dp_lam"], chain_X=inp["chain_X"])
     with socket.socket() as sock:
         sock.bind(("localhost", 0))
         port = sock.getsockname()[1]
@@ -285,3 +349,4 @@ def test_two_processes_via_jax_distributed_equal_single_device(runs, tmp_path):
         assert int(out["n_iter"]) == a.n_iter
         np.testing.assert_allclose(float(out["objective"]), a.objective, rtol=RTOL)
         np.testing.assert_allclose(out["centers"], a.centers, rtol=0, atol=RTOL * 10)
+        _assert_same_chains(ref["chains"], out)

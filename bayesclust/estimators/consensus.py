@@ -69,12 +69,15 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
             if X is None:
                 raise ValueError("fit needs X (to build a k-means ensemble) or ensemble=...")
             X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+            # Only EvidenceAccumulation has a mesh (the ensemble and its counts sharded).
+            mesh = getattr(self, "mesh", None)
             ens = kmeans_ensemble(
                 key, X, self.n_partitions, n_clusters_range=self.n_clusters_range,
                 k_rule=self.k_rule, subsample=self.subsample,
+                **({} if mesh is None else {"backend": "jax", "mesh": mesh}),
             )
             codes = check_ensemble(ens)
-            C = coassociation(ens)
+            C = coassociation(ens, mesh=mesh)
         else:
             if X is not None:
                 X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
@@ -83,7 +86,8 @@ class _ConsensusBase(ClusterMixin, BaseEstimator):
                 raise ValueError(
                     f"X has {X.shape[0]} samples but the ensemble labels {codes.shape[1]} objects"
                 )
-            C = coassociation(codes, allow_missing=bool((codes < 0).any()))
+            C = coassociation(codes, allow_missing=bool((codes < 0).any()),
+                              mesh=getattr(self, "mesh", None))
         self.ensemble_ = codes
         self.coassociation_ = C
         return codes, C
@@ -148,6 +152,15 @@ class EvidenceAccumulation(_ConsensusBase):
     allow_k1 : bool, default False
         Let the lifetime criterion choose a single cluster.
     random_state : int, RandomState instance or None
+    mesh : jax.sharding.Mesh or None, default None
+        Generate the k-means ensemble on the devices of this one-axis mesh and sum the
+        co-association across them (``n_partitions`` a multiple of its number of devices;
+        the co-association is stored dense, ``n x n``, on every device): the same
+        ensemble and co-association on any number of devices.  The ensemble is the
+        jax loop's (``backend="jax"`` of
+        :func:`~bayesclust.inference.consensus.ensembles.kmeans_ensemble`), not the
+        default host loop's, so it differs from the fit without ``mesh``.  A given
+        ``ensemble`` is counted on the mesh too.
 
     Attributes
     ----------
@@ -215,12 +228,13 @@ class EvidenceAccumulation(_ConsensusBase):
         "k_range": [list, tuple, range, None],
         "allow_k1": ["boolean"],
         **_ConsensusBase._ensemble_constraints,
+        "mesh": [jax.sharding.Mesh, None],
     }
 
     def __init__(self, n_clusters=None, *, method="average", select="silhouette",
                  select_space="similarity",
                  k_range=None, n_partitions=150, n_clusters_range=None, k_rule="penca", subsample=None,
-                 allow_k1=False, random_state=None):
+                 allow_k1=False, random_state=None, mesh=None):
         self.n_clusters = n_clusters
         self.method = method
         self.select = select
@@ -232,6 +246,7 @@ class EvidenceAccumulation(_ConsensusBase):
         self.subsample = subsample
         self.allow_k1 = allow_k1
         self.random_state = random_state
+        self.mesh = mesh
 
     def fit(self, X=None, y=None, ensemble=None):
         """Consensus partition of an ensemble built on ``X`` or of the given ``ensemble``.

@@ -16,6 +16,7 @@ clustering", ICPR 2010.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, NamedTuple
 
@@ -24,6 +25,7 @@ import scipy.sparse as sp
 
 from ... import _validation as V
 from ..._validation import check_ensemble
+from .._sharding import check_divides, check_mesh, shard_leading, to_host
 
 __all__ = ["CoAssociation", "coassociation", "coassociation_dense", "as_coassociation", "coassociation_pairs"]
 
@@ -108,6 +110,7 @@ def coassociation(
     allow_missing: bool | None = None,
     max_pairs_per_batch: int = 20_000_000,
     weights: Any = None,
+    mesh: Any = None,
 ) -> CoAssociation:
     r"""Sparse co-association (evidence accumulation) of a set of partitions.
 
@@ -135,6 +138,14 @@ def coassociation(
         co-clustered only by partitions of weight 0 are not stored), still divided by the
         number of partitions :math:`N_{ij}` (or ``N``) in :meth:`CoAssociation.normalized`, as
         in Duarte et al. (2009), WEACS.  ``None`` (default): every vote counts 1, int32 counts.
+    mesh : jax.sharding.Mesh, optional
+        Count on the devices of this one-axis mesh: the partitions are split over its
+        devices (``N`` a multiple of their number), each device counts :math:`n_{ij}`
+        over its own partitions in a dense ``n x n`` int32 matrix (``n^2`` comparisons per
+        partition), and the counts are summed across devices (``psum``; with missing
+        objects :math:`N_{ij}` too).  The counts are integers, so the result equals the
+        single-device one exactly, on any number of devices or processes
+        (``jax.distributed``).  Memory ``O(n^2)`` per device; not with ``weights``.
 
     Returns
     -------
@@ -161,6 +172,11 @@ def coassociation(
     codes = check_ensemble(ensemble, allow_missing=allow_missing)
     max_pairs_per_batch = V.check_int(max_pairs_per_batch, "max_pairs_per_batch", minimum=1)
     N, n = codes.shape
+    if mesh is not None:
+        if weights is not None:
+            raise ValueError("weights cannot be combined with mesh (the sharded counts are "
+                             "integers); give one of them")
+        return _sharded_coassociation(codes, mesh)
     w = None
     if weights is not None:
         w = V.check_array(weights, "weights", ndim=1, min_samples=1).astype(np.float64)
@@ -207,6 +223,54 @@ def coassociation(
         t = _popcount_pairs(bits, coo.row, coo.col)
         trials = sp.csr_matrix((t, acc.indices.copy(), acc.indptr.copy()), shape=(n, n))
     return CoAssociation(acc, N, trials, sampled)
+
+
+def _sharded_coassociation(codes: np.ndarray, mesh) -> CoAssociation:
+    """:func:`coassociation` of ``codes`` (checked) with the partitions split over ``mesh``."""
+    axis = check_mesh(mesh)
+    N, n = codes.shape
+    check_divides(mesh, N, "n_partitions (the ensemble's partitions)")
+    observed = codes >= 0
+    missing = not np.all(observed)
+    counts, trials = _device_counts(mesh, axis, missing)(
+        shard_leading(mesh, axis, codes.astype(np.int32)))
+    counts = sp.csr_matrix(np.triu(to_host(counts), k=1))
+    counts.sort_indices()
+    sampled = observed.sum(axis=0).astype(np.int64)
+    pair_trials = None
+    if missing:
+        coo = counts.tocoo()
+        t = to_host(trials)[coo.row, coo.col].astype(np.int32)
+        pair_trials = sp.csr_matrix((t, counts.indices.copy(), counts.indptr.copy()), shape=(n, n))
+    return CoAssociation(counts, N, pair_trials, sampled)
+
+
+@functools.lru_cache(maxsize=16)
+def _device_counts(mesh, axis, missing: bool):
+    """Jitted ``shard_map``: partitions ``(N, n)`` split over ``axis`` -> the summed co-occurrence
+    counts ``(n, n)`` (and the pair trials with ``missing``), int32, replicated."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.sharding import PartitionSpec as P
+
+    def local(codes):  # this device's partitions (N_local, n)
+        n = codes.shape[1]
+
+        def add(carry, lab):  # one partition: n^2 comparisons (a one-hot product costs n^2 K)
+            counts, trials = carry
+            both = (lab >= 0)[:, None] & (lab >= 0)[None, :]
+            counts = counts + ((lab[:, None] == lab[None, :]) & both).astype(jnp.int32)
+            if missing:
+                trials = trials + both.astype(jnp.int32)
+            return (counts, trials), None
+
+        init = (jnp.zeros((n, n), jnp.int32), jnp.zeros((n, n) if missing else (), jnp.int32))
+        (counts, trials), _ = lax.scan(add, init, codes)
+        return lax.psum(counts, axis), lax.psum(trials, axis)
+
+    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=P(axis), out_specs=(P(), P()),
+                                 check_vma=False))
 
 
 def coassociation_dense(ensemble: Any, *, allow_missing: bool | None = None) -> np.ndarray:

@@ -35,8 +35,10 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ... import _validation as V
+from .._sharding import check_divides, check_mesh, replicate, shard_leading, to_host
 from ..hard.kmeans import lloyd_host, masked_lloyd
 from ._common import _default_sigmas
 
@@ -192,6 +194,7 @@ def kmeans_ensemble(
     subsample: float | None = None,
     max_iter: int = 100,
     backend: str = "numpy",
+    mesh: Any = None,
 ) -> Ensemble:
     r"""Split-and-merge clustering ensemble: ``N`` k-means runs with random K and init.
 
@@ -227,6 +230,15 @@ def kmeans_ensemble(
         arithmetic: one Lloyd iteration costs ``O(n log K)`` queries against the
         ``n K d`` of a dense assignment (measured against the jax loop and scikit-learn's
         ``KMeans`` in BENCHMARKS.md).
+    mesh : jax.sharding.Mesh, optional
+        Generate the partitions on the devices of this one-axis mesh (``backend="jax"``;
+        ``n_partitions`` a multiple of its number of devices): each device runs its own
+        block of partitions (the jax loop's program) on its copy of the data.  Every
+        partition's key, K and sub-sample are drawn before sharding, so the ensemble is
+        the one of ``backend="jax"`` without ``mesh``, on any number of devices or
+        processes (``jax.distributed``).  Its co-association can be summed on the same
+        mesh: :func:`~bayesclust.inference.consensus.coassociation.coassociation`
+        (``mesh=``).
 
     Returns
     -------
@@ -266,6 +278,11 @@ def kmeans_ensemble(
     kmin, kmax = min(kmin, cap), min(kmax, cap)
     if backend not in ("numpy", "jax"):
         raise ValueError(f"backend must be 'numpy' or 'jax', got {backend!r}")
+    if mesh is not None:
+        axis = check_mesh(mesh)
+        if backend != "jax":
+            raise ValueError("mesh needs backend='jax' (the numpy loop runs on the host)")
+        check_divides(mesh, N, "n_partitions")
     key = V.as_rng_key(rng_key)
     master = V.as_numpy_rng(key)
     ks = master.integers(kmin, kmax + 1, size=N)
@@ -281,6 +298,10 @@ def kmeans_ensemble(
             labels[l, idx] = _kmeans_numpy(rng, X64[idx], int(ks[l]), max_iter)
         return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
     s_key, run_key = jax.random.split(key)
+    if mesh is not None:
+        labels = _sharded_partitions(mesh, axis, s_key, run_key, V.unit_frame(X)[0], ks, m, kmax,
+                                     max_iter)
+        return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
     Xj = jnp.asarray(V.unit_frame(X)[0])
     for l in range(N):
         kl = jax.random.fold_in(run_key, l)
@@ -292,6 +313,45 @@ def kmeans_ensemble(
         lab = _masked_kmeans(kl, Xl, jnp.int32(ks[l]), kmax, jnp.int32(max_iter))
         labels[l, idx] = np.asarray(lab)
     return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
+
+
+def _sharded_partitions(mesh, axis, s_key, run_key, X, ks, m, kmax, max_iter):
+    """The partitions of :func:`kmeans_ensemble`'s jax loop, generated over ``mesh``.
+
+    Partition ``l`` has the key, K and sub-sample of the loop (``fold_in(run_key, l)``,
+    ``ks[l]``, ``fold_in(s_key, l)``), drawn here for all ``l`` and split over ``axis``;
+    each device runs :func:`_masked_kmeans` on its own partitions, one after another.  Returns the
+    ``(N, n)`` labels (``-1`` outside a sub-sample) on the host of every process.
+    """
+    N, n = ks.shape[0], X.shape[0]
+    ids = jnp.arange(N)
+    keys = jax.vmap(lambda l: jax.random.fold_in(run_key, l))(ids)
+    if m < n:
+        idx = jax.vmap(lambda l: jnp.sort(jax.random.permutation(jax.random.fold_in(s_key, l), n)[:m]))(ids)
+    else:
+        idx = jnp.broadcast_to(jnp.arange(n), (N, n))
+    args = shard_leading(mesh, axis, (keys, idx.astype(jnp.int32), ks.astype(np.int32)))
+    Xr, it = replicate(mesh, (X, np.int32(max_iter)))
+    labels = _partitions_program(mesh, axis, int(kmax), n)(Xr, it, *args)
+    return to_host(labels).astype(np.int32)
+
+
+@functools.lru_cache(maxsize=16)
+def _partitions_program(mesh, axis, kmax: int, n: int):
+    """Jitted ``shard_map`` of :func:`_masked_kmeans` over the partitions of each device."""
+    from jax.sharding import PartitionSpec as P
+
+    def local(X, max_iter, keys, idx, ks):
+        def one(key, rows, k):
+            lab = _masked_kmeans(key, X[rows], k, kmax, max_iter)
+            return jnp.full((n,), -1, jnp.int32).at[rows].set(lab.astype(jnp.int32))
+
+        # One partition after another (lax.map, not vmap): each Lloyd loop stops at its own
+        # convergence, as in the host loop, instead of every lane running to the slowest.
+        return lax.map(lambda a: one(*a), (keys, idx, ks))
+
+    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P(), P(axis), P(axis), P(axis)),
+                                 out_specs=P(axis), check_vma=False))
 
 
 # ---------------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""Helpers shared by the hard limits of this family (DP-means and the hard HDP): the rows of
-a data set sharded over a one-axis mesh, and objective traces taken back from the unit frame.
+"""Helpers shared by the hard limits of this family (DP-means and the hard HDP): rows
+gathered across a mesh, and objective traces taken back from the unit frame (the sharding
+layer itself is ``inference/_sharding.py``).
 
 Private to ``inference/hard/``; its names are imported by the family's modules only.
 """
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -35,48 +35,6 @@ def _take_rows(rows, axis_name, *arrays):
         for a in arrays
     )
     return lax.psum(parts, axis_name)
-
-
-def _check_mesh(mesh):
-    """The name of the single axis of ``mesh`` (a ``jax.sharding.Mesh``)."""
-    if not isinstance(mesh, jax.sharding.Mesh):
-        raise TypeError(f"mesh must be a jax.sharding.Mesh or None, got {type(mesh).__name__}")
-    if len(mesh.axis_names) != 1:
-        raise ValueError(
-            f"mesh must have exactly one (data) axis, got axes {tuple(mesh.axis_names)}"
-        )
-    return mesh.axis_names[0]
-
-
-def _shard_rows(mesh, axis, *arrays):
-    """Pad host arrays with zero rows to a multiple of the mesh size and shard their rows.
-
-    Returns the device arrays (rows over ``axis``) and the padded length.
-    """
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    n = arrays[0].shape[0]
-    size = mesh.devices.size
-    n_pad = -(-n // size) * size
-    sharding = NamedSharding(mesh, PartitionSpec(axis))
-    out = []
-    for a in arrays:
-        a = np.asarray(a)
-        a = a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False)
-        if n_pad > n:
-            a = np.concatenate([a, np.zeros((n_pad - n, *a.shape[1:]), a.dtype)])
-        # Each process uploads only the rows of its own devices (multi-host safe).
-        out.append(jax.make_array_from_callback(a.shape, sharding, lambda index, a=a: a[index]))
-    return out, n_pad
-
-
-def _to_host(a):
-    """A (possibly multi-process, row-sharded) array as one NumPy array on every process."""
-    if isinstance(a, jax.Array) and not a.is_fully_addressable:  # pragma: no cover - multi-host
-        from jax.experimental import multihost_utils
-
-        return np.asarray(multihost_utils.process_allgather(a, tiled=True))
-    return np.asarray(a)
 
 
 def _from_unit(trace, e):

@@ -31,7 +31,8 @@ from ...kernels import (
     weighted_means,
 )
 from .._driver import best_of_restarts, pow2_at_least, run_in_pieces
-from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
+from .._sharding import check_mesh, shard_rows, to_host
+from ._common import _CANDIDATE_BLOCK, _from_unit, _take_rows
 
 __all__ = [
     "dp_means",
@@ -969,7 +970,7 @@ def dp_means(
     if max_clusters is not None:
         max_clusters = V.check_int(max_clusters, "max_clusters", minimum=1)
     if mesh is not None:
-        _check_mesh(mesh)
+        check_mesh(mesh)
     n_init = V.check_int(n_init, "n_init", minimum=1)
     if not isinstance(init, str) or init not in _INITS:
         raise ValueError(f"init must be one of {_INITS}, got {init!r}")
@@ -1053,8 +1054,8 @@ def dp_means(
         state = _initial(Xj, wj, lam_j, K_cap, _TRACE_LEN)
         run = _run
     else:
-        axis = _check_mesh(mesh)
-        (Xj, wj), _ = _shard_rows(mesh, axis, Xs, w)
+        axis = check_mesh(mesh)
+        (Xj, wj), _ = shard_rows(mesh, axis, Xs, w)
         del X, Xs  # the host copies are not needed any more (1M x 128 runs)
         lam_j = np.asarray(lam_s, Xj.dtype)  # host scalars: valid inputs on any mesh
         init_fn, run = _sharded_fns(mesh, axis, n, K_cap, _TRACE_LEN)
@@ -1097,7 +1098,7 @@ def dp_means(
         )
 
     k = int(state.n_clusters)
-    labels = _to_host(state.labels)[:n]
+    labels = to_host(state.labels)[:n]
     if seeds is not None and done == 0:
         # The first step from the seeds was discarded (max_clusters): the nearest seed.
         labels = np.asarray(nearest_center(jnp.asarray(Xs), jnp.asarray(seeds)).index)

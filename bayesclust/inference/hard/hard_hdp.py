@@ -28,7 +28,8 @@ from ...kernels import (
     weighted_means,
 )
 from .._driver import TRACE_PIECE, pow2_at_least, run_in_pieces
-from ._common import _CANDIDATE_BLOCK, _check_mesh, _from_unit, _shard_rows, _take_rows, _to_host
+from .._sharding import check_mesh, shard_rows, to_host
+from ._common import _CANDIDATE_BLOCK, _from_unit, _take_rows
 from .dp_means import dp_means_pass, farthest_first_lambda
 
 __all__ = [
@@ -901,7 +902,7 @@ def hard_hdp(
     D = len(group_order)
 
     if mesh is not None:
-        axis = _check_mesh(mesh)
+        axis = check_mesh(mesh)
 
     # The unit frame: centred and scaled by a power of two (exact), the penalties by its square.
     mean = V.centre(X)
@@ -915,7 +916,7 @@ def hard_hdp(
         Xj = jnp.asarray(Xs)
         gj = jnp.asarray(gid, jnp.int32)
     else:
-        (Xj, gj, valid), _ = _shard_rows(mesh, axis, Xs, gid.astype(np.int32), np.ones(n, bool))
+        (Xj, gj, valid), _ = shard_rows(mesh, axis, Xs, gid.astype(np.int32), np.ones(n, bool))
     if mesh is None:
         lam_l = jnp.asarray(lam_l_s, Xj.dtype)
         lam_g = jnp.asarray(lam_g_s, Xj.dtype)
@@ -952,7 +953,7 @@ def hard_hdp(
     state, traces, it = run_in_pieces(state, run, max_iter, piece=trace_len, grow=grow)
 
     if mesh is not None:
-        state = state._replace(local_labels=_to_host(state.local_labels)[:n])
+        state = state._replace(local_labels=to_host(state.local_labels)[:n])
     state = jax.device_get(state)  # one transfer, then host-side slicing
     g = int(state.n_global)
     k = int(state.n_local)

@@ -65,6 +65,7 @@ from ...kernels import (
     weighted_means,
 )
 from ...models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
+from .._sharding import check_divides, check_mesh, replicate, shard_chains, shard_leading, to_host
 from ._common import (
     _accept_split_merge,
     _draw_means,
@@ -784,6 +785,7 @@ def gibbs_dp_gmm(
     truncation: int | None = None,
     split_merge: int | None = None,
     progress_bar: bool = True,
+    mesh=None,
 ):
     r"""Gibbs sampling of the DP Gaussian mixture; returns a :class:`Posterior`.
 
@@ -865,6 +867,15 @@ def gibbs_dp_gmm(
         costs about half a sweep (native kernel) and, at n = 300, one move per
         sweep raises the effective draws of ``k`` per sweep ~1.5x, two ~2.2x.
     progress_bar : bool
+    mesh : jax.sharding.Mesh, optional
+        Run the chains sharded over the devices of this one-axis mesh, e.g.
+        ``Mesh(np.array(jax.devices()), ("chains",))``: each device runs
+        ``num_chains / devices`` chains (a whole number, else a ValueError) on its own
+        copy of ``X``.  The chains' keys are split before sharding, so the draws are
+        the same as without ``mesh`` (the same seed gives the same draws on 1 or 8
+        devices).  A multi-process mesh (``jax.distributed``) works as in
+        :func:`bayesclust.dp_means`: every process calls with the same arguments and
+        receives every chain.
 
     Returns
     -------
@@ -919,6 +930,9 @@ def gibbs_dp_gmm(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
+    if mesh is not None:
+        check_mesh(mesh)
+        check_divides(mesh, num_chains, "num_chains")
     if scheme not in ("sequential", "blocked"):
         raise ValueError(f"scheme must be 'sequential' or 'blocked', got {scheme!r}")
     blocked = scheme == "blocked"
@@ -952,17 +966,15 @@ def gibbs_dp_gmm(
         if k0 > truncation:
             raise ValueError(f"init_labels has {k0} clusters, more than truncation={truncation}")
         state = _init_chains(init_blocked_state, Xj, labels0, truncation, log_alpha, sigma2)
-        run = functools.partial(_run_blocked_segment, rho2=jnp.asarray(rho2, dtype),
-                                alpha_prior=priors[0], sigma2_prior=priors[1], thin=thin)
+        segment, static = _run_blocked_segment, dict(thin=thin)
         desc = "gibbs (blocked)"
     else:
         # A small buffer keeps every step cheap (its cost is linear in the capacity);
         # it doubles whenever a sweep needs more clusters.
         capacity = max(k0, min(max(8, 2 * k0), limit))
         state = _init_chains(init_state, Xj, labels0, capacity, log_alpha, sigma2)
-        run = functools.partial(_run_segment, rho2=jnp.asarray(rho2, dtype), alpha_prior=priors[0],
-                                sigma2_prior=priors[1], thin=thin, collapsed=bool(collapsed),
-                                split_merge=split_merge)
+        segment = _run_segment
+        static = dict(thin=thin, collapsed=bool(collapsed), split_merge=split_merge)
         desc = f"gibbs ({'collapsed' if collapsed else 'KJ Alg. 2'})"
     if not per_chain:
         state = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_chains,) + a.shape), state)
@@ -975,9 +987,9 @@ def gibbs_dp_gmm(
         return _grow(s, capacity)
 
     records, seconds = run_in_segments(
-        key, lambda keys, s, num: run(keys, Xj, s, num=num), state, num_chains=num_chains,
-        num_warmup=num_warmup, num_samples=num_samples, thin=thin, grow=grow,
-        progress_bar=progress_bar, desc=desc, padded={"means": 2})
+        key, segment_runner(segment, Xj, (jnp.asarray(rho2, dtype), *priors), static, mesh),
+        state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
+        grow=grow, progress_bar=progress_bar, desc=desc, padded={"means": 2}, mesh=mesh)
 
     def cat(name):
         return records[name]
@@ -1012,8 +1024,18 @@ def gibbs_dp_gmm(
     return post
 
 
+def segment_runner(segment, X, params, static, mesh):
+    """``run(keys, state, num)`` for :func:`run_in_segments`: the jitted ``segment(keys, X,
+    state, *params, num=num, **static)`` of a sampler, or its chains split over ``mesh``
+    (:func:`bayesclust.inference._sharding.shard_chains`; ``X`` and ``params`` replicated)."""
+    if mesh is None:
+        return lambda keys, s, num: segment(keys, X, s, *params, num=num, **static)
+    X, params = replicate(mesh, (X, params))
+    return lambda keys, s, num: shard_chains(segment, mesh, num=num, **static)(keys, X, s, params)
+
+
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,
-                    progress_bar, desc, padded=None, label_records=("labels",)):
+                    progress_bar, desc, padded=None, label_records=("labels",), mesh=None):
     """Drive a jitted ``run(chain_keys, state, num) -> (state, records)`` over a whole run.
 
     The run is split into segments of equal static length (one compilation)
@@ -1034,6 +1056,11 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
         values (int8 up to 127 clusters), widened (one copy) only if a later segment needs
         a wider type.  They are the largest arrays of a run (chains x draws x points), so
         no other copy of them is made.
+    mesh : jax.sharding.Mesh, optional
+        The chains are split over this one-axis mesh: ``state`` and every segment's chain
+        keys are sharded (:func:`~bayesclust.inference._sharding.shard_leading`) after the
+        keys are split, so that ``run`` (from :func:`segment_runner`) sees the keys of a
+        single-device run; the records are gathered on every process.
 
     Returns
     -------
@@ -1051,9 +1078,14 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     labels = {}  # name -> (host array (chains, num_samples, ...), its lowest and highest label)
     filled = 0
     seg_keys = jax.random.split(key, n_segments)
+    if mesh is not None:
+        axis = check_mesh(mesh)
+        state = shard_leading(mesh, axis, state)
 
     def launch(j, state):
         chain_keys = jax.random.split(seg_keys[j], num_chains)
+        if mesh is not None:
+            chain_keys = shard_leading(mesh, axis, chain_keys)
         return chain_keys, state, run(chain_keys, state, seg_len)
 
     t0 = time.perf_counter()
@@ -1065,14 +1097,14 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
             # host's copying of j's records overlaps j + 1's sweeps (JAX runs them
             # asynchronously); it is dropped if j overflowed.
             ahead = launch(j + 1, new_state) if j + 1 < n_segments else None
-            if bool(jnp.any(getattr(new_state, "overflow", False))):
+            if bool(to_host(jnp.any(getattr(new_state, "overflow", False)))):
                 state = grow(state)
                 current = (chain_keys, state, run(chain_keys, state, seg_len))
                 continue
             lo = max(n_warm_draws - j * seg_len, 0)
             hi = min(n_warm_draws + num_samples - j * seg_len, seg_len)
             if lo < hi:  # warm-up segments' records are never copied out
-                parts.append({name: np.asarray(v[:, lo:hi]) for name, v in rec.items()
+                parts.append({name: to_host(v[:, lo:hi]) for name, v in rec.items()
                               if name not in label_records})
                 for name in label_records:
                     labels[name] = _write_labels(labels.get(name), rec[name][:, lo:hi],
@@ -1100,7 +1132,7 @@ def _write_labels(held, block, start: int, num_samples: int):
     the new ``held``.  The array has the narrowest integer type holding every label so
     far (:func:`~bayesclust.inference.mixtures._common.label_dtype`) and is widened when
     a label outgrows it."""
-    low, high = int(jnp.min(block)), int(jnp.max(block))
+    low, high = int(to_host(jnp.min(block))), int(to_host(jnp.max(block)))
     if held is not None:
         low, high = min(low, held[1]), max(high, held[2])
     dtype = np.dtype(label_dtype(low, high))
@@ -1111,7 +1143,7 @@ def _write_labels(held, block, start: int, num_samples: int):
         if dtype.itemsize > buf.dtype.itemsize:
             buf = buf.astype(dtype)
     # Narrowed on the device, so that the host receives the stored width only.
-    buf[:, start:start + block.shape[1]] = np.asarray(block.astype(buf.dtype))
+    buf[:, start:start + block.shape[1]] = to_host(block.astype(buf.dtype))
     return buf, low, high
 
 

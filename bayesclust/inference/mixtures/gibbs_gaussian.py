@@ -75,6 +75,7 @@ from jax import lax
 from jax.scipy.special import gammaln
 
 from ... import _validation as V
+from .._sharding import check_divides, check_mesh
 from ._common import (
     _accept_split_merge,
     _draw_slot_or_new,
@@ -85,7 +86,7 @@ from ._common import (
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import GibbsInfo, run_in_segments
+from .gibbs import GibbsInfo, run_in_segments, segment_runner
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -657,6 +658,7 @@ def gibbs_dp_gaussian(
     max_clusters: int | None = None,
     split_merge: int = 0,
     progress_bar: bool = True,
+    mesh=None,
 ):
     r"""Collapsed Gibbs sampling of the DP Gaussian mixture with per-cluster covariances.
 
@@ -694,6 +696,10 @@ def gibbs_dp_gaussian(
         Sequentially-allocated split-merge moves per sweep (Dahl 2003;
         :func:`split_merge_move`), after the point moves (0: single-site moves only).
     progress_bar : bool
+    mesh : jax.sharding.Mesh, optional
+        Run the chains sharded over the devices of this one-axis mesh, as
+        :func:`bayesclust.gibbs_dp_gmm` does (``num_chains`` a multiple of the number of
+        devices; the same draws as without ``mesh``).
 
     Returns
     -------
@@ -733,6 +739,9 @@ def gibbs_dp_gaussian(
     num_samples = V.check_int(num_samples, "num_samples", minimum=1)
     thin = V.check_int(thin, "thin", minimum=1)
     num_chains = V.check_int(num_chains, "num_chains", minimum=1)
+    if mesh is not None:
+        check_mesh(mesh)
+        check_divides(mesh, num_chains, "num_chains")
     split_merge = V.check_int(split_merge, "split_merge", minimum=0)
     n, d = X.shape
     if prior is None:
@@ -764,10 +773,11 @@ def gibbs_dp_gaussian(
         return _grow(s, capacity, full)
 
     records, seconds = run_in_segments(
-        key, lambda keys, s, num: _run_segment(keys, Zj, s, kappa0, nu0, ap, num=num, thin=thin,
-                                               full=full, split_merge=split_merge),
+        key, segment_runner(_run_segment, Zj, (kappa0, nu0, ap),
+                             dict(thin=thin, full=full, split_merge=split_merge), mesh),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
-        grow=grow, progress_bar=progress_bar, desc=f"gibbs (collapsed, {covariance_type})")
+        grow=grow, progress_bar=progress_bar, desc=f"gibbs (collapsed, {covariance_type})",
+        mesh=mesh)
     # The whitened density times the Jacobian |S0|^(-1/2) per point: log p(X | z).
     loglik = records["log_likelihood"].astype(np.float64) - 0.5 * n * logdet0
     sample_stats = {"n_clusters": records["n_clusters"]}
