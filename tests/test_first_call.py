@@ -176,6 +176,28 @@ def test_hard_hdp_estimator_refit_on_seven_more_rows_does_not_compile():
         X, group_ids=gid).labels_, first)
 
 
+@pytest.mark.parametrize("n", [1, 157, 1700])  # 1700: two rounds of sort keys
+def test_bucketed_permutation_is_jax_random_permutation(n):
+    import jax
+
+    from bayesclust.inference._driver import permutation
+
+    for key in (jax.random.PRNGKey(n), jax.random.key(n + 1)):
+        np.testing.assert_array_equal(permutation(key, n), jax.random.permutation(key, n))
+
+
+def test_smic_estimator_refit_on_seven_more_rows_does_not_compile():
+    from bayesclust import SMIC
+
+    X = _blobs(150, 4, 3, seed=2)
+    options = dict(n_clusters=3, t=7, n_basis=20, n_folds=2, random_state=0)
+    SMIC(**options).fit(X)
+    with _compiles() as seen:
+        est = SMIC(**options).fit(np.vstack([X, X[:7] + 0.5]))
+    assert seen == []
+    assert est.labels_.shape == (157,) and np.isfinite(est.lsmi_).all()
+
+
 # --- import and the persistent cache, in fresh interpreters -------------------------------
 
 
