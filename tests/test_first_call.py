@@ -94,6 +94,24 @@ def test_trace_in_pieces_equals_one_buffer(monkeypatch):
 # --- no compile for a new scalar or a few more rows ----------------------------------------
 
 
+@contextlib.contextmanager
+def _compiles():
+    """The XLA compilations (jitted or eager, any function) run inside the block, as a list."""
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            seen.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield seen
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+
+
 def test_dp_means_scalars_and_nearby_n_do_not_recompile():
     X = _blobs(300, 5, 4, seed=7)
     lam = dpm.farthest_first_lambda(X, 4)
@@ -136,27 +154,11 @@ def test_estimator_refit_and_predict_do_not_recompile():
     from bayesclust.estimators import _base
 
     predicts = _base._nearest_index._cache_size()
-    DPMeans(n_clusters=3, max_iter=50).fit(np.vstack([X, X[:7]])).predict(X[:-5])
+    with _compiles() as seen:  # any program, eager operations included (k-means++ restarts)
+        DPMeans(n_clusters=3, max_iter=50).fit(np.vstack([X, X[:7]])).predict(X[:-5])
+    assert seen == []
     assert (dpm._run._cache_size(), dpm._farthest_first._cache_size()) == sizes
     assert _base._nearest_index._cache_size() == predicts
-
-
-@contextlib.contextmanager
-def _compiles():
-    """The XLA compilations (jitted or eager, any function) run inside the block, as a list."""
-    from jax import monitoring
-
-    seen = []
-
-    def listener(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            seen.append(duration)
-
-    monitoring.register_event_duration_secs_listener(listener)
-    try:
-        yield seen
-    finally:
-        monitoring.unregister_event_duration_listener(listener)
 
 
 def test_hard_hdp_estimator_refit_on_seven_more_rows_does_not_compile():
