@@ -8,7 +8,10 @@ size, one JSON line:
 * ``import_s``: ``import bayesclust``; ``access_s``: then the estimator class (this
   imports JAX, and scikit-learn for the estimators);
 * ``first_fit_s`` (cache cold) and ``first_fit_warm_cache_s`` (second process);
-* ``plus7_fit_s``: a fit on the data with 7 more rows, right after the first fit;
+* ``plus7_fit_s``: a fit on the data with 7 more rows, right after the first fit, and
+  ``plus7_compiles``: the XLA compilations it ran (``jax.monitoring``'s backend-compile
+  events, eager operations included; 0 when every program is reused -- a count the load
+  of the machine cannot change, unlike the seconds);
 * ``max_iter_fit_s``: a fit with another ``max_iter`` (methods that have one);
 * ``warm_fit_s``: the least of two more fits of the first data (everything compiled);
 * ``peer_fit_s`` / ``peer_warm_fit_s``: the scikit-learn peer (``KMeans``, k-means++;
@@ -152,7 +155,18 @@ def child(method: str, size: str, first_only: bool) -> dict:
     import numpy as np
 
     X7, y7 = np.vstack([X, X[:7] + 0.01]), np.concatenate([y, y[:7]])
+    from jax import monitoring
+
+    compiles = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
     out["plus7_fit_s"] = bench.seconds(lambda: _fit(_estimator(bc, method), method, X7, y7))
+    monitoring.unregister_event_duration_listener(listener)
+    out["plus7_compiles"] = len(compiles)
     if method in MAX_ITER:
         est = _estimator(bc, method, **{MAX_ITER[method]: 37})
         out["max_iter_fit_s"] = bench.seconds(lambda: _fit(est, method, X, y))
@@ -188,6 +202,7 @@ def measure(method: str, size: str, timeout: float) -> dict:
     if "error" in cold or "error" in warm:
         return {**row, "error": cold.get("error") or warm.get("error")}
     row.update({k: round(v, 3) for k, v in cold.items()})
+    row["plus7_compiles"] = cold["plus7_compiles"]
     row["first_fit_warm_cache_s"] = round(warm["first_fit_s"], 3)
     peer, peer_warm = cold["peer_fit_s"], cold["peer_warm_fit_s"]
     row["first_cold / peer"] = round(cold["first_fit_s"] / peer, 1)
@@ -237,7 +252,7 @@ def main():
         "Seconds; every *first* in a fresh process, the persistent compilation cache in a new "
         "directory (cold) and then reused by a second process (warm cache). plus7 = fit on 7 "
         "more rows, max_iter = fit with max_iter=37, both right after the first fit; warm = "
-        "least of two more fits. peer = scikit-learn KMeans (k-means++, n_init=1; "
+        "least of two more fits; plus7_compiles = XLA compilations during the plus7 fit. peer = scikit-learn KMeans (k-means++, n_init=1; "
         "BayesianGaussianMixture for the DP and HDP Gaussian mixtures) in the same process. "
         "Targets: plus7 "
         "and max_iter <= 1.5x warm; first DP-means fit at 100k x 16 with the cache warm <= 2x "
