@@ -7,6 +7,7 @@ imports by ``sys.modules`` of a fresh interpreter.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -93,6 +94,24 @@ def test_trace_in_pieces_equals_one_buffer(monkeypatch):
 # --- no compile for a new scalar or a few more rows ----------------------------------------
 
 
+@contextlib.contextmanager
+def _compiles():
+    """The XLA compilations (jitted or eager, any function) run inside the block, as a list."""
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            seen.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield seen
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+
+
 def test_dp_means_scalars_and_nearby_n_do_not_recompile():
     X = _blobs(300, 5, 4, seed=7)
     lam = dpm.farthest_first_lambda(X, 4)
@@ -135,9 +154,50 @@ def test_estimator_refit_and_predict_do_not_recompile():
     from bayesclust.estimators import _base
 
     predicts = _base._nearest_index._cache_size()
-    DPMeans(n_clusters=3, max_iter=50).fit(np.vstack([X, X[:7]])).predict(X[:-5])
+    with _compiles() as seen:  # any program, eager operations included (k-means++ restarts)
+        DPMeans(n_clusters=3, max_iter=50).fit(np.vstack([X, X[:7]])).predict(X[:-5])
+    assert seen == []
     assert (dpm._run._cache_size(), dpm._farthest_first._cache_size()) == sizes
     assert _base._nearest_index._cache_size() == predicts
+
+
+def test_hard_hdp_estimator_refit_on_seven_more_rows_does_not_compile():
+    """240 rows (the groups of test_hard_hdp_scalars_do_not_recompile), then 247: one bucket."""
+    from bayesclust import HardHDP
+
+    X = np.concatenate([_blobs(80, 3, 3, seed=s) for s in range(3)])
+    gid = np.repeat(np.arange(3), 80)
+    est = HardHDP(lam_local=4.0, lam_global=30.0)
+    first = est.fit(X, group_ids=gid).labels_
+    X7, gid7 = np.vstack([X, X[:7] + 0.5]), np.concatenate([gid, np.zeros(7, int)])
+    with _compiles() as seen:
+        est.fit(X7, group_ids=gid7)
+    assert seen == []
+    assert est.labels_.shape == (247,) and est.n_clusters_ >= 2
+    np.testing.assert_array_equal(HardHDP(lam_local=4.0, lam_global=30.0).fit(
+        X, group_ids=gid).labels_, first)
+
+
+@pytest.mark.parametrize("n", [1, 157, 1700])  # 1700: two rounds of sort keys
+def test_bucketed_permutation_is_jax_random_permutation(n):
+    import jax
+
+    from bayesclust.inference._driver import permutation
+
+    for key in (jax.random.PRNGKey(n), jax.random.key(n + 1)):
+        np.testing.assert_array_equal(permutation(key, n), jax.random.permutation(key, n))
+
+
+def test_smic_estimator_refit_on_seven_more_rows_does_not_compile():
+    from bayesclust import SMIC
+
+    X = _blobs(150, 4, 3, seed=2)
+    options = dict(n_clusters=3, t=7, n_basis=20, n_folds=2, random_state=0)
+    SMIC(**options).fit(X)
+    with _compiles() as seen:
+        est = SMIC(**options).fit(np.vstack([X, X[:7] + 0.5]))
+    assert seen == []
+    assert est.labels_.shape == (157,) and np.isfinite(est.lsmi_).all()
 
 
 # --- import and the persistent cache, in fresh interpreters -------------------------------

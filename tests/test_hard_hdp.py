@@ -151,6 +151,32 @@ def test_matches_slow_loop_on_many_random_inputs(x64, n, D, d):
     _matches_slow_loop(n, D, d, 40)
 
 
+@pytest.mark.parametrize("n", [57, 64])  # padded to 64 rows; 64 exactly at the bucket's edge
+def test_rows_padded_to_a_bucket_give_the_unpadded_result(monkeypatch, n):
+    """The zero rows hard_hdp pads to kernels.padded_rows(n) change no label, no objective bit.
+
+    (The "random" float32 shapes of test_init_and_step_by_hand_reproduce_hard_hdp: n = 60,
+    4 data sets, d = 2, padded to 64 rows, so the padded runs share its programs.)"""
+    import bayesclust.inference.hard.hard_hdp as hh
+
+    rng = np.random.default_rng(n)
+    groups = [g.astype(np.float32) for g in _grouped(rng, n, 4, 2)]
+    lam_l, lam_g = _random_penalties(rng, groups)
+    assert hh._pad_to(n) == 64
+    padded = hard_hdp(groups, lam_l, lam_g)
+    monkeypatch.setattr(hh, "_pad_to", lambda m: m)
+    plain = hard_hdp(groups, lam_l, lam_g)
+    for name in ("labels", "local_labels", "local_to_global"):
+        for a, b in zip(getattr(padded, name), getattr(plain, name)):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    np.testing.assert_array_equal(padded.centers, plain.centers)
+    assert padded.objective == plain.objective
+    np.testing.assert_array_equal(padded.objective_trace, plain.objective_trace)
+    assert (padded.n_iter, padded.converged, padded.n_global) == (
+        plain.n_iter, plain.converged, plain.n_global)
+    assert padded.n_iter >= 2 and padded.n_global >= 2  # not a trivial run
+
+
 def test_buffers_grow_without_dropping_clusters(x64):
     """More globals and locals than the initial buffers (32 globals)."""
     rng = np.random.default_rng(5)

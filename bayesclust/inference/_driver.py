@@ -10,6 +10,8 @@ that do not depend on the algorithm live here, once:
   overfills a fixed-capacity cluster buffer is redone in a larger one (grow-on-overflow).
 * :func:`best_of_restarts` -- ``n_init`` random starts, the best final objective kept.
 * :func:`pow2_at_least` -- the power-of-two capacities of the buffers (one compile per size).
+* :func:`permutation` -- ``jax.random.permutation``'s integers with one compile per shape
+  bucket (:func:`~bayesclust.kernels.padded_rows`), not per ``n``.
 
 Private to the package (the underscore): algorithms import it, users do not.
 """
@@ -39,6 +41,64 @@ def pow2_at_least(m: int) -> int:
     [1, 1, 2, 4, 128, 256]
     """
     return 1 << max(0, int(m) - 1).bit_length()
+
+
+#: Rounds of random 32-bit sort keys ``jax.random.permutation`` uses (its ``_shuffle``):
+#: ``ceil(3 log(n) / log(2**32 - 1))``.
+_SHUFFLE_EXPONENT = 3
+
+
+def _sort_bits(key, m: int):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.random.bits(key, (m,), jnp.uint32)
+
+
+_sort_bits_jit = None
+
+
+def permutation(rng_key, n: int) -> np.ndarray:
+    """``jax.random.permutation(rng_key, n)``, the same integers, compiled once per shape bucket.
+
+    ``jax.random.permutation`` compiles a program for every ``n``.  It sorts
+    ``arange(n)`` stably by random 32-bit keys ``jax.random.bits(subkey, (n,))``,
+    in ``ceil(3 log n / log(2**32 - 1))`` rounds of ``key, subkey = split(key)``.
+    Under the partitionable threefry generator (JAX's default) the bits of a
+    shape ``(m,)`` begin with those of ``(n,)`` for ``m >= n``, so the keys are
+    drawn at :func:`~bayesclust.kernels.padded_rows` ``(n)``, cut to ``n`` and
+    sorted on the host (stably, as XLA's sort): the same permutation, and ``n + 7``
+    rows (a refit, a fold) compile nothing new.  Another generator: the plain call.
+
+    Parameters
+    ----------
+    rng_key : jax key
+    n : int
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+    """
+    global _sort_bits_jit
+    import jax
+
+    from ..kernels import padded_rows
+
+    n = int(n)
+    if not (jax.config.jax_threefry_partitionable
+            and jax.config.jax_default_prng_impl == "threefry2x32"):
+        return np.asarray(jax.random.permutation(rng_key, n))
+    if _sort_bits_jit is None:
+        _sort_bits_jit = jax.jit(_sort_bits, static_argnums=1)
+    rounds = int(np.ceil(_SHUFFLE_EXPONENT * np.log(max(1, n))
+                         / np.log(np.iinfo(np.uint32).max)))
+    out = np.arange(n)
+    key = rng_key
+    for _ in range(rounds):
+        key, sub = jax.random.split(key)
+        bits = np.asarray(_sort_bits_jit(sub, padded_rows(n)))[:n]
+        out = out[np.argsort(bits, kind="stable")]
+    return out
 
 
 def best_of_restarts(n_init: int, run: Callable[[], tuple[float, Any]], *,

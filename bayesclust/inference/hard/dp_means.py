@@ -1036,13 +1036,16 @@ def dp_means(
         wp = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]), Xp.dtype)
         rows, count, _ = _dp_seeds(key, Xp, wp, np.asarray(lam_s, Xp.dtype), np.int32(limit))
         count = int(count)
-        seeds = Xp[rows[:count]]
-        # The start's objective as init_dp_means_state(centers=seeds) computes it.
-        seed_objective = sum_rows(wp * nearest_center(Xp, seeds).sq_dist) + jnp.asarray(
-            lam_s, Xp.dtype) * count
-        seeds, seed_objective = np.asarray(seeds), np.asarray(seed_objective)
-        del Xp, wp
+        seeds = Xs[np.asarray(rows)[:count]]  # on the host: no shape depends on the count
         K_cap = min(K_bound, max(K_cap, pow2_at_least(2 * count)))
+        # The start's objective as init_dp_means_state(centers=seeds) computes it, with the
+        # seeds in the centre buffer (its shape, not the count's: no compile per count).
+        buffer = np.zeros((K_cap, Xs.shape[1]), Xs.dtype)
+        buffer[:count] = seeds
+        nearest = nearest_center(Xp, jnp.asarray(buffer), jnp.asarray(np.arange(K_cap) < count))
+        seed_objective = np.asarray(sum_rows(wp * nearest.sq_dist) + jnp.asarray(
+            lam_s, Xp.dtype) * count)
+        del Xp, wp
     if mesh is None:
         # Rows padded to a shape bucket with weight 0 (never a candidate, nothing
         # in any statistic or in the stopping test): n rows and n + 7 rows run
@@ -1062,17 +1065,15 @@ def dp_means(
         state = init_fn(Xj, wj, lam_j)
     if seeds is not None:
         # Start from the seeds: no point assigned yet (-1), so the first step counts as a change.
-        if mesh is None:
-            state = _start_from(state, jnp.asarray(seeds), seed_objective)
-        else:  # host arrays: valid inputs on any mesh
-            centers = np.zeros((K_cap, seeds.shape[1]), seeds.dtype)
-            centers[: len(seeds)] = seeds
-            buf = np.full(_TRACE_LEN, np.nan, seed_objective.dtype)
-            buf[0] = seed_objective
-            state = state._replace(
-                centers=centers, n_clusters=np.int32(len(seeds)), labels=state.labels * 0 - 1,
-                objective=seed_objective, objective_trace=buf,
-            )
+        # Host arrays of fixed shapes: valid inputs on any mesh, and no compile per count.
+        centers = np.zeros((K_cap, seeds.shape[1]), seeds.dtype)
+        centers[: len(seeds)] = seeds
+        buf = np.full(_TRACE_LEN, np.nan, seed_objective.dtype)
+        buf[0] = seed_objective
+        state = state._replace(
+            centers=centers, n_clusters=np.int32(len(seeds)), labels=state.labels * 0 - 1,
+            objective=seed_objective, objective_trace=buf,
+        )
     def grow(new):
         # The failed pass stopped at the first candidate block that overfilled the buffer;
         # every seed accepted up to there is genuine, so it needs at least ``need`` slots.

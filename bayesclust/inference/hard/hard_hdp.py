@@ -22,9 +22,11 @@ from ...kernels import (
     assignment_block_size,
     compact_labels,
     map_row_blocks,
+    padded_rows,
     segment_stats,
     squared_distances,
     squared_norms,
+    sum_rows,
     weighted_means,
 )
 from .._driver import TRACE_PIECE, pow2_at_least, run_in_pieces
@@ -223,6 +225,24 @@ def _local_tables(loc_group, loc_global, k, n_groups, G_cap):
     cols = jnp.where(active, loc_global, G_cap)
     table = jnp.full((n_groups, G_cap), L_cap, jnp.int32).at[rows, cols].min(slot, mode="drop")
     return jnp.where(table == L_cap, -1, table)
+
+
+def _row_total(v, valid=None, axis_name=None):
+    """Sum over the (valid) rows of ``v``, over all devices with ``axis_name``.
+
+    :func:`~bayesclust.kernels.sum_rows` order: padding rows (masked to zero)
+    cannot change the result, so a run on rows padded to a shape bucket equals
+    the unpadded run bit for bit.
+    """
+    if valid is not None:
+        v = jnp.where(valid.reshape(valid.shape + (1,) * (v.ndim - 1)), v, 0)
+    total = sum_rows(v)
+    return total if axis_name is None else lax.psum(total, axis_name)
+
+
+def _masked_ids(ids, valid, fill):
+    """``ids`` with the padding rows sent to ``fill`` (out of range: dropped by a segment sum)."""
+    return ids if valid is None else jnp.where(valid, ids, fill)
 
 
 # --------------------------------------------------------------------------- #
@@ -433,10 +453,9 @@ def _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_
     k_pass = k
     # Delete empty local clusters; order slots by (data set, slot): within a data set
     # the old clusters come first, then the new ones in order of creation.
-    if axis_name is None:
-        stats = segment_stats(X, z, L_cap)
-    else:
-        stats = lax.psum(segment_stats(X, jnp.where(valid, z, L_cap), L_cap), axis_name)
+    stats = segment_stats(X, _masked_ids(z, valid, L_cap), L_cap)
+    if axis_name is not None:
+        stats = lax.psum(stats, axis_name)
     keep = (stats.weight > 0) & (slot < k)
     perm = jnp.argsort(jnp.where(keep, loc_group, n_groups), stable=True)
     k = jnp.sum(keep, dtype=jnp.int32)
@@ -458,14 +477,10 @@ def _iteration(X, gid, centers, g, loc_group, loc_global, k, z, lam_l, lam_g, n_
     loc_global = jnp.where(live, v, -1)
     # Step 6.
     labels = loc_global[z]
-    if axis_name is None:
-        centers = weighted_means(segment_stats(X, labels, G_cap))
-        sse = jnp.sum(assigned_squared_distances(X, centers, labels))
-    else:
-        stats = segment_stats(X, jnp.where(valid, labels, G_cap), G_cap)
-        centers = weighted_means(lax.psum(stats, axis_name))
-        d2 = assigned_squared_distances(X, centers, jnp.where(valid, labels, 0))
-        sse = lax.psum(jnp.sum(jnp.where(valid, d2, 0.0)), axis_name)
+    stats = segment_stats(X, _masked_ids(labels, valid, G_cap), G_cap)
+    centers = weighted_means(stats if axis_name is None else lax.psum(stats, axis_name))
+    d2 = assigned_squared_distances(X, centers, _masked_ids(labels, valid, 0))
+    sse = _row_total(d2, valid, axis_name)
     objective = sse + lam_l * k + lam_g * g
     need = jnp.stack([g_pass, k_pass]).astype(jnp.int32)
     return centers, g, loc_group, loc_global, k, z, objective, overflow4 | overflow5, need
@@ -477,11 +492,11 @@ def _step(s: HardHDPState, X, gid, lam_l, lam_g, n_groups, axis_name=None, valid
         X, gid, s.centers, s.n_global, s.local_group, s.local_to_global, s.n_local,
         s.local_labels, lam_l, lam_g, n_groups, axis_name=axis_name, valid=valid,
     )
-    if axis_name is None:
+    if valid is None:
         z_unchanged = jnp.all(z == s.local_labels)
     else:
         changed = jnp.sum((z != s.local_labels) & valid, dtype=jnp.int32)
-        z_unchanged = lax.psum(changed, axis_name) == 0
+        z_unchanged = (changed if axis_name is None else lax.psum(changed, axis_name)) == 0
     unchanged = z_unchanged & jnp.all(loc_global == s.local_to_global)
     # Relative, with no absolute floor: the test is the same at every scale of the data.
     stalled = obj >= s.objective - OBJECTIVE_TOL * jnp.abs(s.objective)
@@ -531,7 +546,9 @@ def hard_hdp_step(state: HardHDPState, X, group_ids, lam_local, lam_global, *, n
         device's rows; per-cluster statistics and the objective are combined
         with ``psum``.
     valid : bool array, shape (n,), optional
-        With ``axis_name``: the real rows (False for padding, ignored).
+        The real rows (False for padding rows, which are zero and ignored:
+        :func:`hard_hdp` pads the rows to :func:`~bayesclust.kernels.padded_rows`
+        so that one compilation serves every ``n`` of a shape bucket).
 
     Returns
     -------
@@ -589,20 +606,14 @@ def _initial_state_impl(X, gid, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len,
                         valid=None):
     """Algorithm 2 steps 1-2: one global at the mean, one local cluster per data set."""
     n, d = X.shape
-    if axis_name is None:
-        mean = jnp.mean(X, axis=0)
-    else:  # padding rows are zero
-        total, count = lax.psum((jnp.sum(X, axis=0), jnp.sum(valid, dtype=X.dtype)), axis_name)
-        mean = total / count
+    count = n if valid is None else _row_total(valid.astype(X.dtype), None, axis_name)
+    mean = _row_total(X, valid, axis_name) / count
     centers = jnp.zeros((G_cap, d), X.dtype).at[0].set(mean)
     slot = jnp.arange(L_cap, dtype=jnp.int32)
     loc_group = jnp.where(slot < n_groups, slot, n_groups)
     loc_global = jnp.where(slot < n_groups, 0, -1).astype(jnp.int32)
     d2 = assigned_squared_distances(X, centers, jnp.zeros(n, jnp.int32))
-    if axis_name is None:
-        sse = jnp.sum(d2)
-    else:
-        sse = lax.psum(jnp.sum(jnp.where(valid, d2, 0.0)), axis_name)
+    sse = _row_total(d2, valid, axis_name)
     objective = sse + lam_l * n_groups + lam_g
     trace = jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(objective)
     return HardHDPState(
@@ -658,7 +669,7 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
         Inside ``jax.shard_map`` with the rows of ``X``, ``group_ids`` and
         ``valid`` sharded over this mesh axis.
     valid : bool array, shape (n,), optional
-        With ``axis_name``: the real rows (padding rows must be zero).
+        The real rows (padding rows must be zero, and belong to the last data set).
 
     Returns
     -------
@@ -682,7 +693,8 @@ def init_hard_hdp_state(X, group_ids, lam_local, lam_global, *, n_groups: int,
         return _initial_state_impl(X, group_ids, n_groups, G_cap, L_cap, lam_l, lam_g, trace_len,
                                    axis_name=axis_name, valid=valid)
     return _initial_state(X, jnp.asarray(group_ids, jnp.int32), n_groups=n_groups, G_cap=G_cap,
-                          L_cap=L_cap, lam_l=lam_l, lam_g=lam_g, trace_len=trace_len)
+                          L_cap=L_cap, lam_l=lam_l, lam_g=lam_g, trace_len=trace_len,
+                          valid=None if valid is None else jnp.asarray(valid, bool))
 
 
 def _state_specs(axis):
@@ -853,6 +865,12 @@ def hard_hdp(
     is above ``finfo.max / (2 n)`` or, for non-constant data, below
     ``finfo.tiny`` of the working dtype.
 
+    **Shape buckets.**  On one device the rows are padded with zero rows to
+    :func:`~bayesclust.kernels.padded_rows` ``(n)`` and masked out of every
+    statistic (the sums in a padding-invariant order): every ``n`` of a bucket
+    (``n + 7`` rows, a cross-validation fold) runs the same compiled programs,
+    with the unpadded result bit for bit.
+
     **Sharded execution** (``mesh``).  Each device holds a
     contiguous block of the group-major rows and runs the same loop inside
     ``jax.shard_map``.  Step 4: the serial-set test on its own rows (the first
@@ -913,8 +931,13 @@ def hard_hdp(
     lam_g_s = V.check_unit_penalty(lam_global, "lam_global", e, Xs.dtype, n_terms=2 * n,
                                    nonconstant=nonconstant)
     if mesh is None:
-        Xj = jnp.asarray(Xs)
-        gj = jnp.asarray(gid, jnp.int32)
+        # Rows padded to a shape bucket (zero rows in the last data set, masked out of every
+        # statistic, never visited): n rows and n + 7 rows run the same compiled programs,
+        # with the unpadded result bit for bit (the sums are padding-invariant).
+        n_pad = _pad_to(n)
+        Xj = jnp.asarray(np.concatenate([Xs, np.zeros((n_pad - n, Xs.shape[1]), Xs.dtype)]))
+        gj = jnp.asarray(np.concatenate([gid, np.full(n_pad - n, D - 1, gid.dtype)]), jnp.int32)
+        valid = jnp.asarray(np.arange(n_pad) < n)
     else:
         (Xj, gj, valid), _ = shard_rows(mesh, axis, Xs, gid.astype(np.int32), np.ones(n, bool))
     if mesh is None:
@@ -929,13 +952,13 @@ def hard_hdp(
     trace_len = TRACE_PIECE
     if mesh is None:
         state = _initial_state(Xj, gj, n_groups=D, G_cap=G_cap, L_cap=L_cap, lam_l=lam_l,
-                               lam_g=lam_g, trace_len=trace_len)
+                               lam_g=lam_g, trace_len=trace_len, valid=valid)
     else:
         state = _sharded_init(mesh, axis, D, G_cap, L_cap, trace_len)(Xj, gj, valid, lam_l, lam_g)
 
     def run(todo, s):
         if mesh is None:
-            return _run(Xj, gj, lam_l, lam_g, todo, s, n_groups=D)
+            return _run(Xj, gj, lam_l, lam_g, todo, s, n_groups=D, valid=valid)
         return _sharded_run(mesh, axis, D)(Xj, gj, valid, lam_l, lam_g, todo, s)
 
     def grow(s):
@@ -952,8 +975,7 @@ def hard_hdp(
 
     state, traces, it = run_in_pieces(state, run, max_iter, piece=trace_len, grow=grow)
 
-    if mesh is not None:
-        state = state._replace(local_labels=to_host(state.local_labels)[:n])
+    state = state._replace(local_labels=to_host(state.local_labels)[:n])
     state = jax.device_get(state)  # one transfer, then host-side slicing
     g = int(state.n_global)
     k = int(state.n_local)
@@ -983,6 +1005,10 @@ def hard_hdp(
         flat_labels=flat,
         group_order=group_order,
     )
+
+
+#: The driver's row padding (a name of its own: the tests switch it off).
+_pad_to = padded_rows
 
 
 _PENALTY_METHODS = ("local-clusters", "literal")

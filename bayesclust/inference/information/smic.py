@@ -583,13 +583,19 @@ class LSMIResult(NamedTuple):
 
 
 def _lsmi_design(key, n: int, n_basis: int, n_folds: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random basis centres (min(n_basis, n), without replacement) and fold ids."""
+    """Random basis centres (min(n_basis, n), without replacement) and fold ids.
+
+    The permutations are ``jax.random.permutation``'s, compiled once per shape bucket
+    (:func:`bayesclust.inference._driver.permutation`): a new ``n`` compiles nothing.
+    """
     import jax
+
+    from .._driver import permutation
 
     k_c, k_f = jax.random.split(key)
     b = min(n_basis, n)
-    centers = np.sort(np.asarray(jax.random.permutation(k_c, n))[:b]).astype(np.int64)
-    perm = np.asarray(jax.random.permutation(k_f, n))
+    centers = np.sort(permutation(k_c, n)[:b]).astype(np.int64)
+    perm = permutation(k_f, n)
     folds = np.empty(n, np.int64)
     folds[perm] = np.arange(n) % n_folds
     return centers, folds
