@@ -833,14 +833,74 @@ def _pass_compiled(st: _ClusterStats, tol) -> bool:
     return switched
 
 
+def _passes_native(st: _ClusterStats, tol, max_passes: int) -> tuple[list, list]:
+    """Up to ``max_passes`` passes of :func:`_pass` (full covariances) in the native kernel.
+
+    The same visits in the same order with the same formulas (float64), the
+    from-scratch recompute of every pass included
+    (:func:`bayesclust._native.cecib_passes`); the rare visits that need the member
+    points (an ill-conditioned downdate) and the end of a pass that may have left a
+    singular covariance are made here by :func:`_visit` and :func:`_end_pass`.  Stops
+    after the first pass that moves nothing.  Returns the objective after every pass
+    and whether it moved a point.
+    """
+    from ... import _native
+
+    X = np.ascontiguousarray(st.X, np.float64)
+    z = np.ascontiguousarray(st.z, np.int64)
+    n = X.shape[0]
+    totals: list = []
+    moved_of: list = []
+    pos, moved = 0, False
+    while len(totals) < max_passes:
+        stats = [getattr(st, f) for f in _STAT_FIELDS]
+        status, pos, moved, trace, mv = _native.cecib_passes(
+            X, z, st.labels, st.active, st._deleted, stats, n_min=float(st.n_min), tol=float(tol),
+            beta=float(st.beta), c0=float(st.c0), pos=pos, moved=moved,
+            max_passes=max_passes - len(totals))
+        totals += trace.tolist()
+        moved_of += mv.tolist()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            st._refresh()
+            if status == 0:
+                break
+            if status == 3:
+                raise ValueError("X is degenerate: no cluster with a non-singular covariance can take a point")
+            if status == 1:  # an ill-conditioned downdate: the visit needs the member points
+                moved |= _visit(st, pos, tol)
+                pos += 1
+                continue
+            _end_pass(st)  # status 2: a covariance may be singular
+            totals.append(st.total())
+            moved_of.append(moved)
+        if not moved:
+            break
+        pos, moved = 0, False
+    return totals, moved_of
+
+
+def _native_pass_ok(st: _ClusterStats, on_move, compiled) -> bool:
+    """Whether the passes run in the native kernel (full covariances, no callback, CPU kernels on)."""
+    if compiled is False or on_move is not None or st.cov_type != "full":
+        return False
+    from ... import _native
+
+    return _native.enabled()
+
+
 def _step(state: CECIBState, tol, on_move=None, compiled=None) -> tuple[CECIBState, CECIBInfo]:
-    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled scan."""
+    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled
+    pass: the native kernel when :func:`bayesclust._native.enabled`, else the JAX scan."""
     st = state.stats.copy()
     if compiled is None:
         compiled = on_move is None and st.cov_type == "full"
     with np.errstate(divide="ignore", invalid="ignore"):
-        switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
-        total = st.total()
+        if compiled and _native_pass_ok(st, on_move, compiled):
+            totals, moved_of = _passes_native(st, tol, 1)
+            switched, total = moved_of[0], totals[0]
+        else:
+            switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
+            total = st.total()
     new = CECIBState(st.labels, st.active, total, np.append(state.objective_trace, total),
                      state.n_iter + 1, not switched, st)
     return new, CECIBInfo(total, switched)
@@ -959,6 +1019,12 @@ def _hartigan(
     move (``"move"``) and every deletion (``"delete"``).
     """
     state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
+    if not state.converged and state.n_iter < max_iter and _native_pass_ok(state.stats, on_move, compiled):
+        # every pass in one native call: the passes of cecib_step, without a copy per pass
+        st = state.stats.copy()
+        totals, moved_of = _passes_native(st, tol, max_iter - state.n_iter)
+        return CECIBState(st.labels, st.active, totals[-1], np.append(state.objective_trace, totals),
+                          state.n_iter + len(totals), not moved_of[-1], st)
     while state.n_iter < max_iter and not state.converged:
         state, _ = _step(state, tol, on_move, compiled)
     return state
