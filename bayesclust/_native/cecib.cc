@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <utility>
@@ -93,20 +94,55 @@ struct Run {
   double n_min, tol, beta, c0, n_total;
   std::vector<double> v, w, q, E_add, ld_add, S_add, H_add, chol;
   std::vector<i64> members;
+  std::vector<uint8_t> rejected;
   Matvec matvec = matvec_any;
 
-  // add_candidates of x (label zi) for every active slot: v, w = inv v, q = v'w, and the
-  // slot's log-determinant, label sums and cost with x added.
-  void candidates(const double* x, i64 zi) {
+  // v = x - mu_j, w = inv_j v, q = v'w of slot j.
+  void project(const double* x, i64 j) {
+    double* vj = &v[j * d];
+    const double* m = &mu[j * d];
+    for (i64 c = 0; c < d; ++c) vj[c] = x[c] - m[c];
+    q[j] = matvec(&inv[j * d * d], vj, &w[j * d], d);
+  }
+
+  // True when slot j's gain E_j + keep - E_add_j is certainly at most tol for a point with
+  // q >= q_low: ln(1 + y) is at least e ln 2 + 2 (m - 1) / (m + 1) for 1 + y = m 2^e, m in
+  // [1, 2) (error < 0.027), and the label entropy at least 0.
+  bool reject(i64 j, double q_low, i64 zi, double keep) const {
+    const double y = q_low * inv_n1[j];
+    if (!(y >= 0 && y < 1e300)) return false;
+    uint64_t bits;
+    const double y1 = 1.0 + y;
+    std::memcpy(&bits, &y1, sizeof bits);
+    const double e = static_cast<double>(static_cast<int64_t>(bits >> 52) - 1023);
+    bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    double m;
+    std::memcpy(&m, &bits, sizeof m);
+    const double lb = e * 0.6931471805599453 + 2.0 * (m - 1.0) / (m + 1.0) - 1e-12;
+    const double low = (zi >= 0 ? base1[j] : base1_h[j]) + half_p1[j] * (ldr[j] + lb);
+    const double ub = E[j] + keep - low;
+    const double slack = 1e-12 * (1.0 + std::fabs(E[j]) + std::fabs(keep) + std::fabs(low));
+    return ub + slack <= tol;
+  }
+
+  // add_candidates of x (label zi) for every active slot but `skip`: v, w, q, and the slot's
+  // log-determinant, label sums and cost with x added.  With skip >= 0 (a visit of a point
+  // of slot skip whose removal leaves the other slots a gain E_j + keep - E_add_j), a slot
+  // whose gain is certainly at most tol is only marked rejected and its cost not computed:
+  // it cannot be the move (whose gain exceeds tol), and the log1p it saves is most of a
+  // visit's cost.
+  void candidates(const double* x, i64 zi, i64 skip = -1, double keep = 0.0) {
     for (i64 j = 0; j < K; ++j) {
-      if (!active[j]) continue;
-      double* vj = &v[j * d];
-      double* wj = &w[j * d];
-      const double* m = &mu[j * d];
-      for (i64 c = 0; c < d; ++c) vj[c] = x[c] - m[c];
-      const double qq = matvec(&inv[j * d * d], vj, wj, d);
-      q[j] = qq;
-      const double ld = ldr[j] + std::log1p(qq * inv_n1[j]);
+      if (!active[j] || j == skip) continue;
+      rejected[j] = 0;
+      project(x, j);
+      const double qq = q[j];
+      const double y = qq * inv_n1[j];
+      if (skip >= 0 && reject(j, qq, zi, keep)) {
+        rejected[j] = 1;
+        continue;
+      }
+      const double ld = ldr[j] + std::log1p(y);
       double Sj = S[j], Hj = H[j];
       if (zi >= 0) {
         const double c = counts[j * M + zi];
@@ -191,7 +227,7 @@ struct Run {
     const i64 a = labels[i];
     const i64 zi = z[i];
     const double* x = X + i * d;
-    candidates(x, zi);  // slot a included: its v, w, q are the removal's
+    project(x, a);
     const double na = cnt[a];
     const double f = 1.0 - q[a] / (na - 1.0);
     if (f <= kSuspectTol) return 2;
@@ -205,13 +241,14 @@ struct Run {
     }
     const double E_rm = cost(na - 1.0, ld_rm, H_rm);
     const double keep = E[a] - E_rm;
+    candidates(x, zi, a, keep);
     i64 j = -1;
     double best = -kInf;
     for (i64 k = 0; k < K; ++k) {
       double g;
       if (k == a)
         g = 0.0;
-      else if (!active[k])
+      else if (!active[k] || rejected[k])
         g = -kInf;
       else
         g = E[k] + keep - E_add[k];
@@ -410,6 +447,7 @@ int bayesclust_cecib_passes(const double* X, const int64_t* z, int64_t n, int64_
     run.chol.assign(d * d, 0.0);
     run.w_inv.assign(d * d, 0.0);
     run.members.reserve(n);
+    run.rejected.assign(K, 0);
     run.matvec = pick_matvec(d, std::make_integer_sequence<int, 16>{});
     for (auto* a : {&run.ldr, &run.inv_n1, &run.p1, &run.base1, &run.base1_h, &run.half_p1})
       a->assign(K, 0.0);

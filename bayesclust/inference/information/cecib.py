@@ -630,11 +630,13 @@ def _pick(aux, j):
 # --------------------------------------------------------------------------- Hartigan
 
 
-def _drop_small(state: _ClusterStats, n_min: int) -> None:
-    """Remove slots below ``n_min`` points or with a singular covariance; reassign their points."""
+def _drop_small(state: _ClusterStats, n_min: int) -> bool:
+    """Remove slots below ``n_min`` points or with a singular covariance; reassign their points.
+
+    Returns True when a slot was removed (the statistics then need a recompute)."""
     bad = state.active & ((state.n < n_min) | ~np.isfinite(state.logdet))
     if not bad.any():
-        return
+        return False
     if not (state.active & ~bad).any():
         # Keep the largest non-singular slot, or fail when none is usable.
         ok = state.active & np.isfinite(state.logdet)
@@ -651,6 +653,7 @@ def _drop_small(state: _ClusterStats, n_min: int) -> None:
     state.labels[moved] = -1
     for i in moved:
         state.assign_greedy(i)
+    return True
 
 
 class CECIBState(NamedTuple):
@@ -713,8 +716,8 @@ def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState
     """:func:`init_cecib_state` on validated arguments."""
     with np.errstate(divide="ignore", invalid="ignore"):
         st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min)
-        _drop_small(st, n_min)
-        st.recompute()
+        if _drop_small(st, n_min):
+            st.recompute()
         total = st.total()
     return CECIBState(st.labels, st.active, total, np.asarray([total]), 0, False, st)
 
