@@ -1036,9 +1036,15 @@ def _hartigan(
 def _initial_labels(key, X, K, init):
     import jax
 
+    from ...kernels import padded_rows
+
     n = X.shape[0]
     if init == "random":
-        return np.asarray(jax.random.randint(key, (n,), 0, K)).astype(np.int64)
+        # drawn for the padded row count and cut to n, so that a new n compiles no new
+        # program; with JAX's (default) partitionable threefry the first n draws are those of
+        # randint(key, (n,), 0, K)
+        draws = jax.random.randint(key, (padded_rows(n),), 0, K)
+        return np.asarray(draws)[:n].astype(np.int64)
 
     C = np.asarray(kmeans_init(key, X, K, init="k-means++"), np.float64)
     d2 = np.sum(X * X, axis=1)[:, None] - 2.0 * X @ C.T + np.sum(C * C, axis=1)[None, :]
