@@ -12,6 +12,11 @@ Prints JSON lines:
   k-means-initialised fit; KMeans: n_init=10), and their ratio to GaussianMixture; the
   first call of each data set (CEC-IB with beta = 1 and 10 % labelled, compilation
   included, vs GaussianMixture's first fit) in the ``first_call_*`` columns.
+* ``cecib_speed``: warm wall time of CEC-IB (10 % labelled, beta = 1, full covariances) next
+  to GaussianMixture(k) in the same run, interleaved, median over repetitions: CEC-IB at the
+  same k with one start (as GaussianMixture's one fit), and with the protocol above
+  (2 x k starting clusters, ``n_init`` restarts); the native kernel (``cecib.cc``) and, in
+  the ``xla`` rows, the compiled JAX scan (``BAYESCLUST_NATIVE=0`` path).
 * ``cecib_noisy``: 30 % labelled, 0/10/30/50 % of those labels wrong ([C] §5.4).
 * ``cecib_few_classes``: labels drawn only from two classes ([C] §5.3).
 * ``cecib_iterations``: [C] Table 3 -- mean passes to converge over 10 runs without labels
@@ -121,6 +126,30 @@ def bench_fractions(name, X, y, fractions, draws, n_init, seed):
         bench.emit(row)
 
 
+def bench_speed(name, X, y, n_init, seed, reps=7):
+    from bayesclust import _native
+
+    k = int(y.max()) + 1
+    yp = partial_labels(y, 0.1, np.random.default_rng(seed))
+    paths = [("native", True), ("xla", False)] if _native.available() else [("xla", False)]
+    for path, native in paths:
+        with _native.use_native(native):
+            for k_init, n_init_ in ((k, 1), (2 * k, n_init)):
+                eps = 0.05 if k_init * 0.05 < 1 else 0.5 / k_init
+                run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed)  # compile (XLA) / warm up
+                peers(X, k, seed)
+                tc, tg = [], []
+                for r in range(reps):
+                    tc.append(run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed + r)[1])
+                    tg.append(peers(X, k, seed + r)[1])
+                ratios = np.asarray(tc) / np.asarray(tg)
+                bench.emit({"benchmark": "cecib_speed", "dataset": name, "n": len(X), "d": X.shape[1],
+                            "k": k, "path": path, "k_init": k_init, "n_init": n_init_, "reps": reps,
+                            "seconds_cecib": float(np.median(tc)), "seconds_gmm": float(np.median(tg)),
+                            "time_ratio_cecib_to_gmm": float(np.median(ratios)),
+                            "target_ratio": 3.0})
+
+
 def bench_noisy(name, X, y, noise_levels, draws, n_init, seed):
     k = int(y.max()) + 1
     eps = 0.05 if 2 * k * 0.05 < 1 else 0.5 / (2 * k)
@@ -182,10 +211,16 @@ def main():
     parser.add_argument("--draws", type=int, help="label draws per fraction (default 10; digits 3)")
     parser.add_argument("--n-init", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the cecib_speed rows (digits, or --datasets)")
     args = parser.parse_args()
     bench.emit(bench.environment("cecib.py", ("sklearn", "numpy")))
     t0 = time.perf_counter()
-    if args.quick:
+    if args.speed_only:
+        for name in args.datasets or ["digits"]:
+            X, y = load(name)
+            bench_speed(name, X, y, min(args.n_init, 5), args.seed)
+    elif args.quick:
         X, y = load("iris")
         bench_fractions("iris", X, y, (0.0, 0.1, 0.3), args.draws or 2, 3, args.seed)
         bench_noisy("iris", X, y, (0.0, 0.3), args.draws or 2, 3, args.seed)
@@ -196,6 +231,8 @@ def main():
             draws = args.draws or (3 if name == "digits" else 10)
             n_init = args.n_init if name != "digits" else min(args.n_init, 5)
             bench_fractions(name, X, y, FRACTIONS, draws, n_init, args.seed)
+            if name == "digits":
+                bench_speed(name, X, y, n_init, args.seed)
             if name != "digits":
                 bench_noisy(name, X, y, NOISE, draws, n_init, args.seed)
                 bench_few_classes(name, X, y, (0.0, 0.1, 0.2, 0.3), draws, n_init, args.seed)

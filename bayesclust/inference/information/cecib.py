@@ -30,10 +30,13 @@ the sequential loop would move next (every visit before it changes nothing), so
 the visits, their order and their formulas are those of the NumPy loop; a cluster
 that falls below the minimum size is deleted and its points reassigned inside the
 loop too, and only an ill-conditioned downdate (checked against the member points)
-returns to the host.  The diagonal and spherical families, and passes observed by
-a callback, run the NumPy loop.  Programs are compiled per padded row count
-(:func:`bayesclust.kernels.padded_rows`), dimension, number of clusters and label
-categories rounded up to a power of two (at least 8).
+returns to the host.  On a CPU with the native kernels
+(:func:`bayesclust._native.enabled`) the same passes, the per-pass recompute
+included, run in one native host call instead (``_native/cecib.cc``), which compiles
+nothing per shape.  The diagonal and spherical families, and passes observed by
+a callback, run the NumPy loop.  JAX programs (the scan, the random starts) are compiled
+per padded row count (:func:`bayesclust.kernels.padded_rows`), dimension, number of
+clusters and label categories rounded up to a power of two (at least 8).
 
 References
 ----------
