@@ -854,7 +854,6 @@ def _passes_native(st: _ClusterStats, tol, max_passes: int) -> tuple[list, list]
 
     X = np.ascontiguousarray(st.X, np.float64)
     z = np.ascontiguousarray(st.z, np.int64)
-    n = X.shape[0]
     totals: list = []
     moved_of: list = []
     pos, moved = 0, False
