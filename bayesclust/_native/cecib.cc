@@ -106,8 +106,8 @@ struct Run {
   }
 
   // True when slot j's gain E_j + keep - E_add_j is certainly at most tol for a point with
-  // q >= q_low: ln(1 + y) is at least e ln 2 + 2 (m - 1) / (m + 1) for 1 + y = m 2^e, m in
-  // [1, 2) (error < 0.027), and the label entropy at least 0.
+  // q >= q_low: ln(1 + y) is at least (e + m - 1) ln 2 for 1 + y = m 2^e, m in [1, 2) (the
+  // chord of the concave ln m; error < 0.06), and the label entropy at least 0.
   bool reject(i64 j, double q_low, i64 zi, double keep) const {
     const double y = q_low * inv_n1[j];
     if (!(y >= 0 && y < 1e300)) return false;
@@ -118,7 +118,7 @@ struct Run {
     bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
     double m;
     std::memcpy(&m, &bits, sizeof m);
-    const double lb = e * 0.6931471805599453 + 2.0 * (m - 1.0) / (m + 1.0) - 1e-12;
+    const double lb = (e + (m - 1.0)) * 0.6931471805599453 - 1e-12;
     const double low = (zi >= 0 ? base1[j] : base1_h[j]) + half_p1[j] * (ldr[j] + lb);
     const double ub = E[j] + keep - low;
     const double slack = 1e-12 * (1.0 + std::fabs(E[j]) + std::fabs(keep) + std::fabs(low));
