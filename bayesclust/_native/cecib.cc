@@ -337,10 +337,13 @@ struct Run {
       if (!active[j]) continue;
       double* C = &cov[j * d * d];
       const double* m = &mu[j * d];
-      double* diff = &v[0];
+      double* __restrict diff = &chol[0];
       for (i64 c = 0; c < d; ++c) diff[c] = X[p * d + c] - m[c];
-      for (i64 s = 0; s < d; ++s)
-        for (i64 t = 0; t <= s; ++t) C[s * d + t] += diff[s] * diff[t];
+      for (i64 s = 0; s < d; ++s) {  // the full square (vectorised rows); symmetric anyway
+        const double ds = diff[s];
+        double* __restrict row = C + s * d;
+        for (i64 t = 0; t < d; ++t) row[t] += ds * diff[t];
+      }
     }
     double tot = 0.0;
     for (i64 j = 0; j < K; ++j) {
@@ -359,7 +362,7 @@ struct Run {
       for (i64 s = 0; s < d; ++s)
         for (i64 t = 0; t <= s; ++t) {
           C[s * d + t] /= cnt[j];
-          C[t * d + s] = C[s * d + t];
+          C[t * d + s] = C[s * d + t];  // the lower triangle's sums (those of the NumPy loop's order)
         }
       // Cholesky C = G G' (lower), log det, and C^-1 = G^-T G^-1.
       double* G = &chol[0];
