@@ -16,7 +16,9 @@ Prints JSON lines:
   to GaussianMixture(k) in the same run, interleaved, median over repetitions: CEC-IB at the
   same k with one start (as GaussianMixture's one fit), and with the protocol above
   (2 x k starting clusters, ``n_init`` restarts); the native kernel (``cecib.cc``) and, in
-  the ``xla`` rows, the compiled JAX scan (``BAYESCLUST_NATIVE=0`` path).
+  the ``xla`` rows, the compiled JAX scan (``BAYESCLUST_NATIVE=0`` path).  Also the CPU
+  seconds of the process during each call (``time.process_time``; run with
+  ``OMP_NUM_THREADS=1`` they are what a loaded machine cannot inflate).
 * ``cecib_noisy``: 30 % labelled, 0/10/30/50 % of those labels wrong ([C] §5.4).
 * ``cecib_few_classes``: labels drawn only from two classes ([C] §5.3).
 * ``cecib_iterations``: [C] Table 3 -- mean passes to converge over 10 runs without labels
@@ -138,15 +140,22 @@ def bench_speed(name, X, y, n_init, seed, reps=7):
                 eps = 0.05 if k_init * 0.05 < 1 else 0.5 / k_init
                 run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed)  # compile (XLA) / warm up
                 peers(X, k, seed)
-                tc, tg = [], []
+                tc, tg, cc, cg = [], [], [], []
                 for r in range(reps):
+                    c0 = time.process_time()
                     tc.append(run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed + r)[1])
-                    tg.append(peers(X, k, seed + r)[1])
+                    c1 = time.process_time()
+                    tg.append(bench.timed(lambda r=r: bench.peer("gmm", k, seed + r, covariance_type="full").fit(X))[1])
+                    cc.append(c1 - c0)
+                    cg.append(time.process_time() - c1)
                 ratios = np.asarray(tc) / np.asarray(tg)
+                cpu_ratios = np.asarray(cc) / np.asarray(cg)
                 bench.emit({"benchmark": "cecib_speed", "dataset": name, "n": len(X), "d": X.shape[1],
                             "k": k, "path": path, "k_init": k_init, "n_init": n_init_, "reps": reps,
                             "seconds_cecib": float(np.median(tc)), "seconds_gmm": float(np.median(tg)),
                             "time_ratio_cecib_to_gmm": float(np.median(ratios)),
+                            "cpu_seconds_cecib": float(np.median(cc)), "cpu_seconds_gmm": float(np.median(cg)),
+                            "cpu_ratio_cecib_to_gmm": float(np.median(cpu_ratios)),
                             "target_ratio": 3.0})
 
 

@@ -487,7 +487,9 @@ def cecib_passes(X, z, labels, active, deleted, stats, *, n_min, tol, beta, c0, 
     moved : bool
         Whether the current pass has moved a point before ``pos``.
     max_passes : int
-        Passes to end at most (a pass that moves nothing ends the run).
+        Passes to end at most (a pass that moves nothing ends the run); 0: only recompute
+        the statistics from ``labels`` (every label ``>= 0``; status 0, or 2 when a
+        covariance may be singular and the caller must recompute them itself).
 
     Returns
     -------

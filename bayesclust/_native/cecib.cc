@@ -424,7 +424,8 @@ extern "C" {
 // logdet / cnt / L / S / H / E (K,), counts (K, M).  Starts at point *pos of a pass in which
 // *moved says whether a point has moved yet; runs until max_passes passes have ended.  Each
 // pass that ends here writes its objective and moved flag to trace[*passes] / moved_of[*passes]
-// and increments *passes; a pass that moved nothing ends the run.  Returns 0 (done: converged
+// and increments *passes; a pass that moved nothing ends the run.  max_passes = 0: only the
+// recompute from the labels (0, or 2 when a covariance may be singular).  Returns 0 (done: converged
 // or max_passes), 1 (the host visits point *pos, then calls again from *pos + 1), 2 (the host
 // recomputes the statistics from the labels: a covariance may be singular; the pass has ended
 // but is not counted), 3 (a deleted cluster's point found no cluster: degenerate X),
@@ -455,6 +456,10 @@ int bayesclust_cecib_passes(const double* X, const int64_t* z, int64_t n, int64_
     for (auto* a : {&run.ldr, &run.inv_n1, &run.p1, &run.base1, &run.base1_h, &run.half_p1})
       a->assign(K, 0.0);
     for (i64 j = 0; j < K; ++j) run.refresh(j);
+    if (max_passes == 0) {  // the recompute alone (every label >= 0)
+      double total = 0.0;
+      return run.recompute(&total) ? 0 : 2;
+    }
     while (*passes < max_passes) {
       for (i64 i = *pos; i < n; ++i) {
         const int s = run.visit(i);

@@ -371,7 +371,8 @@ class _ClusterStats:
     family, the deletion threshold ``n_min``).
     """
 
-    def __init__(self, X, z, m, labels, K, beta, covariance_type, n_min=None):
+    def __init__(self, X, z, m, labels, K, beta, covariance_type, n_min=None, native=False):
+        self.native = native  # recompute full covariances in the native kernel (when it can)
         self.X = X
         self.z = z
         self.m = m
@@ -396,6 +397,8 @@ class _ClusterStats:
 
     # -- from scratch ------------------------------------------------------
     def recompute(self):
+        if self.native and self._recompute_native():
+            return
         X, K, d = self.X, self.K, self.d
         lab = self.labels
         on = lab >= 0
@@ -440,6 +443,36 @@ class _ClusterStats:
         with np.errstate(divide="ignore", invalid="ignore"):
             self.E = np.where(self.active, self._cost(self.n, self.logdet, self.H), 0.0)
         self._refresh()
+
+    def _recompute_native(self) -> bool:
+        """:meth:`recompute` (full covariances) in the native kernel; False when it could not.
+
+        The kernel declines a covariance that may be singular (the NumPy recompute then
+        decides, by its eigenvalue rule).
+        """
+        from ... import _native
+
+        if (self.cov_type != "full" or self.labels.dtype != np.int64 or not _native.enabled()
+                or np.any(self.labels < 0)):
+            return False
+        K, d = self.K, self.d
+        self.n = np.zeros(K)
+        self.active = np.zeros(K, bool)
+        self.mu = np.zeros((K, d))
+        self.cov = np.zeros((K, d, d))
+        self.inv = np.zeros((K, d, d))
+        self.logdet = np.full(K, np.nan)
+        self.counts = np.zeros((K, max(self.m, 1)))
+        self.L, self.S, self.H, self.E = (np.zeros(K) for _ in range(4))
+        stats = [getattr(self, f) for f in _STAT_FIELDS]
+        status = _native.cecib_passes(
+            np.ascontiguousarray(self.X, np.float64), np.ascontiguousarray(self.z, np.int64),
+            self.labels, self.active, self._deleted, stats, n_min=float(self.n_min or 0),
+            tol=0.0, beta=float(self.beta), c0=float(self.c0), pos=0, moved=False, max_passes=0)[0]
+        if status != 0:
+            return False
+        self._refresh()
+        return True
 
     def _cost(self, n, logdet, H):
         """Per-cluster cost, eq. 11 (vectorised; ``n = 0`` gives 0)."""
@@ -715,10 +748,10 @@ class CECIBInfo(NamedTuple):
     changed: bool
 
 
-def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState:
-    """:func:`init_cecib_state` on validated arguments."""
+def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type, native=False) -> CECIBState:
+    """:func:`init_cecib_state` on validated arguments (``native``: recompute in the native kernel)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min)
+        st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min, native)
         if _drop_small(st, n_min):
             st.recompute()
         total = st.total()
@@ -1023,7 +1056,12 @@ def _hartigan(
     ``on_move(kind, i, a, j, gain, stats)`` (optional) is called after every
     move (``"move"``) and every deletion (``"delete"``).
     """
-    state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
+    native = compiled is not False and on_move is None and covariance_type == "full"
+    if native:
+        from ... import _native
+
+        native = _native.enabled()
+    state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type, native)
     if not state.converged and state.n_iter < max_iter and _native_pass_ok(state.stats, on_move, compiled):
         # every pass in one native call: the passes of cecib_step, without a copy per pass
         st = state.stats.copy()
