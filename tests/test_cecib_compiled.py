@@ -116,6 +116,28 @@ def test_an_ill_conditioned_downdate_is_handed_to_the_host(monkeypatch):
     assert got.labels[30] == got.labels[0]  # the off-line point cannot leave its cluster
 
 
+def test_a_nearly_singular_cluster_is_recomputed_by_the_host(monkeypatch):
+    # a thin cluster (eigenvalue ratio ~1e-11: regular by the NumPy rule, whose floor is
+    # 1e-12) that the native recompute cannot certify (tr C tr C^-1 >= 1e10): the end of
+    # every pass goes to the host, and the run is still the NumPy loop's
+    rng = np.random.default_rng(1)
+    t = rng.normal(size=40)
+    thin = np.stack([t, 0.5 * t + 3e-6 * rng.normal(size=40)], axis=1)
+    blob = rng.normal(size=(40, 2)) + [8.0, 0.0]
+    X = np.concatenate([thin, blob])
+    z = np.full(80, -1)
+    lab0 = np.r_[np.zeros(40, int), np.ones(40, int)]
+    lab0[[0, 41]] = lab0[[41, 0]]  # one point of each on the wrong side: the first pass moves
+    ref = _run(X, z, 0, lab0, 2, 1.0, 0.01, compiled=False)
+    ends = []
+    end = C._end_pass
+    monkeypatch.setattr(C, "_end_pass", lambda st: ends.append(1) or end(st))
+    got = _run(X, z, 0, lab0, 2, 1.0, 0.01, compiled=True)
+    _assert_same(got, ref)
+    assert int(got.active.sum()) == 2 and got.n_iter >= 2
+    assert len(ends) == got.n_iter  # every pass ended on the host
+
+
 def test_cecib_results_equal_the_numpy_loop(monkeypatch):
     rng, X, z = _data(5, n=120, d=3)
     got = C.cecib(7, X, 5, z, beta=0.6, n_init=3)
