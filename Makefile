@@ -27,7 +27,8 @@ PIP_QUIET := --quiet --disable-pip-version-check --no-input
 # `make test`, and the modules' doctests (examples the test files cover at their sizes).
 XLA_TESTS := bayesclust/kernels/ \
 	tests/test_kernels.py tests/test_native.py tests/test_native_gibbs.py tests/test_dp_means.py \
-	tests/test_dc_baselines.py tests/test_gibbs.py tests/test_hard_hdp.py tests/test_did_hierarchy.py
+	tests/test_dc_baselines.py tests/test_gibbs.py tests/test_hard_hdp.py tests/test_did_hierarchy.py \
+	tests/test_cecib_compiled.py
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -12,6 +12,13 @@ Prints JSON lines:
   k-means-initialised fit; KMeans: n_init=10), and their ratio to GaussianMixture; the
   first call of each data set (CEC-IB with beta = 1 and 10 % labelled, compilation
   included, vs GaussianMixture's first fit) in the ``first_call_*`` columns.
+* ``cecib_speed``: warm wall time of CEC-IB (10 % labelled, beta = 1, full covariances) next
+  to GaussianMixture(k) in the same run, interleaved, median over repetitions: CEC-IB at the
+  same k with one start (as GaussianMixture's one fit), and with the protocol above
+  (2 x k starting clusters, ``n_init`` restarts); the native kernel (``cecib.cc``) and, in
+  the ``xla`` rows, the compiled JAX scan (``BAYESCLUST_NATIVE=0`` path).  Also the CPU
+  seconds of the process during each call (``time.process_time``; run with
+  ``OMP_NUM_THREADS=1`` they are what a loaded machine cannot inflate).
 * ``cecib_noisy``: 30 % labelled, 0/10/30/50 % of those labels wrong ([C] §5.4).
 * ``cecib_few_classes``: labels drawn only from two classes ([C] §5.3).
 * ``cecib_iterations``: [C] Table 3 -- mean passes to converge over 10 runs without labels
@@ -121,6 +128,37 @@ def bench_fractions(name, X, y, fractions, draws, n_init, seed):
         bench.emit(row)
 
 
+def bench_speed(name, X, y, n_init, seed, reps=7):
+    from bayesclust import _native
+
+    k = int(y.max()) + 1
+    yp = partial_labels(y, 0.1, np.random.default_rng(seed))
+    paths = [("native", True), ("xla", False)] if _native.available() else [("xla", False)]
+    for path, native in paths:
+        with _native.use_native(native):
+            for k_init, n_init_ in ((k, 1), (2 * k, n_init)):
+                eps = 0.05 if k_init * 0.05 < 1 else 0.5 / k_init
+                run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed)  # compile (XLA) / warm up
+                peers(X, k, seed)
+                tc, tg, cc, cg = [], [], [], []
+                for r in range(reps):
+                    c0 = time.process_time()
+                    tc.append(run_cecib(X, yp, k_init, 1.0, eps, n_init_, seed + r)[1])
+                    c1 = time.process_time()
+                    tg.append(bench.timed(lambda r=r: bench.peer("gmm", k, seed + r, covariance_type="full").fit(X))[1])
+                    cc.append(c1 - c0)
+                    cg.append(time.process_time() - c1)
+                ratios = np.asarray(tc) / np.asarray(tg)
+                cpu_ratios = np.asarray(cc) / np.asarray(cg)
+                bench.emit({"benchmark": "cecib_speed", "dataset": name, "n": len(X), "d": X.shape[1],
+                            "k": k, "path": path, "k_init": k_init, "n_init": n_init_, "reps": reps,
+                            "seconds_cecib": float(np.median(tc)), "seconds_gmm": float(np.median(tg)),
+                            "time_ratio_cecib_to_gmm": float(np.median(ratios)),
+                            "cpu_seconds_cecib": float(np.median(cc)), "cpu_seconds_gmm": float(np.median(cg)),
+                            "cpu_ratio_cecib_to_gmm": float(np.median(cpu_ratios)),
+                            "target_ratio": 3.0})
+
+
 def bench_noisy(name, X, y, noise_levels, draws, n_init, seed):
     k = int(y.max()) + 1
     eps = 0.05 if 2 * k * 0.05 < 1 else 0.5 / (2 * k)
@@ -182,10 +220,16 @@ def main():
     parser.add_argument("--draws", type=int, help="label draws per fraction (default 10; digits 3)")
     parser.add_argument("--n-init", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the cecib_speed rows (digits, or --datasets)")
     args = parser.parse_args()
     bench.emit(bench.environment("cecib.py", ("sklearn", "numpy")))
     t0 = time.perf_counter()
-    if args.quick:
+    if args.speed_only:
+        for name in args.datasets or ["digits"]:
+            X, y = load(name)
+            bench_speed(name, X, y, min(args.n_init, 5), args.seed)
+    elif args.quick:
         X, y = load("iris")
         bench_fractions("iris", X, y, (0.0, 0.1, 0.3), args.draws or 2, 3, args.seed)
         bench_noisy("iris", X, y, (0.0, 0.3), args.draws or 2, 3, args.seed)
@@ -196,6 +240,8 @@ def main():
             draws = args.draws or (3 if name == "digits" else 10)
             n_init = args.n_init if name != "digits" else min(args.n_init, 5)
             bench_fractions(name, X, y, FRACTIONS, draws, n_init, args.seed)
+            if name == "digits":
+                bench_speed(name, X, y, n_init, args.seed)
             if name != "digits":
                 bench_noisy(name, X, y, NOISE, draws, n_init, args.seed)
                 bench_few_classes(name, X, y, (0.0, 0.1, 0.2, 0.3), draws, n_init, args.seed)

@@ -495,6 +495,7 @@ GENERIC_TITLES: dict[str, str] = {
     "first_call": "Time to first result: import, first fit (compilation cache cold / warm), refits, warm fit vs scikit-learn",
     "dp_means_many_clusters_opening": "DP-means when thousands of clusters open in one pass: the first pass vs a steady iteration",
     "cecib_nmi": "CEC-IB vs GaussianMixture / KMeans as the labelled fraction grows (Śmieja & Geiger 2017, §5.2): NMI to the classes",
+    "cecib_speed": "CEC-IB vs GaussianMixture on digits (PCA-10), warm, side by side: at the same k with one start, and with the protocol's 2 k starting clusters and restarts (target: <= 3x)",
     "cecib_noisy": "CEC-IB with wrong labels (§5.4): NMI as the fraction of wrong labels grows, beta = 1 vs beta_0",
     "cecib_few_classes": "CEC-IB with labels from only some classes (§5.3)",
     "cecib_iterations": "Iterations to converge (Śmieja & Geiger 2017, Table 3): CEC vs EM-GMM vs Lloyd",

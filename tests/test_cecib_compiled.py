@@ -1,19 +1,28 @@
-"""CEC-IB's compiled Hartigan scan (full covariances) against the NumPy loop.
+"""CEC-IB's compiled Hartigan passes (full covariances) against the NumPy loop.
 
 The NumPy loop (``_pass``: one :func:`_visit` per point, Śmieja & Geiger 2017, §3.4)
-is the reference: the compiled scan must make the same visits in the same order,
-so partitions, slots, pass counts and objective traces are identical.  Costs are
-checked against eq. 10 computed from scratch with SciPy's entropies (``ref_cost``).
+is the reference: the compiled passes -- the native kernel (``cecib.cc``) when the
+native kernels are on, the JAX scan under ``BAYESCLUST_NATIVE=0`` (``make test-xla``) --
+must make the same visits in the same order, so partitions, slots, pass counts and
+objective traces are identical.  Costs are checked against eq. 10 computed from scratch
+with SciPy's entropies (``ref_cost``).
 """
 
 from __future__ import annotations
 
+import logging
+
+import jax
 import numpy as np
 import pytest
 
+from bayesclust import _native
 from bayesclust.inference.information import cecib as C
 
 from .test_cecib import ref_cost
+
+needs_native = pytest.mark.skipif(
+    not _native.available(), reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")
 
 
 def _run(X, z, m, lab0, K, beta, eps, compiled, max_iter=100):
@@ -107,9 +116,32 @@ def test_an_ill_conditioned_downdate_is_handed_to_the_host(monkeypatch):
     assert got.labels[30] == got.labels[0]  # the off-line point cannot leave its cluster
 
 
+def test_a_nearly_singular_cluster_is_recomputed_by_the_host(monkeypatch):
+    # a thin cluster (eigenvalue ratio ~1e-11: regular by the NumPy rule, whose floor is
+    # 1e-12) that the native recompute cannot certify (tr C tr C^-1 >= 1e10): the end of
+    # every pass goes to the host, and the run is still the NumPy loop's
+    rng = np.random.default_rng(1)
+    t = rng.normal(size=40)
+    thin = np.stack([t, 0.5 * t + 3e-6 * rng.normal(size=40)], axis=1)
+    blob = rng.normal(size=(40, 2)) + [8.0, 0.0]
+    X = np.concatenate([thin, blob])
+    z = np.full(80, -1)
+    lab0 = np.r_[np.zeros(40, int), np.ones(40, int)]
+    lab0[[0, 41]] = lab0[[41, 0]]  # one point of each on the wrong side: the first pass moves
+    ref = _run(X, z, 0, lab0, 2, 1.0, 0.01, compiled=False)
+    ends = []
+    end = C._end_pass
+    monkeypatch.setattr(C, "_end_pass", lambda st: ends.append(1) or end(st))
+    got = _run(X, z, 0, lab0, 2, 1.0, 0.01, compiled=True)
+    _assert_same(got, ref)
+    assert int(got.active.sum()) == 2 and got.n_iter >= 2
+    assert len(ends) == got.n_iter  # every pass ended on the host
+
+
 def test_cecib_results_equal_the_numpy_loop(monkeypatch):
     rng, X, z = _data(5, n=120, d=3)
     got = C.cecib(7, X, 5, z, beta=0.6, n_init=3)
+    monkeypatch.setattr(C, "_native_pass_ok", lambda st, on_move, compiled: False)
     monkeypatch.setattr(C, "_pass_compiled", lambda st, tol: C._pass(st, tol))
     ref = C.cecib(7, X, 5, z, beta=0.6, n_init=3)
     np.testing.assert_array_equal(got.labels, ref.labels)
@@ -118,7 +150,8 @@ def test_cecib_results_equal_the_numpy_loop(monkeypatch):
     assert got.n_iter == ref.n_iter and got.n_clusters == ref.n_clusters
 
 
-def test_one_program_serves_nearby_sizes_and_label_counts():
+def test_one_program_serves_nearby_sizes_and_label_counts(monkeypatch):
+    monkeypatch.setattr(C, "_native_pass_ok", lambda st, on_move, compiled: False)  # the JAX scan
     before = C._scan_fn()._cache_size()  # no other test here compiles d = 2, K = 3
     rng = np.random.default_rng(2)
     for n, m in ((150, 2), (157, 5), (160, 8)):  # rows pad to 160 + chunk, labels to 8 columns
@@ -126,6 +159,35 @@ def test_one_program_serves_nearby_sizes_and_label_counts():
         z = np.where(rng.random(n) < 0.5, np.arange(n) % m, -1)
         C.cecib(0, X, 3, z, n_init=1)
     assert C._scan_fn()._cache_size() == before + 1
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(3))
+def test_native_passes_make_the_jax_scans_moves(seed, monkeypatch):
+    # the shapes of the test above (d = 2, K = 3, rows padded to 160): one scan program
+    rng = np.random.default_rng(20 + seed)
+    n = (150, 157, 160)[seed]
+    X = rng.normal(size=(n, 2)) + 4.0 * rng.integers(0, 3, (n, 1))
+    z = np.where(rng.random(n) < 0.4, rng.integers(0, 3, n), -1)
+    lab0 = rng.integers(0, 3, n)
+    native = _run(X, z, 3, lab0, 3, 0.7, 0.05, compiled=True)
+    monkeypatch.setattr(C, "_native_pass_ok", lambda st, on_move, compiled: False)
+    scan = _run(X, z, 3, lab0, 3, 0.7, 0.05, compiled=True)
+    _assert_same(native, scan)
+    assert native.n_iter > 1
+
+
+def test_seven_more_rows_compile_nothing(caplog):
+    # random starts are drawn at the padded row count and the passes pad rows too
+    # (the native passes compile nothing at all)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 2)) + 5.0 * rng.integers(0, 2, (150, 1))
+    C.cecib(0, X, 3, n_init=1)
+    X7 = np.vstack([X, X[:7] + 0.01])
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        res = C.cecib(0, X7, 3, n_init=1)
+    assert res.labels.shape == (157,)
+    assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
 
 
 @pytest.mark.parametrize("kwargs, match", [

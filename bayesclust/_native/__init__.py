@@ -5,10 +5,11 @@ nearest-centre assignment computes the GEMM scores, the argmin and the
 winner's exact distance tile by tile in registers, without writing the
 ``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
 mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
-a few dozen small operations per point (see ``gibbs.cc``).  One routine is host
-code called through ctypes, not a custom call: SL-DID's and SL-AGLO's agglomeration
+a few dozen small operations per point (see ``gibbs.cc``).  Two routines are host
+code called through ctypes, not custom calls: SL-DID's and SL-AGLO's agglomeration
 (``did.cc``, :func:`did_agglomerate`), whose NumPy driver paid the interpreter per
-tested pair.  The custom calls are called from inside
+tested pair, and CEC-IB's Hartigan passes (``cecib.cc``, :func:`cecib_passes`), whose
+compiled JAX loop paid a few dozen small XLA operations per visited point.  The custom calls are called from inside
 jit-compiled JAX code through :func:`jax.ffi.ffi_call` and are used only on
 the CPU platform (``lax.platform_dependent``); every other platform, and a
 machine without a C++ compiler, runs the pure-XLA path, which has the same
@@ -49,6 +50,7 @@ import numpy as np
 __all__ = [
     "available",
     "build",
+    "cecib_passes",
     "did_agglomerate",
     "disabled",
     "enabled",
@@ -60,7 +62,7 @@ __all__ = [
     "used_on",
 ]
 
-_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc")
+_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc", "cecib.cc")
 _HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
@@ -456,3 +458,79 @@ def _centre_args(X, C, valid, birth, row_offset):
         C.astype(X.dtype), valid.astype(jnp.int32), birth.astype(jnp.int32),
         jnp.asarray(row_offset, jnp.int32).reshape(()),
     )
+
+
+def cecib_passes(X, z, labels, active, deleted, stats, *, n_min, tol, beta, c0, pos, moved,
+                 max_passes):
+    """CEC-IB's Hartigan passes with full covariances, in place (see ``cecib.cc``).
+
+    The visits of the NumPy loop of :mod:`bayesclust.inference.information.cecib`
+    (``_visit``, then the from-scratch recompute of every pass) in one host call,
+    through ctypes.  Use only when :func:`enabled`.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d), C order
+    z : ndarray of int64, shape (n,)
+        Label category of every point, -1 unlabelled.
+    labels : ndarray of int64, shape (n,)
+        Cluster slot of every point; updated in place.
+    active, deleted : ndarray of bool, shape (K,)
+        Updated in place.
+    stats : sequence of ndarray of float64
+        ``mu (K, d), cov (K, d, d), inv (K, d, d), logdet, n (K,), counts (K, M), L, S, H, E (K,)``,
+        C order, updated in place.
+    n_min, tol, beta, c0 : float
+        Deletion threshold, move tolerance, label weight, ``d/2 ln(2 pi e)``.
+    pos : int
+        First point to visit in the current pass.
+    moved : bool
+        Whether the current pass has moved a point before ``pos``.
+    max_passes : int
+        Passes to end at most (a pass that moves nothing ends the run); 0: only recompute
+        the statistics from ``labels`` (every label ``>= 0``; status 0, or 2 when a
+        covariance may be singular and the caller must recompute them itself).
+
+    Returns
+    -------
+    status : int
+        0 done, 1 the host visits point ``pos``, 2 the host recomputes the statistics
+        (a covariance may be singular; the pass has ended but is not in ``trace``),
+        3 degenerate X (a deleted cluster's point found no cluster).
+    pos : int
+    moved : bool
+        For the pass under way (status 1).
+    trace : ndarray of float64, shape (p,)
+        The objective after every pass that ended in this call.
+    moved_of : ndarray of bool, shape (p,)
+        Whether each of those passes moved a point.
+    """
+    if not available():
+        raise RuntimeError("cecib_passes: the native kernels are not available")
+    n, d = X.shape
+    K = active.shape[0]
+    mu, cov, inv, logdet, cnt, counts, L, S, H, E = stats
+    arrays = (X, z, labels, active, deleted, *stats)
+    for a, dt in zip(arrays, (np.float64, np.int64, np.int64, np.bool_, np.bool_)
+                     + (np.float64,) * 10, strict=True):
+        if a.dtype != dt or not a.flags.c_contiguous:
+            raise TypeError(f"cecib_passes: every array must be C-ordered {dt.__name__}")
+    c_pos = ctypes.c_int64(int(pos))
+    c_moved = ctypes.c_uint8(bool(moved))
+    c_passes = ctypes.c_int64(0)
+    trace = np.zeros(max(int(max_passes), 1))
+    moved_of = np.zeros(max(int(max_passes), 1), np.uint8)
+    fn = _state["lib"].bayesclust_cecib_passes
+    fn.restype = ctypes.c_int
+    ptr = ctypes.c_void_p
+    i64 = ctypes.c_int64
+    status = fn(ptr(X.ctypes.data), ptr(z.ctypes.data), i64(n), i64(d), i64(K), i64(counts.shape[1]),
+                *(ptr(a.ctypes.data) for a in (labels, active, deleted, *stats)),
+                ctypes.c_double(n_min), ctypes.c_double(tol), ctypes.c_double(beta),
+                ctypes.c_double(c0), ctypes.byref(c_pos), ctypes.byref(c_moved),
+                i64(int(max_passes)), ctypes.byref(c_passes), ptr(trace.ctypes.data),
+                ptr(moved_of.ctypes.data))
+    if status == 4:
+        raise MemoryError("cecib_passes: no memory for the scratch arrays")
+    p = c_passes.value
+    return int(status), c_pos.value, bool(c_moved.value), trace[:p], moved_of[:p].astype(bool)

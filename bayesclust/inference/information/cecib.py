@@ -30,10 +30,13 @@ the sequential loop would move next (every visit before it changes nothing), so
 the visits, their order and their formulas are those of the NumPy loop; a cluster
 that falls below the minimum size is deleted and its points reassigned inside the
 loop too, and only an ill-conditioned downdate (checked against the member points)
-returns to the host.  The diagonal and spherical families, and passes observed by
-a callback, run the NumPy loop.  Programs are compiled per padded row count
-(:func:`bayesclust.kernels.padded_rows`), dimension, number of clusters and label
-categories rounded up to a power of two (at least 8).
+returns to the host.  On a CPU with the native kernels
+(:func:`bayesclust._native.enabled`) the same passes, the per-pass recompute
+included, run in one native host call instead (``_native/cecib.cc``), which compiles
+nothing per shape.  The diagonal and spherical families, and passes observed by
+a callback, run the NumPy loop.  JAX programs (the scan, the random starts) are compiled
+per padded row count (:func:`bayesclust.kernels.padded_rows`), dimension, number of
+clusters and label categories rounded up to a power of two (at least 8).
 
 References
 ----------
@@ -368,7 +371,8 @@ class _ClusterStats:
     family, the deletion threshold ``n_min``).
     """
 
-    def __init__(self, X, z, m, labels, K, beta, covariance_type, n_min=None):
+    def __init__(self, X, z, m, labels, K, beta, covariance_type, n_min=None, native=False):
+        self.native = native  # recompute full covariances in the native kernel (when it can)
         self.X = X
         self.z = z
         self.m = m
@@ -393,6 +397,8 @@ class _ClusterStats:
 
     # -- from scratch ------------------------------------------------------
     def recompute(self):
+        if self.native and self._recompute_native():
+            return
         X, K, d = self.X, self.K, self.d
         lab = self.labels
         on = lab >= 0
@@ -437,6 +443,36 @@ class _ClusterStats:
         with np.errstate(divide="ignore", invalid="ignore"):
             self.E = np.where(self.active, self._cost(self.n, self.logdet, self.H), 0.0)
         self._refresh()
+
+    def _recompute_native(self) -> bool:
+        """:meth:`recompute` (full covariances) in the native kernel; False when it could not.
+
+        The kernel declines a covariance that may be singular (the NumPy recompute then
+        decides, by its eigenvalue rule).
+        """
+        from ... import _native
+
+        if (self.cov_type != "full" or self.labels.dtype != np.int64 or not _native.enabled()
+                or np.any(self.labels < 0)):
+            return False
+        K, d = self.K, self.d
+        self.n = np.zeros(K)
+        self.active = np.zeros(K, bool)
+        self.mu = np.zeros((K, d))
+        self.cov = np.zeros((K, d, d))
+        self.inv = np.zeros((K, d, d))
+        self.logdet = np.full(K, np.nan)
+        self.counts = np.zeros((K, max(self.m, 1)))
+        self.L, self.S, self.H, self.E = (np.zeros(K) for _ in range(4))
+        stats = [getattr(self, f) for f in _STAT_FIELDS]
+        status = _native.cecib_passes(
+            np.ascontiguousarray(self.X, np.float64), np.ascontiguousarray(self.z, np.int64),
+            self.labels, self.active, self._deleted, stats, n_min=float(self.n_min or 0),
+            tol=0.0, beta=float(self.beta), c0=float(self.c0), pos=0, moved=False, max_passes=0)[0]
+        if status != 0:
+            return False
+        self._refresh()
+        return True
 
     def _cost(self, n, logdet, H):
         """Per-cluster cost, eq. 11 (vectorised; ``n = 0`` gives 0)."""
@@ -630,11 +666,13 @@ def _pick(aux, j):
 # --------------------------------------------------------------------------- Hartigan
 
 
-def _drop_small(state: _ClusterStats, n_min: int) -> None:
-    """Remove slots below ``n_min`` points or with a singular covariance; reassign their points."""
+def _drop_small(state: _ClusterStats, n_min: int) -> bool:
+    """Remove slots below ``n_min`` points or with a singular covariance; reassign their points.
+
+    Returns True when a slot was removed (the statistics then need a recompute)."""
     bad = state.active & ((state.n < n_min) | ~np.isfinite(state.logdet))
     if not bad.any():
-        return
+        return False
     if not (state.active & ~bad).any():
         # Keep the largest non-singular slot, or fail when none is usable.
         ok = state.active & np.isfinite(state.logdet)
@@ -651,6 +689,7 @@ def _drop_small(state: _ClusterStats, n_min: int) -> None:
     state.labels[moved] = -1
     for i in moved:
         state.assign_greedy(i)
+    return True
 
 
 class CECIBState(NamedTuple):
@@ -709,12 +748,12 @@ class CECIBInfo(NamedTuple):
     changed: bool
 
 
-def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type) -> CECIBState:
-    """:func:`init_cecib_state` on validated arguments."""
+def _init_state(X, z, m, labels0, K, beta, n_min, covariance_type, native=False) -> CECIBState:
+    """:func:`init_cecib_state` on validated arguments (``native``: recompute in the native kernel)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min)
-        _drop_small(st, n_min)
-        st.recompute()
+        st = _ClusterStats(X, z, m, labels0, K, beta, covariance_type, n_min, native)
+        if _drop_small(st, n_min):
+            st.recompute()
         total = st.total()
     return CECIBState(st.labels, st.active, total, np.asarray([total]), 0, False, st)
 
@@ -833,14 +872,73 @@ def _pass_compiled(st: _ClusterStats, tol) -> bool:
     return switched
 
 
+def _passes_native(st: _ClusterStats, tol, max_passes: int) -> tuple[list, list]:
+    """Up to ``max_passes`` passes of :func:`_pass` (full covariances) in the native kernel.
+
+    The same visits in the same order with the same formulas (float64), the
+    from-scratch recompute of every pass included
+    (:func:`bayesclust._native.cecib_passes`); the rare visits that need the member
+    points (an ill-conditioned downdate) and the end of a pass that may have left a
+    singular covariance are made here by :func:`_visit` and :func:`_end_pass`.  Stops
+    after the first pass that moves nothing.  Returns the objective after every pass
+    and whether it moved a point.
+    """
+    from ... import _native
+
+    X = np.ascontiguousarray(st.X, np.float64)
+    z = np.ascontiguousarray(st.z, np.int64)
+    totals: list = []
+    moved_of: list = []
+    pos, moved = 0, False
+    while len(totals) < max_passes:
+        stats = [getattr(st, f) for f in _STAT_FIELDS]
+        status, pos, moved, trace, mv = _native.cecib_passes(
+            X, z, st.labels, st.active, st._deleted, stats, n_min=float(st.n_min), tol=float(tol),
+            beta=float(st.beta), c0=float(st.c0), pos=pos, moved=moved,
+            max_passes=max_passes - len(totals))
+        totals += trace.tolist()
+        moved_of += mv.tolist()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            st._refresh()
+            if status == 0:
+                break
+            if status == 3:
+                raise ValueError("X is degenerate: no cluster with a non-singular covariance can take a point")
+            if status == 1:  # an ill-conditioned downdate: the visit needs the member points
+                moved |= _visit(st, pos, tol)
+                pos += 1
+                continue
+            _end_pass(st)  # status 2: a covariance may be singular
+            totals.append(st.total())
+            moved_of.append(moved)
+        if not moved:
+            break
+        pos, moved = 0, False
+    return totals, moved_of
+
+
+def _native_pass_ok(st: _ClusterStats, on_move, compiled) -> bool:
+    """Whether the passes run in the native kernel (full covariances, no callback, CPU kernels on)."""
+    if compiled is False or on_move is not None or st.cov_type != "full":
+        return False
+    from ... import _native
+
+    return _native.enabled()
+
+
 def _step(state: CECIBState, tol, on_move=None, compiled=None) -> tuple[CECIBState, CECIBInfo]:
-    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled scan."""
+    """One pass; ``compiled`` (default: full covariances without ``on_move``) picks the compiled
+    pass: the native kernel when :func:`bayesclust._native.enabled`, else the JAX scan."""
     st = state.stats.copy()
     if compiled is None:
         compiled = on_move is None and st.cov_type == "full"
     with np.errstate(divide="ignore", invalid="ignore"):
-        switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
-        total = st.total()
+        if compiled and _native_pass_ok(st, on_move, compiled):
+            totals, moved_of = _passes_native(st, tol, 1)
+            switched, total = moved_of[0], totals[0]
+        else:
+            switched = _pass_compiled(st, tol) if compiled else _pass(st, tol, on_move)
+            total = st.total()
     new = CECIBState(st.labels, st.active, total, np.append(state.objective_trace, total),
                      state.n_iter + 1, not switched, st)
     return new, CECIBInfo(total, switched)
@@ -958,7 +1056,18 @@ def _hartigan(
     ``on_move(kind, i, a, j, gain, stats)`` (optional) is called after every
     move (``"move"``) and every deletion (``"delete"``).
     """
-    state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type)
+    native = compiled is not False and on_move is None and covariance_type == "full"
+    if native:
+        from ... import _native
+
+        native = _native.enabled()
+    state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type, native)
+    if not state.converged and state.n_iter < max_iter and _native_pass_ok(state.stats, on_move, compiled):
+        # every pass in one native call: the passes of cecib_step, without a copy per pass
+        st = state.stats.copy()
+        totals, moved_of = _passes_native(st, tol, max_iter - state.n_iter)
+        return CECIBState(st.labels, st.active, totals[-1], np.append(state.objective_trace, totals),
+                          state.n_iter + len(totals), not moved_of[-1], st)
     while state.n_iter < max_iter and not state.converged:
         state, _ = _step(state, tol, on_move, compiled)
     return state
@@ -967,9 +1076,15 @@ def _hartigan(
 def _initial_labels(key, X, K, init):
     import jax
 
+    from ...kernels import padded_rows
+
     n = X.shape[0]
     if init == "random":
-        return np.asarray(jax.random.randint(key, (n,), 0, K)).astype(np.int64)
+        # drawn for the padded row count and cut to n, so that a new n compiles no new
+        # program; with JAX's (default) partitionable threefry the first n draws are those of
+        # randint(key, (n,), 0, K)
+        draws = jax.random.randint(key, (padded_rows(n),), 0, K)
+        return np.asarray(draws)[:n].astype(np.int64)
 
     C = np.asarray(kmeans_init(key, X, K, init="k-means++"), np.float64)
     d2 = np.sum(X * X, axis=1)[:, None] - 2.0 * X @ C.T + np.sum(C * C, axis=1)[None, :]
