@@ -656,7 +656,26 @@ IMPLEMENTATION_MEASUREMENTS = [
     "each) on the 300 points of `datasets.three_gaussians` took 0.6-0.8 s on 2 cores.",
     "`inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`: a CRF sweep of the 1,250 points in 50 data "
     "sets of `datasets.hdp_groups` took ~0.15 s on 2 cores; 8 chains on the vectorised axis "
-    "cost ~1.7x one.",
+    "cost ~1.7x one (an earlier measurement; see the next item, which found 5.6x).",
+    "`inference.mixtures.hdp_gibbs` (where an `HDPGaussianMixture` fit's time goes; 2026-11-29, load "
+    "average 10-17 on the 2 cores, so seconds are inflated several-fold and only ratios measured side "
+    "by side count): on the 1,250 points of `datasets.hdp_groups` (50 data sets, L = 16 table and "
+    "P = 64 dish slots) one chain's sweep took 12 ms, 8 chains on the vectorised axis 68 ms (5.6x "
+    "one), 8 chains one after the other (`lax.map`) 133 ms; at P = 256 dish slots a sweep cost ~6x "
+    "one at 64 (every point move draws over L + P + 1 seats). Compiling `_run_segment` for "
+    "standardised wine in 3 data sets (178 x 13, 8 chains) took 35-45 s with one split-merge move "
+    "per sweep and 15 s without, against ~1 s for 50 sweeps: a first fit is mostly compilation, "
+    "and every growth of the table / dish buffers compiles again (wine grew twice by doubling, "
+    "8 -> 16 -> 32 tables and 64 -> 128 -> 178 dishes). Growing the tables fourfold and the dishes "
+    "straight to n when n <= 4P compiled once instead of twice and took the first fit from 196 s "
+    "to 171 s, but it changes the draws of runs whose buffers grow less (not adopted: the stored "
+    "notebooks' numbers would change). On `compare --model hdp`'s data the split-merge move was "
+    "accepted in 0.1% of proposals (1 or 8 moves per sweep); on wine in 3 data sets it helps "
+    "(`split_merge=0` / `1`, both fresh at the same time: 106 s / 113 s, R-hat of k 1.229 / 1.171). "
+    "`bayesclust compare --model hdp` (defaults, same load) took 667 s: the sampler 556 s "
+    "(8 chains x 4,500 sweeps at thin 8; R-hat of k 1.003, no ConvergenceWarning), the limit path "
+    "67 s, the peers 11 s, the report 5 s, the penalties 2 s. `HDPGaussianMixture(random_state=0)` "
+    "on `datasets.hdp_groups(0)`: 146 s, R-hat of k 1.022 and of the log-likelihood 1.014.",
     "`inference.mixtures.gibbs._draw_slot_or_new`: with the new cluster's weight concatenated to the "
     "slots' ((K + 1, C) array) a step at 256 chains took 1.5x as long.",
     "`inference.mixtures.gibbs._scan_points`: caching the slot terms and updating only the two slots a "
