@@ -71,7 +71,8 @@ def _check_deterministic_claims(res):
 @pytest.mark.paper
 def test_07_dissimilarity_increments_runs(monkeypatch):
     """The shortest run executes every cell; the claims that do not depend on its length hold."""
-    res = run_notebook("07_dissimilarity_increments.ipynb", _QUICK_FIELDS, monkeypatch, min_images=6, smoke="2")
+    res = run_notebook("07_dissimilarity_increments.ipynb", _QUICK_FIELDS, monkeypatch, min_images=6, smoke="2",
+                       compile_quickly=True)
     assert res["cv_folds"] == 2  # the shortest run's setting, not the short one's
     _check_deterministic_claims(res)
 
