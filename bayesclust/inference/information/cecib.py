@@ -917,9 +917,9 @@ def _passes_native(st: _ClusterStats, tol, max_passes: int) -> tuple[list, list]
     return totals, moved_of
 
 
-def _native_pass_ok(st: _ClusterStats, on_move, compiled) -> bool:
+def _native_pass_ok(covariance_type: str, on_move, compiled) -> bool:
     """Whether the passes run in the native kernel (full covariances, no callback, CPU kernels on)."""
-    if compiled is False or on_move is not None or st.cov_type != "full":
+    if compiled is False or on_move is not None or covariance_type != "full":
         return False
     from ... import _native
 
@@ -933,7 +933,7 @@ def _step(state: CECIBState, tol, on_move=None, compiled=None) -> tuple[CECIBSta
     if compiled is None:
         compiled = on_move is None and st.cov_type == "full"
     with np.errstate(divide="ignore", invalid="ignore"):
-        if compiled and _native_pass_ok(st, on_move, compiled):
+        if compiled and _native_pass_ok(st.cov_type, on_move, compiled):
             totals, moved_of = _passes_native(st, tol, 1)
             switched, total = moved_of[0], totals[0]
         else:
@@ -1056,13 +1056,9 @@ def _hartigan(
     ``on_move(kind, i, a, j, gain, stats)`` (optional) is called after every
     move (``"move"``) and every deletion (``"delete"``).
     """
-    native = compiled is not False and on_move is None and covariance_type == "full"
-    if native:
-        from ... import _native
-
-        native = _native.enabled()
+    native = _native_pass_ok(covariance_type, on_move, compiled)
     state = _init_state(X, z, m, labels0, K, beta, n_min, covariance_type, native)
-    if not state.converged and state.n_iter < max_iter and _native_pass_ok(state.stats, on_move, compiled):
+    if not state.converged and state.n_iter < max_iter and native:
         # every pass in one native call: the passes of cecib_step, without a copy per pass
         st = state.stats.copy()
         totals, moved_of = _passes_native(st, tol, max_iter - state.n_iter)
