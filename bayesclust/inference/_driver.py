@@ -11,7 +11,8 @@ that do not depend on the algorithm live here, once:
 * :func:`best_of_restarts` -- ``n_init`` random starts, the best final objective kept.
 * :func:`pow2_at_least` -- the power-of-two capacities of the buffers (one compile per size).
 * :func:`permutation` -- ``jax.random.permutation``'s integers with one compile per shape
-  bucket (:func:`~bayesclust.kernels.padded_rows`), not per ``n``.
+  bucket (:func:`~bayesclust.kernels.padded_rows`), not per ``n``; :func:`draws_extend` --
+  whether any draw made at a padded row count and cut is the draw at ``n`` rows.
 
 Private to the package (the underscore): algorithms import it, users do not.
 """
@@ -58,6 +59,20 @@ def _sort_bits(key, m: int):
 _sort_bits_jit = None
 
 
+def draws_extend() -> bool:
+    """Whether JAX's random draws of shape ``(m, ...)`` begin with those of ``(n, ...)``, ``m >= n``.
+
+    True under the partitionable threefry generator (JAX's default): the bits of element
+    ``i`` depend on ``i`` and the key only, so a draw made at a padded row count and cut to
+    ``n`` rows is the draw at ``n`` rows, and a new ``n`` in the same shape bucket compiles
+    nothing.  Another generator: False (draw at ``n``).
+    """
+    import jax
+
+    return bool(jax.config.jax_threefry_partitionable
+                and jax.config.jax_default_prng_impl == "threefry2x32")
+
+
 def permutation(rng_key, n: int) -> np.ndarray:
     """``jax.random.permutation(rng_key, n)``, the same integers, compiled once per shape bucket.
 
@@ -85,8 +100,7 @@ def permutation(rng_key, n: int) -> np.ndarray:
     from ..kernels import padded_rows
 
     n = int(n)
-    if not (jax.config.jax_threefry_partitionable
-            and jax.config.jax_default_prng_impl == "threefry2x32"):
+    if not draws_extend():
         return np.asarray(jax.random.permutation(rng_key, n))
     if _sort_bits_jit is None:
         _sort_bits_jit = jax.jit(_sort_bits, static_argnums=1)

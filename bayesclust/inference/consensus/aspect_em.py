@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from jax import lax
 
 from ... import _validation as V
+from ...kernels import padded_rows, sum_rows
 from .._driver import TRACE_PIECE, best_of_restarts, pow2_at_least, run_in_pieces
 from .coassociation import coassociation_pairs
 
@@ -180,15 +181,23 @@ def _xlogy(x, y):
     return jnp.where(x > 0, x * jnp.log(jnp.where(x > 0, y, 1.0)), 0.0)
 
 
-def _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B):
+def _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B, n):
     joint = _pair_probs(p, B, rows, cols)
     P = jnp.max(joint, axis=0) if hard else jnp.sum(joint, axis=0)
     # Summed per object first: the driver's count-0 padding pairs add exact zeros to object
-    # 0's sum, so they cannot change the rounding (a sum over the pairs could).
-    val = 2.0 * jnp.sum(jax.ops.segment_sum(_xlogy(counts, P), rows, B.shape[1]))
-    # Dirichlet log-prior kernels (0 for the ML case alpha = 1).
-    val = val + jnp.sum(_xlogy(alpha_p - 1.0, p)) + jnp.sum(_xlogy(alpha_B - 1.0, B))
+    # 0's sum, so they cannot change the rounding (a sum over the pairs could); then over the
+    # objects by kernels.sum_rows, to which the driver's padding objects (columns of B from
+    # n on) add exact zeros.
+    val = 2.0 * sum_rows(jax.ops.segment_sum(_xlogy(counts, P), rows, B.shape[1]))
+    # Dirichlet log-prior kernels (0 for the ML case alpha = 1), the padding objects left out.
+    prior_B = jnp.where(_real(B, n)[None, :], _xlogy(alpha_B - 1.0, B), 0.0)
+    val = val + jnp.sum(_xlogy(alpha_p - 1.0, p)) + jnp.sum(sum_rows(prior_B.T))
     return val
+
+
+def _real(B, n):
+    """The objects that are not the driver's padding: the first ``n`` columns of ``B``."""
+    return jnp.arange(B.shape[1]) < n
 
 
 def _labels(p, B, rows, cols, counts):
@@ -198,9 +207,10 @@ def _labels(p, B, rows, cols, counts):
     return jnp.where(linked, jnp.argmax(p[:, None] * B, axis=0), 0).astype(jnp.int32)
 
 
-def _em_update(p, B, rows, cols, counts, n, hard, alpha_p, alpha_B):
-    """One EM (or CEM) step: E-step at (p, B), closed-form M-step."""
-    L = p.shape[0]
+def _em_update(p, B, rows, cols, counts, hard, alpha_p, alpha_B, n_real):
+    """One EM (or CEM) step: E-step at (p, B), closed-form M-step (``n_real`` objects, the
+    columns of ``B`` after them padding that stays 0)."""
+    L, n = B.shape
     joint = _pair_probs(p, B, rows, cols)  # (L, nnz)
     if hard:
         resp = jax.nn.one_hot(jnp.argmax(joint, axis=0), L, dtype=joint.dtype).T
@@ -210,12 +220,12 @@ def _em_update(p, B, rows, cols, counts, n, hard, alpha_p, alpha_B):
     w = resp * counts[None, :]  # \hat C^r at the upper pairs
     seg = jax.vmap(lambda v, idx: jax.ops.segment_sum(v, idx, n), in_axes=(0, None))
     rows_r = seg(w, rows) + seg(w, cols)  # rows_r[r, y] = sum_z \hat C^r_{yz} (full matrix)
-    tot = jnp.sum(rows_r, axis=1)  # = 2 sum_upper \hat C^r
+    tot = sum_rows(rows_r.T)  # = 2 sum_upper \hat C^r
     # MAP M-step (our Dirichlet priors, docs/deviations.md#penca-dirichlet-priors): p_r ∝ sum_yz Ĉ^r + a_p - 1; B_ry ∝ 2 sum_z Ĉ^r_yz + a_B - 1.
     p_num = jnp.maximum(tot + alpha_p - 1.0, 0.0)
     p_new = p_num / jnp.sum(p_num)
-    B_num = jnp.maximum(2.0 * rows_r + alpha_B - 1.0, 0.0)
-    B_sum = jnp.sum(B_num, axis=1, keepdims=True)
+    B_num = jnp.where(_real(B, n_real)[None, :], jnp.maximum(2.0 * rows_r + alpha_B - 1.0, 0.0), 0.0)
+    B_sum = sum_rows(B_num.T)[:, None]
     # An aspect that received no pair (hard limit) keeps its distribution; its p is 0.
     B_new = jnp.where(B_sum > 0, B_num / jnp.where(B_sum > 0, B_sum, 1.0), B)
     return p_new, B_new
@@ -271,13 +281,13 @@ def init_aspect_em_state(rows, cols, counts, weights, B, *, hard=False, alpha_p=
     counts = jnp.asarray(counts, B.dtype)
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
     alpha_p, alpha_B = jnp.asarray(alpha_p, B.dtype), jnp.asarray(alpha_B, B.dtype)
-    return _initial(p, B, rows, cols, counts, alpha_p, alpha_B, bool(hard), trace_len)
+    return _initial(p, B, rows, cols, counts, alpha_p, alpha_B, np.int32(B.shape[1]), bool(hard), trace_len)
 
 
 @functools.partial(jax.jit, static_argnames=("hard", "trace_len"))
-def _initial(p, B, rows, cols, counts, alpha_p, alpha_B, hard, trace_len):
+def _initial(p, B, rows, cols, counts, alpha_p, alpha_B, n, hard, trace_len):
     # Compiled: op by op, the restarts of the driver would pay a dispatch per operation.
-    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B)
+    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B, n)
     return AspectEMState(
         p, B, _labels(p, B, rows, cols, counts), obj,
         jnp.full(trace_len, jnp.nan, B.dtype).at[0].set(obj),
@@ -337,15 +347,16 @@ def aspect_em_step(state: AspectEMState, rows, cols, counts, *, hard=False, tol=
     tol, alpha_p, alpha_B = (jnp.asarray(x, dtype) for x in (tol, alpha_p, alpha_B))
     # The driver's loop run for one iteration: jitted, the step then compiles the very body
     # computation of the driver's loop, and XLA's fusion (hence the rounding) cannot differ.
-    new = _loop(state.n_iter + 1, state, rows, cols, counts, tol, alpha_p, alpha_B, bool(hard), False)
+    new = _loop(state.n_iter + 1, state, rows, cols, counts, tol, alpha_p, alpha_B, np.int32(state.B.shape[1]),
+                bool(hard), False)
     return new, AspectEMInfo(new.objective, jnp.any(new.labels != state.labels))
 
 
-def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B):
-    """:func:`aspect_em_step` on prepared arguments."""
-    n = s.B.shape[1]
-    p, B = _em_update(s.weights, s.B, rows, cols, counts, n, hard, alpha_p, alpha_B)
-    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B)
+def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B, n):
+    """:func:`aspect_em_step` on prepared arguments (``n`` objects; more columns of ``B``:
+    the driver's padding)."""
+    p, B = _em_update(s.weights, s.B, rows, cols, counts, hard, alpha_p, alpha_B, n)
+    obj = _objective(p, B, rows, cols, counts, hard, alpha_p, alpha_B, n)
     # Relative, with no absolute floor for the soft EM; the hard assignment stops when its
     # objective stops increasing.
     done = (obj - s.objective <= 0.0) if hard else (obj - s.objective) <= tol * jnp.abs(obj)
@@ -355,7 +366,7 @@ def _step(s: AspectEMState, rows, cols, counts, hard, tol, alpha_p, alpha_B):
     return new, AspectEMInfo(obj, jnp.any(labels != s.labels))
 
 
-def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard, until_converged=True):
+def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, n, hard, until_converged=True):
     """Steps from ``state`` while ``n_iter < todo`` (and, ``until_converged``, not converged)."""
 
     def cond(s):
@@ -363,7 +374,7 @@ def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard, until_co
         return go & ~s.converged if until_converged else go
 
     def body(s):
-        return _step(s, rows, cols, counts, hard, tol, alpha_p, alpha_B)[0]
+        return _step(s, rows, cols, counts, hard, tol, alpha_p, alpha_B, n)[0]
 
     return lax.while_loop(cond, body, state)
 
@@ -372,11 +383,17 @@ def _loop(todo, state, rows, cols, counts, tol, alpha_p, alpha_B, hard, until_co
 _run = jax.jit(_loop, static_argnames=("hard", "until_converged"))
 
 
+#: The object count the driver pads ``n`` objects to (a module attribute, so that a test can
+#: run it unpadded).
+_pad_to = padded_rows
+
+
 def _padded_pairs(rows, cols, counts):
-    """The pairs padded to a size bucket with count-0 pairs (0, 0), which contribute nothing,
-    so that ensembles of the same data share one compilation (the driver's pairs)."""
+    """The pairs padded to a power of two (at least 1024) with count-0 pairs (0, 0), which
+    contribute nothing, so that ensembles of the same data, or of a few more objects (a few
+    more pairs), share one compilation (the driver's pairs)."""
     nnz = rows.shape[0]
-    pad = -nnz % (1 << max(10, int(math.log2(nnz)) - 1))
+    pad = max(1024, pow2_at_least(nnz)) - nnz
     return np.r_[rows, np.zeros(pad, np.int32)], np.r_[cols, np.zeros(pad, np.int32)], np.r_[counts, np.zeros(pad)]
 
 
@@ -563,6 +580,10 @@ def aspect_em(
         raise ValueError(f"init must be 'random', 'seeds', a partition (n,) or (weights, B), got {init!r}")
     rng = V.as_numpy_rng(rng_key)
     Lcap = max(4, 1 << (L - 1).bit_length()) if (alpha_p == 1.0 and alpha_B == 1.0) else L
+    # The objects padded to kernels.padded_rows(n): columns of B that start and stay 0, left
+    # out of every sum (kernels.sum_rows) and of the prior, so that a few more objects compile
+    # nothing new and the result is the unpadded one, bit for bit.
+    n_pad = _pad_to(n)
     with jax.enable_x64(True):
         r_, c_, w_ = (jnp.asarray(a) for a in _padded_pairs(rows, cols, counts))
 
@@ -571,25 +592,26 @@ def aspect_em(
             if Lcap > L:  # dead aspects (p = 0) stay dead under ML EM: one compile for any L <= Lcap
                 p0 = np.r_[p0, np.zeros(Lcap - L)]
                 B0 = np.r_[B0, np.full((Lcap - L, n), 1.0 / n)]
-            state = init_aspect_em_state(r_, c_, w_, p0, B0, hard=hard, alpha_p=alpha_p, alpha_B=alpha_B,
-                                         max_iter=TRACE_PIECE - 1)
+            B0 = np.concatenate([B0, np.zeros((B0.shape[0], n_pad - n))], axis=1)
+            state = _initial(jnp.asarray(p0, jnp.float64), jnp.asarray(B0, jnp.float64), r_, c_, w_, ap_, aB_, n_,
+                             bool(hard), TRACE_PIECE)
             # max_iter never enters the compiled loop: the trace is recorded in pieces.
-            out = run_in_pieces(state, lambda todo, s: _run(todo, s, r_, c_, w_, tol_, ap_, aB_, hard=bool(hard)),
+            out = run_in_pieces(state, lambda todo, s: _run(todo, s, r_, c_, w_, tol_, ap_, aB_, n_, hard=bool(hard)),
                                 max_iter)
             return float(out.state.objective), out
 
-        tol_, ap_, aB_ = np.float64(tol), np.float64(alpha_p), np.float64(alpha_B)
+        tol_, ap_, aB_, n_ = np.float64(tol), np.float64(alpha_p), np.float64(alpha_B), np.int32(n)
         obj, out, finals = best_of_restarts(n_init, restart)
     s = out.state
     p = np.asarray(s.weights)[:L]
-    B = np.asarray(s.B)[:L]
+    B = np.asarray(s.B)[:L, :n]
     isolated = np.bincount(np.r_[rows, cols], minlength=n) == 0
     Vm = (B * p[:, None]).T
     tot = Vm.sum(axis=1, keepdims=True)
     Vm = np.where(tot > 0, Vm / np.where(tot > 0, tot, 1.0), 1.0 / L)
     Vm[isolated] = 1.0 / L
     return AspectEMResult(
-        labels=np.asarray(s.labels, np.int64),
+        labels=np.asarray(s.labels, np.int64)[:n],
         memberships=Vm,
         weights=p,
         B=B,

@@ -33,7 +33,7 @@ probabilistic functions of Markov processes and to a model for ecology", Bull. A
 
 from __future__ import annotations
 
-import math
+import functools
 import warnings
 from typing import Any, NamedTuple
 
@@ -44,11 +44,21 @@ from jax import lax
 
 from ... import _validation as V
 from ...metrics import membership_entropy
-from .._driver import TRACE_PIECE, best_of_restarts, pow2_at_least, run_in_pieces
+from ...kernels import padded_rows, sum_rows
+from .._driver import TRACE_PIECE, best_of_restarts, draws_extend, pow2_at_least, run_in_pieces
 from ._common import _as_pairs
 
 __all__ = ["PPCInfo", "PPCResult", "PPCState", "init_ppc_state", "ppc", "ppc_step"]
 _JITTER = 1e-2  # weight of the Dirichlet perturbation of a uniform init_memberships
+#: The object count the driver pads ``m`` objects to (a module attribute, so that a test can
+#: run it unpadded), and its bucket of stored pairs.
+_pad_to = padded_rows
+
+
+def _pairs_to(nnz: int) -> int:
+    """The stored pairs padded to a power of two (at least 1024): a refit on a few more
+    objects, whose co-association has a few more pairs, mostly stays in the bucket."""
+    return max(1024, pow2_at_least(nnz))
 
 
 class PPCResult(NamedTuple):
@@ -156,11 +166,18 @@ def _objective(Yt, YCt, rows, vals, diag, off):
     r""":math:`\|C\|^2 - 2\,\mathrm{tr}(YCY^\top) + \|YY^\top\|^2` (minus the diagonal if ``off``)."""
     # Summed per object first: the driver's value-0 padding pairs add exact zeros to the last
     # object's sum, so they cannot change the rounding (a sum over the pairs could).
+    # The sums over objects are kernels.sum_rows: the driver's padding objects (zero rows of
+    # Y^T, no pair, diagonal 0) add exact zeros to the same partial sums.
     per_object = jax.ops.segment_sum(vals * vals, rows, Yt.shape[0], indices_are_sorted=True)
-    c_norm2 = 2.0 * jnp.sum(per_object) + jnp.sum(diag * diag)
-    M = Yt.T @ Yt  # Y Y^T, (K, K)
+    c_norm2 = 2.0 * sum_rows(per_object) + sum_rows(diag * diag)
+    M = _gram(Yt)  # Y Y^T, (K, K)
     sq = jnp.sum(Yt * Yt, axis=1)  # ||y_i||^2 = [Y^T Y]_ii
-    return c_norm2 - 2.0 * jnp.sum(YCt * Yt) + jnp.sum(M * M) - off * jnp.sum(sq * sq)
+    return c_norm2 - 2.0 * jnp.sum(sum_rows(YCt * Yt)) + jnp.sum(M * M) - off * sum_rows(sq * sq)
+
+
+def _gram(Yt):
+    """:math:`YY^\top` (K, K), summed over the objects by ``kernels.sum_rows``."""
+    return sum_rows(Yt[:, :, None] * Yt[:, None, :])
 
 
 def _prepared(Yt, rows, cols, vals, diag, mask_diagonal):
@@ -211,8 +228,17 @@ def init_ppc_state(rows, cols, values, diag, memberships, *, mask_diagonal=False
     # the pairs index the objects: an id past them would be clipped silently
     rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=np.shape(diag)[0])
     Yt = jnp.asarray(memberships)
-    rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
+    dtype = Yt.dtype
     trace_len = pow2_at_least(V.check_int(max_iter, "max_iter", minimum=1) + 1)
+    return _initial(Yt, jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32), jnp.asarray(values, dtype),
+                    jnp.asarray(diag, dtype), jnp.asarray(float(bool(mask_diagonal)), dtype), trace_len)
+
+
+@functools.partial(jax.jit, static_argnames="trace_len")
+def _initial(Yt, rows, cols, vals, diag, off, trace_len):
+    # Compiled: op by op, every start of the driver would pay a dispatch per operation, and
+    # every new number of objects a compile per operation.
+    diag = diag * (1.0 - off)
     YC = _times_c(Yt, rows, cols, vals, diag)
     obj = _objective(Yt, YC, rows, vals, diag, off)
     return PPCState(Yt, YC, jnp.argmax(Yt, axis=1).astype(jnp.int32), obj,
@@ -266,18 +292,20 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     rows, cols, values = V.check_pair_arrays(rows, cols, values, "values", n_objects=np.shape(diag)[0])
     Yt = state.memberships
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
-    return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype))
+    return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype),
+                 jnp.asarray(Yt.shape[0], Yt.dtype))
 
 
-def _step(s: PPCState, rows, cols, vals, diag, off, tol):
-    """:func:`ppc_step` on prepared arguments."""
+def _step(s: PPCState, rows, cols, vals, diag, off, tol, n):
+    """:func:`ppc_step` on prepared arguments; ``n`` the number of objects (the driver's
+    padding objects, zero rows of ``memberships``, stay zero and are not counted)."""
     Yt = s.memberships
-    n = Yt.shape[0]
-    M = Yt.T @ Yt
-    # [Y Y^T Y]^T = Y^T (Y Y^T); with the diagonal masked the j = i term is left out.
-    YYYt = Yt @ M - off * Yt * jnp.sum(Yt * Yt, axis=1, keepdims=True)
+    M = _gram(Yt)
+    # [Y Y^T Y]^T = Y^T (Y Y^T), row by row; with the diagonal masked the j = i term is left out.
+    YYYt = jnp.sum(Yt[:, :, None] * M[None], axis=1) - off * Yt * jnp.sum(Yt * Yt, axis=1, keepdims=True)
     num = Yt * (n + s.YC - YYYt)  # >= 0: [Y Y^T Y]_ki <= n
-    Yn = num / jnp.sum(num, axis=1, keepdims=True)
+    total = jnp.sum(num, axis=1, keepdims=True)
+    Yn = num / jnp.where(total > 0, total, 1.0)  # 0 / 1 on the padding rows
     YCn = _times_c(Yn, rows, cols, vals, diag)
     obj = _objective(Yn, YCn, rows, vals, diag, off)
     it = s.n_iter + 1
@@ -288,14 +316,14 @@ def _step(s: PPCState, rows, cols, vals, diag, off, tol):
 
 
 @jax.jit
-def _run(todo, state, rows, cols, vals, diag, off, tol):
+def _run(todo, state, rows, cols, vals, diag, off, tol, n):
     """At most ``todo`` steps from ``state`` (one piece of :func:`~bayesclust.inference._driver.run_in_pieces`)."""
 
     def cond(s):
         return (s.n_iter < todo) & ~s.converged
 
     def body(s):
-        return _step(s, rows, cols, vals, diag, off, tol)[0]
+        return _step(s, rows, cols, vals, diag, off, tol, n)[0]
 
     return lax.while_loop(cond, body, state)
 
@@ -487,37 +515,44 @@ def ppc(
             restart_objectives=np.full(n_starts, iso_const), isolated=isolated,
         )
 
-    # Pad the pairs to a size bucket (value-0 pairs (m-1, m-1) add nothing and keep the rows
-    # sorted) so that co-associations of the same data share one compilation.
+    # Pad the pairs to a power-of-two bucket (value-0 pairs (m-1, m-1) add nothing and keep the
+    # rows sorted) and the objects to kernels.padded_rows(m) (zero rows of Y^T, diagonal 0: they
+    # stay zero and change no sum), so that co-associations of the same data, or of a few more
+    # objects, share one compilation; the result is the unpadded one, bit for bit.
     nnz = rows.shape[0]
-    step = 1 << max(10, int(math.log2(max(nnz, 1))) - 1)
-    pad = -nnz % step
+    pad = _pairs_to(nnz) - nnz
+    m_pad = _pad_to(m)
     with jax.enable_x64(True):
-        r_ = jnp.asarray(np.r_[rows, np.full(pad, m - 1, np.int32)])
-        c_ = jnp.asarray(np.r_[cols, np.full(pad, m - 1, np.int32)])
-        v_ = jnp.asarray(np.r_[vals, np.zeros(pad)])
-        d_ = jnp.asarray(diag)
+        r_ = np.r_[rows, np.full(pad, m - 1, np.int32)]
+        c_ = np.r_[cols, np.full(pad, m - 1, np.int32)]
+        v_ = np.r_[vals, np.zeros(pad)]
+        d_ = np.r_[diag, np.zeros(m_pad - m)]
         if Y_init is not None:
-            starts = [jnp.asarray(Y_init)]
+            starts = [Y_init]
         else:
+            # drawn at the padded count and cut (the same draws; see _driver.draws_extend)
+            size = m_pad if draws_extend() else m
             keys = jax.random.split(key, n_init)
-            starts = [jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(m,)) for k in keys]
+            starts = [np.asarray(jax.random.dirichlet(k, jnp.ones(K, jnp.float64), shape=(size,)))[:m]
+                      for k in keys]
         todo = iter(starts)
-        off_, tol_ = np.float64(off), np.float64(tol)
+        off_, tol_, n_ = np.float64(off), np.float64(tol), np.float64(m)
 
         def start():
-            state = init_ppc_state(r_, c_, v_, d_, next(todo), mask_diagonal=mask_diagonal,
+            Y0 = np.zeros((m_pad, K))
+            Y0[:m] = next(todo)
+            state = init_ppc_state(r_, c_, v_, d_, Y0, mask_diagonal=mask_diagonal,
                                    max_iter=TRACE_PIECE - 1)
             # max_iter never enters the compiled loop: the trace is recorded in pieces.
-            out = run_in_pieces(state, lambda it, s: _run(it, s, r_, c_, v_, d_, off_, tol_), max_iter)
+            out = run_in_pieces(state, lambda it, s: _run(it, s, r_, c_, v_, d_, off_, tol_, n_), max_iter)
             return float(out.state.objective), out
 
         obj, out, finals = best_of_restarts(len(starts), start, maximize=False)
     s = out.state
     Y = uniform
-    Y[keep] = np.asarray(s.memberships)
+    Y[keep] = np.asarray(s.memberships)[:m]
     labels = np.zeros(n, np.int64)
-    labels[keep] = np.asarray(s.labels)
+    labels[keep] = np.asarray(s.labels)[:m]
     return PPCResult(
         memberships=Y,
         labels=labels,

@@ -22,7 +22,9 @@ from ... import _validation as V
 from ...kernels import (
     nearest_center,
     nearest_center_stats,
+    padded_rows,
     squared_norms,
+    sum_rows,
     weighted_means,
 )
 from .._driver import best_of_restarts, pow2_at_least, run_in_pieces
@@ -134,8 +136,9 @@ class KMeansInfo(NamedTuple):
     shift: jax.Array
 
 
-def _step(s: KMeansState, X, w, valid, tol, Xw):
-    """One Lloyd iteration of ``s`` (``w`` None: unit weights; ``valid`` the active slots)."""
+def _step(s: KMeansState, X, w, valid, tol, Xw, real=None):
+    """One Lloyd iteration of ``s`` (``w`` None: unit weights; ``valid`` the active slots;
+    ``real`` None, or the rows that are not padding: only their labels enter the stopping test)."""
     assigned, stats = nearest_center_stats(X, s.centers, valid, w, weighted_X=Xw)
     labels = assigned.index
     # An empty cluster keeps its previous centre.
@@ -146,9 +149,10 @@ def _step(s: KMeansState, X, w, valid, tol, Xw):
     # The sum of squares at the new means from the pass's exact distances by the
     # parallel-axis identity, per cluster sum w |x - a|^2 = sum w |x - m|^2 + W |m - a|^2
     # (a the old centre, m the mean, W the cluster's weight): O(k d), no second pass.
-    sse = jnp.sum(assigned.sq_dist if w is None else w * assigned.sq_dist)
+    sse = sum_rows(assigned.sq_dist if w is None else w * assigned.sq_dist)
     obj = jnp.maximum(sse - jnp.sum(stats.weight * delta), 0.0).astype(s.objective.dtype)
-    changed = jnp.any(labels != s.labels)
+    differs = labels != s.labels
+    changed = jnp.any(differs if real is None else differs & real)
     it = s.n_iter + 1
     state = KMeansState(new, labels, obj, s.objective_trace.at[it].set(obj), it,
                         ~changed | (shift <= tol))
@@ -215,7 +219,7 @@ def kmeans_step(state: KMeansState, X, *, sample_weight=None, tol=0.0) -> tuple[
 
 def _initial_state(X, w, centers, valid, trace_len):
     nearest = nearest_center(X, centers, valid)
-    obj = jnp.sum(nearest.sq_dist if w is None else w * nearest.sq_dist).astype(X.dtype)
+    obj = sum_rows(nearest.sq_dist if w is None else w * nearest.sq_dist).astype(X.dtype)
     return KMeansState(
         centers.astype(X.dtype), jnp.full(X.shape[0], -1, jnp.int32), obj,
         jnp.full(trace_len, jnp.nan, X.dtype).at[0].set(obj), jnp.asarray(0, jnp.int32),
@@ -302,20 +306,22 @@ def masked_lloyd(X, sample_weight, centers, valid, max_iter, tol, *, weighted_X=
     return s.centers, nearest_center(X, s.centers, valid), s.n_iter, s.converged
 
 
-def _loop(X, w, valid, tol, max_iter, state: KMeansState, Xw=None):
+def _loop(X, w, valid, tol, max_iter, state: KMeansState, Xw=None, real=None):
     def cond(s: KMeansState):
         return (s.n_iter < max_iter) & ~s.converged
 
     def body(s: KMeansState):
-        return _step(s, X, w, valid, tol, Xw)[0]
+        return _step(s, X, w, valid, tol, Xw, real)[0]
 
     return lax.while_loop(cond, body, state)
 
 
 @jax.jit
-def _run(X, w, tol, todo, state):
-    """At most ``todo`` more iterations from ``state`` (every centre active)."""
-    return _loop(X, w, jnp.ones(state.centers.shape[0], bool), tol, todo, state, X * w[:, None])
+def _run(X, w, n, tol, todo, state):
+    """At most ``todo`` more iterations from ``state`` (every centre active; the rows from
+    ``n`` on are padding)."""
+    real = jnp.arange(X.shape[0]) < n
+    return _loop(X, w, jnp.ones(state.centers.shape[0], bool), tol, todo, state, X * w[:, None], real)
 
 
 @functools.partial(jax.jit, static_argnums=(3,))
@@ -327,8 +333,12 @@ def _init_run(X, w, centers, trace_len):
 def _final(X, w, centers):
     """The assignment to the final centres and its sum of squares."""
     final = nearest_center(X, centers)
-    return final.index, jnp.sum(w * final.sq_dist)
+    return final.index, sum_rows(w * final.sq_dist)
 
+
+#: The row count the jitted runs pad ``n`` rows to (a module attribute, so that a test can
+#: run them unpadded).
+_pad_to = padded_rows
 
 #: From this many rows the KD-tree assignment of :func:`lloyd_host` queries in tree order.
 _KDTREE_ORDER_MIN_N = 4096
@@ -458,21 +468,21 @@ def _relocate_empty(X, C, labels, counts, sums) -> None:
 def _init_centers(rng_key, X, w, n_clusters, method):
     n = X.shape[0]
     if method == "random":
-        p = w / jnp.sum(w)
+        p = w / sum_rows(w)
         idx = jax.random.choice(rng_key, n, (n_clusters,), replace=False, p=p)
         return X[idx]
     # k-means++ (Arthur & Vassilvitskii 2007), one candidate per step.
     k0, rng_key = jax.random.split(rng_key)
-    first = jax.random.choice(k0, n, p=w / jnp.sum(w))
+    first = jax.random.choice(k0, n, p=w / sum_rows(w))
     centers = jnp.zeros((n_clusters, X.shape[1]), X.dtype).at[0].set(X[first])
     d2 = squared_norms(X - X[first])
 
     def step(j, carry):
         centers, d2 = carry
         p = w * d2
-        total = jnp.sum(p)
+        total = sum_rows(p)
         # All remaining mass on chosen points (duplicates): fall back to uniform.
-        p = jnp.where(total > 0, p / jnp.where(total > 0, total, 1.0), w / jnp.sum(w))
+        p = jnp.where(total > 0, p / jnp.where(total > 0, total, 1.0), w / sum_rows(w))
         i = jax.random.choice(jax.random.fold_in(rng_key, j), n, p=p)
         centers = centers.at[j].set(X[i])
         return centers, jnp.minimum(d2, squared_norms(X - X[i]))
@@ -506,8 +516,12 @@ def _initial(rng_key, X, w, n_clusters, init):
                 f"n_clusters={n_clusters} exceeds the number of samples with positive weight ({n_pos})"
             )
         key = V.as_rng_key(rng_key)
-        Xj = jnp.asarray(X)
-        return _init_centers(key, Xj, jnp.asarray(w, Xj.dtype), n_clusters, init)
+        # Drawn from the rows padded to a shape bucket with weight 0 (never drawn): a new n
+        # compiles no new program, and the draws are those of the unpadded rows.
+        n_pad = _pad_to(n)
+        Xj = jnp.asarray(np.concatenate([X, np.zeros((n_pad - n, d), X.dtype)]))
+        wj = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]), Xj.dtype)
+        return _init_centers(key, Xj, wj, n_clusters, init)
     C = V.check_array(init, "init")
     if C.shape != (n_clusters, d):
         raise ValueError(f"init must have shape ({n_clusters}, {d}), got {C.shape}")
@@ -633,13 +647,19 @@ def kmeans(
         tol_abs = math.ldexp(tol * var, -2 * e)
     else:
         tol_abs = tol * float(np.mean(np.var(Xc.astype(np.float64), axis=0)))
-    Xj = jnp.asarray(Xc)  # float32 unless jax_enable_x64
-    wj = jnp.asarray(w, Xj.dtype)
-    tol_j = np.asarray(tol_abs, Xj.dtype)  # a host scalar: traced, never a new compile
+    # Rows padded to a shape bucket with weight 0 (nothing in any statistic, and their labels
+    # left out of the stopping test): n and n + 7 rows run the same compiled programs, with
+    # the unpadded result (the sums over rows are kernels.sum_rows).
+    n_pad = _pad_to(n)
+    Xj = jnp.asarray(np.concatenate([Xc, np.zeros((n_pad - n, Xc.shape[1]), Xc.dtype)]))
+    wj = jnp.asarray(np.concatenate([w, np.zeros(n_pad - n, w.dtype)]), Xj.dtype)
+    tol_j = np.asarray(tol_abs, Xj.dtype)  # host scalars: traced, never a new compile
+    n_j = np.int32(n)
     state = _init_run(Xj, wj, centers0.astype(Xj.dtype), _TRACE_LEN)
-    state, traces, done = run_in_pieces(state, lambda todo, s: _run(Xj, wj, tol_j, todo, s), max_iter,
+    state, traces, done = run_in_pieces(state, lambda todo, s: _run(Xj, wj, n_j, tol_j, todo, s), max_iter,
                                         piece=_TRACE_LEN)
     labels, objective = _final(Xj, wj, state.centers)
+    labels = np.asarray(labels)[:n]
     objective = math.ldexp(float(objective), 2 * e)
     return KMeansResult(
         centers=(np.ldexp(np.asarray(state.centers), e) + mean).astype(X.dtype),
