@@ -200,6 +200,82 @@ def test_smic_estimator_refit_on_seven_more_rows_does_not_compile():
     assert est.labels_.shape == (157,) and np.isfinite(est.lsmi_).all()
 
 
+#: Small searches: what compiles, not accuracy.
+_CONSENSUS = {
+    "PairwiseConsensus": dict(n_clusters=3, n_init=1, max_iter=20),
+    "AspectConsensus": dict(n_clusters=3, n_init=1, max_iter=20),
+    "ACCCS": dict(n_clusters=3, population=4, generations=2),
+}
+
+
+def _noisy_ensemble(n, m=8, k=3, seed=0):
+    """``m`` partitions of ``n`` objects: blocks of ``k`` with a tenth of the labels redrawn."""
+    rng = np.random.default_rng(seed)
+    parts = np.tile(np.arange(n) % k, (m, 1))
+    flip = rng.random((m, n)) < 0.1
+    parts[flip] = rng.integers(k, size=int(flip.sum()))
+    return parts
+
+
+@pytest.mark.parametrize("method", list(_CONSENSUS))
+def test_consensus_estimator_refit_on_seven_more_rows_does_not_compile(method):
+    """25 objects, then 32 (one shape bucket): PPC's objects, PEnCA's columns of B and
+    ACCCS's k-means starts are padded, the co-association's pairs to a power of two."""
+    import bayesclust
+
+    X, parts = _blobs(25, 2, 3, seed=2), _noisy_ensemble(25)
+    est = getattr(bayesclust, method)(**_CONSENSUS[method], random_state=0)
+    est.fit(X, ensemble=parts)
+    with _compiles() as seen:
+        est.fit(np.vstack([X, X[:7] + 0.5]), ensemble=np.hstack([parts, parts[:, :7]]))
+    assert seen == []
+    assert est.labels_.shape == (32,) and set(est.labels_.tolist()) <= {0, 1, 2}
+
+
+def test_map_did_refit_with_seven_more_rows_in_one_class_does_not_compile():
+    """A class of 50 rows grows to 57 (across gmd's own bucket edge at 56): the classes' fits
+    pad to powers of two, and the refit reuses the compiled EM."""
+    from bayesclust import MAPDIDClassifier
+
+    X = _blobs(150, 4, 3, seed=2)
+    y = np.repeat(np.arange(3), 50)
+    clf = MAPDIDClassifier(k_max=2, random_state=0).fit(X, y)
+    with _compiles() as seen:
+        clf.fit(np.vstack([X, X[:7] + 0.01]), np.r_[y, y[:7]])
+    assert seen == []
+    assert clf.predict(X).shape == (150,)
+
+
+def test_padded_consensus_fits_equal_unpadded(monkeypatch):
+    """k-means, PPC and PEnCA EM on padded rows / objects give the unpadded fit bit for bit."""
+    import jax
+
+    import bayesclust.inference.consensus.aspect_em as ae
+    import bayesclust.inference.consensus.ppc as pp
+    import bayesclust.inference.hard.kmeans as km
+
+    from bayesclust.inference.consensus.coassociation import coassociation
+
+    X = _blobs(37, 3, 3, seed=4)  # padded to 40
+    w = np.random.default_rng(0).exponential(size=37).astype(np.float32)
+    ens = coassociation(_noisy_ensemble(37, m=6, seed=1))
+
+    def fits():
+        with jax.enable_x64(True):
+            return (km.kmeans(1, X, 3, init="k-means++", sample_weight=w, n_init=2),
+                    km.kmeans_init(2, X, 3),
+                    pp.ppc(1, ens, 3, n_init=2, max_iter=40, mask_diagonal=True),
+                    ae.aspect_em(1, ens, 3, n_init=2, max_iter=40, alpha_p=1.5, alpha_B=1.5))
+
+    padded = fits()
+    for module in (km, pp, ae):
+        monkeypatch.setattr(module, "_pad_to", lambda n: n)
+    plain = fits()
+    for a, b in zip(padded, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
 # --- import and the persistent cache, in fresh interpreters -------------------------------
 
 

@@ -627,6 +627,7 @@ def gmd(
     reg_covar: float = REG_COVAR,
     tol: float = 1e-5,
     max_iter: int = 10_000,
+    pad_rows: int | None = None,
 ) -> GMDResult:
     r"""Unsupervised learning of a full-covariance Gaussian mixture (Figueiredo & Jain 2002).
 
@@ -677,6 +678,12 @@ def gmd(
         (docs/deviations.md#gmd-stopping-test), evaluated in the unit frame (Notes).
     max_iter : int, default 10000
         Most steps (sweeps and forced annihilations) in total.
+    pad_rows : int, optional
+        ``>= n``: the row count the compiled EM runs on, ``X`` followed by zero-weight rows
+        that change no statistic (default :func:`bayesclust.kernels.padded_rows` ``(n)``).
+        A caller that fits many subsets whose sizes move together (MAP-DID's classes) can
+        pass a coarser bucket so that they share one compiled program; the fit is the
+        default's up to the rounding of its sums (the same as a rule).
 
     Returns
     -------
@@ -756,6 +763,7 @@ def gmd(
     reg_covar = V.check_positive(reg_covar, "reg_covar")
     tol = V.check_positive(tol, "tol")
     max_iter = V.check_int(max_iter, "max_iter", minimum=1)
+    n_pad = _pad_to(n) if pad_rows is None else V.check_int(pad_rows, "pad_rows", minimum=n)
     if isinstance(init, str) and init == "kmeans" and n_kmeans is None:
         n_kmeans = k_min
     means0 = _initial_means(rng_key, X, k_max, init, n_kmeans)
@@ -768,7 +776,6 @@ def gmd(
         M = np.ldexp(means0 - mean.astype(means0.dtype), -e).astype(Xs.dtype)
     if not np.all(np.isfinite(M)):
         raise ValueError("init - mean of X overflows; rescale init and X")
-    n_pad = _pad_to(n)
     Xj = jnp.asarray(np.concatenate([Xs, np.zeros((n_pad - n, d), Xs.dtype)]))
     wj = jnp.asarray(np.concatenate([np.ones(n, Xs.dtype), np.zeros(n_pad - n, Xs.dtype)]))
     # host scalars: traced, never a new compile
