@@ -253,7 +253,6 @@ def test_padded_consensus_fits_equal_unpadded(monkeypatch):
     import bayesclust.inference.consensus.aspect_em as ae
     import bayesclust.inference.consensus.ppc as pp
     import bayesclust.inference.hard.kmeans as km
-
     from bayesclust.inference.consensus.coassociation import coassociation
 
     X = _blobs(37, 3, 3, seed=4)  # padded to 40

@@ -43,8 +43,8 @@ import numpy as np
 from jax import lax
 
 from ... import _validation as V
-from ...metrics import membership_entropy
 from ...kernels import padded_rows, sum_rows
+from ...metrics import membership_entropy
 from .._driver import TRACE_PIECE, best_of_restarts, draws_extend, pow2_at_least, run_in_pieces
 from ._common import _as_pairs
 
