@@ -38,6 +38,7 @@ import numpy as np
 from jax import lax
 
 from ... import _validation as V
+from .._driver import permutation
 from .._sharding import check_divides, check_mesh, replicate, shard_leading, to_host
 from ..hard.kmeans import lloyd_host, masked_lloyd
 from ._common import _default_sigmas
@@ -302,12 +303,14 @@ def kmeans_ensemble(
         labels = _sharded_partitions(mesh, axis, s_key, run_key, V.unit_frame(X)[0], ks, m, kmax,
                                      max_iter)
         return Ensemble(labels, ks.astype(np.int64), int(kmin), int(kmax))
-    Xj = jnp.asarray(V.unit_frame(X)[0])
+    Xu = V.unit_frame(X)[0]
+    Xj = jnp.asarray(Xu)
     for l in range(N):
         kl = jax.random.fold_in(run_key, l)
         if m < n:
-            idx = np.sort(np.asarray(jax.random.permutation(jax.random.fold_in(s_key, l), n)[:m]))
-            Xl = Xj[idx]
+            # jax.random.permutation's integers, compiled once per shape bucket; rows cut on the host
+            idx = np.sort(permutation(jax.random.fold_in(s_key, l), n)[:m])
+            Xl = jnp.asarray(Xu[idx])
         else:
             idx, Xl = slice(None), Xj
         lab = _masked_kmeans(kl, Xl, jnp.int32(ks[l]), kmax, jnp.int32(max_iter))
