@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ..inference.increments.did_hierarchy import gdid_index, sl_aglo, sl_did
+from ..inference.increments.did_hierarchy import count_tested_sides, gdid_index, sl_aglo, sl_did
 from ._base import _key_from_random_state, _warn_if_one_cluster
 
 __all__ = ["SLDID", "SLAGLO", "GMDID", "MAPDIDClassifier"]
@@ -64,29 +64,6 @@ def _warn_if_chained(estimator) -> None:
             UserWarning, stacklevel=3)
 
 
-def _tested_sides(n: int, merges, min_size: int) -> int:
-    """Sides of ``min_size`` points or more over the merges: the isolation tests passed.
-
-    ``merges`` as :class:`DIDHierarchyResult` holds them (points naming their clusters);
-    replayed with a union-find of the points.
-    """
-    parent, size = np.arange(n), np.ones(n, np.int64)
-
-    def root(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    sides = 0
-    for a, b, _ in np.asarray(merges):
-        ra, rb = root(int(a)), root(int(b))
-        sides += int(size[ra] >= min_size) + int(size[rb] >= min_size)
-        parent[rb] = ra
-        size[ra] += size[rb]
-    return sides
-
-
 def _warn_if_chance_isolations(estimator, n: int, result) -> None:
     r"""Warn when one or more of SL-AGLO's isolations is expected by chance.
 
@@ -97,7 +74,7 @@ def _warn_if_chance_isolations(estimator, n: int, result) -> None:
     standardised wine that is 3.8 of the 6 isolations: some clusters are pieces of one group.
     """
     isolated = int(np.sum(result.isolated))
-    tests = _tested_sides(n, result.merges, estimator.min_size) + isolated
+    tests = count_tested_sides(n, result.merges, estimator.min_size) + isolated
     expected = tests * float(np.exp(-estimator.tau_))
     if isolated and expected >= 1.0:
         warnings.warn(

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
+from .._union_find import UnionFind
 from ._common import _check_pairs
 from .coassociation import CoAssociation
 from .linkage import cut_tree_at
@@ -267,21 +268,14 @@ def _csl_must_link_only(D: np.ndarray, ml: np.ndarray, comp: np.ndarray, K: int)
     below = fcluster(Z, np.nextafter(h, -np.inf), "distance") - 1 if h > 0 else np.arange(n)
     # the components below h* and the must-link pairs, as a union-find forest
     _, first = np.unique(below, return_index=True)
-    parent = first[below].tolist()  # every object points at its component's first member
-
-    def find(v: int) -> int:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
+    uf = UnionFind(parent=first[below])  # every object points at its component's first member
     k = first.size
 
     def union(i: int, j: int) -> None:
         nonlocal k
-        a, b = find(i), find(j)
+        a, b = uf.find(i), uf.find(j)
         if a != b:
-            parent[max(a, b)] = min(a, b)
+            uf.link(max(a, b), min(a, b))
             k -= 1
 
     for i, j in ml.tolist():
@@ -296,7 +290,7 @@ def _csl_must_link_only(D: np.ndarray, ml: np.ndarray, comp: np.ndarray, K: int)
         if k <= K:
             break
         union(i, j)
-    return np.fromiter((find(v) for v in range(n)), np.int64, n)
+    return uf.roots()
 
 
 def _csl(D: np.ndarray, comp: np.ndarray, cl: np.ndarray, K: int) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validation as V
+from .._union_find import UnionFind
 from .coassociation import as_coassociation
 
 __all__ = ["LinkageResult", "linkage_consensus", "cut_tree_at", "lifetimes", "LINKAGE_METHODS",
@@ -104,20 +105,6 @@ class LinkageResult(NamedTuple):
     method: str
 
 
-class _UnionFind:
-    def __init__(self, n: int):
-        self.parent = np.arange(n)
-
-    def find(self, a: int) -> int:
-        p = self.parent
-        root = a
-        while p[root] != root:
-            root = p[root]
-        while p[a] != root:
-            p[a], a = root, p[a]
-        return root
-
-
 def cut_tree_at(Z: Any, n_clusters: int) -> np.ndarray:
     """Partition with exactly ``n_clusters`` clusters: apply the first ``n - K`` merges of ``Z``.
 
@@ -148,12 +135,11 @@ def cut_tree_at(Z: Any, n_clusters: int) -> np.ndarray:
     K = V.check_int(n_clusters, "n_clusters", minimum=1)
     if K > n:
         raise ValueError(f"n_clusters must be at most the number of objects {n}, got {K}")
-    uf = _UnionFind(2 * n - 1)
-    for t in range(n - K):
-        a, b = int(Z[t, 0]), int(Z[t, 1])
-        uf.parent[uf.find(a)] = n + t
-        uf.parent[uf.find(b)] = n + t
-    roots = np.array([uf.find(i) for i in range(n)])
+    uf = UnionFind(2 * n - 1)
+    for t in range(n - K):  # merge t makes node n + t the root of both sides
+        uf.link(int(Z[t, 0]), n + t)
+        uf.link(int(Z[t, 1]), n + t)
+    roots = uf.roots()[:n]
     _, first, inv = np.unique(roots, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))
     return order[inv.reshape(-1)].astype(np.int64)
@@ -231,13 +217,14 @@ def _single_linkage_sparse(U: sp.csr_matrix) -> np.ndarray:
 
 def _linkage_from_edges(n: int, i: np.ndarray, j: np.ndarray, h: np.ndarray) -> np.ndarray:
     """scipy linkage matrix from MST edges sorted by height (Kruskal with union-find)."""
-    uf = _UnionFind(2 * n - 1)
+    uf = UnionFind(2 * n - 1)
     size = np.ones(2 * n - 1, np.int64)
     Z = np.empty((n - 1, 4))
     for t in range(n - 1):
         a, b = uf.find(int(i[t])), uf.find(int(j[t]))
         a, b = min(a, b), max(a, b)
-        uf.parent[a] = uf.parent[b] = n + t
+        uf.link(a, n + t)
+        uf.link(b, n + t)
         size[n + t] = size[a] + size[b]
         Z[t] = (a, b, h[t], size[n + t])
     return Z

@@ -33,6 +33,7 @@ from scipy.spatial.distance import cdist
 from ... import _native
 from ... import _validation as V
 from ...kernels import description_length, did_cdf
+from .._union_find import UnionFind
 from ._common import _BLOCK, _gdid, _lam_floor
 
 __all__ = [
@@ -646,3 +647,32 @@ def gdid_cut(X, Z, n_clusters_range=None) -> GDIDCut:
     best = int(np.argmin(scores))
     labels = np.unique(cuts[:, best], return_inverse=True)[1].astype(np.int64)
     return GDIDCut(labels, int(ks[best]), ks, scores)
+
+
+def count_tested_sides(n: int, merges, min_size: int) -> int:
+    """Sides of ``min_size`` points or more over the merges: the isolation tests passed.
+
+    Replays the merges of an agglomeration (:class:`DIDHierarchyResult`'s ``merges``, rows
+    ``(a, b, gap)`` of points naming their clusters, the first side kept as the root) with a
+    union-find of the points, counting every side of at least ``min_size`` points (SL-AGLO's
+    isolation test runs on those; Fred & Leitão 2003, §3).
+
+    Parameters
+    ----------
+    n : int
+        Points.
+    merges : array, shape (n_merges, 3)
+    min_size : int
+
+    Returns
+    -------
+    int
+    """
+    uf, size = UnionFind(n), np.ones(n, np.int64)
+    sides = 0
+    for a, b, _ in np.asarray(merges):
+        ra, rb = uf.find(int(a)), uf.find(int(b))
+        sides += int(size[ra] >= min_size) + int(size[rb] >= min_size)
+        uf.link(rb, ra)
+        size[ra] += size[rb]
+    return sides
