@@ -162,14 +162,18 @@ def _times_c(Yt, rows, cols, vals, diag):
     return out + diag[:, None] * Yt
 
 
-def _objective(Yt, YCt, rows, vals, diag, off):
-    r""":math:`\|C\|^2 - 2\,\mathrm{tr}(YCY^\top) + \|YY^\top\|^2` (minus the diagonal if ``off``)."""
+def _c_norm2(rows, vals, diag):
+    r""":math:`\|C\|_F^2` (a constant of the fit: computed once per call of the driver's loop)."""
     # Summed per object first: the driver's value-0 padding pairs add exact zeros to the last
     # object's sum, so they cannot change the rounding (a sum over the pairs could).
     # The sums over objects are kernels.sum_rows: the driver's padding objects (zero rows of
     # Y^T, no pair, diagonal 0) add exact zeros to the same partial sums.
-    per_object = jax.ops.segment_sum(vals * vals, rows, Yt.shape[0], indices_are_sorted=True)
-    c_norm2 = 2.0 * sum_rows(per_object) + sum_rows(diag * diag)
+    per_object = jax.ops.segment_sum(vals * vals, rows, diag.shape[0], indices_are_sorted=True)
+    return 2.0 * sum_rows(per_object) + sum_rows(diag * diag)
+
+
+def _objective(Yt, YCt, c_norm2, off):
+    r""":math:`\|C\|^2 - 2\,\mathrm{tr}(YCY^\top) + \|YY^\top\|^2` (minus the diagonal if ``off``)."""
     M = _gram(Yt)  # Y Y^T, (K, K)
     sq = jnp.sum(Yt * Yt, axis=1)  # ||y_i||^2 = [Y^T Y]_ii
     return c_norm2 - 2.0 * jnp.sum(sum_rows(YCt * Yt)) + jnp.sum(M * M) - off * sum_rows(sq * sq)
@@ -240,7 +244,7 @@ def _initial(Yt, rows, cols, vals, diag, off, trace_len):
     # every new number of objects a compile per operation.
     diag = diag * (1.0 - off)
     YC = _times_c(Yt, rows, cols, vals, diag)
-    obj = _objective(Yt, YC, rows, vals, diag, off)
+    obj = _objective(Yt, YC, _c_norm2(rows, vals, diag), off)
     return PPCState(Yt, YC, jnp.argmax(Yt, axis=1).astype(jnp.int32), obj,
                     jnp.full(trace_len, jnp.nan, Yt.dtype).at[0].set(obj),
                     jnp.asarray(0, jnp.int32), jnp.asarray(False))
@@ -293,10 +297,10 @@ def ppc_step(state: PPCState, rows, cols, values, diag, *, tol=1e-9, mask_diagon
     Yt = state.memberships
     rows, cols, vals, diag, off = _prepared(Yt, rows, cols, values, diag, mask_diagonal)
     return _step(state, rows, cols, vals, diag, off, jnp.asarray(tol, Yt.dtype),
-                 jnp.asarray(Yt.shape[0], Yt.dtype))
+                 jnp.asarray(Yt.shape[0], Yt.dtype), _c_norm2(rows, vals, diag))
 
 
-def _step(s: PPCState, rows, cols, vals, diag, off, tol, n):
+def _step(s: PPCState, rows, cols, vals, diag, off, tol, n, c_norm2):
     """:func:`ppc_step` on prepared arguments; ``n`` the number of objects (the driver's
     padding objects, zero rows of ``memberships``, stay zero and are not counted)."""
     Yt = s.memberships
@@ -307,7 +311,7 @@ def _step(s: PPCState, rows, cols, vals, diag, off, tol, n):
     total = jnp.sum(num, axis=1, keepdims=True)
     Yn = num / jnp.where(total > 0, total, 1.0)  # 0 / 1 on the padding rows
     YCn = _times_c(Yn, rows, cols, vals, diag)
-    obj = _objective(Yn, YCn, rows, vals, diag, off)
+    obj = _objective(Yn, YCn, c_norm2, off)
     it = s.n_iter + 1
     done = (s.objective - obj) <= tol * jnp.abs(s.objective)
     labels = jnp.argmax(Yn, axis=1).astype(jnp.int32)
@@ -322,8 +326,10 @@ def _run(todo, state, rows, cols, vals, diag, off, tol, n):
     def cond(s):
         return (s.n_iter < todo) & ~s.converged
 
+    c_norm2 = _c_norm2(rows, vals, diag)
+
     def body(s):
-        return _step(s, rows, cols, vals, diag, off, tol, n)[0]
+        return _step(s, rows, cols, vals, diag, off, tol, n, c_norm2)[0]
 
     return lax.while_loop(cond, body, state)
 
