@@ -548,7 +548,11 @@ def aspect_em(
     returned parameters.  float64 throughout (``jax.enable_x64`` inside).  Each start is
     :func:`aspect_em_step` looped from :func:`init_aspect_em_state` in a ``lax.while_loop``
     whose trace buffer is recorded in pieces (``inference._driver.run_in_pieces``): no cap
-    on ``max_iter``, and a new ``max_iter`` compiles nothing.
+    on ``max_iter``, and a new ``max_iter`` compiles nothing.  The objects are padded to
+    :func:`bayesclust.kernels.padded_rows` (zero columns of ``B``, left out of every sum and
+    of the prior) and the stored pairs to a power of two (count-0 pairs), so a co-association
+    of a few more objects reuses the compiled programs; the fit is the unpadded one, bit for
+    bit.
 
     References
     ----------

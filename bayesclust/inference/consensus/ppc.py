@@ -441,7 +441,11 @@ def ppc(
     Each start is :func:`ppc_step` looped from :func:`init_ppc_state` in a
     ``lax.while_loop`` whose trace buffer is recorded in pieces
     (``inference._driver.run_in_pieces``): no cap on ``max_iter``, and a new ``max_iter``
-    compiles nothing.
+    compiles nothing.  The linked objects are padded to
+    :func:`bayesclust.kernels.padded_rows` (zero rows of the memberships, which stay zero and
+    are left out of every sum and of the transform's :math:`n`) and the stored pairs to a power
+    of two (value-0 pairs), so a co-association of a few more objects reuses the compiled
+    programs; the fit is the unpadded one, bit for bit.
     The iteration count, starts, tolerance and the diagonal are our choices
     (docs/deviations.md#ppc-defaults).  float64 throughout (``jax.enable_x64`` inside).
 

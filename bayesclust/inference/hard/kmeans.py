@@ -586,7 +586,10 @@ def kmeans(
     overflow nor flush to zero at any scale of ``X``, and scaling ``X`` by a
     power of two changes nothing but the scale of the outputs.  Ties go to the lowest centre index.  One jit-compiled
     ``lax.while_loop`` per piece of 127 iterations (the trace is recorded in pieces of a
-    fixed buffer); recompiles only per shape, never per ``max_iter`` or ``n_init``.
+    fixed buffer); recompiles only per shape, never per ``max_iter`` or ``n_init``: the rows
+    are padded to :func:`bayesclust.kernels.padded_rows` with zero-weight rows (left out of
+    every sum and of the stopping test; the starts drawn from the padded rows), so ``n + 7``
+    rows reuse the programs of ``n`` and the result is the unpadded one.
 
     References
     ----------
