@@ -232,6 +232,18 @@ def test_consensus_estimator_refit_on_seven_more_rows_does_not_compile(method):
     assert est.labels_.shape == (32,) and set(est.labels_.tolist()) <= {0, 1, 2}
 
 
+def test_kmeans_plus_plus_start_at_seven_more_rows_does_not_compile():
+    """CEC-IB's k-means++ start (kmeans_init) is drawn from rows padded to a shape bucket."""
+    from bayesclust.inference.hard.kmeans import kmeans_init
+
+    X = _blobs(25, 2, 3, seed=2)
+    first = kmeans_init(0, X, 3, init="k-means++")
+    with _compiles() as seen:
+        kmeans_init(0, np.vstack([X, X[:7] + 0.5]), 3, init="k-means++")
+    assert seen == []
+    assert first.shape == (3, 2) and all((X == c).all(axis=1).any() for c in first)  # data points
+
+
 def test_map_did_refit_with_seven_more_rows_in_one_class_does_not_compile():
     """A class of 50 rows grows to 57 (across gmd's own bucket edge at 56): the classes' fits
     pad to powers of two, and the refit reuses the compiled EM."""
