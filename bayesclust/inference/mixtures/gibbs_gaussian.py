@@ -74,6 +74,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from ... import _native
 from ... import _validation as V
 from .._sharding import check_divides, check_mesh
 from ._common import (
@@ -86,7 +87,7 @@ from ._common import (
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import GibbsInfo, run_in_segments, segment_runner
+from .gibbs import GibbsInfo, _native_sweep_ok, _sweep_kernels, run_in_segments, segment_runner
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -415,6 +416,51 @@ def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     return (counts, means, factor, logdet, const, overflow), slot
 
 
+def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full):
+    """Every point's :func:`_point_step` in order, every chain: one ``lax.scan``.
+
+    Returns the labels (C, n) and the overflow flags (C,); the statistics the scan
+    carries are dropped (the sweep recomputes them exactly from the labels).
+    """
+    d = Z.shape[1]
+    step = jax.vmap(functools.partial(_point_step, kappa0=kappa0, nu0=nu0, full=full),
+                    in_axes=(0, None, 0, 0, 0))
+
+    def body(carry, inp):
+        x, old, u_i, ln_i = inp
+        return step(carry, x, old, u_i, ln_i)
+
+    const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
+    carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
+    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
+    return labels.T, carry[5]
+
+
+def _point_moves(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full):
+    """Neal's single-site moves of every point in every chain, on the uniforms ``u`` (C, n).
+
+    On a CPU with the native kernels built, one call of
+    :func:`bayesclust._native.gibbs_gaussian_ffi` (8 float32 / 4 float64 chains on the
+    lanes of a SIMD register, ``gibbs_gaussian.cc``); elsewhere :func:`_scan_points`.
+    Both make the same draws from the same uniforms, up to float rounding (tested), so a
+    run is reproducible from its key on either path.  Returns the labels (C, n) and the
+    overflow flags (C,).
+    """
+    if not _native_sweep_ok(Z):
+        return _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+
+    def cpu(Z, state, u, log_new, kappa0, nu0):
+        labels, overflow = _native.gibbs_gaussian_ffi(
+            Z, state.labels, state.counts, state.means, state.factor, state.logdet, u, log_new,
+            kappa0, nu0, Z.shape[0], full=full)
+        return labels, state.overflow | (overflow != 0)
+
+    def xla(Z, state, u, log_new, kappa0, nu0):
+        return _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+
+    return lax.platform_dependent(Z, state, u, log_new, kappa0, nu0, cpu=cpu, default=xla)
+
+
 def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
     """``log p(Z | z)`` of one chain from its exact statistics (whitened frame, m0 = 0, S0 = I)."""
     kn = kappa0 + counts
@@ -554,18 +600,7 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
                             else jnp.full((n, d), 0.5, Z.dtype),
                             jnp.zeros((n,), Z.dtype), kappa0, nu0, full)  # (n,)
     log_new = state.log_alpha[:, None] + logp0[None, :]  # (C, n)
-    step = jax.vmap(functools.partial(_point_step, kappa0=kappa0, nu0=nu0, full=full),
-                    in_axes=(0, None, 0, 0, 0))
-
-    def body(carry, inp):
-        x, old, u_i, ln_i = inp
-        return step(carry, x, old, u_i, ln_i)
-
-    const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
-    carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
-    labels = labels.T
-    overflow = carry[5]
+    labels, overflow = _point_moves(Z, state, u, log_new, kappa0, nu0, full=full)
     accepted = jnp.zeros(labels.shape[0], jnp.int32)
     if split_merge and n >= 2:
         k_sm = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, 0x5EED), split_merge))(keys)
@@ -791,7 +826,7 @@ def gibbs_dp_gaussian(
         sample_stats=sample_stats,
         sampler=f"gibbs-collapsed-{covariance_type}" + ("+split-merge" if moves else ""),
         model=f"dp_gaussian_{covariance_type}",
-        kernels="xla",
+        kernels=_sweep_kernels(Zj),
         seconds=seconds,
         copy=False,
     )
