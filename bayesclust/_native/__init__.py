@@ -394,16 +394,19 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
                 log_alpha.astype(dt), sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()),
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
-                split_merge=np.int64(split_merge))
+                split_merge=np.int64(split_merge), point_moves=np.int32(bool(point_moves)))
 
 
 def gibbs_gaussian_ffi(Z, labels, counts, means, factor, logdet, u, log_new, kappa0, nu0, n_valid,
-                       *, full):
-    """The point moves of one collapsed sweep of the full / diag DP mixture (``gibbs_gaussian.cc``).
+                       log_alpha=None, seeds=None, *, full, split_merge=0, point_moves=True):
+    """The moves of one collapsed sweep of the full / diag DP mixture (``gibbs_gaussian.cc``).
 
     Neal's (2000) Algorithm 3 moves of ``gibbs_gaussian._point_step`` for every point
     ``i < n_valid`` in order, every chain, on the given uniforms: the same draws as the
-    XLA scan from the same numbers (up to float rounding).
+    XLA scan from the same numbers (up to float rounding); then ``split_merge``
+    sequentially-allocated split-merge moves per chain (Dahl 2003; the proposal of
+    ``gibbs_gaussian.split_merge_move``, members visited in index order) on each chain's
+    own SplitMix64 stream.
 
     Parameters
     ----------
@@ -421,24 +424,38 @@ def gibbs_gaussian_ffi(Z, labels, counts, means, factor, logdet, u, log_new, kap
     kappa0, nu0 : scalars
     n_valid : int scalar
         Rows ``n_valid..n-1`` are padding: not moved, their labels returned as given.
+    log_alpha : array, shape (C,), optional
+        The chains' log concentrations (the split-merge moves' acceptance).
+    seeds : uint32 array, shape (C, 2), optional
+        The 64-bit seed (high, low words) of each chain's stream for the split-merge moves.
     full : bool
+    split_merge : int
+        Split-merge moves per chain after the point moves.
+    point_moves : bool
+        False: the split-merge moves alone (tests).
 
     Returns
     -------
-    (labels, overflow)
-        Shapes (C, n) int32 and (C,) int32 (1: a new cluster found every slot taken).
+    (labels, overflow, accepted)
+        Shapes (C, n) int32, (C,) int32 (1: a new cluster, or an accepted split, found
+        every slot taken) and (C,) int32 (the split-merge moves accepted).
     """
     C, n = labels.shape
     dt = Z.dtype
+    log_alpha = jnp.zeros((C,), dt) if log_alpha is None else log_alpha
+    seeds = jnp.zeros((C, 2), jnp.uint32) if seeds is None else seeds
     call = jax.ffi.ffi_call(
         _target("bayesclust_gibbs_gaussian", dt),
-        (jax.ShapeDtypeStruct((C, n), jnp.int32), jax.ShapeDtypeStruct((C,), jnp.int32)),
+        (jax.ShapeDtypeStruct((C, n), jnp.int32), jax.ShapeDtypeStruct((C,), jnp.int32),
+         jax.ShapeDtypeStruct((C,), jnp.int32)),
         vmap_method="sequential",
     )
     scalar = lambda v, t: jnp.asarray(v, t).reshape(())  # noqa: E731
     return call(Z, labels.astype(jnp.int32), counts.astype(dt), means.astype(dt), factor.astype(dt),
                 logdet.astype(dt), u.astype(dt), log_new.astype(dt), scalar(kappa0, dt),
-                scalar(nu0, dt), scalar(n_valid, jnp.int32), full=np.int32(bool(full)))
+                scalar(nu0, dt), scalar(n_valid, jnp.int32), log_alpha.astype(dt),
+                seeds.astype(jnp.uint32), full=np.int32(bool(full)),
+                split_merge=np.int64(split_merge), point_moves=np.int32(bool(point_moves)))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

@@ -72,35 +72,12 @@ namespace {
 using bayesclust::AnyTrue;
 using bayesclust::ExpNonPositive;
 using bayesclust::Simd;
+using bayesclust::SplitMix64;
+using bayesclust::Unit;
 
 constexpr double kTwoPi = 6.283185307179586;
 
-// ---- Random numbers: SplitMix64 on a counter ----------------------------
-
-// Output j of the SplitMix64 stream started at `seed` (Steele, Lea & Flood
-// 2014; Java's SplittableRandom): the state after j + 1 steps of the Weyl
-// sequence, through the variant-13 finaliser.  A counter-based generator: any
-// output is computed directly, so the draws do not depend on threading.
-inline uint64_t SplitMix64(uint64_t seed, uint64_t j) {
-  uint64_t z = seed + (j + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniforms on (0, 1]: the top 24 (float) or 53 (double) bits, plus one ulp.
-template <typename T>
-inline T Unit(uint64_t bits);
-template <>
-inline float Unit<float>(uint64_t bits) {
-  return static_cast<float>((bits >> 40) + 1) * 0x1p-24f;
-}
-template <>
-inline double Unit<double>(uint64_t bits) {
-  return static_cast<double>((bits >> 11) + 1) * 0x1p-53;
-}
-
-// ---- SIMD: simd.h ---------------------------------------------------------
+// ---- Random numbers and SIMD: simd.h ---------------------------------------
 
 // Per-lane uniform streams for a sweep.  Float: xoshiro128** (Blackman &
 // Vigna 2018), one 128-bit state per lane seeded by SplitMix64 from the

@@ -55,6 +55,8 @@ using bayesclust::AnyTrue;
 using bayesclust::ExpNonPositive;
 using bayesclust::LogAtLeastOne;
 using bayesclust::Simd;
+using bayesclust::SplitMix64;
+using bayesclust::Unit;
 
 constexpr double kPi = 3.141592653589793;
 
@@ -70,10 +72,22 @@ struct GaussSweep {
   const T* logdet;           // (C, K)
   const T* u;                // (C, n)
   const T* log_new;          // (C, n)
+  const T* log_alpha;        // (C,)
+  const uint32_t* seeds;     // (C, 2): the split-merge moves' streams
+  int64_t split_merge;       // moves per chain after the point moves
+  bool point_moves;          // false: the split-merge moves alone (tests)
   double kappa0, nu0;
   std::vector<double> G;  // (n + 1): the count's constant of a slot's log weight
   int32_t* labels_out;    // (C, n)
   int32_t* overflow_out;  // (C,)
+  int32_t* accepted_out;  // (C,)
+};
+
+// One side of a split-merge proposal (one lane, double): count, mean, the
+// inverse P of S_n (full, d x d) or the Gamma rates (diag), log det S_n.
+struct Side {
+  double n = 0.0, logdet = 0.0;
+  std::vector<double> m, F;
 };
 
 template <typename T, int Lanes>
@@ -93,6 +107,7 @@ struct GaussGroup {
   std::vector<V> label, lw, qk;
   int64_t chain[W];
   int32_t overflow[W];
+  int32_t accepted[W];
   V lane_ids;
   std::vector<double> work;  // d * d + 2 d: one lane's unpacked P, r, w
 
@@ -169,6 +184,7 @@ struct GaussGroup {
       const int64_t c = first + std::min<int64_t>(l, lanes - 1);
       chain[l] = c;
       overflow[l] = 0;
+      accepted[l] = 0;
       for (int64_t k = 0; k < K; ++k) {
         const T ck = s->counts[c * K + k];
         At(cnt, k, l) = ck;
@@ -403,6 +419,189 @@ struct GaussGroup {
     }
   }
 
+
+  // ---- Split-merge moves (one lane at a time, double) ----
+
+  void SideClear(Side& sd) const {
+    sd.n = 0.0;
+    sd.logdet = 0.0;
+    sd.m.assign(d, 0.0);
+    if (full) {
+      sd.F.assign(d * d, 0.0);
+      for (int64_t t = 0; t < d; ++t) sd.F[t * d + t] = 1.0;
+    } else {
+      sd.F.assign(d, 0.5);
+    }
+  }
+
+  // x joins the side (the rank-one updates of Add).
+  void SideAdd(Side& sd, const T* x) {
+    const double kn = s->kappa0 + sd.n, sc = kn / (kn + 1.0);
+    double* r = work.data() + d * d;
+    for (int64_t t = 0; t < d; ++t) r[t] = x[t] - sd.m[t];
+    if (full) {
+      double* w = r + d;
+      const double root = std::sqrt(sc);
+      double tv = 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < d; ++j) acc += sd.F[i * d + j] * r[j];
+        w[i] = root * acc;
+        tv += root * r[i] * w[i];
+      }
+      const double c = 1.0 / (1.0 + tv);
+      for (int64_t i = 0; i < d; ++i)
+        for (int64_t j = 0; j < d; ++j) sd.F[i * d + j] -= c * w[i] * w[j];
+      sd.logdet += std::log1p(tv);
+    } else {
+      for (int64_t t = 0; t < d; ++t) sd.F[t] += 0.5 * sc * r[t] * r[t];
+    }
+    for (int64_t t = 0; t < d; ++t) sd.m[t] = (kn * sd.m[t] + x[t]) / (kn + 1.0);
+    sd.n += 1.0;
+  }
+
+  // log n_s + log p(x | side): the slots' log weight.
+  double SideWeight(const Side& sd, const T* x) const {
+    const int64_t c = static_cast<int64_t>(sd.n);
+    const double kn = s->kappa0 + sd.n, coef_s = kn / (kn + 1.0);
+    const double ex = -0.5 * (s->nu0 + sd.n + 1.0);
+    if (full) {
+      double q = 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        const double yi = x[i] - sd.m[i];
+        double row = 0.0;
+        for (int64_t j = 0; j < d; ++j) row += sd.F[i * d + j] * (x[j] - sd.m[j]);
+        q += yi * row;
+      }
+      return s->G[c] - 0.5 * sd.logdet + ex * std::log1p(coef_s * std::max(q, 0.0));
+    }
+    double lb = 0.0, ker = 0.0;
+    for (int64_t t = 0; t < d; ++t) {
+      const double y = x[t] - sd.m[t];
+      lb += std::log(sd.F[t]);
+      ker += std::log1p(coef_s * y * y / (2.0 * sd.F[t]));
+    }
+    return s->G[c] - 0.5 * lb + ex * ker;
+  }
+
+  // log p(X_side) (gibbs_gaussian.log_marginal_whitened of one cluster).
+  double SideMarginal(const Side& sd) const {
+    const double kn = s->kappa0 + sd.n, dd = static_cast<double>(d);
+    if (full) {
+      double lg = 0.0;
+      for (int64_t j = 0; j < d; ++j)
+        lg += std::lgamma(0.5 * (s->nu0 + sd.n) - 0.5 * j) - std::lgamma(0.5 * s->nu0 - 0.5 * j);
+      return -0.5 * sd.n * dd * std::log(kPi) + lg - 0.5 * (s->nu0 + sd.n) * sd.logdet +
+             0.5 * dd * std::log(s->kappa0 / kn);
+    }
+    const double a0 = 0.5 * s->nu0, an = a0 + 0.5 * sd.n;
+    double lb = 0.0;
+    for (int64_t t = 0; t < d; ++t) lb += std::log(sd.F[t]);
+    return dd * (std::lgamma(an) - std::lgamma(a0)) + dd * a0 * std::log(0.5) - an * lb +
+           0.5 * dd * std::log(s->kappa0 / kn) - 0.5 * sd.n * dd * std::log(2.0 * kPi);
+  }
+
+  // Slot k of lane l takes the side's statistics.
+  void WriteSlot(int64_t k, int l, const Side& sd) {
+    Set(cnt, k, l, static_cast<T>(sd.n));
+    for (int64_t t = 0; t < d; ++t) Set(mean, k * d + t, l, static_cast<T>(sd.m[t]));
+    if (full) {
+      Set(logdet, k, l, static_cast<T>(sd.logdet));
+      for (int64_t i = 0, p = 0; i < d; ++i)
+        for (int64_t j = i; j < d; ++j, ++p)
+          Set(P, k * np + p, l, static_cast<T>(i == j ? sd.F[i * d + i] : 2.0 * sd.F[i * d + j]));
+    } else {
+      for (int64_t t = 0; t < d; ++t) {
+        Set(beta, k * d + t, l, static_cast<T>(sd.F[t]));
+        Set(inv2b, k * d + t, l, static_cast<T>(0.5 / sd.F[t]));
+      }
+    }
+    Terms(k, l);
+    kmax = std::max(kmax, k + 1);
+  }
+
+  // One sequentially-allocated split-merge move of lane l (Dahl 2003; Jain &
+  // Neal 2004; gibbs_gaussian.split_merge_move on the XLA path): points i != j
+  // drawn uniformly; the other members of their clusters, in index order (a
+  // visiting order that does not depend on the state, shared by the move and
+  // its reverse), go to A = {i} or B = {j} with probability proportional to
+  // n_s p(x | s) -- drawn for a split (z_i = z_j), forced to the current
+  // clusters for a merge -- q the product of the probabilities; the split is
+  // accepted with probability min(1, r / q), the merge with min(1, q / r),
+  // r = p(z_split | X) / p(z_merge | X) from the conjugate marginals.
+  void SplitMerge(int l, int64_t move, Side& A, Side& B, Side& AB, std::vector<uint8_t>& alloc) {
+    const int64_t nv = s->n_valid;
+    const uint64_t seed =
+        (static_cast<uint64_t>(s->seeds[2 * chain[l]]) << 32) | s->seeds[2 * chain[l] + 1];
+    const uint64_t base = static_cast<uint64_t>(move) * (nv + 3);
+    auto unit = [&](uint64_t j) { return Unit<double>(SplitMix64(seed, base + j)); };
+    const int64_t pi = std::min<int64_t>(static_cast<int64_t>(unit(0) * nv), nv - 1);
+    const int64_t jj = std::min<int64_t>(static_cast<int64_t>(unit(1) * (nv - 1)), nv - 2);
+    const int64_t pj = jj + (jj >= pi);
+    const T ci = label[pi][l], cj = label[pj][l];
+    const bool split = ci == cj;
+    SideClear(A);
+    SideClear(B);
+    SideClear(AB);
+    SideAdd(A, s->Z + pi * d);
+    SideAdd(B, s->Z + pj * d);
+    SideAdd(AB, s->Z + pi * d);
+    SideAdd(AB, s->Z + pj * d);
+    double log_q = 0.0;
+    for (int64_t p = 0; p < nv; ++p) {
+      const T lab = label[p][l];
+      alloc[p] = 0;
+      if ((lab != ci && lab != cj) || p == pi || p == pj) continue;
+      const T* x = s->Z + p * d;
+      const double diff = SideWeight(B, x) - SideWeight(A, x);  // log P(B) - log P(A)
+      // log P(B) = -log(1 + e^-diff), log P(A) = log P(B) - diff, computed stably.
+      const double log_pb = diff > 0 ? -std::log1p(std::exp(-diff)) : diff - std::log1p(std::exp(diff));
+      const double log_pa = log_pb - diff;
+      const bool to_b = split ? std::log(unit(3 + p)) < log_pb : lab == cj;
+      log_q += to_b ? log_pb : log_pa;
+      alloc[p] = to_b;
+      SideAdd(to_b ? B : A, x);
+      SideAdd(AB, x);
+    }
+    const double log_alpha = s->log_alpha[chain[l]];
+    const double log_ratio = log_alpha + std::lgamma(A.n) + std::lgamma(B.n) -
+                             std::lgamma(A.n + B.n) + SideMarginal(A) + SideMarginal(B) -
+                             SideMarginal(AB);
+    const double log_acc = split ? log_ratio - log_q : log_q - log_ratio;
+    if (!(std::log(unit(2)) < log_acc)) return;
+    const int64_t keep = static_cast<int64_t>(ci);
+    if (split) {
+      int64_t other = -1;
+      for (int64_t k = 0; k < K && other < 0; ++k)
+        if (At(cnt, k, l) == T(0)) other = k;
+      if (other < 0) {  // no slot for B: the caller grows the buffer and redoes the sweep
+        overflow[l] = 1;
+        return;
+      }
+      const T to = static_cast<T>(other);
+      Set(label, pj, l, to);
+      for (int64_t p = 0; p < nv; ++p)
+        if (alloc[p] && label[p][l] == ci) Set(label, p, l, to);
+      WriteSlot(keep, l, A);
+      WriteSlot(other, l, B);
+    } else {
+      const int64_t gone = static_cast<int64_t>(cj);
+      for (int64_t p = 0; p < nv; ++p)
+        if (label[p][l] == cj) Set(label, p, l, ci);
+      WriteSlot(keep, l, AB);
+      Clear(gone, l);
+    }
+    ++accepted[l];
+  }
+
+  void SplitMerges() {
+    if (s->split_merge <= 0 || s->n_valid < 2) return;
+    Side A, B, AB;
+    std::vector<uint8_t> alloc(s->n_valid);
+    for (int l = 0; l < lanes; ++l)
+      for (int64_t move = 0; move < s->split_merge; ++move) SplitMerge(l, move, A, B, AB, alloc);
+  }
+
   template <bool Full, int D>
   void PointsFor() {
     for (int64_t i = 0; i < s->n_valid; ++i) Step<Full, D>(i);
@@ -436,6 +635,7 @@ struct GaussGroup {
     for (int l = 0; l < lanes; ++l) {
       const int64_t c = first + l;
       s->overflow_out[c] = overflow[l];
+      s->accepted_out[c] = accepted[l];
       int32_t* out = s->labels_out + c * n;
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(label[i][l]);
     }
@@ -447,8 +647,11 @@ ffi::Error GaussImpl(ffi::ThreadPool pool, ffi::AnyBuffer Z, ffi::Buffer<ffi::S3
                      ffi::AnyBuffer counts, ffi::AnyBuffer means, ffi::AnyBuffer factor,
                      ffi::AnyBuffer logdet, ffi::AnyBuffer u, ffi::AnyBuffer log_new,
                      ffi::AnyBuffer kappa0, ffi::AnyBuffer nu0, ffi::Buffer<ffi::S32> n_valid,
+                     ffi::AnyBuffer log_alpha, ffi::Buffer<ffi::U32> seeds,
                      ffi::Result<ffi::Buffer<ffi::S32>> labels_out,
-                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out, int32_t full) {
+                     ffi::Result<ffi::Buffer<ffi::S32>> overflow_out,
+                     ffi::Result<ffi::Buffer<ffi::S32>> accepted_out, int32_t full,
+                     int64_t split_merge, int32_t point_moves) {
   auto zd = Z.dimensions();
   auto ld = labels.dimensions();
   auto md = means.dimensions();
@@ -476,8 +679,14 @@ ffi::Error GaussImpl(ffi::ThreadPool pool, ffi::AnyBuffer Z, ffi::Buffer<ffi::S3
   s.log_new = static_cast<const T*>(log_new.untyped_data());
   s.kappa0 = static_cast<const T*>(kappa0.untyped_data())[0];
   s.nu0 = static_cast<const T*>(nu0.untyped_data())[0];
+  s.log_alpha = static_cast<const T*>(log_alpha.untyped_data());
+  s.seeds = seeds.typed_data();
+  s.split_merge = split_merge;
+  s.point_moves = point_moves != 0;
   s.labels_out = labels_out->typed_data();
   s.overflow_out = overflow_out->typed_data();
+  s.accepted_out = accepted_out->typed_data();
+  if (split_merge < 0) return ffi::Error::InvalidArgument("gibbs_gaussian: split_merge must be >= 0");
   if (s.C == 0) return ffi::Error::Success();
   // G(c) for every count (gibbs_gaussian._weight_const without the log det).
   const double d = static_cast<double>(s.d);
@@ -505,7 +714,8 @@ ffi::Error GaussImpl(ffi::ThreadPool pool, ffi::AnyBuffer Z, ffi::Buffer<ffi::S3
     if (first >= sweep->C) return;
     GaussGroup<T, kLanes> group;
     group.Init(sweep.get(), first, std::min(per_group, sweep->C - first));
-    group.Points();
+    if (sweep->point_moves) group.Points();
+    group.SplitMerges();
     group.Finish();
   });
   return ffi::Error::Success();
@@ -527,9 +737,14 @@ ffi::Error GaussImpl(ffi::ThreadPool pool, ffi::AnyBuffer Z, ffi::Buffer<ffi::S3
       .Arg<ffi::AnyBuffer>()        /* kappa0 () */                 \
       .Arg<ffi::AnyBuffer>()        /* nu0 () */                    \
       .Arg<ffi::Buffer<ffi::S32>>() /* n_valid () */                \
+      .Arg<ffi::AnyBuffer>()        /* log_alpha (C,) */            \
+      .Arg<ffi::Buffer<ffi::U32>>() /* seeds (C, 2) */              \
       .Ret<ffi::Buffer<ffi::S32>>() /* labels (C, n) */             \
       .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */             \
-      .Attr<int32_t>("full")
+      .Ret<ffi::Buffer<ffi::S32>>() /* accepted (C,) */             \
+      .Attr<int32_t>("full")                                        \
+      .Attr<int64_t>("split_merge")                                 \
+      .Attr<int32_t>("point_moves")
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustGibbsGaussianF32, GaussImpl<float>,
                               BAYESCLUST_BIND_GIBBS_GAUSSIAN);

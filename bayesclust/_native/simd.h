@@ -1,4 +1,5 @@
-// SIMD helpers shared by the native Gibbs kernels (gibbs.cc, gibbs_gaussian.cc):
+// Helpers shared by the native Gibbs kernels (gibbs.cc, gibbs_gaussian.cc): a
+// counter-based random stream (SplitMix64) and its uniforms,
 // a vector type of one AVX register, exp of non-positive and log of
 // at-least-one arguments lane by lane, and an any-lane test of a mask.
 #pragma once
@@ -9,6 +10,31 @@
 #include <type_traits>
 
 namespace bayesclust {
+
+// ---- Random numbers: SplitMix64 on a counter ----------------------------
+
+// Output j of the SplitMix64 stream started at `seed` (Steele, Lea & Flood
+// 2014; Java's SplittableRandom): the state after j + 1 steps of the Weyl
+// sequence, through the variant-13 finaliser.  A counter-based generator: any
+// output is computed directly, so the draws do not depend on threading.
+inline uint64_t SplitMix64(uint64_t seed, uint64_t j) {
+  uint64_t z = seed + (j + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniforms on (0, 1]: the top 24 (float) or 53 (double) bits, plus one ulp.
+template <typename T>
+inline T Unit(uint64_t bits);
+template <>
+inline float Unit<float>(uint64_t bits) {
+  return static_cast<float>((bits >> 40) + 1) * 0x1p-24f;
+}
+template <>
+inline double Unit<double>(uint64_t bits) {
+  return static_cast<double>((bits >> 11) + 1) * 0x1p-53;
+}
 
 // A vector of `Lanes` values of T (GCC vector extensions; the kernel uses 32
 // bytes, one AVX register).

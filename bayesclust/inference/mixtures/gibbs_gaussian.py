@@ -90,7 +90,14 @@ from ._common import (
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import GibbsInfo, _native_sweep_ok, _sweep_kernels, run_in_segments, segment_runner
+from .gibbs import (
+    GibbsInfo,
+    _chain_seeds,
+    _native_sweep_ok,
+    _sweep_kernels,
+    run_in_segments,
+    segment_runner,
+)
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -439,29 +446,48 @@ def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full)
     return labels.T, carry[5]
 
 
-def _point_moves(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full):
-    """Neal's single-site moves of every point in every chain, on the uniforms ``u`` (C, n).
+def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, full,
+           split_merge=0):
+    """Neal's single-site moves of every point in every chain, on the uniforms ``u`` (C, n),
+    then ``split_merge`` :func:`split_merge_move` per chain (keys ``keys_sm``, (C,)).
 
     On a CPU with the native kernels built, one call of
     :func:`bayesclust._native.gibbs_gaussian_ffi` (8 float32 / 4 float64 chains on the
-    lanes of a SIMD register, ``gibbs_gaussian.cc``); elsewhere :func:`_scan_points`.
-    Both make the same draws from the same uniforms, up to float rounding (tested), so a
-    run is reproducible from its key on either path.  Returns the labels (C, n) and the
-    overflow flags (C,).
+    lanes of a SIMD register, ``gibbs_gaussian.cc``); elsewhere :func:`_scan_points` and
+    :func:`split_merge_move`.  The point moves make the same draws from the same
+    uniforms on both paths, up to float rounding (tested); the split-merge moves draw
+    from each path's own stream of the chain's key (the native moves visit the members
+    in index order, the XLA moves in a random order).  Returns the labels (C, n), the
+    overflow flags (C,) and the split-merge moves accepted (C,).
     """
+    n = Z.shape[0]
+    K = state.counts.shape[1]
+
+    def xla(Z, state, u, log_new, keys_sm, kappa0, nu0):
+        labels, overflow = _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+        accepted = jnp.zeros(labels.shape[0], jnp.int32)
+        if split_merge:
+            k_sm = jax.vmap(lambda k: jax.random.split(k, split_merge))(keys_sm)
+            counts = jax.vmap(lambda lab: jax.ops.segment_sum(
+                jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
+            labels, _, over, accepted = jax.vmap(functools.partial(
+                _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
+                in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
+            overflow = overflow | over
+        return labels, overflow, accepted
+
     if not _native_sweep_ok(Z):
-        return _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+        return xla(Z, state, u, log_new, keys_sm, kappa0, nu0)
 
-    def cpu(Z, state, u, log_new, kappa0, nu0):
-        labels, overflow = _native.gibbs_gaussian_ffi(
+    def cpu(Z, state, u, log_new, keys_sm, kappa0, nu0):
+        labels, overflow, accepted = _native.gibbs_gaussian_ffi(
             Z, state.labels, state.counts, state.means, state.factor, state.logdet, u, log_new,
-            kappa0, nu0, Z.shape[0], full=full)
-        return labels, state.overflow | (overflow != 0)
+            kappa0, nu0, n, state.log_alpha, _chain_seeds(keys_sm), full=full,
+            split_merge=split_merge)
+        return labels, state.overflow | (overflow != 0), accepted
 
-    def xla(Z, state, u, log_new, kappa0, nu0):
-        return _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
-
-    return lax.platform_dependent(Z, state, u, log_new, kappa0, nu0, cpu=cpu, default=xla)
+    return lax.platform_dependent(Z, state, u, log_new, keys_sm, kappa0, nu0, cpu=cpu,
+                                  default=xla)
 
 
 def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
@@ -603,16 +629,10 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
                             else jnp.full((n, d), 0.5, Z.dtype),
                             jnp.zeros((n,), Z.dtype), kappa0, nu0, full)  # (n,)
     log_new = state.log_alpha[:, None] + logp0[None, :]  # (C, n)
-    labels, overflow = _point_moves(Z, state, u, log_new, kappa0, nu0, full=full)
-    accepted = jnp.zeros(labels.shape[0], jnp.int32)
-    if split_merge and n >= 2:
-        k_sm = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, 0x5EED), split_merge))(keys)
-        counts = jax.vmap(lambda lab: jax.ops.segment_sum(
-            jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
-        labels, _, over, accepted = jax.vmap(functools.partial(
-            _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
-            in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
-        overflow = overflow | over
+    moves = split_merge if n >= 2 else 0
+    k_sm = jax.vmap(lambda k: jax.random.fold_in(k, 0x5EED))(keys)
+    labels, overflow, accepted = _moves(Z, state, u, log_new, k_sm, kappa0, nu0, full=full,
+                                        split_merge=moves)
     counts, means, factor, logdet = jax.vmap(
         lambda lab: _exact_stats(Z, lab, K, kappa0, full))(labels)
     log_alpha = state.log_alpha
