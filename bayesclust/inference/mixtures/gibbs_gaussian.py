@@ -40,17 +40,19 @@ family is closed under affine maps, so the partition posterior is unchanged and 
 sampler works with :math:`m_0 = 0, S_0 = I`.  With the data-scaled default prior
 (:func:`default_gaussian_prior`) the sampler is therefore unit-free.
 
-A sweep's point moves are one ``lax.scan`` over the points with every chain moved in the
-same step (``vmap`` over the chains inside the scan body) -- on a CPU, one call of the native
-kernel ``bayesclust/_native/gibbs_gaussian.cc`` instead (8 float32 chains per SIMD register,
-the slot a point leaves weighed with one member fewer in closed form, the same draws from the
-same uniforms) -- then the exact statistics, then
-optionally sequentially-allocated split-merge moves (Dahl 2003; Jain & Neal 2004;
-:func:`split_merge_move`, the spherical sampler's proposal with this model's predictive
-and marginal likelihood), which move a whole group of points at once where single-site
-moves would have to pass through low-probability states one point at a time, then
-optionally Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  Clusters
-live in a fixed-capacity buffer grown (and the segment redone) when a chain needs more
+A sweep is one ``lax.scan`` over the points with every chain moved in the same step
+(``vmap`` over the chains inside the scan body), then optionally sequentially-allocated
+split-merge moves (Dahl 2003; Jain & Neal 2004; :func:`split_merge_move`, the spherical
+sampler's proposal with this model's predictive and marginal likelihood), which move a
+whole group of points at once where single-site moves would have to pass through
+low-probability states one point at a time, then the exact statistics, then optionally
+Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  On a CPU the point
+moves and the split-merge moves are one call of the native kernel
+``bayesclust/_native/gibbs_gaussian.cc`` (8 float32 chains per SIMD register, the slot a
+point leaves weighed with one member fewer in closed form, the same draws as the scan from
+the same uniforms; the split-merge moves one chain at a time in double precision, the
+members visited in index order).  Clusters live in a fixed-capacity buffer grown (and the
+segment redone) when a chain needs more
 (:func:`bayesclust.inference.mixtures.gibbs.run_in_segments`).
 
 References
