@@ -394,7 +394,7 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
                 log_alpha.astype(dt), sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()),
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
-                split_merge=np.int64(split_merge), point_moves=np.int32(bool(point_moves)))
+                split_merge=np.int64(split_merge))
 
 
 def gibbs_gaussian_ffi(Z, labels, counts, means, factor, logdet, u, log_new, kappa0, nu0, n_valid,

@@ -376,7 +376,10 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         every cluster has its own diagonal / full covariance under a per-dimension
         Normal-Gamma / Normal-inverse-Wishart prior, means and covariances integrated
         out (:func:`bayesclust.gibbs_dp_gaussian`, single-site moves and ``split_merge``
-        moves); ``sigma2``, ``rho2``, ``sigma2_prior`` and ``sampler`` are then unused.
+        moves), every chain started from its own over-split k-means partition of about
+        :math:`\sqrt n` clusters in the prior-whitened frame (at most 64; single-site
+        moves merge small clusters far more easily than they grow new ones); ``sigma2``,
+        ``rho2``, ``sigma2_prior`` and ``sampler`` are then unused.
         With ``"spherical"``, ``fit`` warns (a ``UserWarning`` naming
         ``covariance_type``) when the full-covariance model's :math:`\log p(X, z)` rises
         by merging the clusters of the point partition into half as many or fewer:
