@@ -914,14 +914,8 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   // compiled to far slower code; two groups interleaved point by point gained
   // little: a step is bound by its instruction count, not by its latency.)
   constexpr int kLanes = 32 / sizeof(T);
-  const int64_t threads = std::max<int64_t>(pool.num_threads(), 1);
-  const int64_t n_groups =
-      std::max((s.C + kLanes - 1) / kLanes, std::min<int64_t>(s.C, threads));
-  const int64_t per_group = (s.C + n_groups - 1) / n_groups;
-  bayesclust::ParallelFor(pool, n_groups, [sweep, per_group](int64_t g) {
-    const int64_t first = g * per_group;
-    if (first < sweep->C)
-      RunGroup<T, kLanes>(sweep.get(), first, std::min(per_group, sweep->C - first));
+  bayesclust::ForChainGroups(pool, s.C, kLanes, [sweep](int64_t first, int64_t count) {
+    RunGroup<T, kLanes>(sweep.get(), first, count);
   });
   return ffi::Error::Success();
 }

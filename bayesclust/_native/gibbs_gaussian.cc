@@ -224,6 +224,19 @@ struct GaussGroup {
     return A;
   }
 
+  // w = root A r and v^T w with v = root r (A d x d): the vectors of a rank-one update
+  // of A = S^{-1} by v v^T (Sherman-Morrison) and log(1 + v^T w) of its determinant.
+  double ScaledProduct(const double* A, const double* r, double root, double* w) const {
+    double vw = 0.0;
+    for (int64_t i = 0; i < d; ++i) {
+      double acc = 0.0;
+      for (int64_t j = 0; j < d; ++j) acc += A[i * d + j] * r[j];
+      w[i] = root * acc;
+      vw += root * r[i] * w[i];
+    }
+    return vw;
+  }
+
   // P += c w w^T (packed, off-diagonal doubled) of slot k in lane l.
   void RankOne(int64_t k, int l, const double* w, double c) {
     const double* A = work.data();
@@ -245,16 +258,8 @@ struct GaussGroup {
     double* r = work.data() + d * d;
     for (int64_t t = 0; t < d; ++t) r[t] = x[t] - static_cast<double>(At(mean, k * d + t, l));
     if (full) {
-      const double* A = Unpack(k, l);
       double* w = r + d;
-      const double root = std::sqrt(sc);
-      double uw = 0.0;
-      for (int64_t i = 0; i < d; ++i) {
-        double acc = 0.0;
-        for (int64_t j = 0; j < d; ++j) acc += A[i * d + j] * r[j];
-        w[i] = root * acc;
-        uw += root * r[i] * w[i];
-      }
+      const double uw = ScaledProduct(Unpack(k, l), r, std::sqrt(sc), w);
       const double g = std::max(1.0 - uw, static_cast<double>(std::numeric_limits<T>::min()));
       RankOne(k, l, w, 1.0 / g);
       Set(logdet, k, l, static_cast<T>(At(logdet, k, l) + std::log(g)));
@@ -277,16 +282,8 @@ struct GaussGroup {
     double* r = work.data() + d * d;
     for (int64_t t = 0; t < d; ++t) r[t] = x[t] - static_cast<double>(At(mean, k * d + t, l));
     if (full) {
-      const double* A = Unpack(k, l);
       double* w = r + d;
-      const double root = std::sqrt(sc);
-      double tv = 0.0;
-      for (int64_t i = 0; i < d; ++i) {
-        double acc = 0.0;
-        for (int64_t j = 0; j < d; ++j) acc += A[i * d + j] * r[j];
-        w[i] = root * acc;
-        tv += root * r[i] * w[i];
-      }
+      const double tv = ScaledProduct(Unpack(k, l), r, std::sqrt(sc), w);
       RankOne(k, l, w, -1.0 / (1.0 + tv));
       Set(logdet, k, l, static_cast<T>(At(logdet, k, l) + std::log1p(tv)));
     } else {
@@ -441,14 +438,7 @@ struct GaussGroup {
     for (int64_t t = 0; t < d; ++t) r[t] = x[t] - sd.m[t];
     if (full) {
       double* w = r + d;
-      const double root = std::sqrt(sc);
-      double tv = 0.0;
-      for (int64_t i = 0; i < d; ++i) {
-        double acc = 0.0;
-        for (int64_t j = 0; j < d; ++j) acc += sd.F[i * d + j] * r[j];
-        w[i] = root * acc;
-        tv += root * r[i] * w[i];
-      }
+      const double tv = ScaledProduct(sd.F.data(), r, std::sqrt(sc), w);
       const double c = 1.0 / (1.0 + tv);
       for (int64_t i = 0; i < d; ++i)
         for (int64_t j = 0; j < d; ++j) sd.F[i * d + j] -= c * w[i] * w[j];
@@ -705,15 +695,9 @@ ffi::Error GaussImpl(ffi::ThreadPool pool, ffi::AnyBuffer Z, ffi::Buffer<ffi::S3
     }
   }
   constexpr int kLanes = 32 / sizeof(T);
-  const int64_t threads = std::max<int64_t>(pool.num_threads(), 1);
-  const int64_t n_groups =
-      std::max((s.C + kLanes - 1) / kLanes, std::min<int64_t>(s.C, threads));
-  const int64_t per_group = (s.C + n_groups - 1) / n_groups;
-  bayesclust::ParallelFor(pool, n_groups, [sweep, per_group](int64_t g) {
-    const int64_t first = g * per_group;
-    if (first >= sweep->C) return;
+  bayesclust::ForChainGroups(pool, s.C, kLanes, [sweep](int64_t first, int64_t count) {
     GaussGroup<T, kLanes> group;
-    group.Init(sweep.get(), first, std::min(per_group, sweep->C - first));
+    group.Init(sweep.get(), first, count);
     if (sweep->point_moves) group.Points();
     group.SplitMerges();
     group.Finish();
