@@ -364,8 +364,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"``: there the
         sequentially-allocated moves between random pairs of points are almost always
         rejected (0-4% of them in short runs on iris, standardised wine, crabs and
-        digits), and a full-covariance sweep with two of them costs three to four times
-        one without (BENCHMARKS.md).
+        digits), and on digits' first 10 principal components 20 of them per sweep did
+        not bring the full-covariance chains' log-likelihoods together (BENCHMARKS.md).
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
