@@ -88,18 +88,14 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    chain_seeds,
+    native_sweep_ok,
     recorded_labels,
     start_labels,
+    sweep_kernels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
-from .gibbs import (
-    GibbsInfo,
-    _chain_seeds,
-    _native_sweep_ok,
-    _sweep_kernels,
-    run_in_segments,
-    segment_runner,
-)
+from .gibbs import GibbsInfo, run_in_segments, segment_runner
 
 __all__ = [
     "COVARIANCE_TYPES",
@@ -478,13 +474,13 @@ def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, fu
             overflow = overflow | over
         return labels, overflow, accepted
 
-    if not _native_sweep_ok(Z):
+    if not native_sweep_ok(Z):
         return xla(Z, state, u, log_new, keys_sm, kappa0, nu0)
 
     def cpu(Z, state, u, log_new, keys_sm, kappa0, nu0):
         labels, overflow, accepted = _native.gibbs_gaussian_ffi(
             Z, state.labels, state.counts, state.means, state.factor, state.logdet, u, log_new,
-            kappa0, nu0, n, state.log_alpha, _chain_seeds(keys_sm), full=full,
+            kappa0, nu0, n, state.log_alpha, chain_seeds(keys_sm), full=full,
             split_merge=split_merge)
         return labels, state.overflow | (overflow != 0), accepted
 
@@ -851,7 +847,7 @@ def gibbs_dp_gaussian(
         sample_stats=sample_stats,
         sampler=f"gibbs-collapsed-{covariance_type}" + ("+split-merge" if moves else ""),
         model=f"dp_gaussian_{covariance_type}",
-        kernels=_sweep_kernels(Zj),
+        kernels=sweep_kernels(Zj),
         seconds=seconds,
         copy=False,
     )
