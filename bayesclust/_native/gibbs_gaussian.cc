@@ -1,6 +1,7 @@
 // The point moves of one collapsed Gibbs sweep of the DP mixture of Gaussians
-// with per-cluster full or diagonal covariances, every chain, as an XLA:CPU FFI
-// custom call.
+// with per-cluster full or diagonal covariances, every chain, then optionally
+// its sequentially-allocated split-merge moves (GaussGroup::SplitMerge), as an
+// XLA:CPU FFI custom call.
 //
 // The same Markov kernel as bayesclust.inference.mixtures.gibbs_gaussian._point_step
 // (the XLA scan, the reference these kernels are tested against): in the
