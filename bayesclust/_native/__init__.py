@@ -5,7 +5,8 @@ nearest-centre assignment computes the GEMM scores, the argmin and the
 winner's exact distance tile by tile in registers, without writing the
 ``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
 mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
-a few dozen small operations per point (see ``gibbs.cc``).  Two routines are host
+a few dozen small operations per point (see ``gibbs.cc``; the full- and
+diagonal-covariance mixture's point moves: ``gibbs_gaussian.cc``).  Two routines are host
 code called through ctypes, not custom calls: SL-DID's and SL-AGLO's agglomeration
 (``did.cc``, :func:`did_agglomerate`), whose NumPy driver paid the interpreter per
 tested pair, and CEC-IB's Hartigan passes (``cecib.cc``, :func:`cecib_passes`), whose
@@ -54,6 +55,7 @@ __all__ = [
     "did_agglomerate",
     "disabled",
     "enabled",
+    "gibbs_gaussian_ffi",
     "gibbs_run_ffi",
     "gibbs_sweep_ffi",
     "nearest_center_ffi",
@@ -62,8 +64,8 @@ __all__ = [
     "used_on",
 ]
 
-_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc", "cecib.cc")
-_HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
+_SOURCES = ("nearest.cc", "gibbs.cc", "gibbs_gaussian.cc", "did.cc", "cecib.cc")
+_HEADERS = ("parallel.h", "simd.h")  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
     "bayesclust_nearest_center_f64": "BayesclustNearestCenterF64",
@@ -71,6 +73,8 @@ _TARGETS = {
     "bayesclust_nearest_center_stats_f64": "BayesclustNearestCenterStatsF64",
     "bayesclust_gibbs_sweep_f32": "BayesclustGibbsSweepF32",
     "bayesclust_gibbs_sweep_f64": "BayesclustGibbsSweepF64",
+    "bayesclust_gibbs_gaussian_f32": "BayesclustGibbsGaussianF32",
+    "bayesclust_gibbs_gaussian_f64": "BayesclustGibbsGaussianF64",
 }
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 
@@ -391,6 +395,67 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
                 split_merge=np.int64(split_merge))
+
+
+def gibbs_gaussian_ffi(Z, labels, counts, means, factor, logdet, u, log_new, kappa0, nu0, n_valid,
+                       log_alpha=None, seeds=None, *, full, split_merge=0, point_moves=True):
+    """The moves of one collapsed sweep of the full / diag DP mixture (``gibbs_gaussian.cc``).
+
+    Neal's (2000) Algorithm 3 moves of ``gibbs_gaussian._point_step`` for every point
+    ``i < n_valid`` in order, every chain, on the given uniforms: the same draws as the
+    XLA scan from the same numbers (up to float rounding); then ``split_merge``
+    sequentially-allocated split-merge moves per chain (Dahl 2003; the proposal of
+    ``gibbs_gaussian.split_merge_move``, members visited in index order) on each chain's
+    own SplitMix64 stream.
+
+    Parameters
+    ----------
+    Z : array, shape (n, d), float32 or float64
+        The prior-whitened data.
+    labels : int32 array, shape (C, n)
+    counts, means : arrays, shapes (C, K) and (C, K, d)
+        The slots' sizes and posterior means under ``labels``.
+    factor : array, shape (C, K, d, d) (``full``) or (C, K, d)
+        The inverses of the slots' posterior scales, or their Gamma rates.
+    logdet : array, shape (C, K)
+        ``log det S_n`` (``full``; ignored otherwise).
+    u, log_new : arrays, shape (C, n)
+        The uniforms on (0, 1] of the draws and the new cluster's log weights.
+    kappa0, nu0 : scalars
+    n_valid : int scalar
+        Rows ``n_valid..n-1`` are padding: not moved, their labels returned as given.
+    log_alpha : array, shape (C,), optional
+        The chains' log concentrations (the split-merge moves' acceptance).
+    seeds : uint32 array, shape (C, 2), optional
+        The 64-bit seed (high, low words) of each chain's stream for the split-merge moves.
+    full : bool
+    split_merge : int
+        Split-merge moves per chain after the point moves.
+    point_moves : bool
+        False: the split-merge moves alone (tests).
+
+    Returns
+    -------
+    (labels, overflow, accepted)
+        Shapes (C, n) int32, (C,) int32 (1: a new cluster, or an accepted split, found
+        every slot taken) and (C,) int32 (the split-merge moves accepted).
+    """
+    C, n = labels.shape
+    dt = Z.dtype
+    log_alpha = jnp.zeros((C,), dt) if log_alpha is None else log_alpha
+    seeds = jnp.zeros((C, 2), jnp.uint32) if seeds is None else seeds
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_gibbs_gaussian", dt),
+        (jax.ShapeDtypeStruct((C, n), jnp.int32), jax.ShapeDtypeStruct((C,), jnp.int32),
+         jax.ShapeDtypeStruct((C,), jnp.int32)),
+        vmap_method="sequential",
+    )
+    scalar = lambda v, t: jnp.asarray(v, t).reshape(())  # noqa: E731
+    return call(Z, labels.astype(jnp.int32), counts.astype(dt), means.astype(dt), factor.astype(dt),
+                logdet.astype(dt), u.astype(dt), log_new.astype(dt), scalar(kappa0, dt),
+                scalar(nu0, dt), scalar(n_valid, jnp.int32), log_alpha.astype(dt),
+                seeds.astype(jnp.uint32), full=np.int32(bool(full)),
+                split_merge=np.int64(split_merge), point_moves=np.int32(bool(point_moves)))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

@@ -62,103 +62,22 @@
 #include <vector>
 
 #include "parallel.h"
+#include "simd.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
 
 namespace {
 
+using bayesclust::AnyTrue;
+using bayesclust::ExpNonPositive;
+using bayesclust::Simd;
+using bayesclust::SplitMix64;
+using bayesclust::Unit;
+
 constexpr double kTwoPi = 6.283185307179586;
 
-// ---- Random numbers: SplitMix64 on a counter ----------------------------
-
-// Output j of the SplitMix64 stream started at `seed` (Steele, Lea & Flood
-// 2014; Java's SplittableRandom): the state after j + 1 steps of the Weyl
-// sequence, through the variant-13 finaliser.  A counter-based generator: any
-// output is computed directly, so the draws do not depend on threading.
-inline uint64_t SplitMix64(uint64_t seed, uint64_t j) {
-  uint64_t z = seed + (j + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniforms on (0, 1]: the top 24 (float) or 53 (double) bits, plus one ulp.
-template <typename T>
-inline T Unit(uint64_t bits);
-template <>
-inline float Unit<float>(uint64_t bits) {
-  return static_cast<float>((bits >> 40) + 1) * 0x1p-24f;
-}
-template <>
-inline double Unit<double>(uint64_t bits) {
-  return static_cast<double>((bits >> 11) + 1) * 0x1p-53;
-}
-
-// ---- SIMD ------------------------------------------------------------------
-
-// A vector of `Lanes` values of T (GCC vector extensions; the kernel uses 32
-// bytes, one AVX register).
-template <typename T, int Lanes>
-struct Simd {
-  static constexpr int W = Lanes;
-  typedef T V __attribute__((vector_size(Lanes * sizeof(T))));
-  typedef typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type Int;
-  typedef Int I __attribute__((vector_size(Lanes * sizeof(T))));
-};
-
-// exp(x) for x <= 0 (-inf gives 0), float: Cephes' expf (Moshier) --
-// x = k ln 2 + r, |r| <= ln(2)/2, k rounded to nearest by the 1.5 * 2^23
-// shifter, exp(r) by its degree-6 polynomial, 2^k put into the exponent bits;
-// relative error below 1e-7.  Below -87, where 2^k would leave the normal
-// range, the result is 0 (e^-87 ~ 1.6e-38: not a weight a draw can see next
-// to the largest, which is 1).
-template <typename V, typename I>
-__attribute__((always_inline)) inline V ExpNonPositiveF32(V x) {
-  const I dead = x < -87.0f;
-  const V shifter = V{} + 12582912.0f;  // 1.5 * 2^23
-  const V big = x * 1.44269504088896341f + shifter;
-  const V kf = big - shifter;
-  V r = x - kf * 0.693359375f;
-  r = r + kf * 2.12194440e-4f;
-  V y = V{} + 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * (r * r) + r + 1.0f;
-  I bits;
-  std::memcpy(&bits, &big, sizeof(bits));
-  bits = (bits - (0x4B400000 - 127)) << 23;  // 2^k: k sits in big's low mantissa bits
-  V scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return dead ? V{} : y * scale;
-}
-
-template <typename T, int Lanes>
-__attribute__((always_inline)) inline typename Simd<T, Lanes>::V ExpNonPositive(
-    typename Simd<T, Lanes>::V x) {
-  if constexpr (sizeof(T) == 4) {
-    return ExpNonPositiveF32<typename Simd<T, Lanes>::V, typename Simd<T, Lanes>::I>(x);
-  } else {  // double: the library's exp lane by lane (exact, as XLA's)
-    typename Simd<T, Lanes>::V y;
-    for (int l = 0; l < Lanes; ++l) y[l] = std::exp(x[l]);
-    return y;
-  }
-}
-
-// Whether any lane of a comparison mask is set (movmskps on each AVX half).
-template <typename I>
-__attribute__((always_inline)) inline bool AnyTrue(I mask) {
-  typedef float Half __attribute__((vector_size(32)));
-  constexpr int kHalves = sizeof(I) / 32;
-  Half h[kHalves];
-  std::memcpy(h, &mask, sizeof(mask));
-  int any = 0;
-  for (int j = 0; j < kHalves; ++j) any |= __builtin_ia32_movmskps256(h[j]);
-  return any != 0;
-}
+// ---- Random numbers and SIMD: simd.h ---------------------------------------
 
 // Per-lane uniform streams for a sweep.  Float: xoshiro128** (Blackman &
 // Vigna 2018), one 128-bit state per lane seeded by SplitMix64 from the
@@ -995,14 +914,8 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   // compiled to far slower code; two groups interleaved point by point gained
   // little: a step is bound by its instruction count, not by its latency.)
   constexpr int kLanes = 32 / sizeof(T);
-  const int64_t threads = std::max<int64_t>(pool.num_threads(), 1);
-  const int64_t n_groups =
-      std::max((s.C + kLanes - 1) / kLanes, std::min<int64_t>(s.C, threads));
-  const int64_t per_group = (s.C + n_groups - 1) / n_groups;
-  bayesclust::ParallelFor(pool, n_groups, [sweep, per_group](int64_t g) {
-    const int64_t first = g * per_group;
-    if (first < sweep->C)
-      RunGroup<T, kLanes>(sweep.get(), first, std::min(per_group, sweep->C - first));
+  bayesclust::ForChainGroups(pool, s.C, kLanes, [sweep](int64_t first, int64_t count) {
+    RunGroup<T, kLanes>(sweep.get(), first, count);
   });
   return ffi::Error::Success();
 }

@@ -37,4 +37,19 @@ void ParallelFor(xla::ffi::ThreadPool& pool, int64_t n_items, Body body) {
   while (counters->done.load(std::memory_order_acquire) < n_items) std::this_thread::yield();
 }
 
+// body(first, count) for groups of consecutive chains 0..C-1, each at most
+// `lanes` chains (one SIMD register of the Gibbs kernels), as many groups as
+// threads when the chains allow it (a step costs the same with one lane in use
+// as with all), shared out by ParallelFor.
+template <typename Body>
+void ForChainGroups(xla::ffi::ThreadPool& pool, int64_t C, int64_t lanes, Body body) {
+  const int64_t threads = std::max<int64_t>(pool.num_threads(), 1);
+  const int64_t n_groups = std::max((C + lanes - 1) / lanes, std::min<int64_t>(C, threads));
+  const int64_t per_group = (C + n_groups - 1) / n_groups;
+  ParallelFor(pool, n_groups, [body, per_group, C](int64_t g) {
+    const int64_t first = g * per_group;
+    if (first < C) body(first, std::min(per_group, C - first));
+  });
+}
+
 }  // namespace bayesclust

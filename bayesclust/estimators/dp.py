@@ -15,6 +15,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _validation as V
 from ..inference.hard.dp_means import dp_means, farthest_first_lambda
 from ..inference.mixtures.convergence import DP_SAMPLER_DEFAULTS as _DEFAULTS
 from ..inference.mixtures.gibbs import gibbs_dp_gmm, prior_distribution
@@ -363,8 +364,8 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         ``"kj"``, 0 with ``covariance_type`` ``"diag"`` / ``"full"``: there the
         sequentially-allocated moves between random pairs of points are almost always
         rejected (0-4% of them in short runs on iris, standardised wine, crabs and
-        digits), and a full-covariance sweep with two of them costs three to four times
-        one without (BENCHMARKS.md).
+        digits), and on digits' first 10 principal components 20 of them per sweep did
+        not bring the full-covariance chains' log-likelihoods together (BENCHMARKS.md).
     loss : {"vi", "binder"}, default "vi"
         Loss of the point partition (Binder's loss tends to split off
         singletons; Wade & Ghahramani 2018).
@@ -375,7 +376,10 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         every cluster has its own diagonal / full covariance under a per-dimension
         Normal-Gamma / Normal-inverse-Wishart prior, means and covariances integrated
         out (:func:`bayesclust.gibbs_dp_gaussian`, single-site moves and ``split_merge``
-        moves); ``sigma2``, ``rho2``, ``sigma2_prior`` and ``sampler`` are then unused.
+        moves), every chain started from its own over-split k-means partition of about
+        :math:`\sqrt n` clusters in the prior-whitened frame (at most 64; single-site
+        moves merge small clusters far more easily than they grow new ones); ``sigma2``,
+        ``rho2``, ``sigma2_prior`` and ``sampler`` are then unused.
         With ``"spherical"``, ``fit`` warns (a ``UserWarning`` naming
         ``covariance_type``) when the full-covariance model's :math:`\log p(X, z)` rises
         by merging the clusters of the point partition into half as many or fewer:
@@ -553,6 +557,37 @@ class DPGaussianMixture(_PointPartitionPredictive, ClusterMixin, BaseEstimator):
         return self
 
 
+#: The over-split start of the diag / full sampler: about sqrt(n) clusters, at most this many.
+OVER_SPLIT_MAX = 64
+
+
+def _over_split_start(X, prior, covariance_type, num_chains, key):
+    r"""One over-split partition per chain: Lloyd's k-means in the prior-whitened frame.
+
+    :math:`k_0 = \min(\lceil\sqrt n\rceil, 64)` clusters, every chain from its own
+    :math:`k_0` distinct data points (10 Lloyd iterations, host, float64).  Single-site
+    moves empty a small cluster one point at a time, but build a cluster out of one only
+    through states where it is a singleton: from one cluster the full-covariance chains on
+    digits (PCA-10) stay at a log-likelihood about 100 nats below the level these starts
+    reach within their first draw (BENCHMARKS.md).  The whitened frame
+    (:func:`~bayesclust.inference.mixtures.gibbs_gaussian.whitened_problem`) makes the
+    start unit-free, as the sampler is.
+
+    Returns
+    -------
+    ndarray of int, shape (num_chains, n)
+    """
+    from ..inference.hard.kmeans import lloyd_host
+    from ..inference.mixtures.gibbs_gaussian import whitened_problem
+
+    Z = whitened_problem(X, prior, covariance_type)[0]
+    n = Z.shape[0]
+    k0 = min(int(np.ceil(np.sqrt(n))), OVER_SPLIT_MAX, n)
+    rng = V.as_numpy_rng(key)
+    return np.stack([lloyd_host(Z, Z[rng.choice(n, k0, replace=False)], 10)
+                     for _ in range(num_chains)])
+
+
 def _fit_gaussian(est, X):
     """``fit`` of :class:`DPGaussianMixture` with ``covariance_type`` "diag" or "full"."""
     from ..inference.mixtures.gibbs_gaussian import (
@@ -566,8 +601,11 @@ def _fit_gaussian(est, X):
         prior = default_gaussian_prior(X, est.covariance_type)
     # Validated before sampling: the predictive's statistics use it after the run.
     prior = check_gaussian_prior(prior, X.shape[1], est.covariance_type)
+    key = _key_from_random_state(est.random_state)
     post = gibbs_dp_gaussian(
-        _key_from_random_state(est.random_state), X, covariance_type=est.covariance_type,
+        key, X, covariance_type=est.covariance_type,
+        init_labels=_over_split_start(X, prior, est.covariance_type, est.num_chains,
+                                      jax.random.fold_in(key, 1)),
         alpha=est.alpha, alpha_prior=prior_distribution(est.alpha_prior, "alpha_prior", "gamma"),
         prior=prior, num_warmup=est.num_warmup, num_samples=est.num_samples, thin=est.thin,
         num_chains=est.num_chains, split_merge=0 if est.split_merge is None else est.split_merge,

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ... import _native
 from ... import _validation as V
 from ...kernels import assigned_squared_distances
 
@@ -334,3 +335,27 @@ def recorded_labels(labels, capacity: int):
     segment hands the host int8 draws (a quarter of int32's bytes) up to 127 slots."""
     return labels.astype(label_dtype(0, capacity - 1))
 
+
+# --- The native kernels: whether a sweep runs them, their chains' seeds ---
+
+
+def native_sweep_ok(X) -> bool:
+    """The native sweep applies: float32/float64 data and the kernels are :func:`_native.enabled`."""
+    return X.dtype in (jnp.float32, jnp.float64) and _native.enabled()
+
+
+def sweep_kernels(X) -> str:
+    """``"native"`` when the sweeps of ``X`` run in the native kernel (CPU), else ``"xla"``.
+
+    The choice the samplers' sweeps make when traced (``gibbs._point_moves`` and
+    ``gibbs._run_segment``, ``gibbs_gaussian._moves``)
+    (``lax.platform_dependent`` takes the native branch on the CPU only).
+    """
+    platforms = {dev.platform for dev in X.devices()}
+    native = native_sweep_ok(X) and len(platforms) == 1 and _native.used_on(platforms.pop())
+    return "native" if native else "xla"
+
+
+def chain_seeds(keys):
+    """The native kernel's per-chain seeds (two 32-bit words) from the chains' keys."""
+    return jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys)

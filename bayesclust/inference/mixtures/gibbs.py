@@ -76,10 +76,13 @@ from ._common import (
     _propose_split_merge,
     _slot_terms,
     _update_log_alpha,
+    chain_seeds,
     label_dtype,
+    native_sweep_ok,
     prior_distribution,
     recorded_labels,
     start_labels,
+    sweep_kernels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 
@@ -244,38 +247,17 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
         stats = jax.vmap(lambda lab: segment_stats(X, lab, state.counts.shape[1]))(state.labels)
         return state._replace(counts=stats.weight, sums=stats.sum)
 
-    if not _native_sweep_ok(X):
+    if not native_sweep_ok(X):
         return xla(X, rho2, state, keys_u, keys_z)
 
     def cpu(X, rho2, state, keys_u, keys_z):
         labels, counts, sums, means, overflow = _native.gibbs_sweep_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
-            state.sigma2, rho2, _chain_seeds(keys_u), collapsed=collapsed)
+            state.sigma2, rho2, chain_seeds(keys_u), collapsed=collapsed)
         return state._replace(labels=labels, counts=counts, sums=sums, means=means,
                               overflow=state.overflow | (overflow != 0))
 
     return lax.platform_dependent(X, rho2, state, keys_u, keys_z, cpu=cpu, default=xla)
-
-
-def _native_sweep_ok(X) -> bool:
-    """The native sweep applies: float32/float64 data and the kernels are :func:`_native.enabled`."""
-    return X.dtype in (jnp.float32, jnp.float64) and _native.enabled()
-
-
-def _sweep_kernels(X) -> str:
-    """``"native"`` when the sweeps of ``X`` run in the native kernel (CPU), else ``"xla"``.
-
-    The choice :func:`_point_moves` and :func:`_run_segment` make when traced
-    (``lax.platform_dependent`` takes the native branch on the CPU only).
-    """
-    platforms = {dev.platform for dev in X.devices()}
-    native = _native_sweep_ok(X) and len(platforms) == 1 and _native.used_on(platforms.pop())
-    return "native" if native else "xla"
-
-
-def _chain_seeds(keys):
-    """The native kernel's per-chain seeds (two 32-bit words) from the chains' keys."""
-    return jax.vmap(lambda k: jax.random.bits(k, (2,), jnp.uint32))(keys)
 
 
 def _split_merge_score(count, total, sigma2, rho2, d):
@@ -737,7 +719,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
         return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
 
-    if alpha_prior is not None or sigma2_prior is not None or not _native_sweep_ok(X):
+    if alpha_prior is not None or sigma2_prior is not None or not native_sweep_ok(X):
         return xla(keys, X, state, rho2)
 
     def cpu(keys, X, state, rho2):
@@ -746,7 +728,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         # once per segment from their keys.
         labels, counts, sums, means, overflow, accepted = _native.gibbs_run_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
-            state.sigma2, rho2, _chain_seeds(keys), collapsed=collapsed, num_draws=num,
+            state.sigma2, rho2, chain_seeds(keys), collapsed=collapsed, num_draws=num,
             thin=thin, split_merge=split_merge)
         per_draw = lambda v: jnp.broadcast_to(v[:, None], (v.shape[0], num))  # noqa: E731
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
@@ -1016,7 +998,7 @@ def gibbs_dp_gmm(
         sample_stats=sample_stats,
         sampler=sampler,
         model="dp_gmm",
-        kernels="xla" if blocked else _sweep_kernels(Xj),
+        kernels="xla" if blocked else sweep_kernels(Xj),
         seconds=seconds,
         copy=False,  # the records are this call's own arrays
     )

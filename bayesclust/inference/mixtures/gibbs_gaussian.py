@@ -41,13 +41,18 @@ sampler works with :math:`m_0 = 0, S_0 = I`.  With the data-scaled default prior
 (:func:`default_gaussian_prior`) the sampler is therefore unit-free.
 
 A sweep is one ``lax.scan`` over the points with every chain moved in the same step
-(``vmap`` over the chains inside the scan body), then the exact statistics, then
-optionally sequentially-allocated split-merge moves (Dahl 2003; Jain & Neal 2004;
-:func:`split_merge_move`, the spherical sampler's proposal with this model's predictive
-and marginal likelihood), which move a whole group of points at once where single-site
-moves would have to pass through low-probability states one point at a time, then
-optionally Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  Clusters
-live in a fixed-capacity buffer grown (and the segment redone) when a chain needs more
+(``vmap`` over the chains inside the scan body), then optionally sequentially-allocated
+split-merge moves (Dahl 2003; Jain & Neal 2004; :func:`split_merge_move`, the spherical
+sampler's proposal with this model's predictive and marginal likelihood), which move a
+whole group of points at once where single-site moves would have to pass through
+low-probability states one point at a time, then the exact statistics, then optionally
+Escobar & West's update of ``alpha`` (shared with :mod:`.gibbs`).  On a CPU the point
+moves and the split-merge moves are one call of the native kernel
+``bayesclust/_native/gibbs_gaussian.cc`` (8 float32 chains per SIMD register, the slot a
+point leaves weighed with one member fewer in closed form, the same draws as the scan from
+the same uniforms; the split-merge moves one chain at a time in double precision, the
+members visited in index order).  Clusters live in a fixed-capacity buffer grown (and the
+segment redone) when a chain needs more
 (:func:`bayesclust.inference.mixtures.gibbs.run_in_segments`).
 
 References
@@ -74,6 +79,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from ... import _native
 from ... import _validation as V
 from .._sharding import check_divides, check_mesh
 from ._common import (
@@ -82,8 +88,11 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    chain_seeds,
+    native_sweep_ok,
     recorded_labels,
     start_labels,
+    sweep_kernels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import GibbsInfo, run_in_segments, segment_runner
@@ -415,6 +424,70 @@ def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     return (counts, means, factor, logdet, const, overflow), slot
 
 
+def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full):
+    """Every point's :func:`_point_step` in order, every chain: one ``lax.scan``.
+
+    Returns the labels (C, n) and the overflow flags (C,); the statistics the scan
+    carries are dropped (the sweep recomputes them exactly from the labels).
+    """
+    d = Z.shape[1]
+    step = jax.vmap(functools.partial(_point_step, kappa0=kappa0, nu0=nu0, full=full),
+                    in_axes=(0, None, 0, 0, 0))
+
+    def body(carry, inp):
+        x, old, u_i, ln_i = inp
+        return step(carry, x, old, u_i, ln_i)
+
+    const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
+    carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
+    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
+    return labels.T, carry[5]
+
+
+def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, full,
+           split_merge=0):
+    """Neal's single-site moves of every point in every chain, on the uniforms ``u`` (C, n),
+    then ``split_merge`` :func:`split_merge_move` per chain (keys ``keys_sm``, (C,)).
+
+    On a CPU with the native kernels built, one call of
+    :func:`bayesclust._native.gibbs_gaussian_ffi` (8 float32 / 4 float64 chains on the
+    lanes of a SIMD register, ``gibbs_gaussian.cc``); elsewhere :func:`_scan_points` and
+    :func:`split_merge_move`.  The point moves make the same draws from the same
+    uniforms on both paths, up to float rounding (tested); the split-merge moves draw
+    from each path's own stream of the chain's key (the native moves visit the members
+    in index order, the XLA moves in a random order).  Returns the labels (C, n), the
+    overflow flags (C,) and the split-merge moves accepted (C,).
+    """
+    n = Z.shape[0]
+    K = state.counts.shape[1]
+
+    def xla(Z, state, u, log_new, keys_sm, kappa0, nu0):
+        labels, overflow = _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+        accepted = jnp.zeros(labels.shape[0], jnp.int32)
+        if split_merge:
+            k_sm = jax.vmap(lambda k: jax.random.split(k, split_merge))(keys_sm)
+            counts = jax.vmap(lambda lab: jax.ops.segment_sum(
+                jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
+            labels, _, over, accepted = jax.vmap(functools.partial(
+                _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
+                in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
+            overflow = overflow | over
+        return labels, overflow, accepted
+
+    if not native_sweep_ok(Z):
+        return xla(Z, state, u, log_new, keys_sm, kappa0, nu0)
+
+    def cpu(Z, state, u, log_new, keys_sm, kappa0, nu0):
+        labels, overflow, accepted = _native.gibbs_gaussian_ffi(
+            Z, state.labels, state.counts, state.means, state.factor, state.logdet, u, log_new,
+            kappa0, nu0, n, state.log_alpha, chain_seeds(keys_sm), full=full,
+            split_merge=split_merge)
+        return labels, state.overflow | (overflow != 0), accepted
+
+    return lax.platform_dependent(Z, state, u, log_new, keys_sm, kappa0, nu0, cpu=cpu,
+                                  default=xla)
+
+
 def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
     """``log p(Z | z)`` of one chain from its exact statistics (whitened frame, m0 = 0, S0 = I)."""
     kn = kappa0 + counts
@@ -554,27 +627,10 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
                             else jnp.full((n, d), 0.5, Z.dtype),
                             jnp.zeros((n,), Z.dtype), kappa0, nu0, full)  # (n,)
     log_new = state.log_alpha[:, None] + logp0[None, :]  # (C, n)
-    step = jax.vmap(functools.partial(_point_step, kappa0=kappa0, nu0=nu0, full=full),
-                    in_axes=(0, None, 0, 0, 0))
-
-    def body(carry, inp):
-        x, old, u_i, ln_i = inp
-        return step(carry, x, old, u_i, ln_i)
-
-    const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
-    carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
-    labels = labels.T
-    overflow = carry[5]
-    accepted = jnp.zeros(labels.shape[0], jnp.int32)
-    if split_merge and n >= 2:
-        k_sm = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, 0x5EED), split_merge))(keys)
-        counts = jax.vmap(lambda lab: jax.ops.segment_sum(
-            jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
-        labels, _, over, accepted = jax.vmap(functools.partial(
-            _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
-            in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
-        overflow = overflow | over
+    moves = split_merge if n >= 2 else 0
+    k_sm = jax.vmap(lambda k: jax.random.fold_in(k, 0x5EED))(keys)
+    labels, overflow, accepted = _moves(Z, state, u, log_new, k_sm, kappa0, nu0, full=full,
+                                        split_merge=moves)
     counts, means, factor, logdet = jax.vmap(
         lambda lab: _exact_stats(Z, lab, K, kappa0, full))(labels)
     log_alpha = state.log_alpha
@@ -791,7 +847,7 @@ def gibbs_dp_gaussian(
         sample_stats=sample_stats,
         sampler=f"gibbs-collapsed-{covariance_type}" + ("+split-merge" if moves else ""),
         model=f"dp_gaussian_{covariance_type}",
-        kernels="xla",
+        kernels=sweep_kernels(Zj),
         seconds=seconds,
         copy=False,
     )
