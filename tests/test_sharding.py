@@ -107,6 +107,8 @@ def _worker_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env["JAX_PLATFORMS"] = "cpu"
+    if jax.config.read("jax_disable_most_optimizations"):  # this module compiles cheaply: so do they
+        env["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"
     return env
 
 
