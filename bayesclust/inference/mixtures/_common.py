@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 
 from ... import _validation as V
-from ...kernels import assigned_squared_distances
+from ...kernels import assigned_squared_distances, padded_rows, sum_rows
 
 
 def _log_normal_iso(sq_dist, var, d):
@@ -80,7 +80,8 @@ class _SplitMergeProposal(NamedTuple):
     log_q: jax.Array  # log probability of the allocation (of the split, or of the current split)
 
 
-def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _SplitMergeProposal:
+def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
+                         n_valid=None) -> _SplitMergeProposal:
     r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
 
     Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
@@ -106,6 +107,11 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
         The two distinct points ``i, j``, drawn by the caller from a distribution that
         does not depend on the partition (the move then stays reversible); default:
         uniform as above.  Rows with a negative label are never members.
+    n_valid : int or traced int scalar, optional
+        The pair is drawn among the first ``n_valid`` rows (default all): the rows past
+        it pad ``X`` to a shape bucket and have label -1.  The proposal of the first
+        ``n_valid`` rows is then the one an unpadded call makes with the same key (the
+        uniforms of a longer draw agree on their first rows).
 
     Returns
     -------
@@ -115,8 +121,9 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
     dtype = X.dtype
     k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
     if pair is None:
-        i = jax.random.randint(k_i, (), 0, n)
-        j = jax.random.randint(k_j, (), 0, n - 1)
+        n_pair = n if n_valid is None else n_valid
+        i = jax.random.randint(k_i, (), 0, n_pair)
+        j = jax.random.randint(k_j, (), 0, n_pair - 1)
         j = j + (j >= i)
     else:
         i, j = pair
@@ -211,11 +218,20 @@ def _update_log_alpha(key, log_alpha, k, n, prior):
     return jnp.log(jax.random.gamma(k_gamma, shape)) - jnp.log(rate)
 
 
-def _draw_sigma2(key, X, means, labels, prior):
-    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``."""
+def _draw_sigma2(key, X, means, labels, prior, n_valid=None):
+    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``.
+
+    ``n_valid`` (optional): the rows past it pad ``X`` (labels ignored); the SSE is then
+    summed by :func:`~bayesclust.kernels.sum_rows`, which the padding cannot reorder."""
     a, b = prior
     n, d = X.shape
-    sse = jnp.sum(assigned_squared_distances(X, means, labels))
+    if n_valid is None:
+        sse = jnp.sum(assigned_squared_distances(X, means, labels))
+    else:
+        valid = jnp.arange(n) < n_valid
+        n = n_valid
+        sse = sum_rows(jnp.where(valid, assigned_squared_distances(
+            X, means, jnp.where(valid, labels, 0)), 0.0))
     return ((b + 0.5 * sse) / jax.random.gamma(key, a + 0.5 * n * d)).astype(X.dtype)
 
 
@@ -308,6 +324,25 @@ def start_labels(init_labels, n: int, num_chains: int):
             for c, r in enumerate(rows)]), True
     labels = V.check_labels(init_labels, "init_labels", n_samples=n)
     return np.unique(labels, return_inverse=True)[1].astype(np.int32).reshape(n), False
+
+
+def run_rows(n: int) -> int:
+    """The rows a sampler's run pads ``n`` data rows to: :func:`~bayesclust.kernels.padded_rows`
+    (a shape bucket, so that every ``n`` of the bucket runs one compiled program), or ``n``
+    below two rows (a split-merge move needs two).  The padded rows are zeros with label
+    -1: they never move, count or draw, so the first ``n`` rows' draws are an unpadded
+    run's."""
+    return n if n < 2 else padded_rows(n)
+
+
+def pad_rows(a, rows: int, axis: int = 0, value=0) -> np.ndarray:
+    """Host array ``a`` extended along ``axis`` to ``rows`` entries of ``value``."""
+    a = np.asarray(a)
+    if rows <= a.shape[axis]:
+        return a
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (0, rows - a.shape[axis])
+    return np.pad(a, pad, constant_values=value)
 
 
 def _evenly(m: int, size: int) -> np.ndarray:

@@ -82,7 +82,9 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    pad_rows,
     recorded_labels,
+    run_rows,
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
@@ -434,7 +436,7 @@ def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
     return jnp.sum(jnp.where(on, per, 0.0))
 
 
-def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
+def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full, n_valid=None):
     r"""One sequentially-allocated split-merge move of one chain (Dahl 2003), means and
     covariances integrated out.
 
@@ -509,7 +511,7 @@ def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
         b = tuple(jnp.where(to_b, g, v) for g, v in zip(grown, b))
         return a, b
 
-    prop = _propose_split_merge(key, Z, labels, side, log_weights, add)
+    prop = _propose_split_merge(key, Z, labels, side, log_weights, add, n_valid=n_valid)
     n_a, n_b = prop.a[0], prop.b[0]
     pair = (labels == prop.ci) | (labels == prop.cj)
     stat = 3 if full else 2  # log det S_n (full) or the Gamma rates (diag)
@@ -526,26 +528,33 @@ def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
     return new_labels, counts, overflow, do_split | do_merge
 
 
-def _split_merge_moves(keys, Z, labels, counts, log_alpha, kappa0, nu0, *, moves, full):
+def _split_merge_moves(keys, Z, labels, counts, log_alpha, kappa0, nu0, *, moves, full,
+                       n_valid=None):
     """``moves`` :func:`split_merge_move` of one chain in turn (one key each)."""
 
     def move(t, carry):
         lab, cnt, over, acc = carry
-        lab, cnt, o, ok = split_merge_move(keys[t], Z, lab, cnt, log_alpha, kappa0, nu0, full=full)
+        lab, cnt, o, ok = split_merge_move(keys[t], Z, lab, cnt, log_alpha, kappa0, nu0, full=full,
+                                           n_valid=n_valid)
         return lab, cnt, over | o, acc + ok.astype(jnp.int32)
 
     return lax.fori_loop(0, moves, move, (labels, counts, jnp.zeros((), bool),
                                           jnp.zeros((), jnp.int32)))
 
 
-def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full, split_merge=0):
+def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, n_valid=None, *, full,
+           split_merge=0):
     """One sweep of every chain (leading chain axis on the state, one key per chain).
 
     The point moves, then ``split_merge`` :func:`split_merge_move` per chain (their keys
     folded from the chain's, so the rest of the sweep's random stream does not depend on
     them), then ``alpha``.  Returns the state and the moves accepted per chain ``(C,)``.
+    ``n_valid`` (traced int, optional): only the first ``n_valid`` rows are data; the
+    rest pad ``Z`` to a shape bucket (label -1), are skipped by the point moves and
+    counted nowhere, so the first rows' draws are an unpadded run's.
     """
     n, d = Z.shape
+    n_real = n if n_valid is None else n_valid
     K = state.counts.shape[1]
     sub = jax.vmap(lambda k: jax.random.split(k, 2))(keys)
     u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), Z.dtype))(sub[:, 0])  # (C, n)
@@ -558,12 +567,16 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
                     in_axes=(0, None, 0, 0, 0))
 
     def body(carry, inp):
-        x, old, u_i, ln_i = inp
-        return step(carry, x, old, u_i, ln_i)
+        x, old, u_i, ln_i, valid = inp
+        if valid is None:
+            return step(carry, x, old, u_i, ln_i)
+        # A padded row (label -1) is skipped: it moves nowhere and costs no step.
+        return lax.cond(valid, lambda c: step(c, x, old, u_i, ln_i), lambda c: (c, old), carry)
 
     const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
     carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
+    valid = None if n_valid is None else jnp.arange(n) < n_valid
+    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T, valid))
     labels = labels.T
     overflow = carry[5]
     accepted = jnp.zeros(labels.shape[0], jnp.int32)
@@ -572,22 +585,24 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
         counts = jax.vmap(lambda lab: jax.ops.segment_sum(
             jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
         labels, _, over, accepted = jax.vmap(functools.partial(
-            _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
-            in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
+            _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0,
+            n_valid=n_valid), in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
         overflow = overflow | over
     counts, means, factor, logdet = jax.vmap(
         lambda lab: _exact_stats(Z, lab, K, kappa0, full))(labels)
     log_alpha = state.log_alpha
     if alpha_prior is not None:
         k = jnp.sum(counts > 0, axis=1)
-        log_alpha = jax.vmap(lambda kk, la, kc: _update_log_alpha(kk, la, kc, n, alpha_prior))(
+        log_alpha = jax.vmap(lambda kk, la, kc: _update_log_alpha(kk, la, kc, n_real, alpha_prior))(
             sub[:, 1], log_alpha, k).astype(Z.dtype)
     return GaussianGibbsState(labels, counts, means, factor, logdet, log_alpha, overflow), accepted
 
 
 @functools.partial(jax.jit, static_argnames=("num", "thin", "full", "split_merge"))
-def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, split_merge=0):
-    """``num`` recorded draws of ``thin`` sweeps each, for every chain."""
+def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, n_valid=None, *, num, thin, full,
+                 split_merge=0):
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (``n_valid``: as
+    :func:`_sweep`, traced, so every ``n`` of a row bucket runs one program)."""
     d = Z.shape[1]
 
     def draw(s, k):
@@ -595,7 +610,7 @@ def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, s
 
         def sweep(t, carry):
             s_, acc = carry
-            s_, ok = _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0, alpha_prior, full=full,
+            s_, ok = _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0, alpha_prior, n_valid, full=full,
                             split_merge=split_merge)
             return s_, acc + ok
 
@@ -755,11 +770,15 @@ def gibbs_dp_gaussian(
     # The sampler works on the whitened data: their squares must fit the working dtype
     # (the data's own units do not matter).
     V.check_squares_representable(Z, "X (whitened by the prior)", dtype=V.working_dtype(X.dtype))
-    Zj = jnp.asarray(Z, V.working_dtype(X.dtype))
+    # Rows padded to a shape bucket (zeros, label -1): every n of a bucket runs one
+    # compiled program, and the first n rows' draws are an unpadded run's.
+    rows = run_rows(n)
+    Zj = jnp.asarray(pad_rows(Z, rows), V.working_dtype(X.dtype))
     dtype = Zj.dtype
     kappa0 = jnp.asarray(kappa0, dtype)
     nu0 = jnp.asarray(nu0, dtype)
     k0 = int(labels0.max()) + 1
+    labels0 = pad_rows(labels0, rows, axis=-1, value=-1)
     capacity = max(k0, min(max(8, 2 * k0), limit))
     state = _init_chains(Zj, jnp.asarray(labels0), float(np.log(alpha)), kappa0, K=capacity,
                          full=full)
@@ -773,11 +792,11 @@ def gibbs_dp_gaussian(
         return _grow(s, capacity, full)
 
     records, seconds = run_in_segments(
-        key, segment_runner(_run_segment, Zj, (kappa0, nu0, ap),
+        key, segment_runner(_run_segment, Zj, (kappa0, nu0, ap, jnp.asarray(n, jnp.int32)),
                              dict(thin=thin, full=full, split_merge=split_merge), mesh),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
         grow=grow, progress_bar=progress_bar, desc=f"gibbs (collapsed, {covariance_type})",
-        mesh=mesh)
+        mesh=mesh, rows=n)
     # The whitened density times the Jacobian |S0|^(-1/2) per point: log p(X | z).
     loglik = records["log_likelihood"].astype(np.float64) - 0.5 * n * logdet0
     sample_stats = {"n_clusters": records["n_clusters"]}
