@@ -8,10 +8,10 @@ imports by ``sys.modules`` of a fresh interpreter.
 from __future__ import annotations
 
 import contextlib
-import warnings
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -298,3 +298,21 @@ def test_dp_gaussian_mixture_refit_on_seven_more_rows_does_not_compile(covarianc
             est = DPGaussianMixture(**options).fit(np.vstack([X, X[:7] + 0.5]))
     assert seen == []
     assert est.labels_.shape == (27,) and est.posterior_.labels.shape[-1] == 27
+
+
+def test_hdp_gaussian_mixture_refit_on_seven_more_rows_does_not_compile():
+    """3 data sets of 24 rows, then 79 rows: one row bucket (80), and the largest data set
+    (27 rows) in the bucket of 24 (32), so the CRF sampler's programs are reused."""
+    from bayesclust import HDPGaussianMixture
+
+    X = _blobs(72, 2, 2, seed=6)
+    gid = np.arange(72) % 3
+    options = dict(num_warmup=2, num_samples=2, num_chains=2, random_state=0)
+    X7, gid7 = np.vstack([X, X[:7] + 0.5]), np.concatenate([gid, gid[:7]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
+        HDPGaussianMixture(**options).fit(X, group_ids=gid)
+        with _compiles() as seen:
+            est = HDPGaussianMixture(**options).fit(X7, group_ids=gid7)
+    assert seen == []
+    assert est.labels_.shape == (79,) and est.posterior_.labels.shape[-1] == 79
