@@ -3,7 +3,8 @@ per-slot terms of a point's log weight (Neal's Algorithms 2 and 3), a draw among
 slots or a new cluster, the conjugate updates of the means, of a concentration (Escobar &
 West 1995) and of ``sigma2``, the sequentially-allocated split-merge proposal and its
 acceptance (Dahl 2003) for any conjugate cluster model, the priors as the samplers take
-them, evenly spread draws, and the narrowest integer type of label draws.
+them, evenly spread draws, the narrowest integer type of label draws, and the rows a run
+pads its data to (shape buckets: every ``n`` of a bucket runs one compiled program).
 
 Private to ``inference/mixtures/``; its names are imported by the family's modules only.
 """
