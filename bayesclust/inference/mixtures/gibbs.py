@@ -29,7 +29,10 @@ dropped.  Optionally each sweep adds sequentially-allocated split-merge moves
 (Dahl 2003; :func:`split_merge_move`), which change ``k`` by moving a whole
 group of points at once (on a CPU inside the native kernel too, all lanes
 walking the points together; there the members are allocated in index order,
-not in Dahl's random order -- either keeps detailed balance).
+not in Dahl's random order -- either keeps detailed balance).  The rows are padded to
+a shape bucket (:func:`bayesclust.kernels.padded_rows`: zeros, label -1, never moved or
+counted, the random streams indexed by the real rows), so a fit on a few more rows reuses
+the compiled sweeps and makes the draws an unpadded run makes.
 
 A third sampler, ``scheme="blocked"`` (:func:`blocked_sweep`), is Ishwaran &
 James's (2001) blocked Gibbs sampler of the truncated stick-breaking model of

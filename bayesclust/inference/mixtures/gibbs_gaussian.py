@@ -567,16 +567,24 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, n_valid
                     in_axes=(0, None, 0, 0, 0))
 
     def body(carry, inp):
-        x, old, u_i, ln_i, valid = inp
-        if valid is None:
-            return step(carry, x, old, u_i, ln_i)
-        # A padded row (label -1) is skipped: it moves nowhere and costs no step.
-        return lax.cond(valid, lambda c: step(c, x, old, u_i, ln_i), lambda c: (c, old), carry)
+        x, old, u_i, ln_i = inp
+        return step(carry, x, old, u_i, ln_i)
 
     const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
     carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    valid = None if n_valid is None else jnp.arange(n) < n_valid
-    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T, valid))
+    inputs = (Z, state.labels.T, u.T, log_new.T)
+    if n_valid is None:
+        carry, labels = lax.scan(body, carry, inputs)
+    else:
+        # Only the first n_valid rows: a loop of traced length, the padded rows (label
+        # -1) never stepped (a masked or conditional step of every row copied the whole
+        # carry per row: twice the sweep's time on full covariances).
+        def row(i, c):
+            carry, labels = c
+            carry, lab = body(carry, [a[i] for a in inputs])
+            return carry, labels.at[i].set(lab)
+
+        carry, labels = lax.fori_loop(0, n_valid, row, (carry, inputs[1]))
     labels = labels.T
     overflow = carry[5]
     accepted = jnp.zeros(labels.shape[0], jnp.int32)

@@ -229,13 +229,6 @@ def _scan_points(X, gid, rho2, state: HDPState, u, z, n_valid=None):
     new_means = shrink * X + jnp.sqrt(s2 * shrink) * z
 
     def step(s: HDPState, inp):
-        valid = inp[-1]
-        new, table = seat(s, inp[:-1])
-        if valid is None:
-            return new, table
-        return jax.tree.map(lambda a, b: jnp.where(valid, a, b), (new, table), (s, inp[2]))
-
-    def seat(s: HDPState, inp):
         x, j, old, u_i, ln_i, nm_i = inp
         left = s.table_counts[j, old] - 1.0
         dish_tables = s.dish_tables.at[s.table_dish[j, old]].add(jnp.where(left == 0, -1.0, 0.0))
@@ -258,8 +251,18 @@ def _scan_points(X, gid, rho2, state: HDPState, u, z, n_valid=None):
         )
         return s, table
 
-    valid = None if n_valid is None else jnp.arange(X.shape[0]) < n_valid
-    state, tables = lax.scan(step, state, (X, gid, state.tables, u, log_new, new_means, valid))
+    inputs = (X, gid, state.tables, u, log_new, new_means)
+    if n_valid is None:
+        state, tables = lax.scan(step, state, inputs)
+    else:
+        # Only the first n_valid rows, in a loop of traced length: the padded rows
+        # (table -1) are never stepped.
+        def row(i, c):
+            s, tables = c
+            s, t = step(s, [a[i] for a in inputs])
+            return s, tables.at[i].set(t)
+
+        state, tables = lax.fori_loop(0, n_valid, row, (state, state.tables))
     return state._replace(tables=tables)
 
 
