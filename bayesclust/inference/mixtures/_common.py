@@ -336,6 +336,23 @@ def run_rows(n: int) -> int:
     return n if n < 2 else padded_rows(n)
 
 
+def scan_rows(step, carry, inputs, n_valid=None, out=None):
+    """``lax.scan(step, carry, inputs)`` over the rows, or with ``n_valid`` (a traced int)
+    over the first ``n_valid`` rows only: a loop of traced length, whose outputs are
+    written row by row into ``out`` (what the padded rows keep), so that the rows padding
+    the data to a shape bucket are never stepped (a masked or conditional step of every
+    row copies the whole carry per row).  The real rows' steps are the scan's."""
+    if n_valid is None:
+        return lax.scan(step, carry, inputs)
+
+    def row(i, c):
+        carry, out = c
+        carry, y = step(carry, jax.tree.map(lambda a: a[i], inputs))
+        return carry, out.at[i].set(y)
+
+    return lax.fori_loop(0, n_valid, row, (carry, out))
+
+
 def pad_rows(a, rows: int, axis: int = 0, value=0) -> np.ndarray:
     """Host array ``a`` extended along ``axis`` to ``rows`` entries of ``value``."""
     a = np.asarray(a)

@@ -85,6 +85,7 @@ from ._common import (
     pad_rows,
     recorded_labels,
     run_rows,
+    scan_rows,
     start_labels,
 )
 from .convergence import DP_SAMPLER_DEFAULTS, warn_if_not_converged
@@ -572,19 +573,10 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, n_valid
 
     const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
     carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    inputs = (Z, state.labels.T, u.T, log_new.T)
-    if n_valid is None:
-        carry, labels = lax.scan(body, carry, inputs)
-    else:
-        # Only the first n_valid rows: a loop of traced length, the padded rows (label
-        # -1) never stepped (a masked or conditional step of every row copied the whole
-        # carry per row: twice the sweep's time on full covariances).
-        def row(i, c):
-            carry, labels = c
-            carry, lab = body(carry, [a[i] for a in inputs])
-            return carry, labels.at[i].set(lab)
-
-        carry, labels = lax.fori_loop(0, n_valid, row, (carry, inputs[1]))
+    # Padded rows (label -1) are never stepped (masked steps took twice the sweep's time
+    # on full covariances).
+    carry, labels = scan_rows(body, carry, (Z, state.labels.T, u.T, log_new.T), n_valid,
+                              out=state.labels.T)
     labels = labels.T
     overflow = carry[5]
     accepted = jnp.zeros(labels.shape[0], jnp.int32)

@@ -95,6 +95,7 @@ from ._common import (
     _update_log_alpha,
     pad_rows,
     run_rows,
+    scan_rows,
 )
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import run_in_segments
@@ -251,18 +252,8 @@ def _scan_points(X, gid, rho2, state: HDPState, u, z, n_valid=None):
         )
         return s, table
 
-    inputs = (X, gid, state.tables, u, log_new, new_means)
-    if n_valid is None:
-        state, tables = lax.scan(step, state, inputs)
-    else:
-        # Only the first n_valid rows, in a loop of traced length: the padded rows
-        # (table -1) are never stepped.
-        def row(i, c):
-            s, tables = c
-            s, t = step(s, [a[i] for a in inputs])
-            return s, tables.at[i].set(t)
-
-        state, tables = lax.fori_loop(0, n_valid, row, (state, state.tables))
+    state, tables = scan_rows(step, state, (X, gid, state.tables, u, log_new, new_means), n_valid,
+                              out=state.tables)
     return state._replace(tables=tables)
 
 
