@@ -11,6 +11,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -367,3 +368,38 @@ def test_hard_hdp_scalars_do_not_recompile():
     hh.hard_hdp(groups, 4.0, 30.0, max_iter=37)
     hh.hard_hdp(groups, 4.0, 30.0, max_iter=127)
     assert (hh._run._cache_size(), hh._initial_state._cache_size()) == (runs, inits)
+
+
+@pytest.mark.parametrize("covariance_type", ["spherical", "diag", "full"])
+def test_dp_gaussian_mixture_refit_on_seven_more_rows_does_not_compile(covariance_type):
+    """20 rows, then 27: one row bucket (32), so the sampler's programs are reused."""
+    from bayesclust import DPGaussianMixture
+
+    X = _blobs(20, 2, 2, seed=4)
+    options = dict(covariance_type=covariance_type, num_warmup=2, num_samples=2, num_chains=2,
+                   random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
+        DPGaussianMixture(**options).fit(X)
+        with _compiles() as seen:
+            est = DPGaussianMixture(**options).fit(np.vstack([X, X[:7] + 0.5]))
+    assert seen == []
+    assert est.labels_.shape == (27,) and est.posterior_.labels.shape[-1] == 27
+
+
+def test_hdp_gaussian_mixture_refit_on_seven_more_rows_does_not_compile():
+    """3 data sets of 24 rows, then 79 rows: one row bucket (80), and the largest data set
+    (27 rows) in the bucket of 24 (32), so the CRF sampler's programs are reused."""
+    from bayesclust import HDPGaussianMixture
+
+    X = _blobs(72, 2, 2, seed=6)
+    gid = np.arange(72) % 3
+    options = dict(num_warmup=2, num_samples=2, num_chains=2, random_state=0)
+    X7, gid7 = np.vstack([X, X[:7] + 0.5]), np.concatenate([gid, gid[:7]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
+        HDPGaussianMixture(**options).fit(X, group_ids=gid)
+        with _compiles() as seen:
+            est = HDPGaussianMixture(**options).fit(X7, group_ids=gid7)
+    assert seen == []
+    assert est.labels_.shape == (79,) and est.posterior_.labels.shape[-1] == 79

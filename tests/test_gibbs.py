@@ -482,3 +482,41 @@ def test_label_draws_are_never_copied_whole():
     assert row["dtype"] == "int8" and row["labels"] == C * 1000 * n
     assert row["grew"] < row["labels"] + segments + blocks, row
 
+
+
+@pytest.mark.parametrize("native", [
+    pytest.param(True, marks=pytest.mark.skipif(
+        not _native.available(), reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")),
+    False,
+])
+def test_rows_padded_to_a_bucket_leave_every_draw_unchanged(monkeypatch, native):
+    """The sequential scheme pads its rows to a shape bucket (29 -> 32; 32 is a bucket's
+    edge, unpadded): every draw of the real rows is the unpadded run's, bit for bit.
+    Algorithm 2 with split-merge moves (new means and the moves' pair drawn among the
+    real rows); on the XLA path also the alpha and sigma2 updates (their SSE and n read
+    only the real rows; with priors the segment runs in XLA whatever the platform)."""
+    from bayesclust.inference.mixtures import gibbs as G
+
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(32, 2)) + 3.0 * rng.integers(3, size=(32, 1))).astype(np.float32)
+    kw = dict(sigma2=0.5, rho2=4.0, num_warmup=2, num_samples=3, thin=2, num_chains=2,
+              collapsed=False, split_merge=1, progress_bar=False)
+    if native:
+        cases = [(29, {}), (32, {})]
+    else:
+        cases = [(29, dict(alpha_prior=dist.Gamma(1.0, 1.0),
+                           sigma2_prior=dist.InverseGamma(2.0, 1.0)))]
+    with contextlib.nullcontext() if native else _native.disabled():
+        for n, options in cases:
+            assert G.run_rows(n) == 32
+            padded = gibbs_dp_gmm(1, X[:n], **kw, **options)
+            with monkeypatch.context() as m:
+                m.setattr(G, "run_rows", lambda n: n)
+                plain = gibbs_dp_gmm(1, X[:n], **kw, **options)
+            assert padded.kernels == plain.kernels == ("native" if native else "xla")
+            assert padded.labels.shape == (2, 3, n)
+            np.testing.assert_array_equal(padded.labels, plain.labels)
+            np.testing.assert_array_equal(padded.n_clusters, plain.n_clusters)
+            for name in ("means", "sigma2", "alpha"):
+                np.testing.assert_array_equal(padded.params[name], plain.params[name])
+            np.testing.assert_array_equal(padded.log_likelihood, plain.log_likelihood)

@@ -454,3 +454,29 @@ def test_large_units_and_round_off_asymmetric_scale_are_accepted():
         post = gibbs_dp_gaussian(0, rng.normal(size=(20, 2)), prior=GaussianClusterPrior(np.zeros(2), 1.0, 4.0, S),
                                  num_warmup=5, num_samples=5, num_chains=2, progress_bar=False)
     assert post.n_draws == 5
+
+
+def test_rows_padded_to_a_bucket_leave_every_draw_unchanged(monkeypatch):
+    """29 rows run padded to 32 (zeros, label -1, skipped by the point moves and the
+    split-merge moves' pair): every draw is the unpadded run's, bit for bit.  Full
+    covariances: "diag" runs the same padded scan, moves and statistics (its own point
+    step only), and its refit is counted in test_first_call.py."""
+    covariance_type = "full"
+    import numpyro.distributions as dist
+
+    import bayesclust.inference.mixtures.gibbs_gaussian as GG
+
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(0, [1.0, 0.2], (15, 2)), rng.normal(4, [0.2, 1.0], (14, 2))])
+    kw = dict(covariance_type=covariance_type, alpha_prior=dist.Gamma(1.0, 1.0), num_warmup=2,
+              num_samples=3, num_chains=2, split_merge=1, progress_bar=False)
+    assert GG.run_rows(29) == 32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
+        padded = gibbs_dp_gaussian(2, X, **kw)
+        monkeypatch.setattr(GG, "run_rows", lambda n: n)
+        plain = gibbs_dp_gaussian(2, X, **kw)
+    assert padded.labels.shape == (2, 3, 29)
+    np.testing.assert_array_equal(padded.labels, plain.labels)
+    np.testing.assert_array_equal(padded.log_likelihood, plain.log_likelihood)
+    np.testing.assert_array_equal(padded.params["alpha"], plain.params["alpha"])

@@ -377,3 +377,32 @@ def test_state_is_a_pytree():
     s = init_hdp_state(X, jnp.array([0, 0, 1, 1]), jnp.zeros(4, int), jnp.zeros((2, 2), int), 2, 4,
                        log_alpha=0.0, log_gamma=0.0, sigma2=1.0)
     assert len(jax.tree.leaves(s)) == len(HDPState._fields)
+
+
+def test_rows_padded_to_a_bucket_leave_every_draw_unchanged(monkeypatch):
+    """29 rows in 3 data sets run padded to 32 (zeros, group and table -1; the largest
+    data set's 10 rows to 32 slots of the split-merge scan): every draw -- dishes,
+    tables, means, the concentrations and sigma2 -- is the unpadded run's, bit for bit."""
+    import warnings
+
+    import numpyro.distributions as dist
+
+    import bayesclust.inference.mixtures.hdp_gibbs as H
+
+    rng = np.random.default_rng(4)
+    X = (rng.normal(size=(29, 2)) + 3.0 * rng.integers(3, size=(29, 1))).astype(np.float32)
+    kw = dict(group_ids=np.arange(29) % 3, sigma2=0.5, num_warmup=2, num_samples=3,
+              num_chains=2, split_merge=1, alpha_prior=dist.Gamma(1.0, 1.0),
+              gamma_prior=dist.Gamma(1.0, 1.0), sigma2_prior=dist.InverseGamma(2.0, 1.0),
+              progress_bar=False)
+    assert H.run_rows(29) == 32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
+        padded = H.gibbs_hdp_gmm(0, X, **kw)
+        monkeypatch.setattr(H, "run_rows", lambda n: n)
+        plain = H.gibbs_hdp_gmm(0, X, **kw)
+    assert padded.labels.shape == (2, 3, 29)
+    np.testing.assert_array_equal(padded.labels, plain.labels)
+    np.testing.assert_array_equal(padded.log_likelihood, plain.log_likelihood)
+    for name in ("local_labels", "means", "alpha", "gamma", "sigma2"):
+        np.testing.assert_array_equal(padded.params[name], plain.params[name])

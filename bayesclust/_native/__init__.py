@@ -309,7 +309,7 @@ def nearest_center_stats_ffi(X, C, valid, sample_weight):
 
 
 def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
-                    u=None, z=None):
+                    u=None, z=None, n_valid=None):
     """One sweep of Neal's single-site Gibbs moves in every chain (see ``gibbs.cc``).
 
     Parameters
@@ -331,6 +331,11 @@ def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, see
     u, z : arrays of shapes (C, n) and (C, n, d), optional
         The uniforms on (0, 1] and standard normals to use instead of the streams'
         (tests: then the draws are those of the XLA path given the same numbers).
+    n_valid : int32 scalar, optional
+        The points that move: the first ``n_valid`` rows (default all ``n``).  The rows
+        past it pad ``X`` to a shape bucket: never moved, never counted, their labels
+        returned as -1; the draws of the first ``n_valid`` rows are those of an
+        unpadded call on them (the streams are indexed by the real rows only).
 
     Returns
     -------
@@ -344,12 +349,12 @@ def gibbs_sweep_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, see
     u = jnp.zeros((C, 0), dt) if u is None else u.astype(dt)
     z = jnp.zeros((C, 0, X.shape[1]), dt) if z is None else z.astype(dt)
     out = _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z,
-                      collapsed=collapsed, draws=1, thin=1, draw_means=False)
+                      collapsed=collapsed, draws=1, thin=1, draw_means=False, n_valid=n_valid)
     return tuple(a[:, 0] for a in out[:4]) + (out[4],)  # no split-merge moves: none accepted
 
 
 def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, *, collapsed,
-                  num_draws, thin=1, split_merge=0):
+                  num_draws, thin=1, split_merge=0, n_valid=None):
     """``num_draws`` draws of ``thin`` sweeps each, every chain, in one call.
 
     Each sweep is :func:`gibbs_sweep_ffi`'s, followed by ``split_merge``
@@ -358,7 +363,7 @@ def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds
     ``p(mu | z, X)`` (Algorithm 2 moves on with them; the collapsed sampler
     records them); the chains' streams run on from sweep to sweep.  Before
     each sweep a chain's clusters are renumbered onto slots ``0..k-1`` (the
-    partition is unchanged).  Arguments as :func:`gibbs_sweep_ffi`.
+    partition is unchanged).  Arguments as :func:`gibbs_sweep_ffi` (``n_valid`` too).
 
     Returns
     -------
@@ -372,12 +377,14 @@ def gibbs_run_ffi(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds
     dt = X.dtype
     return _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds,
                        jnp.zeros((C, 0), dt), jnp.zeros((C, 0, d), dt), collapsed=collapsed,
-                       draws=num_draws, thin=thin, draw_means=True, split_merge=split_merge)
+                       draws=num_draws, thin=thin, draw_means=True, split_merge=split_merge,
+                       n_valid=n_valid)
 
 
 def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, u, z, *,
-                collapsed, draws, thin, draw_means, split_merge=0):
+                collapsed, draws, thin, draw_means, split_merge=0, n_valid=None):
     n, d = X.shape
+    n_valid = jnp.asarray(n if n_valid is None else n_valid, jnp.int32).reshape(())
     C, K = means.shape[0], means.shape[1]
     dt = X.dtype
     call = jax.ffi.ffi_call(
@@ -392,7 +399,7 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
     )
     return call(X, labels.astype(jnp.int32), counts.astype(dt), sums.astype(dt), means.astype(dt),
                 log_alpha.astype(dt), sigma2.astype(dt), jnp.asarray(rho2, dt).reshape(()),
-                seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
+                seeds.astype(jnp.uint32), u, z, n_valid, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
                 split_merge=np.int64(split_merge))
 

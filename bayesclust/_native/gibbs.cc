@@ -135,7 +135,10 @@ constexpr uint64_t kUniformTag = 0, kNewMeanTag = 1ull << 62, kMeanTag = 2ull <<
 template <typename T>
 struct Sweep {
   const T* X;
-  int64_t n, d, K, C;
+  // n: the points that move (the first n rows); stride: the rows of X and of
+  // the labels' and uniforms' rows (n or more: rows padded to a shape bucket,
+  // which never move, are never counted and are recorded as -1).
+  int64_t n, stride, d, K, C;
   const int32_t* labels_in;
   const T* counts_in;  // (C, K): the sizes of the slots under labels_in
   const T* sums_in;    // (C, K, d): their sums
@@ -144,13 +147,13 @@ struct Sweep {
   const T* sigma2;
   double rho2;
   const uint32_t* seeds;
-  const T* u_in;  // (C, n) or null
-  const T* z_in;  // (C, n, d) or null
+  const T* u_in;  // (C, stride) or null
+  const T* z_in;  // (C, stride, d) or null
   bool collapsed;
   int64_t draws, thin;  // draws recorded, sweeps per draw
   bool draw_means;      // draw the means from p(mu | z) after every sweep
   int64_t split_merge;  // split-merge moves after the point moves of every sweep
-  int32_t* labels_out;  // (C, draws, n)
+  int32_t* labels_out;  // (C, draws, stride)
   T* counts_out;        // (C, draws, K)
   T* sums_out;          // (C, draws, K, d)
   T* means_out;         // (C, draws, K, d)
@@ -375,7 +378,7 @@ struct Group {
     const int32_t* lab[W];
     uint64_t seed[W];
     for (int l = 0; l < W; ++l) {
-      lab[l] = s->labels_in + chain[l] * n;
+      lab[l] = s->labels_in + chain[l] * s->stride;
       seed[l] = Seed(chain[l]);
     }
     stream.Seed(seed);
@@ -401,7 +404,7 @@ struct Group {
     for (int64_t i = 0; i < n; ++i) {
       V ui;
       if (s->u_in != nullptr)
-        for (int l = 0; l < W; ++l) ui[l] = s->u_in[chain[l] * n + i];
+        for (int l = 0; l < W; ++l) ui[l] = s->u_in[chain[l] * s->stride + i];
       else
         stream.Next(kUniformTag + static_cast<uint64_t>(sweep) * n + i, ui);
       u[i] = ui;
@@ -484,11 +487,12 @@ struct Group {
       accepted[l] = 0;
     }
     int32_t* lab[W];
-    for (int l = 0; l < lanes; ++l) lab[l] = s->labels_out + ((first + l) * T_ + t) * n;
+    for (int l = 0; l < lanes; ++l) lab[l] = s->labels_out + ((first + l) * T_ + t) * s->stride;
     for (int64_t i = 0; i < n; ++i) {
       const V li = label[i];
       for (int l = 0; l < lanes; ++l) lab[l][i] = static_cast<int32_t>(li[l]);
     }
+    for (int l = 0; l < lanes; ++l) std::fill(lab[l] + n, lab[l] + s->stride, -1);
     for (int l = 0; l < lanes; ++l) {
       const int64_t c = first + l, row = c * T_ + t;
       T* counts = s->counts_out + row * K;
@@ -515,7 +519,7 @@ struct Group {
   T NewMean(int64_t i, const T* x, int64_t t, int l) const {
     const int64_t c = chain[l];
     const double z = s->z_in != nullptr
-                         ? static_cast<double>(s->z_in[(c * n + i) * d + t])
+                         ? static_cast<double>(s->z_in[(c * s->stride + i) * d + t])
                          : Normal(l, kNewMeanTag + 2 * ((static_cast<uint64_t>(sweep_) * n + i) * d + t));
     const double shrink = rho2 / (rho2 + sigma2[l]);
     return static_cast<T>(shrink * x[t] + std::sqrt(sigma2[l] * shrink) * z);
@@ -845,7 +849,8 @@ template <typename T>
 ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S32> labels,
                      ffi::AnyBuffer counts, ffi::AnyBuffer sums, ffi::AnyBuffer means, ffi::AnyBuffer log_alpha, ffi::AnyBuffer sigma2,
                      ffi::AnyBuffer rho2, ffi::Buffer<ffi::U32> seeds, ffi::AnyBuffer u,
-                     ffi::AnyBuffer z, ffi::Result<ffi::Buffer<ffi::S32>> labels_out,
+                     ffi::AnyBuffer z, ffi::Buffer<ffi::S32> n_valid,
+                     ffi::Result<ffi::Buffer<ffi::S32>> labels_out,
                      ffi::Result<ffi::AnyBuffer> counts_out, ffi::Result<ffi::AnyBuffer> sums_out,
                      ffi::Result<ffi::AnyBuffer> means_out,
                      ffi::Result<ffi::Buffer<ffi::S32>> overflow_out,
@@ -861,7 +866,10 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   auto sweep = std::make_shared<Sweep<T>>();
   Sweep<T>& s = *sweep;
   s.X = static_cast<const T*>(X.untyped_data());
-  s.n = xd[0];
+  s.stride = xd[0];
+  s.n = n_valid.typed_data()[0];
+  if (s.n < 0 || s.n > s.stride)
+    return ffi::Error::InvalidArgument("gibbs_sweep: n_valid must be in [0, rows of X]");
   s.d = xd[1];
   s.C = ld[0];
   s.K = md[1];
@@ -897,6 +905,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
   if (s.C == 0) return ffi::Error::Success();
   if (s.n == 0) {  // nothing moves; means are not drawn
     const int64_t slots = s.C * draws * s.K;
+    std::fill(s.labels_out, s.labels_out + s.C * draws * s.stride, -1);
     std::fill(s.counts_out, s.counts_out + slots, T(0));
     std::fill(s.sums_out, s.sums_out + slots * s.d, T(0));
     for (int64_t c = 0; c < s.C; ++c)
@@ -936,6 +945,7 @@ ffi::Error SweepImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::Buffer<ffi::S3
       .Arg<ffi::Buffer<ffi::U32>>() /* seeds (C, 2) */         \
       .Arg<ffi::AnyBuffer>()        /* u (C, n) or empty */    \
       .Arg<ffi::AnyBuffer>()        /* z (C, n, d) or empty */ \
+      .Arg<ffi::Buffer<ffi::S32>>() /* n_valid (): rows that move */ \
       .Ret<ffi::Buffer<ffi::S32>>() /* labels (C, T, n) */     \
       .Ret<ffi::AnyBuffer>()        /* counts (C, T, K) */     \
       .Ret<ffi::AnyBuffer>()        /* sums (C, T, K, d) */    \

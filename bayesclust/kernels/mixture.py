@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln
 
-from .nearest import PRECISION, assigned_squared_distances, squared_distances
+from .nearest import PRECISION, assigned_squared_distances, squared_distances, sum_rows
 
 __all__ = [
     "isotropic_gaussian_logpdf",
@@ -167,7 +167,7 @@ def log_responsibilities(log_weights: jax.Array, log_lik: jax.Array) -> jax.Arra
 
 
 def complete_data_log_likelihood(
-    X: jax.Array, means: jax.Array, labels: jax.Array, sigma2
+    X: jax.Array, means: jax.Array, labels: jax.Array, sigma2, *, n_valid=None
 ) -> jax.Array:
     """Log-likelihood of the data given the assignments and the means, a scalar.
 
@@ -191,6 +191,12 @@ def complete_data_log_likelihood(
         Values in ``[0, K)``.
     sigma2 : float or scalar array
         Component **variance**.
+    n_valid : int or scalar int array, optional
+        Only the first ``n_valid`` rows are data (``n`` in the formula); the rows past
+        it pad ``X`` to a shape bucket (:func:`~bayesclust.kernels.padded_rows`), their
+        labels are ignored.  The squared distances are then summed by
+        :func:`~bayesclust.kernels.sum_rows`, so the value does not depend on the
+        padding.
 
     Returns
     -------
@@ -209,9 +215,16 @@ def complete_data_log_likelihood(
     check_kernel_points(X=X, means=means)
     sigma2 = check_kernel_positive(sigma2, "sigma2")
     labels = check_kernel_array(labels, "labels", ndim=1, kind="i")
-    check_kernel_ids(labels, "labels", means.shape[0])
     n, d = X.shape
-    sq = jnp.sum(assigned_squared_distances(X, means, labels))
+    if n_valid is not None:
+        valid = jnp.arange(n) < n_valid
+        labels = jnp.where(valid, labels, 0)
+    check_kernel_ids(labels, "labels", means.shape[0])
+    if n_valid is None:
+        sq = jnp.sum(assigned_squared_distances(X, means, labels))
+    else:
+        n = n_valid
+        sq = sum_rows(jnp.where(valid, assigned_squared_distances(X, means, labels), 0.0))
     return -0.5 * n * d * jnp.log(2.0 * jnp.pi * sigma2) - sq / (2.0 * sigma2)
 
 

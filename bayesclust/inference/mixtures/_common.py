@@ -3,7 +3,8 @@ per-slot terms of a point's log weight (Neal's Algorithms 2 and 3), a draw among
 slots or a new cluster, the conjugate updates of the means, of a concentration (Escobar &
 West 1995) and of ``sigma2``, the sequentially-allocated split-merge proposal and its
 acceptance (Dahl 2003) for any conjugate cluster model, the priors as the samplers take
-them, evenly spread draws, and the narrowest integer type of label draws.
+them, evenly spread draws, the narrowest integer type of label draws, and the rows a run
+pads its data to (shape buckets: every ``n`` of a bucket runs one compiled program).
 
 Private to ``inference/mixtures/``; its names are imported by the family's modules only.
 """
@@ -19,7 +20,7 @@ from jax import lax
 
 from ... import _native
 from ... import _validation as V
-from ...kernels import assigned_squared_distances
+from ...kernels import assigned_squared_distances, padded_rows, sum_rows
 
 
 def _log_normal_iso(sq_dist, var, d):
@@ -81,7 +82,8 @@ class _SplitMergeProposal(NamedTuple):
     log_q: jax.Array  # log probability of the allocation (of the split, or of the current split)
 
 
-def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _SplitMergeProposal:
+def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
+                         n_valid=None) -> _SplitMergeProposal:
     r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
 
     Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
@@ -107,6 +109,11 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
         The two distinct points ``i, j``, drawn by the caller from a distribution that
         does not depend on the partition (the move then stays reversible); default:
         uniform as above.  Rows with a negative label are never members.
+    n_valid : int or traced int scalar, optional
+        The pair is drawn among the first ``n_valid`` rows (default all): the rows past
+        it pad ``X`` to a shape bucket and have label -1.  The proposal of the first
+        ``n_valid`` rows is then the one an unpadded call makes with the same key (the
+        uniforms of a longer draw agree on their first rows).
 
     Returns
     -------
@@ -116,8 +123,9 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
     dtype = X.dtype
     k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
     if pair is None:
-        i = jax.random.randint(k_i, (), 0, n)
-        j = jax.random.randint(k_j, (), 0, n - 1)
+        n_pair = n if n_valid is None else n_valid
+        i = jax.random.randint(k_i, (), 0, n_pair)
+        j = jax.random.randint(k_j, (), 0, n_pair - 1)
         j = j + (j >= i)
     else:
         i, j = pair
@@ -212,11 +220,20 @@ def _update_log_alpha(key, log_alpha, k, n, prior):
     return jnp.log(jax.random.gamma(k_gamma, shape)) - jnp.log(rate)
 
 
-def _draw_sigma2(key, X, means, labels, prior):
-    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``."""
+def _draw_sigma2(key, X, means, labels, prior, n_valid=None):
+    """Conjugate ``sigma2 | z, mu, X ~ InvGamma(a + n d / 2, b + SSE / 2)`` under ``InvGamma(a, b)``.
+
+    ``n_valid`` (optional): the rows past it pad ``X`` (labels ignored); the SSE is then
+    summed by :func:`~bayesclust.kernels.sum_rows`, which the padding cannot reorder."""
     a, b = prior
     n, d = X.shape
-    sse = jnp.sum(assigned_squared_distances(X, means, labels))
+    if n_valid is None:
+        sse = jnp.sum(assigned_squared_distances(X, means, labels))
+    else:
+        valid = jnp.arange(n) < n_valid
+        n = n_valid
+        sse = sum_rows(jnp.where(valid, assigned_squared_distances(
+            X, means, jnp.where(valid, labels, 0)), 0.0))
     return ((b + 0.5 * sse) / jax.random.gamma(key, a + 0.5 * n * d)).astype(X.dtype)
 
 
@@ -309,6 +326,42 @@ def start_labels(init_labels, n: int, num_chains: int):
             for c, r in enumerate(rows)]), True
     labels = V.check_labels(init_labels, "init_labels", n_samples=n)
     return np.unique(labels, return_inverse=True)[1].astype(np.int32).reshape(n), False
+
+
+def run_rows(n: int) -> int:
+    """The rows a sampler's run pads ``n`` data rows to: :func:`~bayesclust.kernels.padded_rows`
+    (a shape bucket, so that every ``n`` of the bucket runs one compiled program), or ``n``
+    below two rows (a split-merge move needs two).  The padded rows are zeros with label
+    -1: they never move, count or draw, so the first ``n`` rows' draws are an unpadded
+    run's."""
+    return n if n < 2 else padded_rows(n)
+
+
+def scan_rows(step, carry, inputs, n_valid=None, out=None):
+    """``lax.scan(step, carry, inputs)`` over the rows, or with ``n_valid`` (a traced int)
+    over the first ``n_valid`` rows only: a loop of traced length, whose outputs are
+    written row by row into ``out`` (what the padded rows keep), so that the rows padding
+    the data to a shape bucket are never stepped (a masked or conditional step of every
+    row copies the whole carry per row).  The real rows' steps are the scan's."""
+    if n_valid is None:
+        return lax.scan(step, carry, inputs)
+
+    def row(i, c):
+        carry, out = c
+        carry, y = step(carry, jax.tree.map(lambda a: a[i], inputs))
+        return carry, out.at[i].set(y)
+
+    return lax.fori_loop(0, n_valid, row, (carry, out))
+
+
+def pad_rows(a, rows: int, axis: int = 0, value=0) -> np.ndarray:
+    """Host array ``a`` extended along ``axis`` to ``rows`` entries of ``value``."""
+    a = np.asarray(a)
+    if rows <= a.shape[axis]:
+        return a
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (0, rows - a.shape[axis])
+    return np.pad(a, pad, constant_values=value)
 
 
 def _evenly(m: int, size: int) -> np.ndarray:

@@ -29,7 +29,10 @@ dropped.  Optionally each sweep adds sequentially-allocated split-merge moves
 (Dahl 2003; :func:`split_merge_move`), which change ``k`` by moving a whole
 group of points at once (on a CPU inside the native kernel too, all lanes
 walking the points together; there the members are allocated in index order,
-not in Dahl's random order -- either keeps detailed balance).
+not in Dahl's random order -- either keeps detailed balance).  The rows are padded to
+a shape bucket (:func:`bayesclust.kernels.padded_rows`: zeros, label -1, never moved or
+counted, the random streams indexed by the real rows), so a fit on a few more rows reuses
+the compiled sweeps and makes the draws an unpadded run makes.
 
 A third sampler, ``scheme="blocked"`` (:func:`blocked_sweep`), is Ishwaran &
 James's (2001) blocked Gibbs sampler of the truncated stick-breaking model of
@@ -62,6 +65,7 @@ from ...kernels import (
     categorical_inverse_cdf,
     complete_data_log_likelihood,
     segment_stats,
+    sum_rows,
     weighted_means,
 )
 from ...models.dp_gmm import DEFAULT_TRUNCATION, check_truncation
@@ -79,8 +83,10 @@ from ._common import (
     chain_seeds,
     label_dtype,
     native_sweep_ok,
+    pad_rows,
     prior_distribution,
     recorded_labels,
+    run_rows,
     start_labels,
     sweep_kernels,
 )
@@ -157,7 +163,7 @@ class GibbsInfo(NamedTuple):
     split_merge_proposed: jax.Array
 
 
-def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
+def _scan_points(X, rho2, collapsed, state: GibbsState, u, z, n_valid=None):
     """Neal's single-site moves for every point in order, in every chain: remove, draw, add back.
 
     ``state`` holds a batch of ``C`` chains (a leading chain axis on every field:
@@ -177,6 +183,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     move touches took longer on XLA:CPU -- more, smaller operations: BENCHMARKS.md.)
     The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
     and Algorithm 2's new-mean draws are computed for all points before the scan.
+    ``n_valid`` (traced int, optional): only the first ``n_valid`` rows move; the rest
+    pad ``X`` to a shape bucket (label -1, never counted) and leave the carry unchanged.
     """
     n, d = X.shape
     sigma2 = state.sigma2  # (C,)
@@ -186,6 +194,13 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
     slots = jnp.arange(K, dtype=jnp.int32)[:, None]
 
     def step(carry, inp):
+        valid = inp[-1]
+        new, slot = move(carry, inp[:-1])
+        if valid is None:
+            return new, slot
+        return jax.tree.map(lambda a, b: jnp.where(valid, a, b), (new, slot), (carry, inp[1]))
+
+    def move(carry, inp):
         counts, sums, means, overflow = carry  # (K, C), (d, K, C), (d, K, C), (C,)
         x, old, u_i, ln_i, nm_i = inp  # (d,), (C,), (C,), (C,), (d, C) or None
         x_col = x[:, None, None]
@@ -216,13 +231,14 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z):
         new_means = (shrink[:, None, None] * X
                      + jnp.sqrt(sigma2 * shrink)[:, None, None] * z)  # (C, n, d)
         new_means = jnp.transpose(new_means, (1, 2, 0))
+    valid = None if n_valid is None else jnp.arange(n) < n_valid
     (counts, sums, means, overflow), labels = lax.scan(
-        step, carry, (X, state.labels.T, u.T, log_new.T, new_means))
+        step, carry, (X, state.labels.T, u.T, log_new.T, new_means, valid))
     return state._replace(labels=labels.T, counts=counts.T, sums=sums.T, means=means.T,
                           overflow=overflow)
 
 
-def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
+def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState, n_valid=None):
     """Neal's single-site moves of every point in every chain, then exact statistics.
 
     On a CPU with the native kernels built, one call of the native sweep
@@ -233,7 +249,8 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
     numbers (tested), so a run is reproducible from its key on either, but their
     random streams differ.  Both return counts and sums that match the new labels
     (the XLA path recomputes them: its float32 running sums drift; the native
-    sweep keeps its sums in double).
+    sweep keeps its sums in double).  ``n_valid``: as :func:`_scan_points` (the rows
+    past it keep label -1 on both paths).
     """
     n, d = X.shape
     rho2 = jnp.asarray(rho2, X.dtype)
@@ -243,7 +260,7 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
         # than a key split and two draws inside every step.
         u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), X.dtype))(keys_u)
         z = None if collapsed else jax.vmap(lambda k: jax.random.normal(k, (n, d), X.dtype))(keys_z)
-        state = _scan_points(X, rho2, collapsed, state, u, z)
+        state = _scan_points(X, rho2, collapsed, state, u, z, n_valid)
         stats = jax.vmap(lambda lab: segment_stats(X, lab, state.counts.shape[1]))(state.labels)
         return state._replace(counts=stats.weight, sums=stats.sum)
 
@@ -253,7 +270,7 @@ def _point_moves(keys_u, keys_z, X, rho2, collapsed, state: GibbsState):
     def cpu(X, rho2, state, keys_u, keys_z):
         labels, counts, sums, means, overflow = _native.gibbs_sweep_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
-            state.sigma2, rho2, chain_seeds(keys_u), collapsed=collapsed)
+            state.sigma2, rho2, chain_seeds(keys_u), collapsed=collapsed, n_valid=n_valid)
         return state._replace(labels=labels, counts=counts, sums=sums, means=means,
                               overflow=state.overflow | (overflow != 0))
 
@@ -329,6 +346,11 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> tuple[GibbsState, jax.A
     """
     X = V.check_kernel_array(X, "X", ndim=2)
     V.check_rows_match(X, "X", state.labels)
+    return _split_merge_move(key, X, state, rho2)
+
+
+def _split_merge_move(key, X, state: GibbsState, rho2, n_valid=None):
+    """:func:`split_merge_move` on rows padded past ``n_valid`` (label -1; None: no padding)."""
     n, d = X.shape
     sigma2 = state.sigma2
     terms = functools.partial(_slot_terms, mean=None, sigma2=sigma2, rho2=rho2, collapsed=True, d=d)
@@ -343,7 +365,8 @@ def split_merge_move(key, X, state: GibbsState, rho2) -> tuple[GibbsState, jax.A
 
     one = jnp.ones((), X.dtype)
     prop = _propose_split_merge(key, X, state.labels, lambda x: (one, x),
-                                lambda a, b, x: log_weight(b, x) - log_weight(a, x), add)
+                                lambda a, b, x: log_weight(b, x) - log_weight(a, x), add,
+                                n_valid=n_valid)
     (n_a, s_a), (n_b, s_b) = prop.a, prop.b
     log_ratio = (state.log_alpha + gammaln(n_a) + gammaln(n_b) - gammaln(n_a + n_b)
                  + _split_merge_score(n_a, s_a, sigma2, rho2, d)
@@ -442,9 +465,20 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
     if keys.shape[0] != state.labels.shape[0]:
         raise ValueError(f"keys must hold one key per chain ({state.labels.shape[0]}), got "
                          f"{keys.shape[0]}")
+    return _sweep_chains(keys, X, state, rho2=rho2, collapsed=collapsed, alpha_prior=alpha_prior,
+                         sigma2_prior=sigma2_prior, split_merge=split_merge)
+
+
+def _sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior, sigma2_prior,
+                  split_merge, n_valid=None):
+    """:func:`sweep_chains` on rows padded to a shape bucket: only the first ``n_valid``
+    (traced int; None: every row) move and count, the rest keep label -1.  Padded only
+    when at least two rows are real (the split-merge moves' count is read from ``X``)."""
+    n, d = X.shape
+    n_real = n if n_valid is None else n_valid
     sub = jax.vmap(lambda k: jax.random.split(k, 5))(keys)
     before = state.labels
-    state = _point_moves(sub[:, 0], sub[:, 1], X, rho2, collapsed, state)
+    state = _point_moves(sub[:, 0], sub[:, 1], X, rho2, collapsed, state, n_valid)
     moves = split_merge if n >= 2 else 0
 
     def finish(key, sub_keys, state):
@@ -455,7 +489,7 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
 
             def move(t, carry):
                 s_, acc = carry
-                s_, ok = split_merge_move(k_sm[t], X, s_, rho2)
+                s_, ok = _split_merge_move(k_sm[t], X, s_, rho2, n_valid)
                 return s_, acc + ok.astype(jnp.int32)
 
             state, accepted = lax.fori_loop(0, moves, move, (state, accepted))
@@ -463,11 +497,11 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
         # conditional costs O(k d) and gives mean draws for the Posterior.
         state = state._replace(means=_resample_means(k_means, state, rho2))
         if sigma2_prior is not None:
-            sigma2 = _draw_sigma2(k_sigma, X, state.means, state.labels, sigma2_prior)
+            sigma2 = _draw_sigma2(k_sigma, X, state.means, state.labels, sigma2_prior, n_valid)
             state = state._replace(sigma2=sigma2)
         if alpha_prior is not None:
             k = jnp.sum(state.counts > 0)
-            log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n, alpha_prior)
+            log_alpha = _update_log_alpha(k_alpha, state.log_alpha, k, n_real, alpha_prior)
             state = state._replace(log_alpha=log_alpha.astype(X.dtype))
         return state, accepted
 
@@ -478,7 +512,7 @@ def sweep_chains(keys, X, state: GibbsState, *, rho2, collapsed, alpha_prior=Non
     return state, info
 
 
-def log_likelihood(X, state: GibbsState, rho2, collapsed):
+def log_likelihood(X, state: GibbsState, rho2, collapsed, n_valid=None):
     """``log p(X | z, mu, sigma2)`` (Algorithm 2) or ``log p(X | z, sigma2)`` (collapsed).
 
     The collapsed value integrates the means out cluster by cluster:
@@ -486,15 +520,21 @@ def log_likelihood(X, state: GibbsState, rho2, collapsed):
     - d/2 log(1 + n_c rho2/sigma2) ]``, where the within-cluster sums of squares
     ``SS_c`` add up to ``sum_i |x_i|^2`` whatever the partition, so only the
     counts and sums of the state are needed (``O(K d)`` per chain, no pass over X).
+    ``n_valid`` (traced int, optional): the rows past it pad ``X`` with zeros (label -1)
+    and are left out; the sums run over row chunks that the padding cannot reorder
+    (:func:`~bayesclust.kernels.sum_rows`).
     """
     n, d = X.shape
     s2 = state.sigma2
     if not collapsed:
-        return complete_data_log_likelihood(X, state.means, state.labels, s2)
+        return complete_data_log_likelihood(X, state.means, state.labels, s2, n_valid=n_valid)
     n_c = state.counts
     fit = jnp.sum(state.sums**2, axis=1) / (n_c + s2 / rho2)
     per = jnp.where(n_c > 0, -0.5 * d * jnp.log1p(n_c * rho2 / s2) + fit / (2 * s2), 0.0)
-    total_ss = jnp.sum(X * X)
+    if n_valid is None:
+        total_ss = jnp.sum(X * X)
+    else:
+        n, total_ss = n_valid, jnp.sum(sum_rows(X * X))
     return (-0.5 * n * d * jnp.log(2 * jnp.pi * s2) - total_ss / (2 * s2) + jnp.sum(per))
 
 
@@ -682,13 +722,16 @@ def _grow(state: GibbsState, capacity: int) -> GibbsState:
 
 
 @functools.partial(jax.jit, static_argnames=("num", "thin", "collapsed", "split_merge"))
-def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, collapsed,
-                 split_merge=0):
+def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, n_valid=None, *, num, thin,
+                 collapsed, split_merge=0):
     """``num`` recorded draws of ``thin`` sweeps each, for every chain (:func:`sweep_chains`).
 
     Module-level and keyed only on shapes and the static flags, so repeated
     fits (estimator checks, small-variance paths, notebooks) reuse one
-    compilation; ``rho2`` and the prior parameters are traced values.
+    compilation; ``rho2``, the prior parameters and ``n_valid`` are traced values.
+    ``n_valid``: the rows of ``X`` that are data, the rest pad it to a shape bucket
+    (:func:`~bayesclust.kernels.padded_rows`; label -1, recorded as -1), so that
+    every ``n`` of a bucket runs one compiled program.
     """
 
     def draw(s, k):  # k: (C,) keys, one per chain
@@ -696,16 +739,16 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
 
         def sweep(t, carry):
             s_, acc = carry
-            s_, info = sweep_chains(sweep_keys[:, t], X, s_, rho2=rho2, collapsed=collapsed,
-                                    alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
-                                    split_merge=split_merge)
+            s_, info = _sweep_chains(sweep_keys[:, t], X, s_, rho2=rho2, collapsed=collapsed,
+                                     alpha_prior=alpha_prior, sigma2_prior=sigma2_prior,
+                                     split_merge=split_merge, n_valid=n_valid)
             return s_, acc + info.split_merge_accepted
 
         s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros(s.labels.shape[0], jnp.int32)))
         record = dict(
             split_merge_accepted=accepted,
             labels=recorded_labels(s.labels, s.counts.shape[-1]),
-            log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed))(s),
+            log_likelihood=jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed, n_valid))(s),
             log_alpha=s.log_alpha,
             sigma2=s.sigma2,
             means=s.means,
@@ -713,27 +756,27 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
         )
         return s, record
 
-    def xla(keys, X, state, rho2):
+    def xla(keys, X, state, rho2, n_valid):
         # Per chain the same key stream as a one-chain run: num draw keys, each split into thin.
         draw_keys = jax.vmap(lambda k: jax.random.split(k, num))(keys)
         state, records = lax.scan(draw, state, jnp.swapaxes(draw_keys, 0, 1))
         return state, jax.tree.map(lambda r: jnp.swapaxes(r, 0, 1), records)
 
     if alpha_prior is not None or sigma2_prior is not None or not native_sweep_ok(X):
-        return xla(keys, X, state, rho2)
+        return xla(keys, X, state, rho2, n_valid)
 
-    def cpu(keys, X, state, rho2):
+    def cpu(keys, X, state, rho2, n_valid):
         # The whole segment in one native call (no per-sweep XLA operations): the
         # same sweeps and mean draws as sweep_chains, the chains' streams seeded
         # once per segment from their keys.
         labels, counts, sums, means, overflow, accepted = _native.gibbs_run_ffi(
             X, state.labels, state.counts, state.sums, state.means, state.log_alpha,
             state.sigma2, rho2, chain_seeds(keys), collapsed=collapsed, num_draws=num,
-            thin=thin, split_merge=split_merge)
+            thin=thin, split_merge=split_merge, n_valid=n_valid)
         per_draw = lambda v: jnp.broadcast_to(v[:, None], (v.shape[0], num))  # noqa: E731
         draws = GibbsState(labels, counts, sums, means, per_draw(state.log_alpha),
                            per_draw(state.sigma2), jnp.zeros(labels.shape[:2], bool))
-        loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed)))(draws)
+        loglik = jax.vmap(jax.vmap(lambda s1: log_likelihood(X, s1, rho2, collapsed, n_valid)))(draws)
         records = dict(split_merge_accepted=accepted,
                        labels=recorded_labels(labels, state.counts.shape[-1]), log_likelihood=loglik,
                        log_alpha=draws.log_alpha, sigma2=draws.sigma2, means=means,
@@ -742,7 +785,7 @@ def _run_segment(keys, X, state, rho2, alpha_prior, sigma2_prior, *, num, thin, 
                           state.log_alpha, state.sigma2, state.overflow | (overflow != 0))
         return last, records
 
-    return lax.platform_dependent(keys, X, state, rho2, cpu=cpu, default=xla)
+    return lax.platform_dependent(keys, X, state, rho2, n_valid, cpu=cpu, default=xla)
 
 
 def gibbs_dp_gmm(
@@ -939,11 +982,18 @@ def gibbs_dp_gmm(
     limit = n if max_clusters is None else min(V.check_int(max_clusters, "max_clusters", minimum=1), n)
     labels0, per_chain = start_labels(init_labels, n, num_chains)
     offset = X.mean(0) if center else np.zeros(d, X.dtype)
-    Xj = jnp.asarray(X - offset)
     k0 = int(labels0.max()) + 1
+    # The sequential scheme pads the rows to a shape bucket (zeros, label -1), so that
+    # every n of a bucket runs one compiled program; the first n rows' draws are those
+    # of an unpadded run (the padded rows never move, count or draw).
+    rows = n if blocked else run_rows(n)
+    Xj = jnp.asarray(pad_rows(X - offset, rows))
+    labels0 = pad_rows(labels0, rows, axis=-1, value=-1)
     dtype = Xj.dtype
     priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p)
               for p in (alpha_prior, sigma2_prior)]
+    if not blocked:
+        priors.append(jnp.asarray(n, jnp.int32))  # n_valid
     if blocked:
         if k0 > truncation:
             raise ValueError(f"init_labels has {k0} clusters, more than truncation={truncation}")
@@ -971,7 +1021,8 @@ def gibbs_dp_gmm(
     records, seconds = run_in_segments(
         key, segment_runner(segment, Xj, (jnp.asarray(rho2, dtype), *priors), static, mesh),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
-        grow=grow, progress_bar=progress_bar, desc=desc, padded={"means": 2}, mesh=mesh)
+        grow=grow, progress_bar=progress_bar, desc=desc, padded={"means": 2}, mesh=mesh,
+        rows=n)
 
     def cat(name):
         return records[name]
@@ -1017,7 +1068,8 @@ def segment_runner(segment, X, params, static, mesh):
 
 
 def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thin, grow,
-                    progress_bar, desc, padded=None, label_records=("labels",), mesh=None):
+                    progress_bar, desc, padded=None, label_records=("labels",), mesh=None,
+                    rows=None):
     """Drive a jitted ``run(chain_keys, state, num) -> (state, records)`` over a whole run.
 
     The run is split into segments of equal static length (one compilation)
@@ -1043,6 +1095,9 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
         keys are sharded (:func:`~bayesclust.inference._sharding.shard_leading`) after the
         keys are split, so that ``run`` (from :func:`segment_runner`) sees the keys of a
         single-device run; the records are gathered on every process.
+    rows : int, optional
+        The label records keep their first ``rows`` points (default all): the run's
+        data were padded to a shape bucket past them.
 
     Returns
     -------
@@ -1090,7 +1145,7 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
                               if name not in label_records})
                 for name in label_records:
                     labels[name] = _write_labels(labels.get(name), rec[name][:, lo:hi],
-                                                 filled, num_samples)
+                                                 filled, num_samples, rows)
                 filled += hi - lo
             progress.update(seg_len * thin)
             j, current = j + 1, ahead
@@ -1108,24 +1163,26 @@ def run_in_segments(key, run, state, *, num_chains, num_warmup, num_samples, thi
     return records, seconds
 
 
-def _write_labels(held, block, start: int, num_samples: int):
+def _write_labels(held, block, start: int, num_samples: int, rows: int | None = None):
     """Write a segment's label draws ``block`` (device array, (chains, m, ...)) at draw
     ``start`` of the host array of ``held = (array, low, high)`` (None: make it); returns
     the new ``held``.  The array has the narrowest integer type holding every label so
     far (:func:`~bayesclust.inference.mixtures._common.label_dtype`) and is widened when
-    a label outgrows it."""
+    a label outgrows it.  ``rows``: only the first ``rows`` points are kept (the
+    rest pad the run's data, label -1)."""
     low, high = int(to_host(jnp.min(block))), int(to_host(jnp.max(block)))
     if held is not None:
         low, high = min(low, held[1]), max(high, held[2])
     dtype = np.dtype(label_dtype(low, high))
+    width = block.shape[2:] if rows is None else (rows,) + block.shape[3:]
     if held is None:
-        buf = np.empty(block.shape[:1] + (num_samples,) + block.shape[2:], dtype)
+        buf = np.empty(block.shape[:1] + (num_samples,) + width, dtype)
     else:
         buf = held[0]
         if dtype.itemsize > buf.dtype.itemsize:
             buf = buf.astype(dtype)
     # Narrowed on the device, so that the host receives the stored width only.
-    buf[:, start:start + block.shape[1]] = to_host(block.astype(buf.dtype))
+    buf[:, start:start + block.shape[1]] = to_host(block.astype(buf.dtype))[:, :, :rows]
     return buf, low, high
 
 

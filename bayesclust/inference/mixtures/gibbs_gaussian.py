@@ -90,7 +90,10 @@ from ._common import (
     _update_log_alpha,
     chain_seeds,
     native_sweep_ok,
+    pad_rows,
     recorded_labels,
+    run_rows,
+    scan_rows,
     start_labels,
     sweep_kernels,
 )
@@ -424,8 +427,9 @@ def _point_step(carry, x, old, u, log_new, *, kappa0, nu0, full):
     return (counts, means, factor, logdet, const, overflow), slot
 
 
-def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full):
-    """Every point's :func:`_point_step` in order, every chain: one ``lax.scan``.
+def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, n_valid=None, *, full):
+    """Every point's :func:`_point_step` in order, every chain: one ``lax.scan``
+    (with ``n_valid``, over the first ``n_valid`` rows only: see :func:`_sweep`).
 
     Returns the labels (C, n) and the overflow flags (C,); the statistics the scan
     carries are dropped (the sweep recomputes them exactly from the labels).
@@ -440,12 +444,15 @@ def _scan_points(Z, state: GaussianGibbsState, u, log_new, kappa0, nu0, *, full)
 
     const = _weight_const(state.counts, state.factor, state.logdet, kappa0, nu0, d, full)
     carry = (state.counts, state.means, state.factor, state.logdet, const, state.overflow)
-    carry, labels = lax.scan(body, carry, (Z, state.labels.T, u.T, log_new.T))
+    # Padded rows (label -1) are never stepped (masked steps took twice the sweep's time
+    # on full covariances).
+    carry, labels = scan_rows(body, carry, (Z, state.labels.T, u.T, log_new.T), n_valid,
+                              out=state.labels.T)
     return labels.T, carry[5]
 
 
-def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, full,
-           split_merge=0):
+def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, n_valid=None, *,
+           full, split_merge=0):
     """Neal's single-site moves of every point in every chain, on the uniforms ``u`` (C, n),
     then ``split_merge`` :func:`split_merge_move` per chain (keys ``keys_sm``, (C,)).
 
@@ -462,15 +469,16 @@ def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, fu
     K = state.counts.shape[1]
 
     def xla(Z, state, u, log_new, keys_sm, kappa0, nu0):
-        labels, overflow = _scan_points(Z, state, u, log_new, kappa0, nu0, full=full)
+        labels, overflow = _scan_points(Z, state, u, log_new, kappa0, nu0, n_valid, full=full)
         accepted = jnp.zeros(labels.shape[0], jnp.int32)
         if split_merge:
             k_sm = jax.vmap(lambda k: jax.random.split(k, split_merge))(keys_sm)
             counts = jax.vmap(lambda lab: jax.ops.segment_sum(
                 jnp.ones((n,), Z.dtype), lab, num_segments=K))(labels)
             labels, _, over, accepted = jax.vmap(functools.partial(
-                _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0),
-                in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts, state.log_alpha)
+                _split_merge_moves, moves=split_merge, full=full, kappa0=kappa0, nu0=nu0,
+                n_valid=n_valid), in_axes=(0, None, 0, 0, 0))(k_sm, Z, labels, counts,
+                                                             state.log_alpha)
             overflow = overflow | over
         return labels, overflow, accepted
 
@@ -480,7 +488,8 @@ def _moves(Z, state: GaussianGibbsState, u, log_new, keys_sm, kappa0, nu0, *, fu
     def cpu(Z, state, u, log_new, keys_sm, kappa0, nu0):
         labels, overflow, accepted = _native.gibbs_gaussian_ffi(
             Z, state.labels, state.counts, state.means, state.factor, state.logdet, u, log_new,
-            kappa0, nu0, n, state.log_alpha, chain_seeds(keys_sm), full=full,
+            kappa0, nu0, n if n_valid is None else n_valid, state.log_alpha, chain_seeds(keys_sm),
+            full=full,
             split_merge=split_merge)
         return labels, state.overflow | (overflow != 0), accepted
 
@@ -507,7 +516,7 @@ def log_marginal_whitened(counts, logdet_or_beta, kappa0, nu0, d, full):
     return jnp.sum(jnp.where(on, per, 0.0))
 
 
-def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
+def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full, n_valid=None):
     r"""One sequentially-allocated split-merge move of one chain (Dahl 2003), means and
     covariances integrated out.
 
@@ -582,7 +591,7 @@ def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
         b = tuple(jnp.where(to_b, g, v) for g, v in zip(grown, b))
         return a, b
 
-    prop = _propose_split_merge(key, Z, labels, side, log_weights, add)
+    prop = _propose_split_merge(key, Z, labels, side, log_weights, add, n_valid=n_valid)
     n_a, n_b = prop.a[0], prop.b[0]
     pair = (labels == prop.ci) | (labels == prop.cj)
     stat = 3 if full else 2  # log det S_n (full) or the Gamma rates (diag)
@@ -599,26 +608,33 @@ def split_merge_move(key, Z, labels, counts, log_alpha, kappa0, nu0, *, full):
     return new_labels, counts, overflow, do_split | do_merge
 
 
-def _split_merge_moves(keys, Z, labels, counts, log_alpha, kappa0, nu0, *, moves, full):
+def _split_merge_moves(keys, Z, labels, counts, log_alpha, kappa0, nu0, *, moves, full,
+                       n_valid=None):
     """``moves`` :func:`split_merge_move` of one chain in turn (one key each)."""
 
     def move(t, carry):
         lab, cnt, over, acc = carry
-        lab, cnt, o, ok = split_merge_move(keys[t], Z, lab, cnt, log_alpha, kappa0, nu0, full=full)
+        lab, cnt, o, ok = split_merge_move(keys[t], Z, lab, cnt, log_alpha, kappa0, nu0, full=full,
+                                           n_valid=n_valid)
         return lab, cnt, over | o, acc + ok.astype(jnp.int32)
 
     return lax.fori_loop(0, moves, move, (labels, counts, jnp.zeros((), bool),
                                           jnp.zeros((), jnp.int32)))
 
 
-def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full, split_merge=0):
+def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, n_valid=None, *, full,
+           split_merge=0):
     """One sweep of every chain (leading chain axis on the state, one key per chain).
 
     The point moves, then ``split_merge`` :func:`split_merge_move` per chain (their keys
     folded from the chain's, so the rest of the sweep's random stream does not depend on
     them), then ``alpha``.  Returns the state and the moves accepted per chain ``(C,)``.
+    ``n_valid`` (traced int, optional): only the first ``n_valid`` rows are data; the
+    rest pad ``Z`` to a shape bucket (label -1), are skipped by the point moves and
+    counted nowhere, so the first rows' draws are an unpadded run's.
     """
     n, d = Z.shape
+    n_real = n if n_valid is None else n_valid
     K = state.counts.shape[1]
     sub = jax.vmap(lambda k: jax.random.split(k, 2))(keys)
     u = 1.0 - jax.vmap(lambda k: jax.random.uniform(k, (n,), Z.dtype))(sub[:, 0])  # (C, n)
@@ -629,21 +645,23 @@ def _sweep(keys, Z, state: GaussianGibbsState, kappa0, nu0, alpha_prior, *, full
     log_new = state.log_alpha[:, None] + logp0[None, :]  # (C, n)
     moves = split_merge if n >= 2 else 0
     k_sm = jax.vmap(lambda k: jax.random.fold_in(k, 0x5EED))(keys)
-    labels, overflow, accepted = _moves(Z, state, u, log_new, k_sm, kappa0, nu0, full=full,
-                                        split_merge=moves)
+    labels, overflow, accepted = _moves(Z, state, u, log_new, k_sm, kappa0, nu0, n_valid,
+                                        full=full, split_merge=moves)
     counts, means, factor, logdet = jax.vmap(
         lambda lab: _exact_stats(Z, lab, K, kappa0, full))(labels)
     log_alpha = state.log_alpha
     if alpha_prior is not None:
         k = jnp.sum(counts > 0, axis=1)
-        log_alpha = jax.vmap(lambda kk, la, kc: _update_log_alpha(kk, la, kc, n, alpha_prior))(
+        log_alpha = jax.vmap(lambda kk, la, kc: _update_log_alpha(kk, la, kc, n_real, alpha_prior))(
             sub[:, 1], log_alpha, k).astype(Z.dtype)
     return GaussianGibbsState(labels, counts, means, factor, logdet, log_alpha, overflow), accepted
 
 
 @functools.partial(jax.jit, static_argnames=("num", "thin", "full", "split_merge"))
-def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, split_merge=0):
-    """``num`` recorded draws of ``thin`` sweeps each, for every chain."""
+def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, n_valid=None, *, num, thin, full,
+                 split_merge=0):
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (``n_valid``: as
+    :func:`_sweep`, traced, so every ``n`` of a row bucket runs one program)."""
     d = Z.shape[1]
 
     def draw(s, k):
@@ -651,7 +669,7 @@ def _run_segment(keys, Z, state, kappa0, nu0, alpha_prior, *, num, thin, full, s
 
         def sweep(t, carry):
             s_, acc = carry
-            s_, ok = _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0, alpha_prior, full=full,
+            s_, ok = _sweep(sweep_keys[:, t], Z, s_, kappa0, nu0, alpha_prior, n_valid, full=full,
                             split_merge=split_merge)
             return s_, acc + ok
 
@@ -811,11 +829,15 @@ def gibbs_dp_gaussian(
     # The sampler works on the whitened data: their squares must fit the working dtype
     # (the data's own units do not matter).
     V.check_squares_representable(Z, "X (whitened by the prior)", dtype=V.working_dtype(X.dtype))
-    Zj = jnp.asarray(Z, V.working_dtype(X.dtype))
+    # Rows padded to a shape bucket (zeros, label -1): every n of a bucket runs one
+    # compiled program, and the first n rows' draws are an unpadded run's.
+    rows = run_rows(n)
+    Zj = jnp.asarray(pad_rows(Z, rows), V.working_dtype(X.dtype))
     dtype = Zj.dtype
     kappa0 = jnp.asarray(kappa0, dtype)
     nu0 = jnp.asarray(nu0, dtype)
     k0 = int(labels0.max()) + 1
+    labels0 = pad_rows(labels0, rows, axis=-1, value=-1)
     capacity = max(k0, min(max(8, 2 * k0), limit))
     state = _init_chains(Zj, jnp.asarray(labels0), float(np.log(alpha)), kappa0, K=capacity,
                          full=full)
@@ -829,11 +851,11 @@ def gibbs_dp_gaussian(
         return _grow(s, capacity, full)
 
     records, seconds = run_in_segments(
-        key, segment_runner(_run_segment, Zj, (kappa0, nu0, ap),
+        key, segment_runner(_run_segment, Zj, (kappa0, nu0, ap, jnp.asarray(n, jnp.int32)),
                              dict(thin=thin, full=full, split_merge=split_merge), mesh),
         state, num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
         grow=grow, progress_bar=progress_bar, desc=f"gibbs (collapsed, {covariance_type})",
-        mesh=mesh)
+        mesh=mesh, rows=n)
     # The whitened density times the Jacobian |S0|^(-1/2) per point: log p(X | z).
     loglik = records["log_likelihood"].astype(np.float64) - 0.5 * n * logdet0
     sample_stats = {"n_clusters": records["n_clusters"]}

@@ -93,6 +93,9 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    pad_rows,
+    run_rows,
+    scan_rows,
 )
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import run_in_segments
@@ -141,8 +144,9 @@ class HDPState(NamedTuple):
     overflow: jax.Array
 
     def dishes(self, gid) -> jax.Array:
-        """Global cluster (dish slot) of every point, ``table_dish[gid, tables]``."""
-        return self.table_dish[gid, self.tables]
+        """Global cluster (dish slot) of every point, ``table_dish[gid, tables]`` (-1 for a
+        row with table -1: a row padding the data to a shape bucket)."""
+        return jnp.where(self.tables >= 0, self.table_dish[gid, self.tables], -1)
 
 
 class HDPInfo(NamedTuple):
@@ -215,8 +219,9 @@ def _first_free(occupied):
     return jnp.argmin(occupied > 0).astype(jnp.int32)
 
 
-def _scan_points(X, gid, rho2, state: HDPState, u, z):
-    """Every point in order: leave its table, pick a seat (:func:`point_log_weights`)."""
+def _scan_points(X, gid, rho2, state: HDPState, u, z, n_valid=None):
+    """Every point in order: leave its table, pick a seat (:func:`point_log_weights`).
+    ``n_valid`` (traced, optional): the rows past it pad ``X`` (table -1) and are skipped."""
     d = X.shape[1]
     T, P = state.table_counts.shape[1], state.dish_tables.shape[0]
     s2 = state.sigma2
@@ -247,7 +252,8 @@ def _scan_points(X, gid, rho2, state: HDPState, u, z):
         )
         return s, table
 
-    state, tables = lax.scan(step, state, (X, gid, state.tables, u, log_new, new_means))
+    state, tables = scan_rows(step, state, (X, gid, state.tables, u, log_new, new_means), n_valid,
+                              out=state.tables)
     return state._replace(tables=tables)
 
 
@@ -311,7 +317,7 @@ def _log_predictive(x, count, total, sigma2, rho2, d):
     return _log_normal_iso(jnp.sum((x - s2 * total / sigma2) ** 2, axis=-1), sigma2 + s2, d)
 
 
-def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
+def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size, n_valid=None):
     r"""One split-merge move of a table and its dish (sequential allocation), means integrated out.
 
     A point ``i`` is drawn uniformly, and a point ``j`` uniformly among the other points
@@ -346,7 +352,10 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
     state : HDPState
     rho2 : float
     max_group_size : int (static)
-        The largest data set's size (the allocation scans that many slots).
+        At least the largest data set's size (the allocation scans that many slots).
+    n_valid : int or traced int scalar, optional
+        The rows past it pad ``X`` to a shape bucket (group and table -1): ``i`` is drawn
+        among the first ``n_valid``, and the move is an unpadded call's.
 
     Returns
     -------
@@ -361,7 +370,7 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
     dtype = X.dtype
     s2 = state.sigma2
     k_i, k_j, k_move = jax.random.split(key, 3)
-    i = jax.random.randint(k_i, (), 0, n)
+    i = jax.random.randint(k_i, (), 0, n if n_valid is None else n_valid)
     g = gid[i]
     in_g = gid == g
     n_g = jnp.sum(in_g)
@@ -446,7 +455,7 @@ def _update_log_alpha_hdp(key, log_alpha, tables_per_group, points_per_group, pr
 
 
 def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None, gamma_prior=None,
-              sigma2_prior=None, split_merge=0, max_group_size=None):
+              sigma2_prior=None, split_merge=0, max_group_size=None, n_valid=None):
     """One sweep: every point, every table, ``split_merge`` split-merge moves, the dish
     means, then the hyper-parameters.
 
@@ -469,6 +478,10 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
         :func:`split_merge_move` moves after the table moves (0: none).
     max_group_size : int (static), optional
         The largest data set's size (default ``n``), for :func:`split_merge_move`.
+    n_valid : int or traced int scalar, optional
+        Only the first ``n_valid`` rows are data (default all); the rest pad ``X`` to a
+        shape bucket (zeros, group and table -1), never move and count nowhere, so that
+        every ``n`` of a bucket runs one compiled program with an unpadded run's draws.
 
     Returns
     -------
@@ -482,7 +495,7 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     keys = jax.random.split(key, 8)
     dtype = X.dtype
     state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
-                         jax.random.normal(keys[1], (n, d), dtype))
+                         jax.random.normal(keys[1], (n, d), dtype), n_valid)
     # The point scan's running counts are exact small integers; the table step needs
     # per-table statistics, computed in bulk.
     state = _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
@@ -492,7 +505,7 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
         def move(t, carry):
             s, acc = carry
             s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
-                                     max_group_size=max_group_size or n)
+                                     max_group_size=max_group_size or n, n_valid=n_valid)
             return s, acc + ok.astype(jnp.int32)
 
         state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
@@ -501,7 +514,8 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     means = _draw_means(keys[4], stats.weight, stats.sum, state.sigma2, rho2)
     state = state._replace(means=jnp.where((state.dish_tables > 0)[:, None], means, 0.0))
     if sigma2_prior is not None:
-        state = state._replace(sigma2=_draw_sigma2(keys[5], X, state.means, dishes, sigma2_prior))
+        state = state._replace(sigma2=_draw_sigma2(keys[5], X, state.means, dishes, sigma2_prior,
+                                                   n_valid))
     if gamma_prior is not None:
         k = jnp.sum(state.dish_tables > 0)
         m = jnp.sum(state.dish_tables)
@@ -540,7 +554,7 @@ def init_hdp_state(X, gid, tables, table_dish, L, P, *, log_alpha, log_gamma, si
     D = table_dish.shape[0]
     counts = segment_stats(X, gid * L + tables, D * L).weight.reshape(D, L)
     dish_tables = jax.ops.segment_sum((counts > 0).astype(dtype).reshape(-1), table_dish.reshape(-1), P)
-    stats = segment_stats(X, table_dish[gid, tables], P)
+    stats = segment_stats(X, jnp.where(tables >= 0, table_dish[gid, tables], -1), P)
     means = stats.sum / jnp.maximum(stats.weight, 1.0)[:, None]
     return HDPState(tables, counts, table_dish, dish_tables, means,
                     jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
@@ -571,16 +585,19 @@ def _grow(state: HDPState, L: int, P: int) -> HDPState:
     )
 
 
-def hdp_log_likelihood(X, gid, state: HDPState):
-    """``log p(X | tables, dishes, mu, sigma2)`` (the shared complete-data kernel)."""
-    return complete_data_log_likelihood(X, state.means, state.dishes(gid), state.sigma2)
+def hdp_log_likelihood(X, gid, state: HDPState, n_valid=None):
+    """``log p(X | tables, dishes, mu, sigma2)`` (the shared complete-data kernel; the rows
+    past ``n_valid`` pad ``X`` and are left out)."""
+    return complete_data_log_likelihood(X, state.means, state.dishes(gid), state.sigma2,
+                                        n_valid=n_valid)
 
 
 @functools.partial(jax.jit, static_argnames=("num", "thin", "n_groups", "split_merge",
                                           "max_group_size"))
-def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_prior, *, num, thin,
-                 n_groups, split_merge, max_group_size):
-    """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap)."""
+def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_prior, n_valid=None, *,
+                 num, thin, n_groups, split_merge, max_group_size):
+    """``num`` recorded draws of ``thin`` sweeps each, for every chain (vmap); ``n_valid``
+    (traced) as :func:`hdp_sweep`."""
 
     def one_chain(key, state):
         def draw(s, k):
@@ -591,7 +608,7 @@ def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_pri
                 s_, info = hdp_sweep(
                     ks[t], X, gid, s_, rho2=rho2, n_groups=n_groups, alpha_prior=alpha_prior,
                     gamma_prior=gamma_prior, sigma2_prior=sigma2_prior, split_merge=split_merge,
-                    max_group_size=max_group_size)
+                    max_group_size=max_group_size, n_valid=n_valid)
                 return s_, acc + info.split_merge_accepted
 
             s, accepted = lax.fori_loop(0, thin, sweep, (s, jnp.zeros((), jnp.int32)))
@@ -599,7 +616,7 @@ def _run_segment(keys, X, gid, state, rho2, alpha_prior, gamma_prior, sigma2_pri
                 split_merge_accepted=accepted,
                 labels=s.dishes(gid),
                 local_labels=s.tables,
-                log_likelihood=hdp_log_likelihood(X, gid, s),
+                log_likelihood=hdp_log_likelihood(X, gid, s, n_valid),
                 log_alpha=s.log_alpha,
                 log_gamma=s.log_gamma,
                 sigma2=s.sigma2,
@@ -813,12 +830,16 @@ def gibbs_hdp_gmm(
     n, d = X.shape
     D = len(group_order)
     offset = X.mean(0) if center else np.zeros(d, X.dtype)
-    Xj = jnp.asarray(X - offset)
+    # Rows padded to a shape bucket (zeros, group and table -1): every n of a bucket runs
+    # one compiled program, and the first n rows' draws are an unpadded run's.
+    rows = run_rows(n)
+    Xj = jnp.asarray(pad_rows(X - offset, rows))
     dtype = Xj.dtype
-    gidj = jnp.asarray(gid, jnp.int32)
+    gidj = jnp.asarray(pad_rows(gid, rows, value=-1), jnp.int32)
     priors = [None if p is None else tuple(jnp.asarray(v, dtype) for v in p) for p in priors]
     tables0, table_dish0, L_need, P_need = _initial_seating(init_labels, init_tables, gid, order,
                                                             D, num_chains)
+    tables0 = pad_rows(tables0, rows, axis=-1, value=-1)
     sizes = np.bincount(gid, minlength=D)
     # Powers of two above what the start needs, so that runs continued from one another
     # (an annealed path) mostly share one buffer shape, hence one compilation.  From one
@@ -843,13 +864,13 @@ def gibbs_hdp_gmm(
 
     run = functools.partial(_run_segment, X=Xj, gid=gidj, rho2=jnp.asarray(rho2, dtype),
                             alpha_prior=priors[0], gamma_prior=priors[1], sigma2_prior=priors[2],
-                            thin=thin, n_groups=D, split_merge=split_merge,
-                            max_group_size=int(sizes.max()))
+                            n_valid=jnp.asarray(n, jnp.int32), thin=thin, n_groups=D,
+                            split_merge=split_merge, max_group_size=run_rows(int(sizes.max())))
     records, seconds = run_in_segments(
         key, lambda keys, s, num: run(keys, state=s, num=num), state,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, thin=thin,
         grow=grow, progress_bar=progress_bar, desc="gibbs (HDP, CRF)",
-        padded={"means": 2}, label_records=("labels", "local_labels"))
+        padded={"means": 2}, label_records=("labels", "local_labels"), rows=n)
     back = np.empty(n, np.int64)
     back[order] = np.arange(n)  # stacked row of every input row
 
