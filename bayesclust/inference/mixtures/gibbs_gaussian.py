@@ -81,6 +81,7 @@ from jax.scipy.special import gammaln
 
 from ... import _native
 from ... import _validation as V
+from .._driver import pow2_at_least
 from .._sharding import check_divides, check_mesh
 from ._common import (
     _accept_split_merge,
@@ -838,7 +839,9 @@ def gibbs_dp_gaussian(
     nu0 = jnp.asarray(nu0, dtype)
     k0 = int(labels0.max()) + 1
     labels0 = pad_rows(labels0, rows, axis=-1, value=-1)
-    capacity = max(k0, min(max(8, 2 * k0), limit))
+    # A power of two: starts of a few more clusters (the estimator's over-split start has
+    # about sqrt(n)) share one buffer, so a refit on a few more rows compiles nothing.
+    capacity = max(k0, min(pow2_at_least(max(8, 2 * k0)), limit))
     state = _init_chains(Zj, jnp.asarray(labels0), float(np.log(alpha)), kappa0, K=capacity,
                          full=full)
     ap = None if alpha_prior is None else tuple(jnp.asarray(v, dtype) for v in alpha_prior)
