@@ -87,6 +87,7 @@ from ._common import (
     prior_distribution,
     recorded_labels,
     run_rows,
+    scan_rows,
     start_labels,
     sweep_kernels,
 )
@@ -183,8 +184,9 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z, n_valid=None):
     move touches took longer on XLA:CPU -- more, smaller operations: BENCHMARKS.md.)
     The new-cluster weight ``log alpha + log N(x | 0, (rho2 + sigma2) I)``
     and Algorithm 2's new-mean draws are computed for all points before the scan.
-    ``n_valid`` (traced int, optional): only the first ``n_valid`` rows move; the rest
-    pad ``X`` to a shape bucket (label -1, never counted) and leave the carry unchanged.
+    ``n_valid`` (traced int, optional): only the first ``n_valid`` rows are stepped
+    (:func:`scan_rows`, as the other samplers' point loops); the rest pad ``X`` to a shape
+    bucket (label -1, never counted).
     """
     n, d = X.shape
     sigma2 = state.sigma2  # (C,)
@@ -194,13 +196,6 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z, n_valid=None):
     slots = jnp.arange(K, dtype=jnp.int32)[:, None]
 
     def step(carry, inp):
-        valid = inp[-1]
-        new, slot = move(carry, inp[:-1])
-        if valid is None:
-            return new, slot
-        return jax.tree.map(lambda a, b: jnp.where(valid, a, b), (new, slot), (carry, inp[1]))
-
-    def move(carry, inp):
         counts, sums, means, overflow = carry  # (K, C), (d, K, C), (d, K, C), (C,)
         x, old, u_i, ln_i, nm_i = inp  # (d,), (C,), (C,), (C,), (d, C) or None
         x_col = x[:, None, None]
@@ -231,9 +226,8 @@ def _scan_points(X, rho2, collapsed, state: GibbsState, u, z, n_valid=None):
         new_means = (shrink[:, None, None] * X
                      + jnp.sqrt(sigma2 * shrink)[:, None, None] * z)  # (C, n, d)
         new_means = jnp.transpose(new_means, (1, 2, 0))
-    valid = None if n_valid is None else jnp.arange(n) < n_valid
-    (counts, sums, means, overflow), labels = lax.scan(
-        step, carry, (X, state.labels.T, u.T, log_new.T, new_means, valid))
+    (counts, sums, means, overflow), labels = scan_rows(
+        step, carry, (X, state.labels.T, u.T, log_new.T, new_means), n_valid, out=state.labels.T)
     return state._replace(labels=labels.T, counts=counts.T, sums=sums.T, means=means.T,
                           overflow=overflow)
 
