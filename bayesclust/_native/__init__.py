@@ -31,6 +31,7 @@ exit, so that no program traced under the other setting is reused.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import hashlib
@@ -125,7 +126,6 @@ def build(verbose: bool = False) -> Path:
     compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if compiler is None:
         raise RuntimeError("no C++ compiler found (set CXX or install g++)")
-    sources = [str(Path(__file__).parent / s) for s in _SOURCES]
     errors = []
     for d in _build_dirs():
         try:
@@ -134,22 +134,51 @@ def build(verbose: bool = False) -> Path:
             # (pytest workers) never load a half-written library.
             fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
             os.close(fd)
+            objects = tempfile.mkdtemp(dir=d)
         except OSError as e:
             errors.append(f"{d}: {e}")
             continue
-        cmd = [compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", *sources, "-o", tmp]
-        if verbose:
-            print(" ".join(cmd), file=sys.stderr)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
+        try:
+            _compile_and_link(compiler, objects, tmp, verbose)
+        except RuntimeError:
             os.unlink(tmp)
-            raise RuntimeError(f"compiling the native kernels failed:\n{proc.stderr[-4000:]}")
+            raise
+        finally:
+            shutil.rmtree(objects, ignore_errors=True)
         os.replace(tmp, d / name)
         for stale in d.glob("bayesclust_native_*.so"):  # builds of older sources
             if stale.name != name:
                 stale.unlink(missing_ok=True)
         return d / name
     raise RuntimeError("no writable directory for the native kernels: " + "; ".join(errors))
+
+
+def _compile_and_link(compiler: str, objects: str, library: str, verbose: bool) -> None:
+    """Compile each source to an object file, one compiler per core, then link them.
+
+    The sources compile independently (about 23 CPU-s in all, the largest 7.5 s), so on
+    two cores the build takes half the wall time of one compiler invocation over all of them.
+    """
+    compile_flags = [f for f in _FLAGS if f != "-shared"]
+    include = f"-I{jax.ffi.include_dir()}"
+    commands = [
+        [compiler, *compile_flags, include, "-c", str(Path(__file__).parent / source),
+         "-o", str(Path(objects) / (Path(source).stem + ".o"))]
+        for source in _SOURCES
+    ]
+    commands.append([compiler, "-shared", "-fPIC", *(c[-1] for c in commands), "-o", library])
+
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        if verbose:
+            print(" ".join(cmd), file=sys.stderr)
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(run, commands[:-1]))
+    results.append(run(commands[-1]) if all(r.returncode == 0 for r in results) else None)
+    for result in results:
+        if result is not None and result.returncode != 0:
+            raise RuntimeError(f"compiling the native kernels failed:\n{result.stderr[-4000:]}")
 
 
 def available() -> bool:
