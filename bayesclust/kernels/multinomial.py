@@ -183,7 +183,8 @@ def kl_costs(counts, negentropy, log_psi):
                          f"got shape {tuple(log_psi.shape)}")
     finite, zero = _split_log_psi(log_psi)
     cross = jnp.matmul(counts, finite.T, precision=PRECISION)
-    violated = jnp.matmul((counts > 0).astype(counts.dtype), zero.T.astype(counts.dtype),
+    # cross's dtype, not counts': a float64 NumPy input is float32 in JAX without x64.
+    violated = jnp.matmul((counts > 0).astype(cross.dtype), zero.T.astype(cross.dtype),
                           precision=PRECISION) > 0
     return _finish(negentropy, cross, violated)
 
