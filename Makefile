@@ -54,17 +54,19 @@ demo: $(STAMP)
 figure: demo
 	cp results/compare.png docs/compare.png
 
+# Each test file runs on one worker (--dist loadfile): split over both, a file's programs were
+# compiled twice and its module fixtures ran twice (the sharding tests' 8-device worker, 24 s).
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --durations=15 -m "not long"
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15 -m "not long"
 
 test-all: $(STAMP)
-	$(PY) -m pytest -n 2 --durations=15
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15
 
 test-xla: $(STAMP)
 	BAYESCLUST_NATIVE=0 $(PY) -m pytest -n 2 --durations=10 -m "not long" $(XLA_TESTS)
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow and not paper and not long"
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not paper and not long"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bayesclust tests benchmarks reproduce
