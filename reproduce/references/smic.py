@@ -28,7 +28,8 @@ values are compared on the same split.
 
 Run ``python -m reproduce.references.smic`` for the ARI per data draw (the draws and seeds of the
 reproduction report's ``smic-fig4-*`` rows), their median and spread, the t chosen and the
-ARI at the best t in hindsight.
+ARI at the best t in hindsight; ``--study`` for the readings of the paper's silences tried on
+toys (b) and (d) (:data:`VARIANTS`, other fold splits, more draws).
 """
 
 from __future__ import annotations
