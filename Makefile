@@ -69,7 +69,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not paper and not long"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bayesclust tests benchmarks reproduce
+	$(VENV)/bin/ruff check bayesclust tests benchmarks reproduce conftest.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
