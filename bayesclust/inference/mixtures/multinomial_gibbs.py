@@ -200,19 +200,24 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
         # elsewhere from Gamma(beta), the same law for every row, taken from a pool of 2K
         # independent vectors, one per cluster opened in the sweep (more openings than the
         # pool holds set ``overflow``: the segment is redone in a larger buffer).
+        # The rows' entries are drawn packed, one lane per nonzero count (sparse rows: as many
+        # lanes as their segment form, not n x L), and read back at the (row, pair) places.
         cols_all, vals_all = rows.cols, rows.vals
-        L = cols_all.shape[1]
-        conc = jnp.concatenate([
-            (beta_vec + state.counts / tau).ravel(),
-            (beta_vec[cols_all] + vals_all / tau).ravel(),
-            jnp.broadcast_to(beta_vec, (2 * K, m)).ravel()])
+        mask = (vals_all > 0).ravel()
+        lanes = rows.seg_vals.shape[0] if rows.seg_vals is not None else mask.shape[0]
+        at = jnp.where(mask, jnp.cumsum(mask) - 1, lanes)  # the entry's lane; lanes: none
+        packed = jnp.zeros(lanes, dtype).at[at].set((beta_vec[cols_all] + vals_all / tau).ravel(),
+                                                     mode="drop")
+        conc = jnp.concatenate([(beta_vec + state.counts / tau).ravel(), packed,
+                                jnp.broadcast_to(beta_vec, (2 * K, m)).ravel()])
         g = _log_gammas(k_gamma, conc)
         g_psi = g[:K * m].reshape(K, m)
         log_psi0 = jnp.where(active0[:, None],
                              g_psi - jax.scipy.special.logsumexp(g_psi, axis=-1, keepdims=True),
                              -jnp.inf)
-        on_support = g[K * m:K * m + n * L].reshape(n, L)
-        pool = g[K * m + n * L:].reshape(2 * K, m)
+        on_support = jnp.where(mask, g[K * m + jnp.minimum(at, lanes - 1)], -jnp.inf)
+        on_support = on_support.reshape(vals_all.shape)
+        pool = g[K * m + lanes:].reshape(2 * K, m)
     else:
         log_psi0 = state.log_psi
         on_support = jnp.zeros((n, 1), dtype)
