@@ -86,8 +86,9 @@ class AspectLimit(LimitFamily):
         The collapsed (Polya) sampler, whose limit is KL-means' collapsed (Hartigan) moves;
         ``False``: the explicit one (Neal's Algorithm 2), whose limit is KL-means'
         Algorithm 1 moves (the hard side follows: ``kl_means(collapsed=...)``).  The
-        explicit sweep draws a Dirichlet per new cluster and per cluster, log-gammas that
-        cost it several times the collapsed sweep (BENCHMARKS.md).
+        explicit sweep draws a log-gamma per category of every cluster and per entry of
+        every row (a new cluster's Dirichlet), which make it far slower than the
+        collapsed sweep on co-association rows.
     n_partitions : int, default 150
         Partitions of the default ensemble.
     random_state : int, default 0

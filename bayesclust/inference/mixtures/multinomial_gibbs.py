@@ -7,14 +7,16 @@ kernel in the counts :math:`r_i/\tau`, so the conjugate updates hold with the co
 divided by :math:`\tau`.
 
 * ``collapsed=False`` (default) -- Neal's (2000) Algorithm 2 as Kulis & Jordan (2012, §3.1)
-  write it for the Gaussian: a row joins an existing cluster with weight
-  :math:`n_{-i,j} \exp(-\tau^{-1} n_i \mathrm{KL}(\hat p_i \| \psi_j))` (the KL cost of
-  :mod:`bayesclust.kernels.multinomial`; the row's entropy term is common to every
-  choice) or opens one with weight :math:`\alpha\, e^{-\tau^{-1} n_i H(\hat p_i)}
-  B(\beta + r_i/\tau)/B(\beta)` and draws its :math:`\psi \sim \mathrm{Dir}(\beta + r_i/\tau)`;
-  after the sweep every :math:`\psi_j \sim \mathrm{Dir}(\beta + n_j/\tau)` (pooled counts
-  :math:`n_j`).  As :math:`\tau \to 0` the draws of :math:`\psi` tend to the pooled
-  maximum-likelihood distributions and the moves to KL-means'
+  write it for the Gaussian.  A sweep first draws every :math:`\psi_j \sim
+  \mathrm{Dir}(\beta + n_j/\tau)` (pooled counts :math:`n_j`), then moves the rows: a row
+  joins an existing cluster with weight :math:`n_{-i,j} \exp(-\tau^{-1} n_i
+  \mathrm{KL}(\hat p_i \| \psi_j))` (the KL cost of :mod:`bayesclust.kernels.multinomial`;
+  the row's entropy term is common to every choice) or opens one with weight
+  :math:`\alpha\, e^{-\tau^{-1} n_i H(\hat p_i)} B(\beta + r_i/\tau)/B(\beta)` and draws
+  its :math:`\psi \sim \mathrm{Dir}(\beta + r_i/\tau)`.
+  Every Dirichlet of a sweep is drawn as normalised log-gammas in one draw (one rejection
+  loop in the compiled program).  As :math:`\tau \to 0` the draws of :math:`\psi` tend to
+  the pooled maximum-likelihood distributions and the moves to KL-means'
   (:func:`bayesclust.inference.hard.kl_means.kl_means`).
 * ``collapsed=True`` -- :math:`\psi` integrated out (Neal's Algorithm 3): a row joins
   cluster ``b`` with weight :math:`n_{-i,b}` times the Polya score
@@ -142,12 +144,6 @@ def new_cluster_log_weights(rows, tau, beta: float, *, entropy: bool = True) -> 
     return marginal - negent / tau if entropy else marginal
 
 
-def _dirichlet_log(key, conc):
-    """Log of a Dirichlet draw with parameters ``conc`` (last axis), by log-gammas."""
-    g = _log_gammas(key, conc)
-    return g - jax.scipy.special.logsumexp(g, axis=-1, keepdims=True)
-
-
 def _log_gammas(key, conc):
     """``log Gamma(conc)`` draws, ``-inf`` where ``conc`` is 0 (a padding column: no category)."""
     return jnp.where(conc > 0, jax.random.loggamma(key, jnp.where(conc > 0, conc, 1.0)), -jnp.inf)
@@ -156,7 +152,7 @@ def _log_gammas(key, conc):
 def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log_alpha, tau, beta,
                       new_weights, n_columns, collapsed: bool,
                       log_gamma_table=None) -> tuple[MultinomialGibbsState, GibbsInfo]:
-    """One Gibbs sweep of one chain: every row in order (remove, draw, add back), then the psi draws.
+    """One Gibbs sweep of one chain: the psi draws (explicit), then every row (remove, draw, add back).
 
     Parameters
     ----------
@@ -189,22 +185,41 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     n = rows.totals.shape[0]
     K, m = state.counts.shape
     dtype = rows.vals.dtype
-    k_u, k_new, k_pool, k_psi = jax.random.split(key, 4)
+    k_u, k_gamma = jax.random.split(key)
     u = 1.0 - jax.random.uniform(k_u, (n,), dtype)
     # Padding columns (count 0 in every row) are no category of the Dirichlet: beta 0 there.
     beta_vec = jnp.where(jnp.arange(m) < n_columns, jnp.asarray(beta, dtype), 0.0).astype(dtype)
     beta_sum = beta * n_columns
     slots = jnp.arange(K)
+    active0 = state.sizes > 0
     if not collapsed:
-        # A new cluster's psi ~ Dir(beta + r_i / tau), drawn as normalised gammas: on the
-        # row's own columns from Gamma(beta + r_iy / tau), drawn for every row in one batch;
+        # Every log-gamma of the sweep in one draw (one rejection loop in the program): the
+        # sweep draws psi_j ~ Dir(beta + n_j / tau) of the current clusters first, then moves
+        # the rows.  A new cluster's psi ~ Dir(beta + r_i / tau) is drawn as normalised gammas:
+        # on the row's own columns from Gamma(beta + r_iy / tau), for every row in one batch;
         # elsewhere from Gamma(beta), the same law for every row, taken from a pool of 2K
         # independent vectors, one per cluster opened in the sweep (more openings than the
         # pool holds set ``overflow``: the segment is redone in a larger buffer).
+        # The rows' entries are drawn packed, one lane per nonzero count (sparse rows: as many
+        # lanes as their segment form, not n x L), and read back at the (row, pair) places.
         cols_all, vals_all = rows.cols, rows.vals
-        on_support = _log_gammas(k_new, beta_vec[cols_all] + vals_all / tau)
-        pool = _log_gammas(k_pool, jnp.broadcast_to(beta_vec, (2 * K, m)))
+        mask = (vals_all > 0).ravel()
+        lanes = rows.seg_vals.shape[0] if rows.seg_vals is not None else mask.shape[0]
+        at = jnp.where(mask, jnp.cumsum(mask) - 1, lanes)  # the entry's lane; lanes: none
+        packed = jnp.zeros(lanes, dtype).at[at].set((beta_vec[cols_all] + vals_all / tau).ravel(),
+                                                     mode="drop")
+        conc = jnp.concatenate([(beta_vec + state.counts / tau).ravel(), packed,
+                                jnp.broadcast_to(beta_vec, (2 * K, m)).ravel()])
+        g = _log_gammas(k_gamma, conc)
+        g_psi = g[:K * m].reshape(K, m)
+        log_psi0 = jnp.where(active0[:, None],
+                             g_psi - jax.scipy.special.logsumexp(g_psi, axis=-1, keepdims=True),
+                             -jnp.inf)
+        on_support = jnp.where(mask, g[K * m + jnp.minimum(at, lanes - 1)], -jnp.inf)
+        on_support = on_support.reshape(vals_all.shape)
+        pool = g[K * m + lanes:].reshape(2 * K, m)
     else:
+        log_psi0 = state.log_psi
         on_support = jnp.zeros((n, 1), dtype)
         pool = jnp.zeros((1, 1), dtype)
 
@@ -247,7 +262,7 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
             opened = opened + is_new.astype(jnp.int32)
         return (labels.at[i].set(slot), sizes, counts, totals, log_psi, overflow, opened), None
 
-    carry = (state.labels, state.sizes, state.counts, state.totals, state.log_psi, state.overflow,
+    carry = (state.labels, state.sizes, state.counts, state.totals, log_psi0, state.overflow,
              jnp.int32(0))
     (labels, sizes, counts, totals, log_psi, overflow, _), _ = lax.scan(
         step, carry, (jnp.arange(n), u))
@@ -257,7 +272,8 @@ def multinomial_sweep(key, rows: CountRows, state: MultinomialGibbsState, *, log
     if collapsed:
         log_psi = jnp.where(active[:, None], log_distributions(counts, totals), -jnp.inf)
     else:
-        log_psi = jnp.where(active[:, None], _dirichlet_log(k_psi, beta_vec + counts / tau), -jnp.inf)
+        # psi of the sweep's start, the clusters opened in it from their draws; none in empty slots.
+        log_psi = jnp.where(active[:, None], log_psi, -jnp.inf)
     new = MultinomialGibbsState(labels, sizes, counts, totals, log_psi, overflow)
     info = GibbsInfo(jnp.sum(active, dtype=jnp.int32), jnp.any(labels != state.labels),
                      jnp.int32(0), jnp.int32(0))
@@ -306,11 +322,16 @@ def _grow(state: MultinomialGibbsState, capacity: int) -> MultinomialGibbsState:
 
 
 def _sampler_rows(host, dtype) -> CountRows:
-    """The rows without row padding (every row is an object of the model)."""
-    n = host.shape[0]
+    """The rows without row or column padding (every row is an object of the model).
+
+    Without padding columns, no draw of the explicit sampler is spent on them: a cluster's
+    :math:`\\psi` has exactly ``m`` categories (its log-gammas are most of a sweep's work).
+    """
+    n, m = host.shape
     # Always the (column, count) pairs of the nonzero entries: the moves read one row at a time.
     r = device_rows(host, dtype, dense=False)
-    cut = dict(cols=r.cols[:n], vals=r.vals[:n], totals=r.totals[:n], negentropy=r.negentropy[:n])
+    cut = dict(cols=r.cols[:n], vals=r.vals[:n], totals=r.totals[:n], negentropy=r.negentropy[:n],
+               columns=r.columns[:m])
     if r.dense is not None:
         cut["dense"] = r.dense[:n]
     return r._replace(**cut)
@@ -373,7 +394,7 @@ def gibbs_dp_multinomial(
     --------
     >>> import numpy as np
     >>> R = np.array([[9.0, 1, 0, 0], [8, 2, 0, 0], [0, 0, 5, 5], [0, 0, 4, 6]])
-    >>> post = gibbs_dp_multinomial(0, R, lam=2.0, tau=0.05, num_warmup=20, num_samples=20)
+    >>> post = gibbs_dp_multinomial(0, R, lam=2.0, tau=0.05, num_warmup=20, num_samples=40)
     >>> int(np.bincount(post.n_clusters.ravel()).argmax())
     2
     """
