@@ -131,7 +131,8 @@ def best_move(X, z, assignment, i, beta, costs) -> tuple[int, float]:
             continue
         dst = np.flatnonzero(assignment == c)
         e_dst_with = cluster_cost(X, z, np.append(dst, i), beta)
-        g = costs[a] + costs[c] - e_src_without - e_dst_with
+        with np.errstate(invalid="ignore"):  # inf - inf: a singular cluster on both sides
+            g = costs[a] + costs[c] - e_src_without - e_dst_with
         if np.isfinite(g) and g > gain + 1e-12:
             best, gain = c, g
     return best, gain
@@ -176,7 +177,9 @@ def hartigan(X: np.ndarray, z: np.ndarray, assignment: np.ndarray, *, beta: floa
     costs = {int(c): cluster_cost(X, z, np.flatnonzero(assignment == c), beta) for c in np.unique(assignment)}
     delete_small(X, z, assignment, costs, n_min, beta)
     passes = moves = 0
-    for passes in range(1, max_passes + 1):
+    switched = True
+    while switched and passes < max_passes:
+        passes += 1
         switched = False
         idx = rng.permutation(n) if order == "shuffle" else np.arange(n)
         for i in idx:
@@ -193,8 +196,6 @@ def hartigan(X: np.ndarray, z: np.ndarray, assignment: np.ndarray, *, beta: floa
                 del costs[a]
                 assignment[src] = -1
                 reassign_deleted(X, z, assignment, src, beta, costs)
-        if not switched:
-            break
     return {"assignment": assignment, "n_clusters": len(costs), "cost": total_cost(X, z, assignment, beta),
             "passes": passes, "moves": moves}
 
