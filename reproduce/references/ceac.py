@@ -43,12 +43,19 @@ K_RANGE = (10, 30)
 N_ENSEMBLES = 20
 
 
-def lloyd_kmeans(X, K, rng, max_iter=300):
-    """K-means (Lloyd) from K distinct data points drawn at random; labels, shape (n,)."""
+def lloyd_kmeans(X, K, rng, max_iter=300, empty="relocate", init="points"):
+    """K-means (Lloyd) from K distinct data points drawn at random; labels, shape (n,).
+
+    ``empty="keep"`` leaves an emptied cluster's centre where it was (the partition then has
+    fewer than K clusters); ``init="box"`` draws the K centres uniformly in the data's bounding
+    box (both only for the ``--study`` readings)."""
     X = np.asarray(X, dtype=float)
     distinct = np.unique(X, axis=0)
     K = min(K, len(distinct))
-    centres = distinct[rng.choice(len(distinct), size=K, replace=False)].copy()
+    if init == "box":
+        centres = rng.uniform(X.min(0), X.max(0), size=(K, X.shape[1]))
+    else:
+        centres = distinct[rng.choice(len(distinct), size=K, replace=False)].copy()
     labels = None
     for _ in range(max_iter):
         d2 = ((X[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
@@ -60,16 +67,16 @@ def lloyd_kmeans(X, K, rng, max_iter=300):
             members = labels == k
             if members.any():
                 centres[k] = X[members].mean(0)
-            else:  # empty cluster: re-seed it with the point farthest from its own centre
+            elif empty == "relocate":  # re-seed an empty cluster with the farthest point
                 far = d2[np.arange(len(X)), labels].argmax()
                 centres[k] = X[far]
                 labels[far] = k
     return labels
 
 
-def kmeans_ensemble(X, rng, n_partitions=N_PARTITIONS, k_range=K_RANGE):
+def kmeans_ensemble(X, rng, n_partitions=N_PARTITIONS, k_range=K_RANGE, **kmeans):
     """N K-means partitions, K ~ U{k_range[0], ..., k_range[1]} each; labels, shape (N, n)."""
-    return np.stack([lloyd_kmeans(X, int(rng.integers(k_range[0], k_range[1] + 1)), rng)
+    return np.stack([lloyd_kmeans(X, int(rng.integers(k_range[0], k_range[1] + 1)), rng, **kmeans)
                      for _ in range(n_partitions)])
 
 
@@ -146,10 +153,114 @@ def run_dataset(name, seeds=range(N_ENSEMBLES)):
     return [eac_sl_ci(X, y, kmeans_ensemble(X, np.random.default_rng(s))) for s in seeds]
 
 
+# --- phase 2 readings of the paper's silences (``--study``) ---------------------------------
+
+def sklearn_ensemble(X, rng, init="k-means++", n_init=1, n_partitions=N_PARTITIONS, k_range=K_RANGE):
+    """The ensemble with scikit-learn's ``KMeans`` (another reading of "K-means")."""
+    from sklearn.cluster import KMeans
+    out = []
+    for _ in range(n_partitions):
+        K = int(rng.integers(k_range[0], k_range[1] + 1))
+        km = KMeans(K, init=init, n_init=n_init, random_state=int(rng.integers(2**31)))
+        out.append(km.fit_predict(X))
+    return np.stack(out)
+
+
+def threshold_single_link(D, K):
+    """Single link cut by a threshold: drop every MST edge as heavy as the (n-K+1)-th lightest.
+
+    With tied merge heights this leaves K or more clusters (a dendrogram cut at a level rather
+    than after n - K merges)."""
+    n = len(D)
+    edges = prim_mst(D)
+    w = np.sort([e[2] for e in edges])
+    cut = w[n - K]
+    root = list(range(n))
+
+    def find(a):
+        while root[a] != a:
+            root[a] = root[root[a]]
+            a = root[a]
+        return a
+
+    for i, j, wij in edges:
+        if wij < cut:
+            root[find(i)] = find(j)
+    return np.unique([find(i) for i in range(n)], return_inverse=True)[1]
+
+
+def greedy_consistency_index(labels, truth):
+    """eq. (8) with a greedy matching: repeatedly pair the two clusters of largest overlap."""
+    _, a = np.unique(labels, return_inverse=True)
+    _, b = np.unique(truth, return_inverse=True)
+    table = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(table, (a, b), 1.0)
+    total = 0.0
+    for _ in range(min(table.shape)):
+        i, j = np.unravel_index(table.argmax(), table.shape)
+        total += table[i, j]
+        table[i, :] = -1
+        table[:, j] = -1
+    return total / len(a)
+
+
+def package_ensemble(X, seed):
+    """The package's public ensemble generator as the reproduction report calls it."""
+    from bayesclust import kmeans_ensemble as ke
+    return np.asarray(ke(seed, X, N_PARTITIONS, n_clusters_range=K_RANGE).labels)
+
+
+def study(name, seeds=range(N_ENSEMBLES)):
+    """Mean Ci (%) under each reading; one dict of name -> list of per-ensemble values."""
+    X, y = datasets.load(name)
+    K = len(np.unique(y))
+    res = {}
+
+    def add(key, v):
+        res.setdefault(key, []).append(100.0 * v)
+
+    for s in seeds:
+        for ens_name, ens in (("own", kmeans_ensemble(X, np.random.default_rng(s))),
+                              ("package", package_ensemble(X, s)),
+                              ("sklearn-k-means++", sklearn_ensemble(X, np.random.default_rng(s))),
+                              ("own, empty clusters kept",
+                               kmeans_ensemble(X, np.random.default_rng(s), empty="keep")),
+                              ("own, box init, empty clusters kept",
+                               kmeans_ensemble(X, np.random.default_rng(s), empty="keep", init="box")),
+                              ("own on standardised features",
+                               kmeans_ensemble((X - X.mean(0)) / X.std(0), np.random.default_rng(s))),
+                              ("sklearn-random-n_init10",
+                               sklearn_ensemble(X, np.random.default_rng(s), "random", 10))):
+            D = 1.0 - coassociation(ens)
+            lab = single_link(D, K)
+            add(f"{ens_name}: SL, n-K merges, optimal Ci", consistency_index(lab, y))
+            if ens_name in ("own", "package"):
+                add(f"{ens_name}: SL, n-K merges, greedy Ci", greedy_consistency_index(lab, y))
+                tl = threshold_single_link(D, K)
+                add(f"{ens_name}: SL threshold cut (>=K clusters), optimal Ci", consistency_index(tl, y))
+                res.setdefault(f"{ens_name}: clusters left by the threshold cut", []).append(
+                    float(tl.max() + 1))
+                perm = np.random.default_rng(1000 + s).permutation(len(y))
+                lp = single_link(D[np.ix_(perm, perm)], K)
+                add(f"{ens_name}: SL, objects in a random order (other tie-breaking)",
+                    consistency_index(lp, y[perm]))
+                sizes = np.sort(np.bincount(lab))
+                res.setdefault(f"{ens_name}: size of the smaller SL cluster(s)", []).append(
+                    float(sizes[:-1].sum()))
+    return res
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ensembles", type=int, default=N_ENSEMBLES)
+    p.add_argument("--study", action="store_true", help="the readings of the paper's silences")
     args = p.parse_args(argv)
+    if args.study:
+        for name in TABLE1:
+            for key, v in study(name, range(args.ensembles)).items():
+                print(f"{name}: {key}: mean {np.mean(v):.2f} median {np.median(v):.2f} "
+                      f"min {np.min(v):.2f} max {np.max(v):.2f}")
+        return
     for name, (avg, mx) in TABLE1.items():
         v = np.array(run_dataset(name, range(args.ensembles)))
         print(f"{name}: EAC-SL Ci % mean {v.mean():.2f} median {np.median(v):.2f} "
