@@ -116,6 +116,11 @@ def single_link(D, K):
     n = len(D)
     edges = prim_mst(D)
     order = sorted(range(len(edges)), key=lambda e: edges[e][2])  # stable: ties in Prim's order
+    return union_edges(n, [edges[e] for e in order[: n - K]])
+
+
+def union_edges(n, edges):
+    """Connected components of n objects joined by ``edges`` (i, j, w) (union-find); labels (n,)."""
     root = list(range(n))
 
     def find(a):
@@ -124,11 +129,9 @@ def single_link(D, K):
             a = root[a]
         return a
 
-    for e in order[: n - K]:
-        i, j, _ = edges[e]
+    for i, j, _ in edges:
         root[find(i)] = find(j)
-    roots = [find(i) for i in range(n)]
-    return np.unique(roots, return_inverse=True)[1]
+    return np.unique([find(i) for i in range(n)], return_inverse=True)[1]
 
 
 def consistency_index(labels, truth):
@@ -174,19 +177,7 @@ def threshold_single_link(D, K):
     n = len(D)
     edges = prim_mst(D)
     w = np.sort([e[2] for e in edges])
-    cut = w[n - K]
-    root = list(range(n))
-
-    def find(a):
-        while root[a] != a:
-            root[a] = root[root[a]]
-            a = root[a]
-        return a
-
-    for i, j, wij in edges:
-        if wij < cut:
-            root[find(i)] = find(j)
-    return np.unique([find(i) for i in range(n)], return_inverse=True)[1]
+    return union_edges(n, [e for e in edges if e[2] < w[n - K]])
 
 
 def greedy_consistency_index(labels, truth):
