@@ -150,9 +150,12 @@ def eac_sl_ci(X, y, ensemble):
     return 100.0 * consistency_index(single_link(1.0 - coassociation(ensemble), K), y)
 
 
-def run_dataset(name, seeds=range(N_ENSEMBLES)):
-    """Ci (%) per ensemble (own K-means ensembles, ``np.random.default_rng(seed)``)."""
+def run_dataset(name, seeds=range(N_ENSEMBLES), rows=None):
+    """Ci (%) per ensemble (own K-means ensembles, ``np.random.default_rng(seed)``); ``rows``:
+    the objects kept (default all)."""
     X, y = datasets.load(name)
+    if rows is not None:
+        X, y = X[rows], y[rows]
     return [eac_sl_ci(X, y, kmeans_ensemble(X, np.random.default_rng(s))) for s in seeds]
 
 
@@ -238,6 +241,11 @@ def study(name, seeds=range(N_ENSEMBLES)):
                 sizes = np.sort(np.bincount(lab))
                 res.setdefault(f"{ens_name}: size of the smaller SL cluster(s)", []).append(
                     float(sizes[:-1].sum()))
+    # Duplicated objects removed (the first of each set of identical rows kept).
+    keep = np.sort(np.unique(X, axis=0, return_index=True)[1])
+    if len(keep) < len(X):
+        res["own, distinct rows only: SL, n-K merges, optimal Ci"] = run_dataset(
+            name, seeds, rows=keep)
     return res
 
 
