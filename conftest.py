@@ -22,10 +22,9 @@ def _doctests_compile_cheaply(request):
     if not (_suite._COMPILE_CHEAPLY and request.module.__name__.startswith("bayesclust.")):
         yield
         return
-    jax.config.update("jax_disable_most_optimizations", True)
     try:
-        yield
+        with _suite.compiling_cheaply():
+            yield
     finally:
-        jax.config.update("jax_disable_most_optimizations", False)
         # No program compiled cheaply is reused by a test module compiled optimised.
         jax.clear_caches()

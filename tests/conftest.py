@@ -1,3 +1,4 @@
+import contextlib
 import gc
 import os
 
@@ -103,6 +104,13 @@ def _compile_quickly(request):
         return
     # No program compiled optimised is reused: _drop_compiled_programs emptied JAX's caches
     # when the worker's previous module ended.
+    with compiling_cheaply():
+        yield
+
+
+@contextlib.contextmanager
+def compiling_cheaply():
+    """XLA's optimisation passes mostly off (``jax_disable_most_optimizations``) inside the block."""
     jax.config.update("jax_disable_most_optimizations", True)
     try:
         yield
