@@ -133,31 +133,45 @@ def increments(D: np.ndarray) -> np.ndarray:
     return out
 
 
-def gap(D_all: np.ndarray, Ci: np.ndarray, Cj: np.ndarray, literal: bool = False) -> float:
-    """The gap of ``Ci`` with respect to ``Cj`` (§2): ``|d(x_i, x_j) - d(x_i, x_k)|``.
-
-    ``x_i in Ci``, ``x_j in Cj`` the closest cross pair (lowest indices on ties), ``x_k`` the
-    nearest neighbour of ``x_i`` in ``Ci``.  ``literal=True``: ``|d(x_i, x_j) - d(x_j, x_k)|``.
-    """
+def closest_pair(D_all: np.ndarray, Ci: np.ndarray, Cj: np.ndarray) -> tuple[int, int]:
+    """The closest cross pair ``(x_i in Ci, x_j in Cj)``; ties to the smallest ``x_i``, then ``x_j``
+    (members are kept sorted)."""
     cross = D_all[np.ix_(Ci, Cj)]
     a, b = np.unravel_index(int(np.argmin(cross)), cross.shape)
-    xi, xj = Ci[a], Cj[b]
-    within = D_all[xi, Ci].copy()
-    within[a] = np.inf
-    xk = Ci[int(np.argmin(within))]
-    return abs(D_all[xi, xj] - (D_all[xj, xk] if literal else D_all[xi, xk]))
+    return int(Ci[a]), int(Cj[b])
+
+
+def gaps(D_all: np.ndarray, Ci: np.ndarray, Cj: np.ndarray, literal: bool = False) -> tuple[float, float]:
+    """The gaps of ``Ci`` w.r.t. ``Cj`` and of ``Cj`` w.r.t. ``Ci`` (§2), on one closest pair.
+
+    ``gap_i = |d(x_i, x_j) - d(x_i, x_k)|``, ``x_k`` the nearest neighbour of ``x_i`` in ``Ci``
+    (``literal=True``: ``|d(x_i, x_j) - d(x_j, x_k)|``); ``gap_j`` likewise from ``x_j``.
+    """
+    xi, xj = closest_pair(D_all, Ci, Cj)
+    out = []
+    for p, q, C in ((xi, xj, Ci), (xj, xi, Cj)):
+        within = D_all[p, C].copy()
+        within[C == p] = np.inf
+        xk = C[int(np.argmin(within))]
+        out.append(abs(D_all[p, q] - (D_all[q, xk] if literal else D_all[p, xk])))
+    return out[0], out[1]
+
+
+def gap(D_all: np.ndarray, Ci: np.ndarray, Cj: np.ndarray, literal: bool = False) -> float:
+    """The gap of ``Ci`` with respect to ``Cj`` (:func:`gaps`)."""
+    return gaps(D_all, Ci, Cj, literal)[0]
 
 
 # --------------------------------------------------------------------------- §3.2 MDL
 
 
-def description_length(W: np.ndarray) -> float:
+def description_length(W: np.ndarray, floor: float = 0.0) -> float:
     r"""Eq. (7) with :math:`\hat\lambda` = the mean increment and :math:`I(\lambda)=mc/\lambda^2`.
 
     :math:`\log\lambda+\tfrac12\log(mc/\lambda^2)=\tfrac12\log(mc)`.  Written out term by term.
     """
     m = len(W)
-    lam = float(np.mean(W))
+    lam = max(float(np.mean(W)), floor)
     if lam <= 0.0:
         return np.nan  # the DID is degenerate (a cluster of repeated points); handled by the caller
     fisher = m * C_FISHER / lam**2
@@ -185,18 +199,21 @@ class _Clusters:
     def merge(self, a: int, b: int) -> int:
         new = self.next_id
         self.next_id += 1
-        self.members[new] = np.concatenate([self.members.pop(a), self.members.pop(b)])
+        self.members[new] = np.sort(np.concatenate([self.members.pop(a), self.members.pop(b)]))
         self._inc.pop(a, None)
         self._inc.pop(b, None)
         return new
 
 
-def _single_link_loop(D: np.ndarray, decide) -> np.ndarray:
+def _single_link_loop(D: np.ndarray, decide, ties: str = "ids", trace: list | None = None) -> np.ndarray:
     """Single-link order over pairs of live, unfrozen clusters not yet tested (Table 1).
 
     ``decide(clusters, a, b) -> ("merge" | "keep" | "freeze", frozen_id)``.  Pairs are popped from
     a heap by (single-link distance, smaller id, larger id); a merge makes a new id whose
     distances to the live clusters are the minima of its parts', so every pair is tested once.
+    ``ties="points"``: equal distances ordered by (the smaller of the two clusters' smallest
+    points, the smallest point of the other cluster at that distance) instead, and the pair
+    handed to ``decide`` as (cluster of the smaller point, other); else (older, newer).
     Returns the labels 0..K-1 (in order of each cluster's smallest point index).
     """
     n = len(D)
@@ -207,15 +224,20 @@ def _single_link_loop(D: np.ndarray, decide) -> np.ndarray:
     heap = []
     for i in range(n):
         for j in range(i + 1, n):
-            heap.append((D[i, j], i, j))
+            heap.append((D[i, j], i, j, i, j) if ties == "points" else (D[i, j], i, j))
             live_dist[i][j] = live_dist.setdefault(j, {})[i] = D[i, j]
     heapq.heapify(heap)
     del dist
     while heap:
-        d, a, b = heapq.heappop(heap)
+        d, *_, a, b = heapq.heappop(heap)
         if a not in cl.members or b not in cl.members or a in frozen or b in frozen:
             continue
+        if ties == "points" and cl.members[b].min() < cl.members[a].min():
+            a, b = b, a  # C_i of Table 1 is the cluster of the smaller point
         action, who = decide(cl, a, b)
+        if trace is not None:
+            trace.append((action, min(cl.members[a].min(), cl.members[b].min()),
+                          max(cl.members[a].min(), cl.members[b].min()), d))
         if action == "freeze":
             frozen.add(who)
         elif action == "merge":
@@ -231,7 +253,13 @@ def _single_link_loop(D: np.ndarray, decide) -> np.ndarray:
                 live_dist[c].pop(a, None)
                 live_dist[c].pop(b, None)
                 if c not in frozen:
-                    heapq.heappush(heap, (dc, c, new))
+                    if ties == "points":
+                        mn, mc = cl.members[new], cl.members[c]
+                        lo, other = (mn, mc) if mn.min() < mc.min() else (mc, mn)
+                        q = int(other[D[np.ix_(lo, other)].min(axis=0) == dc].min())
+                        heapq.heappush(heap, (dc, int(lo.min()), q, c, new))
+                    else:
+                        heapq.heappush(heap, (dc, c, new))
     labels = np.empty(n, dtype=int)
     for k, idx in enumerate(sorted(cl.members.values(), key=lambda m: m.min())):
         labels[idx] = k
@@ -239,61 +267,90 @@ def _single_link_loop(D: np.ndarray, decide) -> np.ndarray:
 
 
 def sl_did_decision(cl: _Clusters, a: int, b: int, *, tail: float = TAIL, small: int = SMALL,
-                    small_inc: str = "none", gap_literal: bool = False, zero_lambda: str = "freeze"):
-    """One test of Table 1 for the pair ``(a, b)``."""
+                    small_inc: str = "none", gap_literal: bool = False, floor: float = 0.0):
+    """One test of Table 1 for the pair ``(a, b)``.
+
+    ``small_inc``: the increments of a cluster under 3 points -- ``"none"`` (nothing in the
+    tail: merge), ``"gap"`` (its gap towards the other) or ``"union"`` (its points' increments
+    inside the union).  ``floor``: a lower bound on every mean increment (0: none; a cluster of
+    repeated points then has lambda = 0, so anything beyond distance 0 is in its tail).
+    """
     ma, mb = cl.members[a], cl.members[b]
     if len(ma) < small and len(mb) < small:
         return "merge", None
     if len(ma) < small or len(mb) < small:
         big, sm = (a, b) if len(ma) >= small else (b, a)
-        lam_big = float(np.mean(cl.inc(big)))
+        lam_big = max(float(np.mean(cl.inc(big))), floor)
         W_sm = cl.inc(sm)
         if len(W_sm) == 0:
             if small_inc == "none":  # no increments: nothing lies in the tail
                 return "merge", None
-            g = gap(cl.D, cl.members[sm], cl.members[big], gap_literal)
-            return ("merge", None) if g < tail * lam_big else ("keep", None)
-        return ("merge", None) if np.mean(W_sm) < tail * lam_big else ("keep", None)
+            if small_inc == "union":
+                union = np.sort(np.concatenate([cl.members[big], cl.members[sm]]))
+                W_sm = increments(cl.D[np.ix_(union, union)])[np.isin(union, cl.members[sm])]
+            else:
+                W_sm = np.array([gap(cl.D, cl.members[sm], cl.members[big], gap_literal)])
+        return ("keep", None) if np.mean(W_sm) > tail * lam_big else ("merge", None)
     Wa, Wb = cl.inc(a), cl.inc(b)
-    la, lb = float(np.mean(Wa)), float(np.mean(Wb))
-    ga = gap(cl.D, ma, mb, gap_literal)
-    gb = gap(cl.D, mb, ma, gap_literal)
-    if ga > tail * la or (la == 0.0 and zero_lambda == "freeze" and ga > 0):
+    la, lb = max(float(np.mean(Wa)), floor), max(float(np.mean(Wb)), floor)
+    ga, gb = gaps(cl.D, ma, mb, gap_literal)
+    if ga > tail * la:
         return "freeze", a
-    if gb > tail * lb or (lb == 0.0 and zero_lambda == "freeze" and gb > 0):
+    if gb > tail * lb:
         return "freeze", b
-    union = np.concatenate([ma, mb])
+    union = np.sort(np.concatenate([ma, mb]))
     Wu = increments(cl.D[np.ix_(union, union)])
-    dl_u, dl_a, dl_b = description_length(Wu), description_length(Wa), description_length(Wb)
+    dl_u, dl_a, dl_b = (description_length(Wu, floor), description_length(Wa, floor),
+                        description_length(Wb, floor))
     if np.isnan(dl_u) or np.isnan(dl_a) or np.isnan(dl_b):
         return ("merge", None) if np.mean(Wu) == 0.0 else ("keep", None)
     return ("merge", None) if dl_u <= dl_a + dl_b else ("keep", None)
 
 
-def sl_did(X: np.ndarray, *, duplicates: str = "keep", **kw) -> np.ndarray:
-    """SL-DID (Aidos & Fred 2011, §3.1, Table 1) on the rows of ``X`` (n, d); returns (n,) labels."""
-    return _on_rows(X, duplicates, lambda D: _single_link_loop(D, lambda cl, a, b: sl_did_decision(cl, a, b, **kw)))
+def smallest_positive_increment(D: np.ndarray) -> float:
+    """The smallest positive increment of all the points (the ``floor`` option)."""
+    w = increments(D)
+    return float(w[w > 0].min())
 
 
-def sl_aglo_decision(cl: _Clusters, a: int, b: int, *, tau: float, small: int = 3, gap_literal: bool = False):
+def sl_did(X: np.ndarray, *, duplicates: str = "keep", ties: str = "ids", floor: bool = False,
+           **kw) -> np.ndarray:
+    """SL-DID (Aidos & Fred 2011, §3.1, Table 1) on the rows of ``X`` (n, d); returns (n,) labels.
+
+    ``floor=True``: every mean increment at least the smallest positive increment of the data.
+    """
+    def run(D):
+        f = smallest_positive_increment(D) if floor else 0.0
+        return _single_link_loop(D, lambda cl, a, b: sl_did_decision(cl, a, b, floor=f, **kw), ties)
+
+    return _on_rows(X, duplicates, run)
+
+
+def sl_aglo_decision(cl: _Clusters, a: int, b: int, *, tau: float, small: int = 3, gap_literal: bool = False,
+                     floor: float = 0.0):
     """SL-AGLO's test (Fred & Leitão 2003 as summarised in Aidos & Fred 2011, §4.3).
 
     A cluster of at least ``small`` points is isolated (frozen) when its gap exceeds ``tau`` times
     its mean increment (the exponential's mean); clusters with too few points to have increments
     cannot be isolated; merge when neither is.
     """
-    for c, o in ((a, b), (b, a)):
+    g2 = gaps(cl.D, cl.members[a], cl.members[b], gap_literal)
+    for c, g in ((a, g2[0]), (b, g2[1])):
         if len(cl.members[c]) >= small:
-            mu = float(np.mean(cl.inc(c)))
-            if gap(cl.D, cl.members[c], cl.members[o], gap_literal) >= tau * mu and not (
-                    mu == 0.0 and gap(cl.D, cl.members[c], cl.members[o], gap_literal) == 0.0):
+            mu = max(float(np.mean(cl.inc(c))), floor)
+            if g >= tau * mu and not (mu == 0.0 and g == 0.0):
                 return "freeze", c
     return "merge", None
 
 
-def sl_aglo(X: np.ndarray, tau: float, *, duplicates: str = "keep", **kw) -> np.ndarray:
+def sl_aglo(X: np.ndarray, tau: float, *, duplicates: str = "keep", ties: str = "ids", floor: bool = False,
+            **kw) -> np.ndarray:
     """SL-AGLO with isolation parameter ``tau`` (multiples of a cluster's mean increment)."""
-    return _on_rows(X, duplicates, lambda D: _single_link_loop(D, lambda cl, a, b: sl_aglo_decision(cl, a, b, tau=tau, **kw)))
+    def run(D):
+        f = smallest_positive_increment(D) if floor else 0.0
+        return _single_link_loop(D, lambda cl, a, b: sl_aglo_decision(cl, a, b, tau=tau, floor=f, **kw), ties)
+
+    return _on_rows(X, duplicates, run)
 
 
 def _on_rows(X: np.ndarray, duplicates: str, cluster) -> np.ndarray:
