@@ -34,10 +34,13 @@ Aidos & Fred (2011), "Hierarchical clustering with high order dissimilarities", 
   G-DID (``sl_aglo``).
 
 Not in the papers, chosen here and varied by ``--variants``: how ties in distance are ordered
-(the pair of smallest cluster ids first; clusters are numbered in creation order), what "the tail"
-of the gap test is (``tail=7``: gap above 7 mean increments, as the small-cluster rule), what the
-increments of a cluster under 3 points are (none: "not in the tail"), and how repeated points
-(distance 0) are treated.  A cluster made only of repeated points has :math:`\lambda=0`, where the
+(``ties="ids"``: the pair of smallest cluster ids first, clusters numbered in creation order;
+``"points"``: by the clusters' smallest points), what "the tail" of the gap test is (``tail=7``:
+gap above 7 mean increments, as the small-cluster rule), what the increments of a cluster under
+3 points are (``small_inc="none"``: it has none, so nothing is in the tail; ``"gap"``: its gap;
+``"union"``: its points' increments inside the union), whether a mean increment is floored at
+the data's smallest positive increment (``floor``), and how repeated points (distance 0) are
+treated.  Both gaps of a pair are taken on one closest cross pair (smallest points on ties).  A cluster made only of repeated points has :math:`\lambda=0`, where the
 DID is degenerate.  The papers define increments on a *set* of patterns, which has no repeated
 elements: ``duplicates="set"`` clusters the distinct rows and gives every copy its row's label;
 ``duplicates="keep"`` clusters the rows as given.
