@@ -313,8 +313,10 @@ def _in_data_frame(res: DIDHierarchyResult, frame: V.UnitFrame) -> DIDHierarchyR
 
     The increments' tests compare ratios of distances (the 2-DID's mean scales with the
     data, Fred & Leitão 2003), so SL-DID and SL-AGLO are invariant to translating and
-    scaling the data; they run in the unit frame, where no distance overflows or
-    underflows, and hand back the merge distances and the floor of ``X``.
+    scaling the data; they run scaled by a power of two (the unit frame's scale, not
+    centred: exact, so distances that tie in the data -- integer scores such as MASS
+    biopsy's -- still tie, and the order of tied pairs is the data's, not rounding's),
+    and hand back the merge distances and the floor of ``X``.
     """
     merges = res.merges.copy()
     merges[:, 2] = np.ldexp(merges[:, 2], frame.e)
@@ -385,7 +387,7 @@ def sl_did(X, *, tail_factor: float = 7.0, tail_prob: float | None = None,
     >>> sl_did(X).n_clusters
     2
     """
-    X, frame = V.unit_frame(_check_data(X), dtype=np.float64)
+    X, frame = V.unit_frame(_check_data(X), centred=False, dtype=np.float64)
     tail_factor = V.check_positive(tail_factor, "tail_factor")
     if tail_prob is not None:
         tail_prob = V.check_probability(tail_prob, "tail_prob", open_interval=True)
@@ -488,7 +490,7 @@ def sl_aglo(X, tau: float, *, min_size: int = 6) -> DIDHierarchyResult:
     >>> sl_aglo(X, tau=8.0).n_clusters
     2
     """
-    X, frame = V.unit_frame(_check_data(X), dtype=np.float64)
+    X, frame = V.unit_frame(_check_data(X), centred=False, dtype=np.float64)
     tau = V.check_positive(tau, "tau")
     min_size = V.check_int(min_size, "min_size", minimum=3)
     floor = _lam_floor(X)
