@@ -17,7 +17,8 @@ def test_reference_and_package_dreac_isomap_agree_on_a_tiny_ensemble():
     C = ref.coassociation(labels)  # eq. (2)
     np.testing.assert_allclose(coassociation(labels).toarray(), C, atol=1e-12)
     # a continuous similarity (no ties in the k-NN graph) so both Isomaps see the same graph
-    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)
+    dist = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    S = 1.0 - dist / dist.max()
     Y, k, d, _ = ref.isomap(1.0 - S, neighbours=(8,), max_dim=2, rv_tol=0.0)
     ours = embed_coassociation(S, "isomap", 2, n_neighbors=8).embedding
     assert (k, d) == (8, 2)
