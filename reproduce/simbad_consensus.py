@@ -21,6 +21,7 @@ from bayesclust import (
     select_consensus,
 )
 from reproduce._common import EXTRACTORS, row, seeds, within_abs
+from reproduce.references import dreac as dreac_ref
 
 PAPER = "Fred, Figueiredo et al. (SIMBAD D2.3): consensus extraction and selection"
 DESCRIPTION = ("Extracting and choosing the consensus partition of an ensemble in SIMBAD deliverable "
@@ -71,9 +72,11 @@ def dreac_table2(name: str, ensembles) -> dict[str, list[float]]:
 def _dreac_rows(quick):
     where = "DR-EAC, Table 2 (average row)"
     proto = "200 k-means partitions, K ~ DR-EAC's rule; mean CI % over the 8 extractors"
-    dev = {("biopsy", "EAC"): "dreac-table2", ("biopsy", "isomap"): "ensemble-empty-clusters",
+    dev = {("biopsy", "EAC"): "dreac-table2", ("biopsy", "isomap"): "dreac-isomap-biopsy",
            ("biopsy", "laplacian"): "dreac-laplacian-affinity"}
-    for name, n in (("iris", 3), ("biopsy", 1)):
+    # biopsy's Isomap mean swings by 20 points between ensembles (75.7 to 96.4 over seeds 0-3):
+    # one ensemble is not a measurement (docs/deviations.md#dreac-isomap-biopsy)
+    for name, n in (("iris", 3), ("biopsy", 4)):
         runs = dreac_table2(name, seeds(n, 1, quick))
         for column, label in (("EAC", "1 - C clustered directly"), ("isomap", "Isomap of C"),
                               ("laplacian", "Laplacian eigenmaps of C, K - 1 dimensions")):
@@ -82,6 +85,14 @@ def _dreac_rows(quick):
                       protocol=f"{label}; {proto}", paper_value=paper, values=runs[column], statistic="mean",
                       tolerance="±5 (mean)", ok=within_abs(paper, 5, "mean"),
                       deviation=dev.get((name, column), "dreac-table2"))
+        if name == "biopsy":  # the second derivation, written from the paper alone (same seeds)
+            X, y = datasets.load_biopsy()
+            vals = [dreac_ref.dreac_isomap_ci(X, y, seed, "relocate")["mean"] for seed in seeds(4, 1, quick)]
+            yield row(id="dreac-t2-biopsy-isomap-reference", paper=PAPER, where=where, dataset="biopsy",
+                      protocol="reproduce/references/dreac.py: own k-means ensemble (emptied clusters "
+                      f"relocated), Isomap of 1 - C (k and dimension by residual variance); {proto}",
+                      paper_value=92.22, values=vals, statistic="mean", tolerance="±5 (mean)",
+                      ok=within_abs(92.22, 5, "mean"), deviation="dreac-isomap-biopsy")
         if name == "biopsy":  # what the paper's LE column matches: a 0/1 10-NN graph of 1 - C
             X, y = datasets.load_biopsy()
             vals = []
