@@ -56,13 +56,14 @@ __all__ = [
     "enabled",
     "gibbs_run_ffi",
     "gibbs_sweep_ffi",
+    "hdp_crf_moves_ffi",
     "nearest_center_ffi",
     "nearest_center_stats_ffi",
     "use_native",
     "used_on",
 ]
 
-_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc", "cecib.cc")
+_SOURCES = ("nearest.cc", "gibbs.cc", "did.cc", "cecib.cc", "hdp.cc")
 _HEADERS = ("parallel.h",)  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
@@ -71,6 +72,8 @@ _TARGETS = {
     "bayesclust_nearest_center_stats_f64": "BayesclustNearestCenterStatsF64",
     "bayesclust_gibbs_sweep_f32": "BayesclustGibbsSweepF32",
     "bayesclust_gibbs_sweep_f64": "BayesclustGibbsSweepF64",
+    "bayesclust_hdp_crf_f32": "BayesclustHdpCrfF32",
+    "bayesclust_hdp_crf_f64": "BayesclustHdpCrfF64",
 }
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 
@@ -391,6 +394,58 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
                 seeds.astype(jnp.uint32), u, z, collapsed=np.int32(bool(collapsed)),
                 draws=np.int64(draws), thin=np.int64(thin), draw_means=np.int32(bool(draw_means)),
                 split_merge=np.int64(split_merge))
+
+
+def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_tables, means,
+                      log_alpha, log_gamma, sigma2, u_points, z_points, u_tables, z_tables):
+    """The point and table moves of one sweep of the HDP mixture's CRF sampler (``hdp.cc``).
+
+    The moves of ``hdp_gibbs._scan_points`` then ``hdp_gibbs._scan_tables`` for one
+    chain, given the same uniforms and normals (Teh et al. 2006, §5.1).  Written for
+    one chain; under ``jax.vmap`` (over chains) the kernel receives every chain at once
+    and shares them out to XLA's threads.
+
+    Parameters
+    ----------
+    X : array, shape (n, d), float32 or float64
+    gid : int32 array, shape (n,)
+        Data set of every point, ``0..D-1``.
+    rho2 : scalar
+    tables : int32 array, shape (n,)
+    table_counts : array, shape (D, L)
+    table_dish : int32 array, shape (D, L)
+    dish_tables : array, shape (P,)
+    means : array, shape (P, d)
+    log_alpha, log_gamma, sigma2 : scalars
+    u_points, z_points : arrays, shapes (n,) and (n, d)
+        Uniforms on (0, 1] and standard normals of the point moves.
+    u_tables, z_tables : arrays, shapes (D * L,) and (D * L, d)
+        Those of the table moves, one per table slot.
+
+    Returns
+    -------
+    (tables, table_counts, table_dish, dish_tables, means, overflow)
+        The state after the moves; ``overflow`` int32 scalar (1: a new table or dish
+        found its buffer full; the sweep must be redone with more slots).
+    """
+    n, d = X.shape
+    D, L = table_counts.shape
+    P = dish_tables.shape[0]
+    dt = X.dtype
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_hdp_crf", dt),
+        (jax.ShapeDtypeStruct((n,), jnp.int32), jax.ShapeDtypeStruct((D, L), dt),
+         jax.ShapeDtypeStruct((D, L), jnp.int32), jax.ShapeDtypeStruct((P,), dt),
+         jax.ShapeDtypeStruct((P, d), dt), jax.ShapeDtypeStruct((), jnp.int32)),
+        vmap_method="expand_dims",
+    )
+
+    i32 = jnp.int32
+    return call(X, gid.astype(i32), jnp.asarray(rho2, dt), tables.astype(i32),
+                table_counts.astype(dt), table_dish.astype(i32), dish_tables.astype(dt),
+                means.astype(dt), jnp.asarray(log_alpha, dt), jnp.asarray(log_gamma, dt),
+                jnp.asarray(sigma2, dt), u_points.astype(dt), z_points.astype(dt),
+                u_tables.astype(dt), z_tables.astype(dt))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

@@ -78,6 +78,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ... import _native
 from ... import _validation as V
 from ...kernels import (
     categorical_inverse_cdf,
@@ -85,6 +86,7 @@ from ...kernels import (
     segment_stats,
     squared_norms,
 )
+from ...kernels.nearest import _platform_dependent
 from .._driver import pow2_at_least
 from ._common import (
     _draw_means,
@@ -295,6 +297,50 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
     return state._replace(table_dish=flat_dish.reshape(D, L))
 
 
+def _crf_moves(X, gid, rho2, state: HDPState, u_points, z_points, u_tables, z_tables):
+    """The point moves (:func:`_scan_points`), then the table moves (:func:`_scan_tables`),
+    from the given uniforms on (0, 1] and standard normals.
+
+    On a CPU with the native kernels :func:`~bayesclust._native.enabled`, one call of
+    :func:`bayesclust._native.hdp_crf_moves_ffi` (the same moves from the same numbers, in
+    double precision; under ``vmap`` every chain in one call, shared out to XLA's
+    threads); elsewhere the two XLA scans.
+    """
+
+    def xla(X, gid, rho2, state, u_points, z_points, u_tables, z_tables):
+        state = _scan_points(X, gid, rho2, state, u_points, z_points)
+        # The point scan's running counts are exact small integers; the table step needs
+        # per-table statistics, computed in bulk.
+        return _scan_tables(X, gid, rho2, state, u_tables, z_tables)
+
+    if not _native_moves_ok(X):
+        return xla(X, gid, rho2, state, u_points, z_points, u_tables, z_tables)
+
+    def cpu(X, gid, rho2, state, u_points, z_points, u_tables, z_tables):
+        tables, counts, table_dish, dish_tables, means, overflow = _native.hdp_crf_moves_ffi(
+            X, gid, rho2, state.tables, state.table_counts, state.table_dish, state.dish_tables,
+            state.means, state.log_alpha, state.log_gamma, state.sigma2, u_points, z_points,
+            u_tables, z_tables)
+        return state._replace(tables=tables, table_counts=counts, table_dish=table_dish,
+                              dish_tables=dish_tables, means=means,
+                              overflow=state.overflow | (overflow != 0))
+
+    return _platform_dependent(X, gid, rho2, state, u_points, z_points, u_tables, z_tables,
+                               cpu=cpu, default=xla)
+
+
+def _native_moves_ok(X) -> bool:
+    """The native moves apply: float32/float64 data and the kernels are :func:`_native.enabled`."""
+    return X.dtype in (jnp.float32, jnp.float64) and _native.enabled()
+
+
+def _moves_kernels(X) -> str:
+    """``"native"`` when :func:`_crf_moves` of ``X`` runs the native kernel, else ``"xla"``."""
+    platforms = {dev.platform for dev in X.devices()}
+    native = _native_moves_ok(X) and len(platforms) == 1 and _native.used_on(platforms.pop())
+    return "native" if native else "xla"
+
+
 def _log_marginal(count, total, sigma2, rho2, d):
     r"""``log int prod N(x | mu, sigma2 I) N(mu | 0, rho2 I) dmu`` of ``count`` points of sum
     ``total``, up to the terms that add over the points (equal for every partition of a
@@ -481,12 +527,10 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     T, P = state.table_counts.size, state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
-    state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
-                         jax.random.normal(keys[1], (n, d), dtype))
-    # The point scan's running counts are exact small integers; the table step needs
-    # per-table statistics, computed in bulk.
-    state = _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
-                         jax.random.normal(keys[3], (T, d), dtype))
+    state = _crf_moves(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
+                       jax.random.normal(keys[1], (n, d), dtype),
+                       1.0 - jax.random.uniform(keys[2], (T,), dtype),
+                       jax.random.normal(keys[3], (T, d), dtype))
     accepted = jnp.zeros((), jnp.int32)
     if split_merge:
         def move(t, carry):
@@ -873,7 +917,7 @@ def gibbs_hdp_gmm(
                           / (thin * split_merge)} if split_merge else {})},
         sampler="gibbs-hdp-crf",
         model="hdp_gmm",
-        kernels="xla",  # the CRF sweeps have no native kernel
+        kernels=_moves_kernels(Xj),
         seconds=seconds,
         group_ids=gid[back],
         group_order=group_order,

@@ -1,0 +1,419 @@
+// The point and table moves of one sweep of the HDP mixture's Chinese-restaurant-
+// franchise sampler, every chain, as an XLA:CPU FFI custom call.
+//
+// The same Markov kernel as bayesclust.inference.mixtures.hdp_gibbs._scan_points and
+// _scan_tables (the XLA path, the reference these moves are tested against), given the
+// same uniforms and normals:
+//
+// points, in row order: a point x of data set j leaves its table; it then sits at
+//   table t of j (serving dish p_t)       log w = log n_jt + log N(x | mu_{p_t}, s2 I)
+//   a new table on existing dish p        log w = log alpha + log m_p - log(m + gamma)
+//                                                 + log N(x | mu_p, s2 I)
+//   a new table on a new dish             log w = log alpha + log gamma - log(m + gamma)
+//                                                 + log N(x | 0, (rho2 + s2) I)
+// drawn by inverse CDF from u in (0, 1] (tables, then dishes, then the new dish, each in
+// slot order); a new table takes its data set's first free slot, a new dish the first
+// free dish slot, its mean shrink x + sqrt(s2 shrink) z (shrink = rho2 / (rho2 + s2));
+// tables, in slot order (data sets in order): an occupied table (n points, sum S,
+// scatter SSE) leaves its dish and takes
+//   dish p      log w = log m_p - (SSE + n |xbar - mu_p|^2) / (2 s2)
+//   a new dish  log w = log gamma + d/2 log(s2 / (s2 + n rho2)) - SSE / (2 s2)
+//                       - n |xbar|^2 / (2 (s2 + n rho2)),
+// a new dish's mean drawn from its posterior given the table's points
+// (Teh et al. 2006, §5.1; Neal 2000, Algorithm 2, at both levels).  A new slot wanted
+// when its buffer is full sets the chain's overflow flag (the caller grows the buffers
+// and redoes the segment, as on the XLA path).
+//
+// Why native: on XLA:CPU every step of the two scans is a few dozen small operations
+// over the chains' buffers, and the scans made most of the sampler's compilation
+// (BENCHMARKS.md).  Here a chain's step touches the slots in use only: the dishes'
+// densities are computed once per point and shared by the tables serving them.  Chains
+// are independent and shared out to XLA's intra-op thread pool, one chain per task
+// (scalar code: with a handful of tables per data set, a step's work is a few dozen
+// dishes, not enough to fill a vector register per chain).
+//
+// Arithmetic is in double whatever T is; the state comes back in T.  The draws are those
+// of the XLA path except where the two roundings fall on either side of a CDF boundary.
+//
+// The call is written for one chain; under vmap (vmap_method="expand_dims") every
+// argument gets a leading chain axis, of size C or 1 (shared by the chains), and the
+// chains are shared out to XLA's intra-op thread pool.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "parallel.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586;
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+template <typename T>
+struct Crf {
+  int64_t C, n, d, D, L, P;
+  // Per-chain strides of the inputs, in argument order (0: shared by every chain).
+  int64_t st[15];
+  const T* X;
+  const int32_t* gid;
+  const T* rho2;
+  const int32_t* tables_in;
+  const T* counts_in;
+  const int32_t* dish_in;
+  const T* dish_tables_in;
+  const T* means_in;
+  const T* log_alpha;
+  const T* log_gamma;
+  const T* sigma2;
+  const T* u_pt;
+  const T* z_pt;
+  const T* u_tb;
+  const T* z_tb;
+  int32_t* tables_out;
+  T* counts_out;
+  int32_t* dish_out;
+  T* dish_tables_out;
+  T* means_out;
+  int32_t* overflow_out;
+};
+
+// The entry drawn by inverse CDF from u in (0, 1] among `k` candidates with log weights
+// lw[0..k-1] (kernels.categorical_inverse_cdf over the whole row, whose other entries
+// have weight 0 and so never change the draw): the first whose cumulative weight
+// reaches u times the total, the last one against rounding.
+inline int64_t InverseCdf(const double* lw, double* w, int64_t k, double u) {
+  double top = kNegInf;
+  for (int64_t e = 0; e < k; ++e) top = std::max(top, lw[e]);
+  double total = 0.0;
+  for (int64_t e = 0; e < k; ++e) {
+    w[e] = std::exp(lw[e] - top);
+    total += w[e];
+  }
+  const double target = u * total;
+  double cdf = 0.0;
+  for (int64_t e = 0; e < k; ++e) {
+    cdf += w[e];
+    if (cdf >= target) return e;
+  }
+  return k - 1;
+}
+
+// The dish slots in use, in slot order (the order of the XLA path's cumulative sums).
+struct Active {
+  std::vector<int32_t> slots;
+  void Open(int32_t p) { slots.insert(std::lower_bound(slots.begin(), slots.end(), p), p); }
+  void Close(int32_t p) { slots.erase(std::lower_bound(slots.begin(), slots.end(), p)); }
+  // The first slot not in use (0 when all `P` are: the caller's overflow check sees it).
+  int32_t FirstFree(int64_t P) const {
+    int32_t p = 0;
+    for (int32_t q : slots) {
+      if (q != p) break;
+      ++p;
+    }
+    return p < P ? p : 0;
+  }
+};
+
+template <typename T>
+void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
+  const int64_t n = s.n, d = s.d, D = s.D, L = s.L, P = s.P;
+  const T* X = s.X + c * s.st[0];
+  const int32_t* gid = s.gid + c * s.st[1];
+  const double rho2 = s.rho2[c * s.st[2]];
+  const double s2 = s.sigma2[c * s.st[10]];
+  const double log_alpha = s.log_alpha[c * s.st[8]];
+  const double log_gamma = s.log_gamma[c * s.st[9]];
+  // State: counts as exact integers, means in double.
+  const int32_t* t_in = s.tables_in + c * s.st[3];
+  const T* c_in = s.counts_in + c * s.st[4];
+  const int32_t* d_in = s.dish_in + c * s.st[5];
+  const T* m_in = s.dish_tables_in + c * s.st[6];
+  const T* mu_in = s.means_in + c * s.st[7];
+  std::vector<int32_t> tables(t_in, t_in + n);
+  std::vector<int64_t> counts(D * L), m(P);
+  for (int64_t k = 0; k < D * L; ++k) counts[k] = static_cast<int64_t>(c_in[k]);
+  for (int64_t p = 0; p < P; ++p) m[p] = static_cast<int64_t>(m_in[p]);
+  std::vector<int32_t> dish(d_in, d_in + D * L);
+  std::vector<double> mu(mu_in, mu_in + P * d);
+  Active active;
+  int64_t m_total = 0;
+  for (int64_t p = 0; p < P; ++p) {
+    if (m[p] > 0) active.slots.push_back(int32_t(p));
+    m_total += m[p];
+  }
+  bool overflow = false;
+  const int64_t K = L + P + 1;
+  std::vector<double> lw(K), w(K), log_f(P);
+  std::vector<int32_t> entry(K);
+  const double half_inv_s2 = 0.5 / s2;
+  const double log_norm_s2 = -0.5 * d * std::log(kTwoPi * s2);
+  const double var_new = rho2 + s2;
+  const double log_norm_new = -0.5 * d * std::log(kTwoPi * var_new);
+  const double shrink = rho2 / (rho2 + s2);
+  const double new_sd = std::sqrt(s2 * shrink);
+  auto log_of = [&log_int](int64_t k) { return log_int[k]; };
+
+  // ---- points ----
+  const T* u_pt = s.u_pt + c * s.st[11];
+  const T* z_pt = s.z_pt + c * s.st[12];
+  for (int64_t i = 0; i < n; ++i) {
+    const T* x = X + i * d;
+    const int64_t j = gid[i];
+    int64_t* cnt = counts.data() + j * L;
+    int32_t* tdish = dish.data() + j * L;
+    const int32_t old = tables[i];
+    if (--cnt[old] == 0) {
+      if (--m[tdish[old]] == 0) active.Close(tdish[old]);
+      --m_total;
+    }
+    for (int32_t p : active.slots) {
+      double sq = 0.0;
+      for (int64_t e = 0; e < d; ++e) {
+        const double diff = double(x[e]) - mu[p * d + e];
+        sq += diff * diff;
+      }
+      log_f[p] = log_norm_s2 - sq * half_inv_s2;
+    }
+    int64_t k = 0;
+    for (int64_t t = 0; t < L; ++t)
+      if (cnt[t] > 0) {
+        lw[k] = log_of(cnt[t]) + log_f[tdish[t]];
+        entry[k++] = int32_t(t);
+      }
+    double sqx = 0.0;
+    for (int64_t e = 0; e < d; ++e) sqx += double(x[e]) * double(x[e]);
+    // log(alpha / (m + gamma)): logaddexp(log m, log gamma) as the XLA path.
+    const double log_m = m_total > 0 ? log_of(m_total) : kNegInf;
+    const double hi = std::max(log_m, log_gamma);
+    const double base = log_alpha - (hi + std::log1p(std::exp(-std::abs(log_m - log_gamma))));
+    for (int32_t p : active.slots) {
+      lw[k] = base + log_of(m[p]) + log_f[p];
+      entry[k++] = int32_t(L + p);
+    }
+    lw[k] = base + log_gamma + log_norm_new - sqx / (2.0 * var_new);
+    entry[k++] = int32_t(L + P);
+    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, double(u_pt[i]))];
+    const bool new_table = choice >= L;
+    const bool new_dish = choice == L + P;
+    int64_t free_t = 0;
+    for (int64_t t = 0; t < L; ++t)
+      if (cnt[t] == 0) {
+        free_t = t;
+        break;
+      }
+    const int32_t free_p = active.FirstFree(P);
+    if ((new_table && cnt[free_t] > 0) || (new_dish && m[free_p] > 0)) overflow = true;
+    const int64_t p_new = new_dish ? free_p : choice - L;
+    const int64_t table = new_table ? free_t : choice;
+    ++cnt[table];
+    if (new_table) {
+      tdish[table] = int32_t(p_new);
+      if (m[p_new]++ == 0) active.Open(int32_t(p_new));
+      ++m_total;
+    }
+    if (new_dish)
+      for (int64_t e = 0; e < d; ++e)
+        mu[p_new * d + e] = shrink * double(x[e]) + new_sd * double(z_pt[i * d + e]);
+    tables[i] = int32_t(table);
+  }
+
+  // ---- tables ----
+  const int64_t T_slots = D * L;
+  std::vector<double> tsum(T_slots * d, 0.0), tsse(T_slots, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t slot = int64_t(gid[i]) * L + tables[i];
+    for (int64_t e = 0; e < d; ++e) tsum[slot * d + e] += double(X[i * d + e]);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t slot = int64_t(gid[i]) * L + tables[i];
+    const double nt = double(std::max<int64_t>(counts[slot], 1));
+    double sq = 0.0;
+    for (int64_t e = 0; e < d; ++e) {
+      const double diff = double(X[i * d + e]) - tsum[slot * d + e] / nt;
+      sq += diff * diff;
+    }
+    tsse[slot] += sq;
+  }
+  const T* u_tb = s.u_tb + c * s.st[13];
+  const T* z_tb = s.z_tb + c * s.st[14];
+  std::vector<double> xbar(d);
+  for (int64_t t = 0; t < T_slots; ++t) {
+    if (counts[t] == 0) continue;  // a free slot keeps its dish; its numbers go unused
+    const double nt = double(counts[t]);
+    const int32_t old = dish[t];
+    if (--m[old] == 0) active.Close(old);
+    const double* S = tsum.data() + t * d;
+    const double sse = tsse[t];
+    double sqbar = 0.0;
+    for (int64_t e = 0; e < d; ++e) {
+      xbar[e] = S[e] / nt;
+      sqbar += xbar[e] * xbar[e];
+    }
+    int64_t k = 0;
+    for (int32_t p : active.slots) {
+      double sq = 0.0;
+      for (int64_t e = 0; e < d; ++e) {
+        const double diff = xbar[e] - mu[p * d + e];
+        sq += diff * diff;
+      }
+      lw[k] = log_of(m[p]) - (sse + nt * sq) * half_inv_s2;
+      entry[k++] = p;
+    }
+    const double v = s2 + nt * rho2;
+    lw[k] = log_gamma + 0.5 * d * std::log(s2 / v) - sse * half_inv_s2 - nt * sqbar / (2.0 * v);
+    entry[k++] = int32_t(P);
+    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, double(u_tb[t]))];
+    const int32_t free_p = active.FirstFree(P);
+    const bool opened = choice == P;
+    const int64_t p_new = opened ? free_p : choice;
+    if (opened) {
+      if (m[free_p] > 0) overflow = true;
+      const double post_sd = std::sqrt(s2 * rho2 / v);
+      for (int64_t e = 0; e < d; ++e)
+        mu[p_new * d + e] = rho2 * S[e] / v + post_sd * double(z_tb[t * d + e]);
+    }
+    dish[t] = int32_t(p_new);
+    if (m[p_new]++ == 0) active.Open(int32_t(p_new));
+  }
+
+  std::copy(tables.begin(), tables.end(), s.tables_out + c * n);
+  for (int64_t k = 0; k < D * L; ++k) s.counts_out[c * D * L + k] = T(counts[k]);
+  std::copy(dish.begin(), dish.end(), s.dish_out + c * D * L);
+  for (int64_t p = 0; p < P; ++p) s.dish_tables_out[c * P + p] = T(m[p]);
+  for (int64_t k = 0; k < P * d; ++k) s.means_out[c * P * d + k] = T(mu[k]);
+  s.overflow_out[c] = overflow ? 1 : 0;
+}
+
+// The per-chain stride of an argument whose shape without a chain axis has `rank`
+// dimensions and `size` elements: 0 when it has no chain axis or a chain axis of 1
+// (shared by every chain), `size` when its chain axis is C; -1 when its shape is neither.
+int64_t ChainStride(const ffi::AnyBuffer& a, size_t rank, int64_t size, int64_t C) {
+  auto dims = a.dimensions();
+  if (dims.size() == rank && static_cast<int64_t>(a.element_count()) == size) return 0;
+  if (dims.size() != rank + 1) return -1;
+  if (dims[0] == 1 && static_cast<int64_t>(a.element_count()) == size) return 0;
+  if (dims[0] == C && static_cast<int64_t>(a.element_count()) == C * size) return size;
+  return -1;
+}
+
+template <typename T>
+ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, ffi::AnyBuffer rho2,
+                   ffi::AnyBuffer tables, ffi::AnyBuffer counts, ffi::AnyBuffer table_dish,
+                   ffi::AnyBuffer dish_tables, ffi::AnyBuffer means, ffi::AnyBuffer log_alpha,
+                   ffi::AnyBuffer log_gamma, ffi::AnyBuffer sigma2, ffi::AnyBuffer u_pt,
+                   ffi::AnyBuffer z_pt, ffi::AnyBuffer u_tb, ffi::AnyBuffer z_tb,
+                   ffi::Result<ffi::Buffer<ffi::S32>> tables_out,
+                   ffi::Result<ffi::AnyBuffer> counts_out,
+                   ffi::Result<ffi::Buffer<ffi::S32>> dish_out,
+                   ffi::Result<ffi::AnyBuffer> dish_tables_out,
+                   ffi::Result<ffi::AnyBuffer> means_out,
+                   ffi::Result<ffi::Buffer<ffi::S32>> overflow_out) {
+  // Shapes from the outputs: tables (C?, n), counts (C?, D, L), means (C?, P, d).
+  auto od = tables_out->dimensions();
+  auto cd = counts_out->dimensions();
+  auto md = means_out->dimensions();
+  const bool chained = od.size() == 2;
+  const size_t off = chained ? 1 : 0;
+  if (od.size() != 1 + off || cd.size() != 2 + off || md.size() != 2 + off)
+    return ffi::Error::InvalidArgument("hdp_crf_moves: unexpected output ranks");
+  Crf<T> s;
+  s.C = chained ? od[0] : 1;
+  s.n = od[off];
+  s.D = cd[off];
+  s.L = cd[off + 1];
+  s.P = md[off];
+  s.d = md[off + 1];
+  const int64_t n = s.n, d = s.d, DL = s.D * s.L, P = s.P;
+  const ffi::AnyBuffer* args[15] = {&X, &gid, &rho2, &tables, &counts, &table_dish,
+                                    &dish_tables, &means, &log_alpha, &log_gamma, &sigma2,
+                                    &u_pt, &z_pt, &u_tb, &z_tb};
+  const size_t ranks[15] = {2, 1, 0, 1, 2, 2, 1, 2, 0, 0, 0, 1, 2, 1, 2};
+  const int64_t sizes[15] = {n * d, n, 1, n, DL, DL, P, P * d, 1, 1, 1, n, n * d, DL, DL * d};
+  for (int k = 0; k < 15; ++k) {
+    s.st[k] = ChainStride(*args[k], ranks[k], sizes[k], s.C);
+    if (s.st[k] < 0)
+      return ffi::Error::InvalidArgument("hdp_crf_moves: an argument's shape does not match "
+                                         "the state's (n, D, L, P, d) and chains");
+  }
+  s.X = static_cast<const T*>(X.untyped_data());
+  s.gid = static_cast<const int32_t*>(gid.untyped_data());
+  s.rho2 = static_cast<const T*>(rho2.untyped_data());
+  s.tables_in = static_cast<const int32_t*>(tables.untyped_data());
+  s.counts_in = static_cast<const T*>(counts.untyped_data());
+  s.dish_in = static_cast<const int32_t*>(table_dish.untyped_data());
+  s.dish_tables_in = static_cast<const T*>(dish_tables.untyped_data());
+  s.means_in = static_cast<const T*>(means.untyped_data());
+  s.log_alpha = static_cast<const T*>(log_alpha.untyped_data());
+  s.log_gamma = static_cast<const T*>(log_gamma.untyped_data());
+  s.sigma2 = static_cast<const T*>(sigma2.untyped_data());
+  s.u_pt = static_cast<const T*>(u_pt.untyped_data());
+  s.z_pt = static_cast<const T*>(z_pt.untyped_data());
+  s.u_tb = static_cast<const T*>(u_tb.untyped_data());
+  s.z_tb = static_cast<const T*>(z_tb.untyped_data());
+  s.tables_out = tables_out->typed_data();
+  s.counts_out = static_cast<T*>(counts_out->untyped_data());
+  s.dish_out = dish_out->typed_data();
+  s.dish_tables_out = static_cast<T*>(dish_tables_out->untyped_data());
+  s.means_out = static_cast<T*>(means_out->untyped_data());
+  s.overflow_out = overflow_out->typed_data();
+  // Out-of-range slots would write outside the buffers: refuse them.
+  for (int64_t c = 0; c < s.C; ++c) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t g = s.gid[c * s.st[1] + i], t = s.tables_in[c * s.st[3] + i];
+      if (g < 0 || g >= s.D || t < 0 || t >= s.L)
+        return ffi::Error::InvalidArgument("hdp_crf_moves: a data set or table slot out of range");
+    }
+    for (int64_t k = 0; k < DL; ++k) {
+      const int32_t p = s.dish_in[c * s.st[5] + k];
+      if (p < 0 || p >= P)
+        return ffi::Error::InvalidArgument("hdp_crf_moves: a dish slot out of range");
+    }
+  }
+  // log k for the counts a chain can reach: points at a table, tables at a dish.
+  auto log_int = std::make_shared<std::vector<double>>(std::max(n, DL) + 1);
+  (*log_int)[0] = kNegInf;
+  for (size_t k = 1; k < log_int->size(); ++k) (*log_int)[k] = std::log(double(k));
+  auto shared = std::make_shared<Crf<T>>(s);
+  bayesclust::ParallelFor(pool, s.C, [shared, log_int](int64_t c) {
+    RunChain<T>(*shared, *log_int, c);
+  });
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+#define BAYESCLUST_BIND_HDP                                              \
+  ffi::Ffi::Bind()                                                       \
+      .Ctx<ffi::ThreadPool>()                                            \
+      .Arg<ffi::AnyBuffer>()        /* X (1|C, n, d) */                  \
+      .Arg<ffi::AnyBuffer>()        /* gid (1|C, n) int32 */             \
+      .Arg<ffi::AnyBuffer>()        /* rho2 (1|C,) */                    \
+      .Arg<ffi::AnyBuffer>()        /* tables (C, n) int32 */            \
+      .Arg<ffi::AnyBuffer>()        /* table_counts (C, D, L) */         \
+      .Arg<ffi::AnyBuffer>()        /* table_dish (C, D, L) int32 */     \
+      .Arg<ffi::AnyBuffer>()        /* dish_tables (C, P) */             \
+      .Arg<ffi::AnyBuffer>()        /* means (C, P, d) */                \
+      .Arg<ffi::AnyBuffer>()        /* log_alpha (C,) */                 \
+      .Arg<ffi::AnyBuffer>()        /* log_gamma (C,) */                 \
+      .Arg<ffi::AnyBuffer>()        /* sigma2 (C,) */                    \
+      .Arg<ffi::AnyBuffer>()        /* u points (C, n) */                \
+      .Arg<ffi::AnyBuffer>()        /* z points (C, n, d) */             \
+      .Arg<ffi::AnyBuffer>()        /* u tables (C, D * L) */            \
+      .Arg<ffi::AnyBuffer>()        /* z tables (C, D * L, d) */         \
+      .Ret<ffi::Buffer<ffi::S32>>() /* tables (C, n) */                  \
+      .Ret<ffi::AnyBuffer>()        /* table_counts (C, D, L) */         \
+      .Ret<ffi::Buffer<ffi::S32>>() /* table_dish (C, D, L) */           \
+      .Ret<ffi::AnyBuffer>()        /* dish_tables (C, P) */             \
+      .Ret<ffi::AnyBuffer>()        /* means (C, P, d) */                \
+      .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustHdpCrfF32, CrfImpl<float>, BAYESCLUST_BIND_HDP);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustHdpCrfF64, CrfImpl<double>, BAYESCLUST_BIND_HDP);
