@@ -397,7 +397,8 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
 
 
 def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_tables, means,
-                      log_alpha, log_gamma, sigma2, u_points, z_points, u_tables, z_tables):
+                      log_alpha, log_gamma, sigma2, seeds, *, u_points=None, z_points=None,
+                      u_tables=None, z_tables=None):
     """The point and table moves of one sweep of the HDP mixture's CRF sampler (``hdp.cc``).
 
     The moves of ``hdp_gibbs._scan_points`` then ``hdp_gibbs._scan_tables`` for one
@@ -417,10 +418,14 @@ def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_table
     dish_tables : array, shape (P,)
     means : array, shape (P, d)
     log_alpha, log_gamma, sigma2 : scalars
-    u_points, z_points : arrays, shapes (n,) and (n, d)
-        Uniforms on (0, 1] and standard normals of the point moves.
-    u_tables, z_tables : arrays, shapes (D * L,) and (D * L, d)
-        Those of the table moves, one per table slot.
+    seeds : uint32 array, shape (2,)
+        The 64-bit seed (high, low words) of the chain's SplitMix64 stream for the sweep
+        (see ``hdp.cc``).
+    u_points, z_points : arrays, shapes (n,) and (n, d), optional
+        Uniforms on (0, 1] and standard normals of the point moves, instead of the
+        stream's (tests: the moves are then those of the XLA scans given these numbers).
+    u_tables, z_tables : arrays, shapes (D * L,) and (D * L, d), optional
+        Those of the table moves, one per table slot (all four or none).
 
     Returns
     -------
@@ -441,11 +446,17 @@ def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_table
     )
 
     i32 = jnp.int32
+    given = [u_points, z_points, u_tables, z_tables]
+    if any(a is None for a in given):
+        if any(a is not None for a in given):
+            raise ValueError("hdp_crf_moves_ffi: give all of u_points, z_points, u_tables and "
+                             "z_tables, or none")
+        given = [jnp.zeros((0,), dt)] * 4
     return call(X, gid.astype(i32), jnp.asarray(rho2, dt), tables.astype(i32),
                 table_counts.astype(dt), table_dish.astype(i32), dish_tables.astype(dt),
                 means.astype(dt), jnp.asarray(log_alpha, dt), jnp.asarray(log_gamma, dt),
-                jnp.asarray(sigma2, dt), u_points.astype(dt), z_points.astype(dt),
-                u_tables.astype(dt), z_tables.astype(dt))
+                jnp.asarray(sigma2, dt), *(jnp.asarray(a, dt) for a in given),
+                jnp.asarray(seeds).astype(jnp.uint32))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

@@ -61,7 +61,9 @@ template <typename T>
 struct Crf {
   int64_t C, n, d, D, L, P;
   // Per-chain strides of the inputs, in argument order (0: shared by every chain).
-  int64_t st[15];
+  int64_t st[16];
+  bool own;  // the chains draw their own numbers (u and z not given)
+  const uint32_t* seeds;
   const T* X;
   const int32_t* gid;
   const T* rho2;
@@ -83,6 +85,36 @@ struct Crf {
   T* dish_tables_out;
   T* means_out;
   int32_t* overflow_out;
+};
+
+// ---- Random numbers: SplitMix64 on a counter --------------------------------
+
+// Output j of the SplitMix64 stream started at `seed` (Steele, Lea & Flood 2014), as in
+// gibbs.cc: counter-based, so a number is computed where it is used (a new dish's
+// normals only when one opens) and never depends on threading.
+inline uint64_t SplitMix64(uint64_t seed, uint64_t j) {
+  uint64_t z = seed + (j + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// A uniform on (0, 1]: the top 53 bits plus one ulp.
+inline double UnitOpen(uint64_t bits) { return static_cast<double>((bits >> 11) + 1) * 0x1p-53; }
+
+// A chain's numbers for one sweep: u of point i at counter i, of table slot t at n + t;
+// the normals of point i (table slot t) at kZ + 2 (i d + e) (kZ + 2 (n d + t d + e)),
+// Box-Muller on two outputs.
+struct Stream {
+  uint64_t seed;
+  int64_t n, d;
+  static constexpr uint64_t kZ = uint64_t(1) << 40;
+  double U(int64_t j) const { return UnitOpen(SplitMix64(seed, uint64_t(j))); }
+  double Z(int64_t j) const {
+    const double u1 = UnitOpen(SplitMix64(seed, kZ + 2 * uint64_t(j)));
+    const double u2 = UnitOpen(SplitMix64(seed, kZ + 2 * uint64_t(j) + 1));
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+  }
 };
 
 // The entry drawn by inverse CDF from u in (0, 1] among `k` candidates with log weights
@@ -110,7 +142,10 @@ inline int64_t InverseCdf(const double* lw, double* w, int64_t k, double u) {
 struct Active {
   std::vector<int32_t> slots;
   void Open(int32_t p) { slots.insert(std::lower_bound(slots.begin(), slots.end(), p), p); }
-  void Close(int32_t p) { slots.erase(std::lower_bound(slots.begin(), slots.end(), p)); }
+  void Close(int32_t p) {
+    auto it = std::lower_bound(slots.begin(), slots.end(), p);
+    if (it != slots.end() && *it == p) slots.erase(it);
+  }
   // The first slot not in use (0 when all `P` are: the caller's overflow check sees it).
   int32_t FirstFree(int64_t P) const {
     int32_t p = 0;
@@ -164,6 +199,17 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
   // ---- points ----
   const T* u_pt = s.u_pt + c * s.st[11];
   const T* z_pt = s.z_pt + c * s.st[12];
+  const T* u_tb = s.u_tb + c * s.st[13];
+  const T* z_tb = s.z_tb + c * s.st[14];
+  const uint32_t* seed = s.seeds + c * s.st[15];
+  const Stream rng{(uint64_t(seed[0]) << 32) | seed[1], n, d};
+  const int64_t T_slots = D * L;
+  auto u_point = [&](int64_t i) { return s.own ? rng.U(i) : double(u_pt[i]); };
+  auto z_point = [&](int64_t i, int64_t e) { return s.own ? rng.Z(i * d + e) : double(z_pt[i * d + e]); };
+  auto u_table = [&](int64_t t) { return s.own ? rng.U(n + t) : double(u_tb[t]); };
+  auto z_table = [&](int64_t t, int64_t e) {
+    return s.own ? rng.Z(n * d + t * d + e) : double(z_tb[t * d + e]);
+  };
   for (int64_t i = 0; i < n; ++i) {
     const T* x = X + i * d;
     const int64_t j = gid[i];
@@ -200,7 +246,7 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
     }
     lw[k] = base + log_gamma + log_norm_new - sqx / (2.0 * var_new);
     entry[k++] = int32_t(L + P);
-    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, double(u_pt[i]))];
+    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, u_point(i))];
     const bool new_table = choice >= L;
     const bool new_dish = choice == L + P;
     int64_t free_t = 0;
@@ -210,7 +256,16 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
         break;
       }
     const int32_t free_p = active.FirstFree(P);
-    if ((new_table && cnt[free_t] > 0) || (new_dish && m[free_p] > 0)) overflow = true;
+    if ((new_table && cnt[free_t] > 0) || (new_dish && m[free_p] > 0)) {
+      // No free slot: the point goes back to its table and the sweep stops, leaving a
+      // consistent state (the caller grows the buffers and redoes the segment).
+      if (cnt[old]++ == 0) {
+        if (m[tdish[old]]++ == 0) active.Open(tdish[old]);
+        ++m_total;
+      }
+      overflow = true;
+      break;
+    }
     const int64_t p_new = new_dish ? free_p : choice - L;
     const int64_t table = new_table ? free_t : choice;
     ++cnt[table];
@@ -221,12 +276,11 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
     }
     if (new_dish)
       for (int64_t e = 0; e < d; ++e)
-        mu[p_new * d + e] = shrink * double(x[e]) + new_sd * double(z_pt[i * d + e]);
+        mu[p_new * d + e] = shrink * double(x[e]) + new_sd * z_point(i, e);
     tables[i] = int32_t(table);
   }
 
-  // ---- tables ----
-  const int64_t T_slots = D * L;
+  // ---- tables ---- (not after an overflow: the segment is redone)
   std::vector<double> tsum(T_slots * d, 0.0), tsse(T_slots, 0.0);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t slot = int64_t(gid[i]) * L + tables[i];
@@ -242,10 +296,8 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
     }
     tsse[slot] += sq;
   }
-  const T* u_tb = s.u_tb + c * s.st[13];
-  const T* z_tb = s.z_tb + c * s.st[14];
   std::vector<double> xbar(d);
-  for (int64_t t = 0; t < T_slots; ++t) {
+  for (int64_t t = 0; t < T_slots && !overflow; ++t) {
     if (counts[t] == 0) continue;  // a free slot keeps its dish; its numbers go unused
     const double nt = double(counts[t]);
     const int32_t old = dish[t];
@@ -270,15 +322,19 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
     const double v = s2 + nt * rho2;
     lw[k] = log_gamma + 0.5 * d * std::log(s2 / v) - sse * half_inv_s2 - nt * sqbar / (2.0 * v);
     entry[k++] = int32_t(P);
-    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, double(u_tb[t]))];
+    const int64_t choice = entry[InverseCdf(lw.data(), w.data(), k, u_table(t))];
     const int32_t free_p = active.FirstFree(P);
     const bool opened = choice == P;
     const int64_t p_new = opened ? free_p : choice;
+    if (opened && m[free_p] > 0) {  // no free dish slot: back to its dish, and stop
+      if (m[old]++ == 0) active.Open(old);
+      overflow = true;
+      break;
+    }
     if (opened) {
-      if (m[free_p] > 0) overflow = true;
       const double post_sd = std::sqrt(s2 * rho2 / v);
       for (int64_t e = 0; e < d; ++e)
-        mu[p_new * d + e] = rho2 * S[e] / v + post_sd * double(z_tb[t * d + e]);
+        mu[p_new * d + e] = rho2 * S[e] / v + post_sd * z_table(t, e);
     }
     dish[t] = int32_t(p_new);
     if (m[p_new]++ == 0) active.Open(int32_t(p_new));
@@ -310,7 +366,7 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
                    ffi::AnyBuffer dish_tables, ffi::AnyBuffer means, ffi::AnyBuffer log_alpha,
                    ffi::AnyBuffer log_gamma, ffi::AnyBuffer sigma2, ffi::AnyBuffer u_pt,
                    ffi::AnyBuffer z_pt, ffi::AnyBuffer u_tb, ffi::AnyBuffer z_tb,
-                   ffi::Result<ffi::Buffer<ffi::S32>> tables_out,
+                   ffi::AnyBuffer seeds, ffi::Result<ffi::Buffer<ffi::S32>> tables_out,
                    ffi::Result<ffi::AnyBuffer> counts_out,
                    ffi::Result<ffi::Buffer<ffi::S32>> dish_out,
                    ffi::Result<ffi::AnyBuffer> dish_tables_out,
@@ -332,12 +388,21 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
   s.P = md[off];
   s.d = md[off + 1];
   const int64_t n = s.n, d = s.d, DL = s.D * s.L, P = s.P;
-  const ffi::AnyBuffer* args[15] = {&X, &gid, &rho2, &tables, &counts, &table_dish,
+  const ffi::AnyBuffer* args[16] = {&X, &gid, &rho2, &tables, &counts, &table_dish,
                                     &dish_tables, &means, &log_alpha, &log_gamma, &sigma2,
-                                    &u_pt, &z_pt, &u_tb, &z_tb};
-  const size_t ranks[15] = {2, 1, 0, 1, 2, 2, 1, 2, 0, 0, 0, 1, 2, 1, 2};
-  const int64_t sizes[15] = {n * d, n, 1, n, DL, DL, P, P * d, 1, 1, 1, n, n * d, DL, DL * d};
-  for (int k = 0; k < 15; ++k) {
+                                    &u_pt, &z_pt, &u_tb, &z_tb, &seeds};
+  const size_t ranks[16] = {2, 1, 0, 1, 2, 2, 1, 2, 0, 0, 0, 1, 2, 1, 2, 1};
+  const int64_t sizes[16] = {n * d, n, 1, n, DL, DL, P, P * d, 1, 1, 1, n, n * d, DL, DL * d, 2};
+  // u and z empty: the chains draw their own numbers from their seeds.
+  s.own = u_pt.element_count() == 0;
+  if (s.own != (z_pt.element_count() == 0) || s.own != (u_tb.element_count() == 0) ||
+      s.own != (z_tb.element_count() == 0))
+    return ffi::Error::InvalidArgument("hdp_crf_moves: give all of u and z, or none");
+  for (int k = 0; k < 16; ++k) {
+    if (s.own && k >= 11 && k < 15) {
+      s.st[k] = 0;
+      continue;
+    }
     s.st[k] = ChainStride(*args[k], ranks[k], sizes[k], s.C);
     if (s.st[k] < 0)
       return ffi::Error::InvalidArgument("hdp_crf_moves: an argument's shape does not match "
@@ -358,6 +423,7 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
   s.z_pt = static_cast<const T*>(z_pt.untyped_data());
   s.u_tb = static_cast<const T*>(u_tb.untyped_data());
   s.z_tb = static_cast<const T*>(z_tb.untyped_data());
+  s.seeds = static_cast<const uint32_t*>(seeds.untyped_data());
   s.tables_out = tables_out->typed_data();
   s.counts_out = static_cast<T*>(counts_out->untyped_data());
   s.dish_out = dish_out->typed_data();
@@ -373,8 +439,14 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
     }
     for (int64_t k = 0; k < DL; ++k) {
       const int32_t p = s.dish_in[c * s.st[5] + k];
-      if (p < 0 || p >= P)
-        return ffi::Error::InvalidArgument("hdp_crf_moves: a dish slot out of range");
+      const T cnt = s.counts_in[c * s.st[4] + k];
+      if (p < 0 || p >= P || !(cnt >= 0 && cnt <= n))
+        return ffi::Error::InvalidArgument("hdp_crf_moves: a dish slot or table count out of range");
+    }
+    for (int64_t p = 0; p < P; ++p) {
+      const T mp = s.dish_tables_in[c * s.st[6] + p];
+      if (!(mp >= 0 && mp <= DL))
+        return ffi::Error::InvalidArgument("hdp_crf_moves: a dish's table count out of range");
     }
   }
   // log k for the counts a chain can reach: points at a table, tables at a dish.
@@ -408,6 +480,7 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
       .Arg<ffi::AnyBuffer>()        /* z points (C, n, d) */             \
       .Arg<ffi::AnyBuffer>()        /* u tables (C, D * L) */            \
       .Arg<ffi::AnyBuffer>()        /* z tables (C, D * L, d) */         \
+      .Arg<ffi::AnyBuffer>()        /* seeds (C, 2) uint32 */            \
       .Ret<ffi::Buffer<ffi::S32>>() /* tables (C, n) */                  \
       .Ret<ffi::AnyBuffer>()        /* table_counts (C, D, L) */         \
       .Ret<ffi::Buffer<ffi::S32>>() /* table_dish (C, D, L) */           \

@@ -297,36 +297,42 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
     return state._replace(table_dish=flat_dish.reshape(D, L))
 
 
-def _crf_moves(X, gid, rho2, state: HDPState, u_points, z_points, u_tables, z_tables):
-    """The point moves (:func:`_scan_points`), then the table moves (:func:`_scan_tables`),
-    from the given uniforms on (0, 1] and standard normals.
+def _crf_moves(keys, X, gid, rho2, state: HDPState):
+    """The point moves (:func:`_scan_points`), then the table moves (:func:`_scan_tables`).
 
     On a CPU with the native kernels :func:`~bayesclust._native.enabled`, one call of
-    :func:`bayesclust._native.hdp_crf_moves_ffi` (the same moves from the same numbers, in
-    double precision; under ``vmap`` every chain in one call, shared out to XLA's
-    threads); elsewhere the two XLA scans.
+    :func:`bayesclust._native.hdp_crf_moves_ffi` (the same moves, in double precision;
+    under ``vmap`` every chain in one call, shared out to XLA's threads), its uniforms and
+    normals from a stream seeded by ``jax.random.bits(keys[0])``; elsewhere the two XLA
+    scans on uniforms and normals drawn with ``jax.random`` from ``keys[0..3]``.  The two
+    paths make the same moves from the same numbers (tested), so a run is reproducible
+    from its key on either, but their random streams differ.
     """
+    n, d = X.shape
+    T = state.table_counts.size
+    dtype = X.dtype
 
-    def xla(X, gid, rho2, state, u_points, z_points, u_tables, z_tables):
-        state = _scan_points(X, gid, rho2, state, u_points, z_points)
+    def xla(X, gid, rho2, state, keys):
+        state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
+                             jax.random.normal(keys[1], (n, d), dtype))
         # The point scan's running counts are exact small integers; the table step needs
         # per-table statistics, computed in bulk.
-        return _scan_tables(X, gid, rho2, state, u_tables, z_tables)
+        return _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
+                            jax.random.normal(keys[3], (T, d), dtype))
 
     if not _native_moves_ok(X):
-        return xla(X, gid, rho2, state, u_points, z_points, u_tables, z_tables)
+        return xla(X, gid, rho2, state, keys)
 
-    def cpu(X, gid, rho2, state, u_points, z_points, u_tables, z_tables):
+    def cpu(X, gid, rho2, state, keys):
         tables, counts, table_dish, dish_tables, means, overflow = _native.hdp_crf_moves_ffi(
             X, gid, rho2, state.tables, state.table_counts, state.table_dish, state.dish_tables,
-            state.means, state.log_alpha, state.log_gamma, state.sigma2, u_points, z_points,
-            u_tables, z_tables)
+            state.means, state.log_alpha, state.log_gamma, state.sigma2,
+            jax.random.bits(keys[0], (2,), jnp.uint32))
         return state._replace(tables=tables, table_counts=counts, table_dish=table_dish,
                               dish_tables=dish_tables, means=means,
                               overflow=state.overflow | (overflow != 0))
 
-    return _platform_dependent(X, gid, rho2, state, u_points, z_points, u_tables, z_tables,
-                               cpu=cpu, default=xla)
+    return _platform_dependent(X, gid, rho2, state, keys, cpu=cpu, default=xla)
 
 
 def _native_moves_ok(X) -> bool:
@@ -527,10 +533,7 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     T, P = state.table_counts.size, state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
-    state = _crf_moves(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
-                       jax.random.normal(keys[1], (n, d), dtype),
-                       1.0 - jax.random.uniform(keys[2], (T,), dtype),
-                       jax.random.normal(keys[3], (T, d), dtype))
+    state = _crf_moves(keys[:4], X, gid, rho2, state)
     accepted = jnp.zeros((), jnp.int32)
     if split_merge:
         def move(t, carry):
