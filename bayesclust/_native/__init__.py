@@ -397,12 +397,14 @@ def _gibbs_call(X, labels, counts, sums, means, log_alpha, sigma2, rho2, seeds, 
 
 
 def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_tables, means,
-                      log_alpha, log_gamma, sigma2, seeds, *, u_points=None, z_points=None,
-                      u_tables=None, z_tables=None):
+                      log_alpha, log_gamma, sigma2, seeds, *, split_merge=0, u_points=None,
+                      z_points=None, u_tables=None, z_tables=None):
     """The point and table moves of one sweep of the HDP mixture's CRF sampler (``hdp.cc``).
 
     The moves of ``hdp_gibbs._scan_points`` then ``hdp_gibbs._scan_tables`` for one
-    chain, given the same uniforms and normals (Teh et al. 2006, §5.1).  Written for
+    chain, given the same uniforms and normals (Teh et al. 2006, §5.1), then
+    ``split_merge`` moves of ``hdp_gibbs.split_merge_move`` (Dahl 2003; Jain & Neal 2004;
+    the dish means left stale, as there).  Written for
     one chain; under ``jax.vmap`` (over chains) the kernel receives every chain at once
     and shares them out to XLA's threads.
 
@@ -425,13 +427,17 @@ def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_table
         Uniforms on (0, 1] and standard normals of the point moves, instead of the
         stream's (tests: the moves are then those of the XLA scans given these numbers).
     u_tables, z_tables : arrays, shapes (D * L,) and (D * L, d), optional
-        Those of the table moves, one per table slot (all four or none).
+        Those of the table moves, one per table slot (all four or none; not with
+        ``split_merge``).
+    split_merge : int
+        Split-merge moves after the table moves (their numbers from the stream).
 
     Returns
     -------
-    (tables, table_counts, table_dish, dish_tables, means, overflow)
+    (tables, table_counts, table_dish, dish_tables, means, overflow, accepted)
         The state after the moves; ``overflow`` int32 scalar (1: a new table or dish
-        found its buffer full; the sweep must be redone with more slots).
+        found its buffer full; the sweep stopped there and must be redone with more
+        slots); ``accepted`` int32 scalar, the split-merge moves accepted.
     """
     n, d = X.shape
     D, L = table_counts.shape
@@ -441,7 +447,8 @@ def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_table
         _target("bayesclust_hdp_crf", dt),
         (jax.ShapeDtypeStruct((n,), jnp.int32), jax.ShapeDtypeStruct((D, L), dt),
          jax.ShapeDtypeStruct((D, L), jnp.int32), jax.ShapeDtypeStruct((P,), dt),
-         jax.ShapeDtypeStruct((P, d), dt), jax.ShapeDtypeStruct((), jnp.int32)),
+         jax.ShapeDtypeStruct((P, d), dt), jax.ShapeDtypeStruct((), jnp.int32),
+         jax.ShapeDtypeStruct((), jnp.int32)),
         vmap_method="expand_dims",
     )
 
@@ -452,11 +459,13 @@ def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_table
             raise ValueError("hdp_crf_moves_ffi: give all of u_points, z_points, u_tables and "
                              "z_tables, or none")
         given = [jnp.zeros((0,), dt)] * 4
+    elif split_merge:
+        raise ValueError("hdp_crf_moves_ffi: split-merge moves draw their own numbers")
     return call(X, gid.astype(i32), jnp.asarray(rho2, dt), tables.astype(i32),
                 table_counts.astype(dt), table_dish.astype(i32), dish_tables.astype(dt),
                 means.astype(dt), jnp.asarray(log_alpha, dt), jnp.asarray(log_gamma, dt),
                 jnp.asarray(sigma2, dt), *(jnp.asarray(a, dt) for a in given),
-                jnp.asarray(seeds).astype(jnp.uint32))
+                jnp.asarray(seeds).astype(jnp.uint32), split_merge=np.int64(split_merge))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

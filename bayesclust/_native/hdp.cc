@@ -85,6 +85,8 @@ struct Crf {
   T* dish_tables_out;
   T* means_out;
   int32_t* overflow_out;
+  int32_t* accepted_out;
+  int64_t split_merge;  // split-merge moves after the table moves (own stream only)
 };
 
 // ---- Random numbers: SplitMix64 on a counter --------------------------------
@@ -340,12 +342,174 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
     if (m[p_new]++ == 0) active.Open(int32_t(p_new));
   }
 
+  // ---- split-merge moves (hdp_gibbs.split_merge_move) ----
+  // A move's numbers: counter kSM + move * 2^32 + k (the pair, the acceptance, the
+  // visiting order, the allocations).
+  int64_t accepted = 0;
+  if (s.split_merge > 0 && !overflow) {
+    std::vector<int64_t> group_start(D + 1, 0);
+    std::vector<int32_t> rows(n);
+    for (int64_t i = 0; i < n; ++i) ++group_start[gid[i] + 1];
+    for (int64_t g = 0; g < D; ++g) group_start[g + 1] += group_start[g];
+    {
+      std::vector<int64_t> fill(group_start.begin(), group_start.end() - 1);
+      for (int64_t i = 0; i < n; ++i) rows[fill[gid[i]]++] = int32_t(i);
+    }
+    std::vector<int32_t> members;
+    std::vector<char> to_b(n);
+    const double log_norm_pred = -0.5 * d;
+    // log N(x | posterior predictive of a dish mean given `cnt` points of sum `tot`).
+    auto log_pred = [&](const T* x, double cnt, const double* tot) {
+      const double v = 1.0 / (1.0 / rho2 + cnt / s2);
+      const double var = s2 + v;
+      double sq = 0.0;
+      for (int64_t e = 0; e < d; ++e) {
+        const double diff = double(x[e]) - v * tot[e] / s2;
+        sq += diff * diff;
+      }
+      return log_norm_pred * std::log(kTwoPi * var) - sq / (2.0 * var);
+    };
+    // log of the marginal likelihood of `cnt` points of sum `tot`, up to the terms that
+    // add over the points (hdp_gibbs._log_marginal).
+    auto log_marginal = [&](double cnt, const double* tot) {
+      const double v = s2 + cnt * rho2;
+      double sq = 0.0;
+      for (int64_t e = 0; e < d; ++e) sq += tot[e] * tot[e];
+      return 0.5 * d * std::log(s2 / v) + rho2 * sq / (2.0 * s2 * v);
+    };
+    auto log_sigmoid = [](double v) { return v >= 0 ? -std::log1p(std::exp(-v)) : v - std::log1p(std::exp(v)); };
+    std::vector<double> sa(d), sb(d), r_s(d), tot(d);
+    constexpr uint64_t kSM = uint64_t(1) << 41;
+    for (int64_t mv = 0; mv < s.split_merge && !overflow; ++mv) {
+      const uint64_t base = kSM + (uint64_t(mv) << 32);
+      const uint64_t b0 = SplitMix64(rng.seed, base), b1 = SplitMix64(rng.seed, base + 1);
+      const double u_acc = UnitOpen(SplitMix64(rng.seed, base + 2));
+      const int32_t i = int32_t(b0 % uint64_t(n));
+      const int64_t g = gid[i];
+      const int64_t g0 = group_start[g], n_g = group_start[g + 1] - g0;
+      if (n_g < 2) continue;
+      // j uniform among the other points of i's data set.
+      int64_t rank_i = 0;
+      while (rows[g0 + rank_i] != i) ++rank_i;
+      int64_t r = int64_t(b1 % uint64_t(n_g - 1));
+      r += r >= rank_i;
+      const int32_t j = rows[g0 + r];
+      const int32_t ti = tables[i], tj = tables[j];
+      const bool split = ti == tj;
+      const int32_t pi = dish[g * L + ti], pj = dish[g * L + tj];
+      if (!split && !(pi != pj && m[pj] == 1)) continue;  // no move possible
+      // R: the points of i's dish at its other tables.
+      double r_n = 0.0;
+      std::fill(r_s.begin(), r_s.end(), 0.0);
+      for (int64_t q = 0; q < n; ++q) {
+        if (dish[int64_t(gid[q]) * L + tables[q]] != pi || (gid[q] == g && tables[q] == ti)) continue;
+        r_n += 1.0;
+        for (int64_t e = 0; e < d; ++e) r_s[e] += double(X[q * d + e]);
+      }
+      // The other members of the two tables, in a uniformly random order (Fisher-Yates).
+      members.clear();
+      for (int64_t k = 0; k < n_g; ++k) {
+        const int32_t q = rows[g0 + k];
+        if (q != i && q != j && (tables[q] == ti || tables[q] == tj)) members.push_back(q);
+      }
+      for (int64_t k = int64_t(members.size()) - 1; k > 0; --k) {
+        const int64_t pick = int64_t(SplitMix64(rng.seed, base + 3 + k) % uint64_t(k + 1));
+        std::swap(members[k], members[pick]);
+      }
+      double n_a = 1.0, n_b = 1.0, log_q = 0.0;
+      for (int64_t e = 0; e < d; ++e) {
+        sa[e] = double(X[i * d + e]);
+        sb[e] = double(X[j * d + e]);
+      }
+      for (int64_t k = 0; k < int64_t(members.size()); ++k) {
+        const int32_t q = members[k];
+        const T* x = X + q * d;
+        for (int64_t e = 0; e < d; ++e) tot[e] = r_s[e] + sa[e];
+        const double w_a = std::log(n_a) + log_pred(x, r_n + n_a, tot.data());
+        const double w_b = std::log(n_b) + log_pred(x, n_b, sb.data());
+        const double diff = w_b - w_a;
+        bool go_b;
+        if (split) {
+          const double u = UnitOpen(SplitMix64(rng.seed, base + 3 + n + k));
+          const bool less = u < 1.0 / (1.0 + std::exp(std::abs(diff)));
+          go_b = (diff >= 0) != less;
+        } else {
+          go_b = tables[q] == tj;
+        }
+        log_q += go_b ? log_sigmoid(diff) : log_sigmoid(-diff);
+        to_b[q] = go_b;
+        if (go_b) {
+          n_b += 1.0;
+          for (int64_t e = 0; e < d; ++e) sb[e] += double(x[e]);
+        } else {
+          n_a += 1.0;
+          for (int64_t e = 0; e < d; ++e) sa[e] += double(x[e]);
+        }
+      }
+      const double m_merge = double(m_total) - (split ? 0.0 : 1.0);
+      const double lm = std::log(m_merge), hi = std::max(lm, log_gamma);
+      std::vector<double> ab(d), rab(d), ra(d);
+      for (int64_t e = 0; e < d; ++e) {
+        ra[e] = r_s[e] + sa[e];
+        rab[e] = ra[e] + sb[e];
+      }
+      const double log_ratio = log_alpha + std::lgamma(n_a) + std::lgamma(n_b) -
+                               std::lgamma(n_a + n_b) + log_gamma -
+                               (hi + std::log1p(std::exp(-std::abs(lm - log_gamma)))) +
+                               log_marginal(r_n + n_a, ra.data()) + log_marginal(n_b, sb.data()) -
+                               log_marginal(r_n + n_a + n_b, rab.data());
+      const double log_acc = split ? log_ratio - log_q : log_q - log_ratio;
+      if (!(std::log(u_acc) < log_acc)) continue;
+      int64_t* cnt = counts.data() + g * L;
+      if (split) {
+        int64_t free_t = -1;
+        for (int64_t t = 0; t < L; ++t)
+          if (cnt[t] == 0) {
+            free_t = t;
+            break;
+          }
+        const int32_t free_p = active.FirstFree(P);
+        if (free_t < 0 || m[free_p] > 0) {  // no free slot: nothing moves
+          overflow = true;
+          break;
+        }
+        to_b[j] = 1;
+        for (int64_t k = 0; k < n_g; ++k) {
+          const int32_t q = rows[g0 + k];
+          if ((q == j || (q != i && tables[q] == ti)) && to_b[q]) {
+            tables[q] = int32_t(free_t);
+            --cnt[ti];
+            ++cnt[free_t];
+          }
+        }
+        dish[g * L + free_t] = free_p;
+        m[free_p] = 1;
+        active.Open(free_p);
+        ++m_total;
+      } else {
+        for (int64_t k = 0; k < n_g; ++k) {
+          const int32_t q = rows[g0 + k];
+          if (tables[q] == tj) {
+            tables[q] = ti;
+            --cnt[tj];
+            ++cnt[ti];
+          }
+        }
+        m[pj] = 0;
+        active.Close(pj);
+        --m_total;
+      }
+      ++accepted;
+    }
+  }
+
   std::copy(tables.begin(), tables.end(), s.tables_out + c * n);
   for (int64_t k = 0; k < D * L; ++k) s.counts_out[c * D * L + k] = T(counts[k]);
   std::copy(dish.begin(), dish.end(), s.dish_out + c * D * L);
   for (int64_t p = 0; p < P; ++p) s.dish_tables_out[c * P + p] = T(m[p]);
   for (int64_t k = 0; k < P * d; ++k) s.means_out[c * P * d + k] = T(mu[k]);
   s.overflow_out[c] = overflow ? 1 : 0;
+  s.accepted_out[c] = int32_t(accepted);
 }
 
 // The per-chain stride of an argument whose shape without a chain axis has `rank`
@@ -371,7 +535,8 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
                    ffi::Result<ffi::Buffer<ffi::S32>> dish_out,
                    ffi::Result<ffi::AnyBuffer> dish_tables_out,
                    ffi::Result<ffi::AnyBuffer> means_out,
-                   ffi::Result<ffi::Buffer<ffi::S32>> overflow_out) {
+                   ffi::Result<ffi::Buffer<ffi::S32>> overflow_out,
+                   ffi::Result<ffi::Buffer<ffi::S32>> accepted_out, int64_t split_merge) {
   // Shapes from the outputs: tables (C?, n), counts (C?, D, L), means (C?, P, d).
   auto od = tables_out->dimensions();
   auto cd = counts_out->dimensions();
@@ -430,6 +595,11 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
   s.dish_tables_out = static_cast<T*>(dish_tables_out->untyped_data());
   s.means_out = static_cast<T*>(means_out->untyped_data());
   s.overflow_out = overflow_out->typed_data();
+  s.accepted_out = accepted_out->typed_data();
+  s.split_merge = split_merge;
+  if (split_merge < 0 || (split_merge > 0 && !s.own))
+    return ffi::Error::InvalidArgument(
+        "hdp_crf_moves: split_merge must be >= 0, and its moves draw their own numbers");
   // Out-of-range slots would write outside the buffers: refuse them.
   for (int64_t c = 0; c < s.C; ++c) {
     for (int64_t i = 0; i < n; ++i) {
@@ -486,7 +656,9 @@ ffi::Error CrfImpl(ffi::ThreadPool pool, ffi::AnyBuffer X, ffi::AnyBuffer gid, f
       .Ret<ffi::Buffer<ffi::S32>>() /* table_dish (C, D, L) */           \
       .Ret<ffi::AnyBuffer>()        /* dish_tables (C, P) */             \
       .Ret<ffi::AnyBuffer>()        /* means (C, P, d) */                \
-      .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */
+      .Ret<ffi::Buffer<ffi::S32>>() /* overflow (C,) */                \
+      .Ret<ffi::Buffer<ffi::S32>>() /* accepted (C,) */                \
+      .Attr<int64_t>("split_merge")
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustHdpCrfF32, CrfImpl<float>, BAYESCLUST_BIND_HDP);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BayesclustHdpCrfF64, CrfImpl<double>, BAYESCLUST_BIND_HDP);

@@ -80,7 +80,8 @@ class _SplitMergeProposal(NamedTuple):
     log_q: jax.Array  # log probability of the allocation (of the split, or of the current split)
 
 
-def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _SplitMergeProposal:
+def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
+                         uniforms=None) -> _SplitMergeProposal:
     r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
 
     Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
@@ -106,6 +107,10 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
         The two distinct points ``i, j``, drawn by the caller from a distribution that
         does not depend on the partition (the move then stays reversible); default:
         uniform as above.  Rows with a negative label are never members.
+    uniforms : (array, array), shapes (n,) each, optional
+        The uniforms of the visiting order (on [0, 1)) and of the allocations (on
+        (0, 1]), drawn by the caller (with ``pair``): then ``key`` is not used, and is
+        returned as the proposal's acceptance key.
 
     Returns
     -------
@@ -113,7 +118,15 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
     """
     n = X.shape[0]
     dtype = X.dtype
-    k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
+    if uniforms is None:
+        k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
+        u_perm = jax.random.uniform(k_perm, (n,), dtype)
+        u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
+    else:
+        if pair is None:
+            raise ValueError("uniforms need the pair")
+        u_perm, u = uniforms
+        k_acc = key
     if pair is None:
         i = jax.random.randint(k_i, (), 0, n)
         j = jax.random.randint(k_j, (), 0, n - 1)
@@ -125,8 +138,7 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None) -> _
     idx = jnp.arange(n)
     in_s = ((labels == ci) | (labels == cj)) & (idx != i) & (idx != j)
     m = jnp.sum(in_s)
-    order = jnp.argsort(jnp.where(in_s, jax.random.uniform(k_perm, (n,), dtype), 2.0))
-    u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
+    order = jnp.argsort(jnp.where(in_s, u_perm, 2.0))
     # Members in visiting order, gathered once: the loop then indexes by its own
     # counter (the same for every chain under vmap), never by a per-chain point
     # index (which vmap would turn into gathers/scatters in every step).

@@ -297,42 +297,56 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
     return state._replace(table_dish=flat_dish.reshape(D, L))
 
 
-def _crf_moves(keys, X, gid, rho2, state: HDPState):
-    """The point moves (:func:`_scan_points`), then the table moves (:func:`_scan_tables`).
+def _crf_moves(key, keys, X, gid, rho2, state: HDPState, *, split_merge, max_group_size):
+    """The point moves (:func:`_scan_points`), the table moves (:func:`_scan_tables`), then
+    ``split_merge`` moves (:func:`split_merge_move`); returns the state and the moves accepted.
 
     On a CPU with the native kernels :func:`~bayesclust._native.enabled`, one call of
     :func:`bayesclust._native.hdp_crf_moves_ffi` (the same moves, in double precision;
-    under ``vmap`` every chain in one call, shared out to XLA's threads), its uniforms and
-    normals from a stream seeded by ``jax.random.bits(keys[0])``; elsewhere the two XLA
-    scans on uniforms and normals drawn with ``jax.random`` from ``keys[0..3]``.  The two
-    paths make the same moves from the same numbers (tested), so a run is reproducible
-    from its key on either, but their random streams differ.
+    under ``vmap`` every chain in one call, shared out to XLA's threads), its numbers from
+    a stream seeded by ``jax.random.bits(keys[0])``; elsewhere the two XLA scans on
+    uniforms and normals drawn with ``jax.random`` from ``keys[0..3]`` and the XLA moves
+    from ``fold_in(key, ...)``.  The two paths make the same point and table moves from
+    the same numbers (tested), so a run is reproducible from its key on either, but their
+    random streams differ.
     """
     n, d = X.shape
     T = state.table_counts.size
     dtype = X.dtype
 
-    def xla(X, gid, rho2, state, keys):
+    def xla(X, gid, rho2, state, key, keys):
         state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
                              jax.random.normal(keys[1], (n, d), dtype))
         # The point scan's running counts are exact small integers; the table step needs
         # per-table statistics, computed in bulk.
-        return _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
-                            jax.random.normal(keys[3], (T, d), dtype))
+        state = _scan_tables(X, gid, rho2, state,
+                             1.0 - jax.random.uniform(keys[2], (T,), dtype),
+                             jax.random.normal(keys[3], (T, d), dtype))
+        accepted = jnp.zeros((), jnp.int32)
+        if split_merge:
+            def move(t, carry):
+                s, acc = carry
+                s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
+                                         max_group_size=max_group_size)
+                return s, acc + ok.astype(jnp.int32)
+
+            state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
+        return state, accepted
 
     if not _native_moves_ok(X):
-        return xla(X, gid, rho2, state, keys)
+        return xla(X, gid, rho2, state, key, keys)
 
-    def cpu(X, gid, rho2, state, keys):
-        tables, counts, table_dish, dish_tables, means, overflow = _native.hdp_crf_moves_ffi(
-            X, gid, rho2, state.tables, state.table_counts, state.table_dish, state.dish_tables,
-            state.means, state.log_alpha, state.log_gamma, state.sigma2,
-            jax.random.bits(keys[0], (2,), jnp.uint32))
+    def cpu(X, gid, rho2, state, key, keys):
+        tables, counts, table_dish, dish_tables, means, overflow, accepted = (
+            _native.hdp_crf_moves_ffi(
+                X, gid, rho2, state.tables, state.table_counts, state.table_dish,
+                state.dish_tables, state.means, state.log_alpha, state.log_gamma, state.sigma2,
+                jax.random.bits(keys[0], (2,), jnp.uint32), split_merge=split_merge))
         return state._replace(tables=tables, table_counts=counts, table_dish=table_dish,
                               dish_tables=dish_tables, means=means,
-                              overflow=state.overflow | (overflow != 0))
+                              overflow=state.overflow | (overflow != 0)), accepted
 
-    return _platform_dependent(X, gid, rho2, state, keys, cpu=cpu, default=xla)
+    return _platform_dependent(X, gid, rho2, state, key, keys, cpu=cpu, default=xla)
 
 
 def _native_moves_ok(X) -> bool:
@@ -412,19 +426,25 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
     P = state.dish_tables.shape[0]
     dtype = X.dtype
     s2 = state.sigma2
-    k_i, k_j, k_move = jax.random.split(key, 3)
-    i = jax.random.randint(k_i, (), 0, n)
+    m_g = max_group_size
+    # All the move's randomness in one draw of bits (one generator in the program, not
+    # one per number: the move's compilation was most of the sampler's): the pair, the
+    # acceptance, the visiting order and the allocations.
+    bits = jax.random.bits(key, (3 + 2 * m_g,), jnp.uint32)
+    unit = (bits >> 8).astype(dtype) * (1.0 / (1 << 24))  # on [0, 1), 24 bits
+    i = (bits[0] % n).astype(jnp.int32)
     g = gid[i]
     in_g = gid == g
     n_g = jnp.sum(in_g)
     # j uniform among the other points of i's data set: its rank there, skipping i's.
     rank = jnp.cumsum(in_g) - 1
-    r = jax.random.randint(k_j, (), 0, jnp.maximum(n_g - 1, 1))
+    r = (bits[1] % jnp.maximum(n_g - 1, 1).astype(jnp.uint32)).astype(rank.dtype)
     r = r + (r >= rank[i])
     j = jnp.argmax(in_g & (rank == r)).astype(i.dtype)
     # The data set's points, gathered into max_group_size slots (the rest: label -1).
-    rows = jnp.argsort(~in_g, stable=True)[:max_group_size]
-    valid = jnp.arange(max_group_size) < n_g
+    rows = jnp.zeros(m_g, jnp.int32).at[jnp.where(in_g, rank, m_g)].set(
+        jnp.arange(n, dtype=jnp.int32), mode="drop")
+    valid = jnp.arange(m_g) < n_g
     Xg = jnp.where(valid[:, None], X[rows], 0.0)
     labels = jnp.where(valid, state.tables[rows], -1)
     ti, tj = state.tables[i], state.tables[j]
@@ -451,7 +471,8 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
 
     li = jnp.argmax(rows == i)
     lj = jnp.argmax(rows == j)
-    prop = _propose_split_merge(k_move, Xg, labels, side, log_weights, add, pair=(li, lj))
+    prop = _propose_split_merge(None, Xg, labels, side, log_weights, add, pair=(li, lj),
+                                uniforms=(unit[3:3 + m_g], 1.0 - unit[3 + m_g:]))
     (n_a, s_a), (n_b, s_b) = prop.a, prop.b
     m_merge = jnp.sum(state.dish_tables) - jnp.where(prop.split, 0.0, 1.0)
     log_ratio = (state.log_alpha + lax.lgamma(n_a) + lax.lgamma(n_b) - lax.lgamma(n_a + n_b)
@@ -462,7 +483,7 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size):
     possible = (n_g >= 2) & jnp.where(prop.split, True,
                                       (pi != pj) & (state.dish_tables[pj] == 1.0))
     log_acc = jnp.where(prop.split, log_ratio - prop.log_q, prop.log_q - log_ratio)
-    accept = possible & (jnp.log(jax.random.uniform(prop.key, (), dtype)) < log_acc)
+    accept = possible & (jnp.log(1.0 - unit[2]) < log_acc)
     free_t = _first_free(state.table_counts[g])
     free_p = _first_free(state.dish_tables)
     full = (state.table_counts[g, free_t] > 0) | (state.dish_tables[free_p] > 0)
@@ -533,16 +554,8 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     T, P = state.table_counts.size, state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
-    state = _crf_moves(keys[:4], X, gid, rho2, state)
-    accepted = jnp.zeros((), jnp.int32)
-    if split_merge:
-        def move(t, carry):
-            s, acc = carry
-            s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
-                                     max_group_size=max_group_size or n)
-            return s, acc + ok.astype(jnp.int32)
-
-        state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
+    state, accepted = _crf_moves(key, keys[:4], X, gid, rho2, state, split_merge=split_merge,
+                                 max_group_size=max_group_size or n)
     dishes = state.dishes(gid)
     stats = segment_stats(X, dishes, P)
     means = _draw_means(keys[4], stats.weight, stats.sum, state.sigma2, rho2)
