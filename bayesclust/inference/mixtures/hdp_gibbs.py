@@ -886,7 +886,7 @@ def gibbs_hdp_gmm(
     # 40-60): a buffer that must grow costs another compilation of the sweeps (seconds),
     # so the dishes' starts at 64; a larger one slows every sweep (its distances).
     capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
-                "P": max(min(64, n), min(pow2_at_least(P_need), n))}
+                "P": max(min(128, n), min(pow2_at_least(P_need), n))}
     table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
     state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
                          jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
