@@ -305,16 +305,18 @@ def test_draw_invariants():
                     assert len(np.unique(gj[c, s][lj[c, s] == t])) == 1
     np.testing.assert_array_equal(post.n_clusters, post.sample_stats["n_clusters"])
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
-    assert post.kernels == "xla"  # the CRF sweeps have no native kernel
+    from bayesclust import _native
+
+    assert post.kernels == ("native" if _native.used_on() else "xla")
     # One split-merge move per sweep by default: the fraction accepted of each draw's one.
     acc = post.sample_stats["split_merge_acceptance"]
     assert acc.shape == (2, 30) and set(np.unique(acc)) <= {0.0, 1.0}
 
 
 def test_buffers_grow_and_no_cluster_is_dropped():
-    """Many small well-separated clusters force the table and dish buffers to grow
-    (8 tables per data set and 32 dishes to start; 12 tables per data set and 36 dishes
-    need one doubling of both, a second compile of the sweeps); no cluster is dropped."""
+    """Many small well-separated clusters force the table buffer to grow (8 tables per data
+    set to start; 12 tables per data set need one doubling, a second compile of the sweeps,
+    and on the native path a sweep that stops at the overflow); no cluster is dropped."""
     rng = np.random.default_rng(4)
     centres = 10.0 * np.stack(np.meshgrid(np.arange(6), np.arange(6)), -1).reshape(-1, 2) - 25.0
     groups = [np.concatenate([centres[c] + 0.05 * rng.standard_normal((2, 2))
@@ -377,3 +379,73 @@ def test_state_is_a_pytree():
     s = init_hdp_state(X, jnp.array([0, 0, 1, 1]), jnp.zeros(4, int), jnp.zeros((2, 2), int), 2, 4,
                        log_alpha=0.0, log_gamma=0.0, sigma2=1.0)
     assert len(jax.tree.leaves(s)) == len(HDPState._fields)
+
+
+_native_only = pytest.mark.skipif(
+    not __import__("bayesclust")._native.available(),
+    reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")
+
+
+@_native_only
+def test_native_moves_make_the_xla_scans_moves_from_the_same_numbers():
+    """The native point and table moves (``hdp.cc``) against the XLA scans
+    (``_scan_points`` then ``_scan_tables``) given the same uniforms and normals: 4 chains
+    of random seatings of 2 data sets, enough tables and dishes opened and closed; the same
+    seating, table counts and dishes, the same new means up to float32 rounding."""
+    from bayesclust import _native
+    from bayesclust.inference.mixtures.hdp_gibbs import _scan_points, _scan_tables
+
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(0, 1.5, (9, 2)), rng.normal(0, 1.5, (7, 2))]
+    X = jnp.asarray(np.concatenate(groups), jnp.float32)
+    gid = jnp.asarray(np.repeat([0, 1], [9, 7]), jnp.int32)
+    L, P, C = 16, 32, 4
+    states = [_random_state(rng, groups, L, P, 4, 0.3, float(rng.normal()), float(rng.normal()))[2]
+              for _ in range(C)]
+    state = jax.tree.map(lambda *a: jnp.stack(a).astype(a[0].dtype if a[0].dtype != jnp.float64
+                                                                else jnp.float32), *states)
+    state = state._replace(tables=state.tables.astype(jnp.int32),
+                           table_dish=state.table_dish.astype(jnp.int32))
+    k = jax.random.split(jax.random.key(0), 4)
+    u_p = 1.0 - jax.random.uniform(k[0], (C, 16))
+    z_p = jax.random.normal(k[1], (C, 16, 2))
+    u_t = 1.0 - jax.random.uniform(k[2], (C, 2 * L))
+    z_t = jax.random.normal(k[3], (C, 2 * L, 2))
+    rho2 = jnp.float32(2.0)
+
+    def native(s, a, b, c, e):
+        out = _native.hdp_crf_moves_ffi(X, gid, rho2, s.tables, s.table_counts, s.table_dish,
+                                        s.dish_tables, s.means, s.log_alpha, s.log_gamma,
+                                        s.sigma2, jnp.zeros(2, jnp.uint32), u_points=a,
+                                        z_points=b, u_tables=c, z_tables=e)
+        return out[:5], out[5]
+
+    def xla(s, a, b, c, e):
+        s = _scan_tables(X, gid, rho2, _scan_points(X, gid, rho2, s, a, b), c, e)
+        return (s.tables, s.table_counts, s.table_dish, s.dish_tables, s.means), s.overflow
+
+    (got, overflow), (want, want_overflow) = (
+        jax.jit(jax.vmap(f))(state, u_p, z_p, u_t, z_t) for f in (native, xla))
+    assert not np.any(overflow) and not np.any(want_overflow)
+    for a, b in zip(got[:4], want[:4]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_allclose(np.asarray(got[4]), np.asarray(want[4]), rtol=1e-5, atol=1e-5)
+    # Tables and dishes did open and close (the draws are not trivially the start).
+    assert np.any(np.asarray(got[0]) != np.asarray(state.tables))
+    assert np.any(np.asarray(got[2]) != np.asarray(state.table_dish))
+
+
+@_native_only
+def test_native_moves_reject_partial_numbers_and_split_merge_with_given_numbers():
+    from bayesclust import _native
+
+    X = jnp.zeros((3, 1), jnp.float32)
+    gid = jnp.zeros(3, jnp.int32)
+    args = (X, gid, 1.0, jnp.zeros(3, jnp.int32), jnp.full((1, 2), 1.5), jnp.zeros((1, 2), jnp.int32),
+            jnp.ones(4), jnp.zeros((4, 1)), 0.0, 0.0, 1.0, jnp.zeros(2, jnp.uint32))
+    with pytest.raises(ValueError, match="all of u_points"):
+        _native.hdp_crf_moves_ffi(*args, u_points=jnp.ones(3))
+    with pytest.raises(ValueError, match="draw their own numbers"):
+        _native.hdp_crf_moves_ffi(*args, split_merge=1, u_points=jnp.ones(3),
+                                  z_points=jnp.zeros((3, 1)), u_tables=jnp.ones(2),
+                                  z_tables=jnp.zeros((2, 1)))
