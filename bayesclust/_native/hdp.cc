@@ -104,9 +104,9 @@ inline uint64_t SplitMix64(uint64_t seed, uint64_t j) {
 // A uniform on (0, 1]: the top 53 bits plus one ulp.
 inline double UnitOpen(uint64_t bits) { return static_cast<double>((bits >> 11) + 1) * 0x1p-53; }
 
-// A chain's numbers for one sweep: u of point i at counter i, of table slot t at n + t;
-// the normals of point i (table slot t) at kZ + 2 (i d + e) (kZ + 2 (n d + t d + e)),
-// Box-Muller on two outputs.
+// A chain's numbers for one sweep: u of point i at counter i, of table k at n + k; the
+// normals of point i (table k) at kZ + 2 (i d + e) (kZ + 2 (n d + k d + e)), Box-Muller
+// on two outputs (k = g n + slot for slot `slot` of data set g).
 struct Stream {
   uint64_t seed;
   int64_t n, d;
@@ -208,9 +208,12 @@ void RunChain(const Crf<T>& s, const std::vector<double>& log_int, int64_t c) {
   const int64_t T_slots = D * L;
   auto u_point = [&](int64_t i) { return s.own ? rng.U(i) : double(u_pt[i]); };
   auto z_point = [&](int64_t i, int64_t e) { return s.own ? rng.Z(i * d + e) : double(z_pt[i * d + e]); };
-  auto u_table = [&](int64_t t) { return s.own ? rng.U(n + t) : double(u_tb[t]); };
+  // A table's numbers are indexed by (data set, slot < n), not by its flat slot g L + t,
+  // so that they do not depend on the table buffer's size L.
+  auto table_index = [&](int64_t t) { return (t / L) * n + t % L; };
+  auto u_table = [&](int64_t t) { return s.own ? rng.U(n + table_index(t)) : double(u_tb[t]); };
   auto z_table = [&](int64_t t, int64_t e) {
-    return s.own ? rng.Z(n * d + t * d + e) : double(z_tb[t * d + e]);
+    return s.own ? rng.Z(n * d + table_index(t) * d + e) : double(z_tb[t * d + e]);
   };
   for (int64_t i = 0; i < n; ++i) {
     const T* x = X + i * d;
