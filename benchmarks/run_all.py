@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "limit_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py", "sharded_chains.py"]
+           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py", "sharded_chains.py",
+           "hdp_sampler.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -484,6 +485,7 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_mixture_sweep": "gibbs_dp_gaussian's cost per sweep and first call (compiles included), diag / full, with and without split-merge moves, beside the main branch's sampler (same draws)",
     "dp_mixture_memory": "DPGaussianMixture's memory with its defaults: peak RSS of a fit and its pickle, label draws int8 and written once, keep_draws (target: under 2 GiB at 100,000 x 2; a fit on iris pickled under 1 MB)",
     "limit_path_collapse": "Every family's limit path (dp, hdp, dc, aspect): collapse onto its hard limit over 10 seeds, and the hard objective along the path (target: >= 8 of 10 collapsed per data set, no rise beyond the noise)",
+    "crf_sampler_first_fit": "The HDP mixture's CRF sampler: a whole first fit with its defaults (compilation included), native kernel vs XLA path (target: <= 20 s on 2 cores, R-hat <= 1.05, no ConvergenceWarning for compare --model hdp)",
     "limit_path_time": "limit_path of every family at n = 500: a fresh process (compilation included) and warm (target < 30 s on 2 cores)",
     "hard_dc_heldout": "HardDC (ours) vs CG MAP: held-out DC cost at the same k, and time",
     "hard_dc_limit_path": "HardDC (ours): limit_path(model='dc') at n = 500",

@@ -89,11 +89,11 @@ DP_SAMPLER_DEFAULTS = SamplerDefaults(
 #: (:func:`~bayesclust.inference.mixtures.hdp_gibbs.split_merge_move`): on iris (one data
 #: set, the data-scaled prior of :class:`~bayesclust.HDPGaussianMixture`), 8 chains x 1000
 #: draws after 500 warm-up sweeps have bulk ESS of ``k`` 198 and R-hat 1.026 with it, 47
-#: and 1.081 without.  Its sweeps run in XLA, not in the native kernel, and cost far more
-#: than the DP sampler's; 8 chains on the vectorised axis cost about 5.6 times one chain
-#: (``datasets.hdp_groups``), and a first fit is mostly the sweeps' compilation
-#: (BENCHMARKS.md).  1000 sweeps per chain are not enough everywhere (iris: R-hat of
-#: ``k`` about 1.05; standardised wine in 3 data sets, 21 clusters: 1.17): the
+#: and 1.081 without.  On a CPU a sweep's point, table and split-merge moves run in the
+#: native kernel (``_native/hdp.cc``, the chains shared out to XLA's threads), elsewhere in
+#: XLA scans, several times slower (BENCHMARKS.md, the CRF sampler's first fit).  1000
+#: sweeps per chain are not enough everywhere (iris: R-hat of ``k`` about 1.05;
+#: standardised wine in 3 data sets, 21 clusters: 1.13 at 1000 sweeps, 1.03 at 5000): the
 #: :class:`ConvergenceWarning` says so when it is not.
 HDP_SAMPLER_DEFAULTS = SamplerDefaults(
     num_warmup=500, num_samples=500, thin=1, num_chains=8, collapsed=False, split_merge=1

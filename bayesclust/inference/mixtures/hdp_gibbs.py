@@ -50,9 +50,13 @@ With :math:`\alpha = e^{-\lambda_\ell / (2\sigma^2)}` and :math:`\gamma = (1 +
 the costs :math:`\sum_{x \in S} \|x - \mu_p\|^2` and :math:`\lambda_g +
 SSE_S` of its step 5 (our derivation: docs/deviations.md#hdp-concentration-map).
 
-Tables and dishes live in fixed-capacity buffers with masks; a sweep is one
-``lax.scan`` over the points and one over the table slots, jit-compiled; chains
-run with ``vmap``; buffers grow (the segment is redone) when full.
+Tables and dishes live in fixed-capacity buffers with masks; chains run with ``vmap``;
+buffers grow (the segment is redone) when full.  On a CPU the point, table and split-merge
+moves of a sweep are one call of a native kernel (:func:`bayesclust._native.hdp_crf_moves_ffi`,
+every chain at once, its numbers from a per-chain stream); elsewhere (or with
+``BAYESCLUST_NATIVE=0``) a sweep is one ``lax.scan`` over the points and one over the table
+slots, then the split-merge moves, jit-compiled.  The two paths make the same point and
+table moves from the same numbers; the means and hyper-parameters are drawn in XLA on both.
 
 References
 ----------
@@ -551,7 +555,7 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     """
     n, d = X.shape
     before = state.dishes(gid)
-    T, P = state.table_counts.size, state.dish_tables.shape[0]
+    P = state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
     state, accepted = _crf_moves(key, keys[:4], X, gid, rho2, state, split_merge=split_merge,
