@@ -41,7 +41,7 @@ def test_stationary_distribution_matches_enumeration(x64):
     table moves, one split-merge move)."""
     exact_global, exact_local = hdp_crf_exact(_GROUPS5, **_HYPER5)
     post = gibbs_hdp_gmm(1, _GROUPS5, **_HYPER5, num_warmup=200, num_samples=10000,
-                         num_chains=3, center=False, progress_bar=False)
+                         thin=1, num_chains=3, center=False, progress_bar=False)
     draws = post.labels.reshape(-1, 5)
     emp_global = _frequencies([canonical(d) for d in draws])
     local = post.params["local_labels"].reshape(-1, 5)
@@ -262,7 +262,7 @@ def test_point_sweep_reproduces_hard_hdp_step_4(x64):
 
 #: Data-set sizes and run of the plumbing tests below (one compiled sampler for both).
 _SIZES = (7, 5, 6)
-_RUN = dict(num_warmup=10, num_samples=30, num_chains=2, progress_bar=False)
+_RUN = dict(num_warmup=10, num_samples=30, thin=1, num_chains=2, progress_bar=False)
 
 
 def test_group_ids_form_is_the_list_form_permuted():
@@ -322,7 +322,7 @@ def test_buffers_grow_and_no_cluster_is_dropped():
     groups = [np.concatenate([centres[c] + 0.05 * rng.standard_normal((2, 2))
                               for c in range(12 * j, 12 * j + 12)]) for j in range(3)]
     post = gibbs_hdp_gmm(0, groups, sigma2=0.0025, rho2=400.0, num_warmup=30, num_samples=5,
-                         progress_bar=False)
+                         thin=1, progress_bar=False)
     assert post.n_clusters.min() >= 36
     assert post.params["means"].shape[2] >= 36
     assert post.sample_stats["n_local"].min() >= 36
@@ -340,7 +340,7 @@ def test_recovers_the_hdp_synthetic_structure():
 
     groups, labels, _ = hdp_groups(0)
     post = gibbs_hdp_gmm(0, groups, sigma2=0.01, rho2=1.0, num_warmup=100, num_samples=100,
-                         num_chains=2, progress_bar=False)
+                         thin=1, num_chains=2, progress_bar=False)
     point = post.point_estimate("vi")
     score = np.mean([nmi(y, z) for y, z in zip(labels, post.labels_by_group(point))])
     k = len(np.unique(point))

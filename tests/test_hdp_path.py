@@ -123,7 +123,7 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
     dishes = rng.integers(0, 3, (C, 14)) * 7 - 4         # any ids
     tables = dishes * 3 + rng.integers(0, 2, (C, 14))     # a table inside one dish
     kw = dict(sigma2=0.3, rho2=2.0, alpha=1.5, gamma=0.7)
-    post = gibbs_hdp_gmm(7, X, group_ids=gid_in, num_warmup=0, num_samples=S, num_chains=C,
+    post = gibbs_hdp_gmm(7, X, group_ids=gid_in, num_warmup=0, num_samples=S, thin=1, num_chains=C,
                          init_labels=dishes, init_tables=tables, progress_bar=False, **kw)
 
     order = np.argsort(gid_in, kind="stable")
@@ -160,7 +160,7 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
 def test_one_dish_start_is_the_default_start():
     """init_labels all equal (tables: one per data set and dish) is Kulis & Jordan's start."""
     X, gid = _grouped()
-    kw = dict(group_ids=gid, sigma2=0.05, num_warmup=2, num_samples=3, num_chains=2,
+    kw = dict(group_ids=gid, sigma2=0.05, num_warmup=2, num_samples=3, thin=1, num_chains=2,
               progress_bar=False)
     a = gibbs_hdp_gmm(4, X, **kw)
     b = gibbs_hdp_gmm(4, X, init_labels=np.full(len(X), 9), **kw)
