@@ -678,6 +678,21 @@ IMPLEMENTATION_MEASUREMENTS = [
     "(8 chains x 4,500 sweeps at thin 8; R-hat of k 1.003, no ConvergenceWarning), the limit path "
     "67 s, the peers 11 s, the report 5 s, the penalties 2 s. `HDPGaussianMixture(random_state=0)` "
     "on `datasets.hdp_groups(0)`: 146 s, R-hat of k 1.022 and of the log-likelihood 1.014.",
+    "`_native/hdp.cc` (the CRF sampler's point, table and split-merge moves; 2026-11-29, load 8-19 "
+    "on the 2 cores, seconds inflated several-fold): on `datasets.hdp_groups` (8 chains, 128 dish "
+    "slots) the moves of one sweep took 22 ms as first written (a loop over every slot and a log "
+    "and an exp per seat) and 5 ms once they weighed only the dishes in use with logs of counts "
+    "from a table; the XLA scans took about 4x the first version's time in the same process "
+    "(225 sweeps: 16.2 s against 4.0 s). Compiling the sweep (`jit` of a vmapped `hdp_sweep`) took "
+    "17 s with the XLA split-merge move and 9 s without; its random numbers alone (4 draws, "
+    "threefry) 4 s, the move alone 10.6 s (7.7 s with its numbers from one `jax.random.bits` "
+    "call and its data set gathered without a sort); with the moves native the whole sweep "
+    "compiled in 4-5 s. Compiling with `xla_cpu_use_fusion_emitters=False`, "
+    "`xla_backend_optimization_level=0` and `xla_llvm_disable_expensive_passes=True` "
+    "took 0.7 s instead of 5 s but made a sweep's XLA part 2-3x slower (not adopted: 5,000 "
+    "sweeps per fit). The phases of `compare --model hdp` (CPU seconds, load 15, cache off): "
+    "penalties 7 (the hard HDP's compilation), sampler 21, VI point estimate 4, peers 8.4, limit "
+    "path 17.5, report 1.8.",
     "`inference.mixtures.gibbs._draw_slot_or_new`: with the new cluster's weight concatenated to the "
     "slots' ((K + 1, C) array) a step at 256 chains took 1.5x as long.",
     "`inference.mixtures.gibbs._scan_points`: caching the slot terms and updating only the two slots a "
