@@ -131,7 +131,7 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
     Xc = X[order] - X.mean(0)
     L, P = 5, 14  # the driver's buffers here: the largest data set, and n
     chain_keys = jax.random.split(jax.random.split(V.as_rng_key(7), 1)[0], C)
-    sweep = jax.jit(hdp_sweep, static_argnames=("n_groups",))
+    sweep = jax.jit(hdp_sweep, static_argnames=("n_groups", "split_merge", "max_group_size"))
     for c in range(C):
         z, t = dishes[c][order], tables[c][order]
         dish_slot = np.searchsorted(np.unique(z), z)
@@ -145,7 +145,8 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
         state = init_hdp_state(Xc, gid, slots, table_dish, L, P, log_alpha=np.log(1.5),
                                log_gamma=np.log(0.7), sigma2=0.3)
         for s_, k in enumerate(jax.random.split(chain_keys[c], S)):
-            state, _ = sweep(jax.random.split(k, 1)[0], Xc, gid, state, rho2=2.0, n_groups=3)
+            state, _ = sweep(jax.random.split(k, 1)[0], Xc, gid, state, rho2=2.0, n_groups=3,
+                             split_merge=1, max_group_size=5)  # the driver's default move
             assert not bool(state.overflow)
             glob, loc = np.empty(14, int), np.empty(14, int)
             glob[order] = np.asarray(state.dishes(gid))
