@@ -5,7 +5,9 @@ nearest-centre assignment computes the GEMM scores, the argmin and the
 winner's exact distance tile by tile in registers, without writing the
 ``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
 mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
-a few dozen small operations per point (see ``gibbs.cc``).  Two routines are host
+a few dozen small operations per point (see ``gibbs.cc``); the HDP mixture's CRF
+sweep makes its point, table and split-merge moves chain by chain on XLA's threads
+(see ``hdp.cc``).  Two routines are host
 code called through ctypes, not custom calls: SL-DID's and SL-AGLO's agglomeration
 (``did.cc``, :func:`did_agglomerate`), whose NumPy driver paid the interpreter per
 tested pair, and CEC-IB's Hartigan passes (``cecib.cc``, :func:`cecib_passes`), whose
