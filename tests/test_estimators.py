@@ -496,7 +496,7 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
 
     assert est.sigma2_ == 0.09 and est.rho2_ == pytest.approx(0.75 * X.var(0).mean())
     post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
-                         rho2=est.rho2_, num_warmup=40, num_samples=40, num_chains=2,
+                         rho2=est.rho2_, num_warmup=40, num_samples=40, thin=1, num_chains=2,
                          progress_bar=False)
     np.testing.assert_array_equal(post.labels, est.posterior_.labels)
     # Fewer draws kept: the same fit (local partitions too), the draws of the same run.

@@ -926,10 +926,15 @@ def gibbs_hdp_gmm(
                 row[:] = row[back]
         return arr
 
+    labels = labels_of("labels")
+    # Dish slots past the highest one any draw uses hold no mean (zeros): the buffer's
+    # spare slots are not kept (they would be most of a fitted estimator's pickle).
+    used = int(labels.max()) + 1 if labels.size else 0
     post = Posterior(
-        labels_of("labels"),
+        labels,
         log_likelihood=records["log_likelihood"],
-        params={"means": records["means"] + offset, "local_labels": labels_of("local_labels"),
+        params={"means": records["means"][:, :, :used] + offset,
+                "local_labels": labels_of("local_labels"),
                 "alpha": np.exp(records["log_alpha"]), "gamma": np.exp(records["log_gamma"]),
                 "sigma2": records["sigma2"]},
         sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"],
