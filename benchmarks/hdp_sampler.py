@@ -92,13 +92,15 @@ def run_case(case, path, settings):
     load = os.getloadavg()[0]
     if case == "compare":
         with tempfile.TemporaryDirectory() as out:
-            cmd = [sys.executable, "-m", "bayesclust", "compare", "--model", "hdp", "--out", out,
-                   "--no-plot", "--no-progress"]
+            cli = os.path.join(os.path.dirname(sys.executable), "bayesclust")
+            cmd = [cli, "compare", "--model", "hdp", "--out", out, "--no-plot", "--no-progress"]
             before = os.times()
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, env=_env(path), capture_output=True, text=True)
             wall = time.perf_counter() - t0
             after = os.times()
+            if proc.returncode != 0:
+                raise RuntimeError(f"compare --model hdp failed:\n{proc.stderr[-2000:]}")
             summary = json.load(open(os.path.join(out, "compare_hdp.json")))
         gibbs = summary["gibbs"]
         return {"wall_s": wall, "cpu_s": (after[2] - before[2]) + (after[3] - before[3]),
