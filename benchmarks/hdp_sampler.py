@@ -41,7 +41,9 @@ NOTE = ("A first fit in a fresh process, persistent compilation cache off (every
         "counted; import and data outside, but compare: the whole command). cpu_s: CPU seconds "
         "of all threads (less inflated by the shared machine's queue; on 2 free cores the wall "
         "time lies between cpu_s / 2 and cpu_s). compile_s: JAX's backend_compile seconds "
-        "(wall). native = the CRF kernel hdp.cc, xla = BAYESCLUST_NATIVE=0; their random "
+        "(wall). rhat / ess: of the draws the estimator keeps (keep_draws=100 per chain, spread "
+        "over the chain); warned: the fit's own check on every draw (compare: the job's JSON, "
+        "every draw). native = the CRF kernel hdp.cc, xla = BAYESCLUST_NATIVE=0; their random "
         "streams differ. Targets: <= 20 s wall on 2 cores, R-hat <= 1.05. The machine was "
         "shared with other sessions (load_avg: the 1-minute load average at the start).")
 
