@@ -95,7 +95,7 @@ DP_SAMPLER_DEFAULTS = SamplerDefaults(
 #: sweeps per chain were not enough: on ``datasets.hdp_groups`` R-hat of ``k`` 1.010 (a
 #: warning), on standardised wine in 3 data sets (21 clusters) 1.23 and 1.49 for the
 #: log-likelihood; 5000 sweeps (1000 warm-up, 500 draws at thin 8) leave 1.005 on
-#: ``hdp_groups`` (``compare --model hdp``) and 1.03 / 1.05 on wine, where the
+#: ``hdp_groups`` (``compare --model hdp``) and 1.03 / 1.04 on wine, where the
 #: :class:`ConvergenceWarning` may still say that more are needed.
 HDP_SAMPLER_DEFAULTS = SamplerDefaults(
     num_warmup=1000, num_samples=500, thin=8, num_chains=8, collapsed=False, split_merge=1
