@@ -394,7 +394,7 @@ def test_hdp_gaussian_mixture_refit_on_seven_more_rows_does_not_compile():
 
     X = _blobs(72, 2, 2, seed=6)
     gid = np.arange(72) % 3
-    options = dict(num_warmup=2, num_samples=2, num_chains=2, random_state=0)
+    options = dict(num_warmup=2, num_samples=2, thin=1, num_chains=2, random_state=0)
     X7, gid7 = np.vstack([X, X[:7] + 0.5]), np.concatenate([gid, gid[:7]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few draws: a ConvergenceWarning
