@@ -498,7 +498,9 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size, n_va
     full = (state.table_counts[g, free_t] > 0) | (state.dish_tables[free_p] > 0)
     do_split = accept & prop.split & ~full
     do_merge = accept & ~prop.split
-    to_b = jnp.zeros(n, bool).at[rows].set(prop.to_b & valid)
+    # The slots past the data set's n_g points hold row 0 (the gather's filler): they
+    # scatter nowhere, or they could overwrite row 0's own allocation.
+    to_b = jnp.zeros(n, bool).at[jnp.where(valid, rows, n)].set(prop.to_b, mode="drop")
     tables = jnp.where(do_split & to_b, free_t, state.tables)
     tables = jnp.where(do_merge & in_g & (state.tables == tj), ti, tables)
     table_dish = jnp.where(do_split, state.table_dish.at[g, free_t].set(free_p), state.table_dish)
