@@ -906,10 +906,12 @@ def gibbs_hdp_gmm(
     # Powers of two above what the start needs, so that runs continued from one another
     # (an annealed path) mostly share one buffer shape, hence one compilation.  From one
     # dish, the first sweeps open tens of dishes before they merge again (iris:
-    # 40-60): a buffer that must grow costs another compilation of the sweeps (seconds),
-    # so the dishes' starts at 64; a larger one slows every sweep (its distances).
+    # 40-60; hdp_groups more than 64): a buffer that must grow costs another compilation
+    # of the sweeps (seconds), so the dishes' starts at 128; a larger one slows every sweep
+    # (its distances).  The dishes are capped by the padded rows, not n, so that every n of
+    # a row bucket starts with one buffer shape.
     capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
-                "P": max(min(128, n), min(pow2_at_least(P_need), n))}
+                "P": max(min(128, rows), min(pow2_at_least(P_need), rows))}
     table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
     state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
                          jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
@@ -919,9 +921,9 @@ def gibbs_hdp_gmm(
 
     def grow(s):
         # The overflow flag does not say which buffer filled up: double both (up to the
-        # most either can need: the largest data set's size, and n).
+        # most either can need: the largest data set's size, and n, padded).
         capacity["L"] = max(capacity["L"], min(2 * capacity["L"], int(sizes.max())))
-        capacity["P"] = max(capacity["P"], min(2 * capacity["P"], n))
+        capacity["P"] = max(capacity["P"], min(2 * capacity["P"], rows))
         return _grow(s, capacity["L"], capacity["P"])
 
     run = functools.partial(_run_segment, X=Xj, gid=gidj, rho2=jnp.asarray(rho2, dtype),
