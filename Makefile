@@ -21,18 +21,17 @@ PIP_QUIET := --quiet --disable-pip-version-check --no-input
 # The pure-XLA path, which every platform but the CPU runs: the tests of the modules whose
 # computations have a native CPU kernel and an XLA one (nearest centre, DP-means, k-means -- in
 # test_dc_baselines.py --, hard HDP, the DP mixture's Gibbs sweeps (spherical, diag and full),
-# CEC-IB's Hartigan passes;
+# CEC-IB's Hartigan passes, the HDP mixture's CRF moves;
 # SL-DID's and SL-AGLO's NumPy driver against the literal algorithm, in test_did_hierarchy.py),
 # with the native kernels
-# off; tests of the native kernels themselves skip.  Not here: the HDP mixture's CRF sampler
-# (tests/test_hdp_gibbs.py), which has no native kernel and so runs the same XLA code in
-# `make test`, and the modules' doctests (examples the test files cover at their sizes).
+# off; tests of the native kernels themselves skip.  Not here: the modules' doctests
+# (examples the test files cover at their sizes).
 # As `make test`, it leaves out the tests marked `long` (more seeds of a case whose short
 # form runs here); BAYESCLUST_NATIVE=0 with `make test-all` runs them on this path too.
 XLA_TESTS := bayesclust/kernels/ \
 	tests/test_kernels.py tests/test_native.py tests/test_native_gibbs.py tests/test_dp_means.py \
 	tests/test_dc_baselines.py tests/test_gibbs.py tests/test_gibbs_gaussian.py tests/test_hard_hdp.py \
-	tests/test_did_hierarchy.py \
+	tests/test_did_hierarchy.py tests/test_hdp_gibbs.py \
 	tests/test_cecib_compiled.py
 
 # uv installs the same versions as pip (it resolves against PyPI) in a fraction of the time: on

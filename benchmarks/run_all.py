@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCRIPTS = ["dp_means.py", "samplers.py", "dp_mixture.py", "hdp.py", "discriminative.py", "cecib.py", "spectral.py", "smic.py", "consensus.py", "did.py",
            "scale.py", "limit_path.py", "hdp_path.py", "first_call.py", "gmd.py", "constrained.py",
-           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py", "sharded_chains.py"]
+           "spom.py", "temporal.py", "hard_dc.py", "kl_means.py", "defaults.py", "sharded_chains.py",
+           "hdp_sampler.py"]
 
 
 def run(script: str, extra: list[str]) -> list[dict]:
@@ -484,6 +485,7 @@ GENERIC_TITLES: dict[str, str] = {
     "dp_mixture_sweep": "gibbs_dp_gaussian's cost per sweep and first call (compiles included), diag / full, with and without split-merge moves, beside the main branch's sampler (same draws)",
     "dp_mixture_memory": "DPGaussianMixture's memory with its defaults: peak RSS of a fit and its pickle, label draws int8 and written once, keep_draws (target: under 2 GiB at 100,000 x 2; a fit on iris pickled under 1 MB)",
     "limit_path_collapse": "Every family's limit path (dp, hdp, dc, aspect): collapse onto its hard limit over 10 seeds, and the hard objective along the path (target: >= 8 of 10 collapsed per data set, no rise beyond the noise)",
+    "crf_sampler_first_fit": "The HDP mixture's CRF sampler: a whole first fit with its defaults (compilation included), native kernel vs XLA path (target: <= 20 s on 2 cores, R-hat <= 1.05, no ConvergenceWarning for compare --model hdp)",
     "limit_path_time": "limit_path of every family at n = 500: a fresh process (compilation included) and warm (target < 30 s on 2 cores)",
     "hard_dc_heldout": "HardDC (ours) vs CG MAP: held-out DC cost at the same k, and time",
     "hard_dc_limit_path": "HardDC (ours): limit_path(model='dc') at n = 500",
@@ -676,6 +678,21 @@ IMPLEMENTATION_MEASUREMENTS = [
     "(8 chains x 4,500 sweeps at thin 8; R-hat of k 1.003, no ConvergenceWarning), the limit path "
     "67 s, the peers 11 s, the report 5 s, the penalties 2 s. `HDPGaussianMixture(random_state=0)` "
     "on `datasets.hdp_groups(0)`: 146 s, R-hat of k 1.022 and of the log-likelihood 1.014.",
+    "`_native/hdp.cc` (the CRF sampler's point, table and split-merge moves; 2026-11-29, load 8-19 "
+    "on the 2 cores, seconds inflated several-fold): on `datasets.hdp_groups` (8 chains, 128 dish "
+    "slots) the moves of one sweep took 22 ms as first written (a loop over every slot and a log "
+    "and an exp per seat) and 5 ms once they weighed only the dishes in use with logs of counts "
+    "from a table; the XLA scans took about 4x the first version's time in the same process "
+    "(225 sweeps: 16.2 s against 4.0 s). Compiling the sweep (`jit` of a vmapped `hdp_sweep`) took "
+    "17 s with the XLA split-merge move and 9 s without; its random numbers alone (4 draws, "
+    "threefry) 4 s, the move alone 10.6 s (7.7 s with its numbers from one `jax.random.bits` "
+    "call and its data set gathered without a sort); with the moves native the whole sweep "
+    "compiled in 4-5 s. Compiling with `xla_cpu_use_fusion_emitters=False`, "
+    "`xla_backend_optimization_level=0` and `xla_llvm_disable_expensive_passes=True` "
+    "took 0.7 s instead of 5 s but made a sweep's XLA part 2-3x slower (not adopted: 5,000 "
+    "sweeps per fit). The phases of `compare --model hdp` (CPU seconds, load 15, cache off): "
+    "penalties 7 (the hard HDP's compilation), sampler 21, VI point estimate 4, peers 8.4, limit "
+    "path 17.5, report 1.8.",
     "`inference.mixtures.gibbs._draw_slot_or_new`: with the new cluster's weight concatenated to the "
     "slots' ((K + 1, C) array) a step at 256 chains took 1.5x as long.",
     "`inference.mixtures.gibbs._scan_points`: caching the slot terms and updating only the two slots a "

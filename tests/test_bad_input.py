@@ -661,7 +661,7 @@ TABLE = {
     "MAPDIDClassifier": _fit(k_max=1), "SLAGLO": _fit(), "SLDID": _fit(),
     "DiscriminativeClustering": _fit(n_clusters=2), "HardDC": _fit(lam=1.0),
     "DPGaussianMixture": _fit(num_warmup=1, num_samples=1, num_chains=1),
-    "DPMeans": _fit(lam=1.0), "HDPGaussianMixture": _fit(num_warmup=1, num_samples=1, num_chains=1),
+    "DPMeans": _fit(lam=1.0), "HDPGaussianMixture": _fit(num_warmup=1, num_samples=1, thin=1, num_chains=1),
     "HardHDP": _fit(), "SMIC": _fit(t=3), "PenalizedNormalizedCut": _fit(n_neighbors=3),
     "SpectralDPMeans": _fit(n_neighbors=3), "MKLClassifier": _fit(n_epochs=1, n_components=10),
     # graphs
@@ -776,7 +776,8 @@ TABLE = {
     "cluster_posterior": A(prior=Lazy(lambda: _f("default_gaussian_prior")(XS))),
     "default_gaussian_prior": A(), "gaussian_log_marginal": A(), "gaussian_predictive_logpdf": A(),
     "gibbs_dp_gaussian": A(num_warmup=1, num_samples=1, num_chains=1),
-    "gibbs_hdp_gmm": A(groups=XS, group_ids=CLS, num_warmup=1, num_samples=1, num_chains=1),
+    "gibbs_hdp_gmm": A(groups=XS, group_ids=CLS, num_warmup=1, num_samples=1, thin=1,
+                       num_chains=1),
     "hdp_sweep": INTERNAL("a CRF state"), "init_hdp_state": INTERNAL("CRF tables"), "point_log_weights": INTERNAL("a CRF state"),
     "table_log_weights": INTERNAL("a CRF state"), "register_model": NO_ARRAYS, "run_nuts": INTERNAL("a NumPyro program's own arguments"),
     "run_svi": INTERNAL("a NumPyro program's own arguments"), "posterior_from_mcmc": INTERNAL("a run MCMC object"),

@@ -262,7 +262,7 @@ def test_one_cluster_warns_naming_the_parameter():
 _FAST = {
     "DPMeans": {}, "HardHDP": {},
     "DPGaussianMixture": dict(num_warmup=20, num_samples=20, num_chains=2),
-    "HDPGaussianMixture": dict(num_warmup=10, num_samples=10, num_chains=2),
+    "HDPGaussianMixture": dict(num_warmup=10, num_samples=10, thin=1, num_chains=2),
     "DiscriminativeClustering": dict(n_clusters=3),
     "CECIB": dict(n_clusters=3, n_init=2),
     "SpectralDPMeans": {}, "PenalizedNormalizedCut": {}, "SMIC": dict(candidates=[3]),

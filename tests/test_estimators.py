@@ -184,7 +184,8 @@ HDP_CHECKS = frozenset({
 
 
 @variant_checks(
-    [HDPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)],
+    [HDPGaussianMixture(sigma2=0.1, num_warmup=5, num_samples=5, thin=1, num_chains=1,
+                        random_state=0)],
     only=HDP_CHECKS, rest=pytest.mark.long,
 )
 def test_sklearn_contract_hdp_gaussian_mixture(estimator, check):
@@ -475,7 +476,7 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
               for use in ([0, 1], [1, 2], [0, 2])]
     X = np.concatenate(groups)
     ids = np.repeat([7, 3, 5], 16)  # data sets processed in sorted id order: 3, 5, 7
-    est = HDPGaussianMixture(sigma2=0.09, num_warmup=40, num_samples=40, num_chains=2,
+    est = HDPGaussianMixture(sigma2=0.09, num_warmup=40, num_samples=40, thin=1, num_chains=2,
                              random_state=1)
     est.fit(X, group_ids=ids)
     assert est.n_clusters_ == 3
@@ -495,7 +496,7 @@ def test_hdp_gaussian_mixture_matches_functional_core_and_splits_groups():
 
     assert est.sigma2_ == 0.09 and est.rho2_ == pytest.approx(0.75 * X.var(0).mean())
     post = gibbs_hdp_gmm(_key_from_random_state(1), X, group_ids=ids, sigma2=0.09,
-                         rho2=est.rho2_, num_warmup=40, num_samples=40, num_chains=2,
+                         rho2=est.rho2_, num_warmup=40, num_samples=40, thin=1, num_chains=2,
                          progress_bar=False)
     np.testing.assert_array_equal(post.labels, est.posterior_.labels)
     # Fewer draws kept: the same fit (local partitions too), the draws of the same run.

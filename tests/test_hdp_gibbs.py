@@ -41,7 +41,7 @@ def test_stationary_distribution_matches_enumeration(x64):
     table moves, one split-merge move)."""
     exact_global, exact_local = hdp_crf_exact(_GROUPS5, **_HYPER5)
     post = gibbs_hdp_gmm(1, _GROUPS5, **_HYPER5, num_warmup=200, num_samples=10000,
-                         num_chains=3, center=False, progress_bar=False)
+                         thin=1, num_chains=3, center=False, progress_bar=False)
     draws = post.labels.reshape(-1, 5)
     emp_global = _frequencies([canonical(d) for d in draws])
     local = post.params["local_labels"].reshape(-1, 5)
@@ -262,7 +262,7 @@ def test_point_sweep_reproduces_hard_hdp_step_4(x64):
 
 #: Data-set sizes and run of the plumbing tests below (one compiled sampler for both).
 _SIZES = (7, 5, 6)
-_RUN = dict(num_warmup=10, num_samples=30, num_chains=2, progress_bar=False)
+_RUN = dict(num_warmup=10, num_samples=30, thin=1, num_chains=2, progress_bar=False)
 
 
 def test_group_ids_form_is_the_list_form_permuted():
@@ -305,22 +305,24 @@ def test_draw_invariants():
                     assert len(np.unique(gj[c, s][lj[c, s] == t])) == 1
     np.testing.assert_array_equal(post.n_clusters, post.sample_stats["n_clusters"])
     assert np.isfinite(post.params["means"]).all() and np.isfinite(post.log_likelihood).all()
-    assert post.kernels == "xla"  # the CRF sweeps have no native kernel
+    from bayesclust import _native
+
+    assert post.kernels == ("native" if _native.used_on() else "xla")
     # One split-merge move per sweep by default: the fraction accepted of each draw's one.
     acc = post.sample_stats["split_merge_acceptance"]
     assert acc.shape == (2, 30) and set(np.unique(acc)) <= {0.0, 1.0}
 
 
 def test_buffers_grow_and_no_cluster_is_dropped():
-    """Many small well-separated clusters force the table and dish buffers to grow
-    (8 tables per data set and 32 dishes to start; 12 tables per data set and 36 dishes
-    need one doubling of both, a second compile of the sweeps); no cluster is dropped."""
+    """Many small well-separated clusters force the table buffer to grow (8 tables per data
+    set to start; 12 tables per data set need one doubling, a second compile of the sweeps,
+    and on the native path a sweep that stops at the overflow); no cluster is dropped."""
     rng = np.random.default_rng(4)
     centres = 10.0 * np.stack(np.meshgrid(np.arange(6), np.arange(6)), -1).reshape(-1, 2) - 25.0
     groups = [np.concatenate([centres[c] + 0.05 * rng.standard_normal((2, 2))
                               for c in range(12 * j, 12 * j + 12)]) for j in range(3)]
     post = gibbs_hdp_gmm(0, groups, sigma2=0.0025, rho2=400.0, num_warmup=30, num_samples=5,
-                         progress_bar=False)
+                         thin=1, progress_bar=False)
     assert post.n_clusters.min() >= 36
     assert post.params["means"].shape[2] >= 36
     assert post.sample_stats["n_local"].min() >= 36
@@ -338,7 +340,7 @@ def test_recovers_the_hdp_synthetic_structure():
 
     groups, labels, _ = hdp_groups(0)
     post = gibbs_hdp_gmm(0, groups, sigma2=0.01, rho2=1.0, num_warmup=100, num_samples=100,
-                         num_chains=2, progress_bar=False)
+                         thin=1, num_chains=2, progress_bar=False)
     point = post.point_estimate("vi")
     score = np.mean([nmi(y, z) for y, z in zip(labels, post.labels_by_group(point))])
     k = len(np.unique(point))
@@ -391,7 +393,7 @@ def test_rows_padded_to_a_bucket_leave_every_draw_unchanged(monkeypatch):
 
     rng = np.random.default_rng(4)
     X = (rng.normal(size=(29, 2)) + 3.0 * rng.integers(3, size=(29, 1))).astype(np.float32)
-    kw = dict(group_ids=np.arange(29) % 3, sigma2=0.5, num_warmup=2, num_samples=3,
+    kw = dict(group_ids=np.arange(29) % 3, sigma2=0.5, num_warmup=2, num_samples=3, thin=1,
               num_chains=2, split_merge=1, alpha_prior=dist.Gamma(1.0, 1.0),
               gamma_prior=dist.Gamma(1.0, 1.0), sigma2_prior=dist.InverseGamma(2.0, 1.0),
               progress_bar=False)
@@ -406,3 +408,80 @@ def test_rows_padded_to_a_bucket_leave_every_draw_unchanged(monkeypatch):
     np.testing.assert_array_equal(padded.log_likelihood, plain.log_likelihood)
     for name in ("local_labels", "means", "alpha", "gamma", "sigma2"):
         np.testing.assert_array_equal(padded.params[name], plain.params[name])
+
+
+_native_only = pytest.mark.skipif(
+    not __import__("bayesclust")._native.available(),
+    reason="native kernels off (BAYESCLUST_NATIVE=0) or not built")
+
+
+@_native_only
+def test_native_moves_make_the_xla_scans_moves_from_the_same_numbers():
+    """The native point and table moves (``hdp.cc``) against the XLA scans
+    (``_scan_points`` then ``_scan_tables``) given the same uniforms and normals: 4 chains
+    of random seatings of 2 data sets, enough tables and dishes opened and closed; the same
+    seating, table counts and dishes, the same new means up to float32 rounding.  The 16
+    rows are padded to 20 (zeros, data set and table -1, ``n_valid`` 16), as a run pads
+    them to a shape bucket: both paths leave the padded rows alone."""
+    from bayesclust import _native
+    from bayesclust.inference.mixtures.hdp_gibbs import _scan_points, _scan_tables
+
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(0, 1.5, (9, 2)), rng.normal(0, 1.5, (7, 2))]
+    X = jnp.asarray(np.concatenate([*groups, np.zeros((4, 2))]), jnp.float32)
+    gid = jnp.asarray(np.repeat([0, 1, -1], [9, 7, 4]), jnp.int32)
+    n_valid = jnp.int32(16)
+    L, P, C = 16, 32, 4
+    states = [_random_state(rng, groups, L, P, 4, 0.3, float(rng.normal()), float(rng.normal()))[2]
+              for _ in range(C)]
+    state = jax.tree.map(lambda *a: jnp.stack(a).astype(a[0].dtype if a[0].dtype != jnp.float64
+                                                                else jnp.float32), *states)
+    state = state._replace(tables=jnp.pad(state.tables.astype(jnp.int32), ((0, 0), (0, 4)),
+                                          constant_values=-1),
+                           table_dish=state.table_dish.astype(jnp.int32))
+    k = jax.random.split(jax.random.key(0), 4)
+    u_p = 1.0 - jax.random.uniform(k[0], (C, 20))
+    z_p = jax.random.normal(k[1], (C, 20, 2))
+    u_t = 1.0 - jax.random.uniform(k[2], (C, 2 * L))
+    z_t = jax.random.normal(k[3], (C, 2 * L, 2))
+    rho2 = jnp.float32(2.0)
+
+    def native(s, a, b, c, e):
+        out = _native.hdp_crf_moves_ffi(X, gid, rho2, s.tables, s.table_counts, s.table_dish,
+                                        s.dish_tables, s.means, s.log_alpha, s.log_gamma,
+                                        s.sigma2, jnp.zeros(2, jnp.uint32), n_valid, u_points=a,
+                                        z_points=b, u_tables=c, z_tables=e)
+        return out[:5], out[5]
+
+    def xla(s, a, b, c, e):
+        s = _scan_tables(X, gid, rho2, _scan_points(X, gid, rho2, s, a, b, n_valid), c, e)
+        return (s.tables, s.table_counts, s.table_dish, s.dish_tables, s.means), s.overflow
+
+    (got, overflow), (want, want_overflow) = (
+        jax.jit(jax.vmap(f))(state, u_p, z_p, u_t, z_t) for f in (native, xla))
+    assert not np.any(overflow) and not np.any(want_overflow)
+    for a, b in zip(got[:4], want[:4]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_allclose(np.asarray(got[4]), np.asarray(want[4]), rtol=1e-5, atol=1e-5)
+    # Tables and dishes did open and close (the draws are not trivially the start).
+    assert np.any(np.asarray(got[0]) != np.asarray(state.tables))
+    assert np.any(np.asarray(got[2]) != np.asarray(state.table_dish))
+    assert np.all(np.asarray(got[0])[:, 16:] == -1)
+
+
+@_native_only
+def test_native_moves_reject_partial_numbers_and_split_merge_with_given_numbers():
+    from bayesclust import _native
+
+    X = jnp.zeros((3, 1), jnp.float32)
+    gid = jnp.zeros(3, jnp.int32)
+    args = (X, gid, 1.0, jnp.zeros(3, jnp.int32), jnp.full((1, 2), 1.5), jnp.zeros((1, 2), jnp.int32),
+            jnp.ones(4), jnp.zeros((4, 1)), 0.0, 0.0, 1.0, jnp.zeros(2, jnp.uint32))
+    with pytest.raises(ValueError, match="all of u_points"):
+        _native.hdp_crf_moves_ffi(*args, u_points=jnp.ones(3))
+    with pytest.raises(ValueError, match="draw their own numbers"):
+        _native.hdp_crf_moves_ffi(*args, split_merge=1, u_points=jnp.ones(3),
+                                  z_points=jnp.zeros((3, 1)), u_tables=jnp.ones(2),
+                                  z_tables=jnp.zeros((2, 1)))
+    with pytest.raises(Exception, match="n_valid out of"):
+        jax.block_until_ready(_native.hdp_crf_moves_ffi(*args, 4))

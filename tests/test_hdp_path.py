@@ -123,7 +123,7 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
     dishes = rng.integers(0, 3, (C, 14)) * 7 - 4         # any ids
     tables = dishes * 3 + rng.integers(0, 2, (C, 14))     # a table inside one dish
     kw = dict(sigma2=0.3, rho2=2.0, alpha=1.5, gamma=0.7)
-    post = gibbs_hdp_gmm(7, X, group_ids=gid_in, num_warmup=0, num_samples=S, num_chains=C,
+    post = gibbs_hdp_gmm(7, X, group_ids=gid_in, num_warmup=0, num_samples=S, thin=1, num_chains=C,
                          init_labels=dishes, init_tables=tables, progress_bar=False, **kw)
 
     order = np.argsort(gid_in, kind="stable")
@@ -131,7 +131,7 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
     Xc = X[order] - X.mean(0)
     L, P = 5, 14  # the driver's buffers here: the largest data set, and n
     chain_keys = jax.random.split(jax.random.split(V.as_rng_key(7), 1)[0], C)
-    sweep = jax.jit(hdp_sweep, static_argnames=("n_groups",))
+    sweep = jax.jit(hdp_sweep, static_argnames=("n_groups", "split_merge", "max_group_size"))
     for c in range(C):
         z, t = dishes[c][order], tables[c][order]
         dish_slot = np.searchsorted(np.unique(z), z)
@@ -145,22 +145,26 @@ def test_continued_chain_is_the_sweep_stepped_by_hand(x64):
         state = init_hdp_state(Xc, gid, slots, table_dish, L, P, log_alpha=np.log(1.5),
                                log_gamma=np.log(0.7), sigma2=0.3)
         for s_, k in enumerate(jax.random.split(chain_keys[c], S)):
-            state, _ = sweep(jax.random.split(k, 1)[0], Xc, gid, state, rho2=2.0, n_groups=3)
+            state, _ = sweep(jax.random.split(k, 1)[0], Xc, gid, state, rho2=2.0, n_groups=3,
+                             split_merge=1, max_group_size=5)  # the driver's default move
             assert not bool(state.overflow)
             glob, loc = np.empty(14, int), np.empty(14, int)
             glob[order] = np.asarray(state.dishes(gid))
             loc[order] = np.asarray(state.tables)
             np.testing.assert_array_equal(post.labels[c, s_], glob)
             np.testing.assert_array_equal(post.params["local_labels"][c, s_], loc)
+            # The record keeps the dish slots some draw uses; the buffer's others are empty.
+            kept = post.params["means"].shape[2]
             np.testing.assert_allclose(post.params["means"][c, s_] - X.mean(0),
-                                       np.asarray(state.means), atol=1e-12)
+                                       np.asarray(state.means)[:kept], atol=1e-12)
+            assert not np.any(np.asarray(state.means)[kept:])
 
 
 @pytest.mark.filterwarnings("ignore::bayesclust.ConvergenceWarning")
 def test_one_dish_start_is_the_default_start():
     """init_labels all equal (tables: one per data set and dish) is Kulis & Jordan's start."""
     X, gid = _grouped()
-    kw = dict(group_ids=gid, sigma2=0.05, num_warmup=2, num_samples=3, num_chains=2,
+    kw = dict(group_ids=gid, sigma2=0.05, num_warmup=2, num_samples=3, thin=1, num_chains=2,
               progress_bar=False)
     a = gibbs_hdp_gmm(4, X, **kw)
     b = gibbs_hdp_gmm(4, X, init_labels=np.full(len(X), 9), **kw)

@@ -6,7 +6,9 @@ winner's exact distance tile by tile in registers, without writing the
 ``n x k`` score matrix (see ``nearest.cc``); the Gibbs sweep of the DP
 mixture moves every point of 8 chains at a time in SIMD lanes, where XLA runs
 a few dozen small operations per point (see ``gibbs.cc``; the full- and
-diagonal-covariance mixture's point moves: ``gibbs_gaussian.cc``).  Two routines are host
+diagonal-covariance mixture's point moves: ``gibbs_gaussian.cc``); the HDP mixture's CRF
+sweep makes its point, table and split-merge moves chain by chain on XLA's threads
+(see ``hdp.cc``).  Two routines are host
 code called through ctypes, not custom calls: SL-DID's and SL-AGLO's agglomeration
 (``did.cc``, :func:`did_agglomerate`), whose NumPy driver paid the interpreter per
 tested pair, and CEC-IB's Hartigan passes (``cecib.cc``, :func:`cecib_passes`), whose
@@ -59,13 +61,15 @@ __all__ = [
     "gibbs_gaussian_ffi",
     "gibbs_run_ffi",
     "gibbs_sweep_ffi",
+    "hdp_crf_moves_ffi",
     "nearest_center_ffi",
     "nearest_center_stats_ffi",
+    "platform_dependent",
     "use_native",
     "used_on",
 ]
 
-_SOURCES = ("nearest.cc", "gibbs.cc", "gibbs_gaussian.cc", "did.cc", "cecib.cc")
+_SOURCES = ("nearest.cc", "gibbs.cc", "gibbs_gaussian.cc", "did.cc", "cecib.cc", "hdp.cc")
 _HEADERS = ("parallel.h", "simd.h")  # included by the sources: part of the build's identity
 _TARGETS = {
     "bayesclust_nearest_center_f32": "BayesclustNearestCenterF32",
@@ -76,6 +80,8 @@ _TARGETS = {
     "bayesclust_gibbs_sweep_f64": "BayesclustGibbsSweepF64",
     "bayesclust_gibbs_gaussian_f32": "BayesclustGibbsGaussianF32",
     "bayesclust_gibbs_gaussian_f64": "BayesclustGibbsGaussianF64",
+    "bayesclust_hdp_crf_f32": "BayesclustHdpCrfF32",
+    "bayesclust_hdp_crf_f64": "BayesclustHdpCrfF64",
 }
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 
@@ -287,6 +293,29 @@ def disabled():
     return use_native(False)
 
 
+def platform_dependent(*args, cpu, default):
+    """``lax.platform_dependent(*args, cpu=cpu, default=default)``, traced lazily.
+
+    ``lax.platform_dependent`` traces every branch, and a pure-XLA branch can cost far
+    more to trace than the native call beside it (the nearest-centre step's unrolled
+    compare/select chains were about half of a DP-means loop's tracing; the HDP
+    sampler's scans over points and tables and its split-merge moves most of its
+    program), for a branch that XLA discards when it lowers for the CPU.  When JAX's
+    default backend is the CPU (no accelerator, or ``JAX_PLATFORMS=cpu``), only ``cpu``
+    is traced; otherwise both, and the platform chooses.
+
+    Parameters
+    ----------
+    *args
+        The operands, passed to the branch that runs.
+    cpu, default : callable
+        The native branch (the CPU platform) and the pure-XLA one (every other platform).
+    """
+    if jax.default_backend() == "cpu":
+        return cpu(*args)
+    return jax.lax.platform_dependent(*args, cpu=cpu, default=default)
+
+
 def nearest_center_ffi(X, C, valid, birth, row_offset):
     """The native nearest-centre kernel (CPU only; see ``nearest.cc``).
 
@@ -492,6 +521,85 @@ def gibbs_gaussian_ffi(Z, labels, counts, means, factor, logdet, u, log_new, kap
                 scalar(nu0, dt), scalar(n_valid, jnp.int32), log_alpha.astype(dt),
                 seeds.astype(jnp.uint32), full=np.int32(bool(full)),
                 split_merge=np.int64(split_merge), point_moves=np.int32(bool(point_moves)))
+
+
+def hdp_crf_moves_ffi(X, gid, rho2, tables, table_counts, table_dish, dish_tables, means,
+                      log_alpha, log_gamma, sigma2, seeds, n_valid=None, *, split_merge=0,
+                      u_points=None, z_points=None, u_tables=None, z_tables=None):
+    """The point and table moves of one sweep of the HDP mixture's CRF sampler (``hdp.cc``).
+
+    The moves of ``hdp_gibbs._scan_points`` then ``hdp_gibbs._scan_tables`` for one
+    chain, given the same uniforms and normals (Teh et al. 2006, §5.1), then
+    ``split_merge`` moves of ``hdp_gibbs.split_merge_move`` (Dahl 2003; Jain & Neal 2004;
+    the dish means left stale, as there).  Written for
+    one chain; under ``jax.vmap`` (over chains) the kernel receives every chain at once
+    and shares them out to XLA's threads.
+
+    Parameters
+    ----------
+    X : array, shape (n, d), float32 or float64
+    gid : int32 array, shape (n,)
+        Data set of every point, ``0..D-1``.
+    rho2 : scalar
+    tables : int32 array, shape (n,)
+    table_counts : array, shape (D, L)
+    table_dish : int32 array, shape (D, L)
+    dish_tables : array, shape (P,)
+    means : array, shape (P, d)
+    log_alpha, log_gamma, sigma2 : scalars
+    seeds : uint32 array, shape (2,)
+        The 64-bit seed (high, low words) of the chain's SplitMix64 stream for the sweep
+        (see ``hdp.cc``).
+    n_valid : int32 scalar, optional
+        The points that move: the first ``n_valid`` rows (default all ``n``).  The rows
+        past it pad ``X`` to a shape bucket (data set and table -1): never moved, counted
+        or read, their tables returned as given; the draws of the first ``n_valid`` rows
+        are those of an unpadded call on them (the stream is laid out by the real rows).
+    u_points, z_points : arrays, shapes (n,) and (n, d), optional
+        Uniforms on (0, 1] and standard normals of the point moves, instead of the
+        stream's (tests: the moves are then those of the XLA scans given these numbers).
+    u_tables, z_tables : arrays, shapes (D * L,) and (D * L, d), optional
+        Those of the table moves, one per table slot (all four or none; not with
+        ``split_merge``).
+    split_merge : int
+        Split-merge moves after the table moves (their numbers from the stream).
+
+    Returns
+    -------
+    (tables, table_counts, table_dish, dish_tables, means, overflow, accepted)
+        The state after the moves; ``overflow`` int32 scalar (1: a new table or dish
+        found its buffer full; the sweep stopped there and must be redone with more
+        slots); ``accepted`` int32 scalar, the split-merge moves accepted.
+    """
+    n, d = X.shape
+    D, L = table_counts.shape
+    P = dish_tables.shape[0]
+    dt = X.dtype
+    call = jax.ffi.ffi_call(
+        _target("bayesclust_hdp_crf", dt),
+        (jax.ShapeDtypeStruct((n,), jnp.int32), jax.ShapeDtypeStruct((D, L), dt),
+         jax.ShapeDtypeStruct((D, L), jnp.int32), jax.ShapeDtypeStruct((P,), dt),
+         jax.ShapeDtypeStruct((P, d), dt), jax.ShapeDtypeStruct((), jnp.int32),
+         jax.ShapeDtypeStruct((), jnp.int32)),
+        vmap_method="expand_dims",
+    )
+
+    i32 = jnp.int32
+    given = [u_points, z_points, u_tables, z_tables]
+    if any(a is None for a in given):
+        if any(a is not None for a in given):
+            raise ValueError("hdp_crf_moves_ffi: give all of u_points, z_points, u_tables and "
+                             "z_tables, or none")
+        given = [jnp.zeros((0,), dt)] * 4
+    elif split_merge:
+        raise ValueError("hdp_crf_moves_ffi: split-merge moves draw their own numbers")
+    return call(X, gid.astype(i32), jnp.asarray(rho2, dt), tables.astype(i32),
+                table_counts.astype(dt), table_dish.astype(i32), dish_tables.astype(dt),
+                means.astype(dt), jnp.asarray(log_alpha, dt), jnp.asarray(log_gamma, dt),
+                jnp.asarray(sigma2, dt), *(jnp.asarray(a, dt) for a in given),
+                jnp.asarray(seeds).astype(jnp.uint32),
+                jnp.asarray(n if n_valid is None else n_valid, i32).reshape(()),
+                split_merge=np.int64(split_merge))
 
 
 def did_agglomerate(X, *, method, floor, param, param2, min_size):

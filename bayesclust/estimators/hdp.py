@@ -256,7 +256,7 @@ class HDPGaussianMixture(_Grouped, _PointPartitionPredictive, ClusterMixin, Base
     sigma2_prior : numpyro.distributions.InverseGamma or None
         Prior on ``sigma2``, e.g. ``dist.InverseGamma(1.0, 1.0)`` (shape, scale).
         The sampler needs these conjugate families.
-    num_warmup, num_samples, thin, num_chains : int, default 500, 500, 1, 8
+    num_warmup, num_samples, thin, num_chains : int, default 1000, 500, 8, 8
         Sweeps discarded, draws kept per chain, sweeps per kept draw, chains: the
         defaults of :func:`bayesclust.gibbs_hdp_gmm`
         (:data:`bayesclust.inference.mixtures.convergence.HDP_SAMPLER_DEFAULTS`, where

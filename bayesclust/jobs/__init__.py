@@ -24,7 +24,7 @@ __all__ = ["MODELS", "LABELLED_MODELS", "run_compare", "replace_atomically", "DP
 #: Gaussians (8 chains share the native kernel's vector lanes).
 DP_JOB_THIN = 32
 
-#: Sweeps per kept draw in ``compare --model hdp`` (``HDP_SAMPLER_DEFAULTS.thin`` is 1): on
+#: Sweeps per kept draw in ``compare --model hdp`` (``HDP_SAMPLER_DEFAULTS.thin`` is 8 too): on
 #: ``hdp-groups`` 8 chains x 500 draws at thin 1 leave R-hat of the number of global clusters
 #: at 1.028 and of the log-likelihood at 1.020 (seed 0), and the default command warned; thin 4
 #: leaves 1.012 (bulk ESS 1010); thin 8 gives 1.003 and 1.006 (bulk ESS 1652).  The sampler's

@@ -416,25 +416,10 @@ def nearest_center(
             # Without ``birth`` the XLA path skips the visibility masks.
             return _nearest_center_xla(X, C, valid, None if birth is None else birth_or_zero, offset)
 
-        return _platform_dependent(
+        return _native.platform_dependent(
             X, C, valid, birth_or_zero, jnp.asarray(row_offset, jnp.int32), cpu=native, default=xla
         )
     return _nearest_center_xla(X, C, valid, birth, row_offset, block_size)
-
-
-def _platform_dependent(*args, cpu, default):
-    """``lax.platform_dependent(*args, cpu=cpu, default=default)``, traced lazily.
-
-    ``lax.platform_dependent`` traces every branch, and the XLA path of the
-    nearest-centre step (its unrolled compare/select chains) was about half
-    of the tracing time of a DP-means loop, for a branch that XLA discards
-    when it lowers for the CPU.  When JAX's default backend is the CPU (no
-    accelerator, or ``JAX_PLATFORMS=cpu``), only the CPU branch is traced;
-    otherwise both, and the platform chooses.
-    """
-    if jax.default_backend() == "cpu":
-        return cpu(*args)
-    return lax.platform_dependent(*args, cpu=cpu, default=default)
 
 
 def _native_ok(X, C) -> bool:
@@ -585,7 +570,7 @@ def nearest_center_stats(
         dist, index, weight, total = _native.nearest_center_stats_ffi(X, C, valid, w)
         return NearestCenter(dist, index), SegmentStats(weight, total)
 
-    return _platform_dependent(X, C, valid, w.astype(X.dtype), cpu=native, default=xla)
+    return _native.platform_dependent(X, C, valid, w.astype(X.dtype), cpu=native, default=xla)
 
 
 def weighted_means(stats: SegmentStats) -> jax.Array:

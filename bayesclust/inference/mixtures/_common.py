@@ -83,7 +83,7 @@ class _SplitMergeProposal(NamedTuple):
 
 
 def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
-                         n_valid=None) -> _SplitMergeProposal:
+                         n_valid=None, uniforms=None) -> _SplitMergeProposal:
     r"""Dahl's (2003) sequential allocation of one chain, for any conjugate cluster model.
 
     Two distinct points ``i, j`` are drawn uniformly; ``S`` are the other members of
@@ -114,6 +114,10 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
         it pad ``X`` to a shape bucket and have label -1.  The proposal of the first
         ``n_valid`` rows is then the one an unpadded call makes with the same key (the
         uniforms of a longer draw agree on their first rows).
+    uniforms : (array, array), shapes (n,) each, optional
+        The uniforms of the visiting order (on [0, 1)) and of the allocations (on
+        (0, 1]), drawn by the caller (with ``pair``): then ``key`` is not used, and is
+        returned as the proposal's acceptance key.
 
     Returns
     -------
@@ -121,7 +125,15 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
     """
     n = X.shape[0]
     dtype = X.dtype
-    k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
+    if uniforms is None:
+        k_i, k_j, k_perm, k_alloc, k_acc = jax.random.split(key, 5)
+        u_perm = jax.random.uniform(k_perm, (n,), dtype)
+        u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
+    else:
+        if pair is None:
+            raise ValueError("uniforms need the pair")
+        u_perm, u = uniforms
+        k_acc = key
     if pair is None:
         n_pair = n if n_valid is None else n_valid
         i = jax.random.randint(k_i, (), 0, n_pair)
@@ -134,8 +146,7 @@ def _propose_split_merge(key, X, labels, side, log_weights, add, pair=None,
     idx = jnp.arange(n)
     in_s = ((labels == ci) | (labels == cj)) & (idx != i) & (idx != j)
     m = jnp.sum(in_s)
-    order = jnp.argsort(jnp.where(in_s, jax.random.uniform(k_perm, (n,), dtype), 2.0))
-    u = 1.0 - jax.random.uniform(k_alloc, (n,), dtype)  # in (0, 1]
+    order = jnp.argsort(jnp.where(in_s, u_perm, 2.0))
     # Members in visiting order, gathered once: the loop then indexes by its own
     # counter (the same for every chain under vmap), never by a per-chain point
     # index (which vmap would turn into gathers/scatters in every step).

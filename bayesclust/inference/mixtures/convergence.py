@@ -89,14 +89,16 @@ DP_SAMPLER_DEFAULTS = SamplerDefaults(
 #: (:func:`~bayesclust.inference.mixtures.hdp_gibbs.split_merge_move`): on iris (one data
 #: set, the data-scaled prior of :class:`~bayesclust.HDPGaussianMixture`), 8 chains x 1000
 #: draws after 500 warm-up sweeps have bulk ESS of ``k`` 198 and R-hat 1.026 with it, 47
-#: and 1.081 without.  Its sweeps run in XLA, not in the native kernel, and cost far more
-#: than the DP sampler's; 8 chains on the vectorised axis cost about 5.6 times one chain
-#: (``datasets.hdp_groups``), and a first fit is mostly the sweeps' compilation
-#: (BENCHMARKS.md).  1000 sweeps per chain are not enough everywhere (iris: R-hat of
-#: ``k`` about 1.05; standardised wine in 3 data sets, 21 clusters: 1.17): the
-#: :class:`ConvergenceWarning` says so when it is not.
+#: and 1.081 without.  On a CPU a sweep's point, table and split-merge moves run in the
+#: native kernel (``_native/hdp.cc``, the chains shared out to XLA's threads), elsewhere in
+#: XLA scans, several times slower (BENCHMARKS.md, the CRF sampler's first fit).  1000
+#: sweeps per chain were not enough: on ``datasets.hdp_groups`` R-hat of ``k`` 1.010 (a
+#: warning), on standardised wine in 3 data sets (21 clusters) 1.23 and 1.49 for the
+#: log-likelihood; 5000 sweeps (1000 warm-up, 500 draws at thin 8) leave 1.005 on
+#: ``hdp_groups`` (``compare --model hdp``) and 1.03 / 1.04 on wine, where the
+#: :class:`ConvergenceWarning` may still say that more are needed.
 HDP_SAMPLER_DEFAULTS = SamplerDefaults(
-    num_warmup=500, num_samples=500, thin=1, num_chains=8, collapsed=False, split_merge=1
+    num_warmup=1000, num_samples=500, thin=8, num_chains=8, collapsed=False, split_merge=1
 )
 
 #: R-hat above this fails the check (Vehtari et al. 2021, §4).

@@ -50,9 +50,13 @@ With :math:`\alpha = e^{-\lambda_\ell / (2\sigma^2)}` and :math:`\gamma = (1 +
 the costs :math:`\sum_{x \in S} \|x - \mu_p\|^2` and :math:`\lambda_g +
 SSE_S` of its step 5 (our derivation: docs/deviations.md#hdp-concentration-map).
 
-Tables and dishes live in fixed-capacity buffers with masks; a sweep is one
-``lax.scan`` over the points and one over the table slots, jit-compiled; chains
-run with ``vmap``; buffers grow (the segment is redone) when full.
+Tables and dishes live in fixed-capacity buffers with masks; chains run with ``vmap``;
+buffers grow (the segment is redone) when full.  On a CPU the point, table and split-merge
+moves of a sweep are one call of a native kernel (:func:`bayesclust._native.hdp_crf_moves_ffi`,
+every chain at once, its numbers from a per-chain stream); elsewhere (or with
+``BAYESCLUST_NATIVE=0``) a sweep is one ``lax.scan`` over the points and one over the table
+slots, then the split-merge moves, jit-compiled.  The two paths make the same point and
+table moves from the same numbers; the means and hyper-parameters are drawn in XLA on both.
 
 References
 ----------
@@ -78,6 +82,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ... import _native
 from ... import _validation as V
 from ...kernels import (
     categorical_inverse_cdf,
@@ -93,9 +98,11 @@ from ._common import (
     _prior_params,
     _propose_split_merge,
     _update_log_alpha,
+    native_sweep_ok,
     pad_rows,
     run_rows,
     scan_rows,
+    sweep_kernels,
 )
 from .convergence import HDP_SAMPLER_DEFAULTS, warn_if_not_converged
 from .gibbs import run_in_segments
@@ -301,6 +308,62 @@ def _scan_tables(X, gid, rho2, state: HDPState, u, z):
     return state._replace(table_dish=flat_dish.reshape(D, L))
 
 
+def _crf_moves(key, keys, X, gid, rho2, state: HDPState, *, split_merge, max_group_size,
+               n_valid=None):
+    """The point moves (:func:`_scan_points`), the table moves (:func:`_scan_tables`), then
+    ``split_merge`` moves (:func:`split_merge_move`); returns the state and the moves accepted.
+    ``n_valid`` (traced, optional): the rows past it pad ``X`` (group and table -1) and
+    are skipped on both paths.
+
+    On a CPU with the native kernels :func:`~bayesclust._native.enabled`, one call of
+    :func:`bayesclust._native.hdp_crf_moves_ffi` (the same moves, in double precision;
+    under ``vmap`` every chain in one call, shared out to XLA's threads), its numbers from
+    a stream seeded by ``jax.random.bits(keys[0])``; elsewhere the two XLA scans on
+    uniforms and normals drawn with ``jax.random`` from ``keys[0..3]`` and the XLA moves
+    from ``fold_in(key, ...)``.  The two paths make the same point and table moves from
+    the same numbers (tested), so a run is reproducible from its key on either, but their
+    random streams differ.
+    """
+    n, d = X.shape
+    T = state.table_counts.size
+    dtype = X.dtype
+
+    def xla(X, gid, rho2, state, key, keys):
+        state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
+                             jax.random.normal(keys[1], (n, d), dtype), n_valid)
+        # The point scan's running counts are exact small integers; the table step needs
+        # per-table statistics, computed in bulk.
+        state = _scan_tables(X, gid, rho2, state,
+                             1.0 - jax.random.uniform(keys[2], (T,), dtype),
+                             jax.random.normal(keys[3], (T, d), dtype))
+        accepted = jnp.zeros((), jnp.int32)
+        if split_merge:
+            def move(t, carry):
+                s, acc = carry
+                s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
+                                         max_group_size=max_group_size, n_valid=n_valid)
+                return s, acc + ok.astype(jnp.int32)
+
+            state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
+        return state, accepted
+
+    if not native_sweep_ok(X):
+        return xla(X, gid, rho2, state, key, keys)
+
+    def cpu(X, gid, rho2, state, key, keys):
+        tables, counts, table_dish, dish_tables, means, overflow, accepted = (
+            _native.hdp_crf_moves_ffi(
+                X, gid, rho2, state.tables, state.table_counts, state.table_dish,
+                state.dish_tables, state.means, state.log_alpha, state.log_gamma, state.sigma2,
+                jax.random.bits(keys[0], (2,), jnp.uint32), n if n_valid is None else n_valid,
+                split_merge=split_merge))
+        return state._replace(tables=tables, table_counts=counts, table_dish=table_dish,
+                              dish_tables=dish_tables, means=means,
+                              overflow=state.overflow | (overflow != 0)), accepted
+
+    return _native.platform_dependent(X, gid, rho2, state, key, keys, cpu=cpu, default=xla)
+
+
 def _log_marginal(count, total, sigma2, rho2, d):
     r"""``log int prod N(x | mu, sigma2 I) N(mu | 0, rho2 I) dmu`` of ``count`` points of sum
     ``total``, up to the terms that add over the points (equal for every partition of a
@@ -369,19 +432,28 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size, n_va
     P = state.dish_tables.shape[0]
     dtype = X.dtype
     s2 = state.sigma2
-    k_i, k_j, k_move = jax.random.split(key, 3)
-    i = jax.random.randint(k_i, (), 0, n if n_valid is None else n_valid)
+    m_g = max_group_size
+    # All the move's randomness in one draw of bits (one generator in the program, not
+    # one per number: the move's compilation was most of the sampler's): the pair, the
+    # acceptance, then the visiting order's and the allocation's number of every slot,
+    # interleaved, so that a larger max_group_size draws the same numbers for the first
+    # slots (JAX's partitionable bits: a longer draw extends a shorter one).
+    bits = jax.random.bits(key, (3 + 2 * m_g,), jnp.uint32)
+    unit = (bits >> 8).astype(dtype) * (1.0 / (1 << 24))  # on [0, 1), 24 bits
+    n_pair = jnp.asarray(n if n_valid is None else n_valid, jnp.uint32)
+    i = (bits[0] % n_pair).astype(jnp.int32)
     g = gid[i]
     in_g = gid == g
     n_g = jnp.sum(in_g)
     # j uniform among the other points of i's data set: its rank there, skipping i's.
     rank = jnp.cumsum(in_g) - 1
-    r = jax.random.randint(k_j, (), 0, jnp.maximum(n_g - 1, 1))
+    r = (bits[1] % jnp.maximum(n_g - 1, 1).astype(jnp.uint32)).astype(rank.dtype)
     r = r + (r >= rank[i])
     j = jnp.argmax(in_g & (rank == r)).astype(i.dtype)
     # The data set's points, gathered into max_group_size slots (the rest: label -1).
-    rows = jnp.argsort(~in_g, stable=True)[:max_group_size]
-    valid = jnp.arange(max_group_size) < n_g
+    rows = jnp.zeros(m_g, jnp.int32).at[jnp.where(in_g, rank, m_g)].set(
+        jnp.arange(n, dtype=jnp.int32), mode="drop")
+    valid = jnp.arange(m_g) < n_g
     Xg = jnp.where(valid[:, None], X[rows], 0.0)
     labels = jnp.where(valid, state.tables[rows], -1)
     ti, tj = state.tables[i], state.tables[j]
@@ -408,7 +480,8 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size, n_va
 
     li = jnp.argmax(rows == i)
     lj = jnp.argmax(rows == j)
-    prop = _propose_split_merge(k_move, Xg, labels, side, log_weights, add, pair=(li, lj))
+    prop = _propose_split_merge(None, Xg, labels, side, log_weights, add, pair=(li, lj),
+                                uniforms=(unit[3::2], 1.0 - unit[4::2]))
     (n_a, s_a), (n_b, s_b) = prop.a, prop.b
     m_merge = jnp.sum(state.dish_tables) - jnp.where(prop.split, 0.0, 1.0)
     log_ratio = (state.log_alpha + lax.lgamma(n_a) + lax.lgamma(n_b) - lax.lgamma(n_a + n_b)
@@ -419,13 +492,15 @@ def split_merge_move(key, X, gid, state: HDPState, rho2, *, max_group_size, n_va
     possible = (n_g >= 2) & jnp.where(prop.split, True,
                                       (pi != pj) & (state.dish_tables[pj] == 1.0))
     log_acc = jnp.where(prop.split, log_ratio - prop.log_q, prop.log_q - log_ratio)
-    accept = possible & (jnp.log(jax.random.uniform(prop.key, (), dtype)) < log_acc)
+    accept = possible & (jnp.log(1.0 - unit[2]) < log_acc)
     free_t = _first_free(state.table_counts[g])
     free_p = _first_free(state.dish_tables)
     full = (state.table_counts[g, free_t] > 0) | (state.dish_tables[free_p] > 0)
     do_split = accept & prop.split & ~full
     do_merge = accept & ~prop.split
-    to_b = jnp.zeros(n, bool).at[rows].set(prop.to_b & valid)
+    # The slots past the data set's n_g points hold row 0 (the gather's filler): they
+    # scatter nowhere, or they could overwrite row 0's own allocation.
+    to_b = jnp.zeros(n, bool).at[jnp.where(valid, rows, n)].set(prop.to_b, mode="drop")
     tables = jnp.where(do_split & to_b, free_t, state.tables)
     tables = jnp.where(do_merge & in_g & (state.tables == tj), ti, tables)
     table_dish = jnp.where(do_split, state.table_dish.at[g, free_t].set(free_p), state.table_dish)
@@ -491,24 +566,11 @@ def hdp_sweep(key, X, gid, state: HDPState, *, rho2, n_groups, alpha_prior=None,
     """
     n, d = X.shape
     before = state.dishes(gid)
-    T, P = state.table_counts.size, state.dish_tables.shape[0]
+    P = state.dish_tables.shape[0]
     keys = jax.random.split(key, 8)
     dtype = X.dtype
-    state = _scan_points(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[0], (n,), dtype),
-                         jax.random.normal(keys[1], (n, d), dtype), n_valid)
-    # The point scan's running counts are exact small integers; the table step needs
-    # per-table statistics, computed in bulk.
-    state = _scan_tables(X, gid, rho2, state, 1.0 - jax.random.uniform(keys[2], (T,), dtype),
-                         jax.random.normal(keys[3], (T, d), dtype))
-    accepted = jnp.zeros((), jnp.int32)
-    if split_merge:
-        def move(t, carry):
-            s, acc = carry
-            s, ok = split_merge_move(jax.random.fold_in(key, 0x5EED + t), X, gid, s, rho2,
-                                     max_group_size=max_group_size or n, n_valid=n_valid)
-            return s, acc + ok.astype(jnp.int32)
-
-        state, accepted = lax.fori_loop(0, split_merge, move, (state, accepted))
+    state, accepted = _crf_moves(key, keys[:4], X, gid, rho2, state, split_merge=split_merge,
+                                 max_group_size=max_group_size or n, n_valid=n_valid)
     dishes = state.dishes(gid)
     stats = segment_stats(X, dishes, P)
     means = _draw_means(keys[4], stats.weight, stats.sum, state.sigma2, rho2)
@@ -844,10 +906,12 @@ def gibbs_hdp_gmm(
     # Powers of two above what the start needs, so that runs continued from one another
     # (an annealed path) mostly share one buffer shape, hence one compilation.  From one
     # dish, the first sweeps open tens of dishes before they merge again (iris:
-    # 40-60): a buffer that must grow costs another compilation of the sweeps (seconds),
-    # so the dishes' starts at 64; a larger one slows every sweep (its distances).
+    # 40-60; hdp_groups more than 64): a buffer that must grow costs another compilation
+    # of the sweeps (seconds), so the dishes' starts at 128; a larger one slows every sweep
+    # (its distances).  The dishes are capped by the padded rows, not n, so that every n of
+    # a row bucket starts with one buffer shape.
     capacity = {"L": max(min(8, int(sizes.max())), min(pow2_at_least(L_need), int(sizes.max()))),
-                "P": max(min(64, n), min(pow2_at_least(P_need), n))}
+                "P": max(min(128, rows), min(pow2_at_least(P_need), rows))}
     table_dish0 = np.pad(table_dish0, ((0, 0), (0, 0), (0, capacity["L"] - L_need)))
     state = _init_chains(Xj, gidj, jnp.asarray(tables0), jnp.asarray(table_dish0),
                          jnp.asarray(log_alpha, dtype), jnp.asarray(log_gamma, dtype),
@@ -857,9 +921,9 @@ def gibbs_hdp_gmm(
 
     def grow(s):
         # The overflow flag does not say which buffer filled up: double both (up to the
-        # most either can need: the largest data set's size, and n).
+        # most either can need: the largest data set's size, and n, padded).
         capacity["L"] = max(capacity["L"], min(2 * capacity["L"], int(sizes.max())))
-        capacity["P"] = max(capacity["P"], min(2 * capacity["P"], n))
+        capacity["P"] = max(capacity["P"], min(2 * capacity["P"], rows))
         return _grow(s, capacity["L"], capacity["P"])
 
     run = functools.partial(_run_segment, X=Xj, gid=gidj, rho2=jnp.asarray(rho2, dtype),
@@ -883,10 +947,15 @@ def gibbs_hdp_gmm(
                 row[:] = row[back]
         return arr
 
+    labels = labels_of("labels")
+    # Dish slots past the highest one any draw uses hold no mean (zeros): the buffer's
+    # spare slots are not kept (they would be most of a fitted estimator's pickle).
+    used = int(labels.max()) + 1 if labels.size else 0
     post = Posterior(
-        labels_of("labels"),
+        labels,
         log_likelihood=records["log_likelihood"],
-        params={"means": records["means"] + offset, "local_labels": labels_of("local_labels"),
+        params={"means": records["means"][:, :, :used] + offset,
+                "local_labels": labels_of("local_labels"),
                 "alpha": np.exp(records["log_alpha"]), "gamma": np.exp(records["log_gamma"]),
                 "sigma2": records["sigma2"]},
         sample_stats={"n_clusters": records["n_clusters"], "n_local": records["n_local"],
@@ -894,7 +963,7 @@ def gibbs_hdp_gmm(
                           / (thin * split_merge)} if split_merge else {})},
         sampler="gibbs-hdp-crf",
         model="hdp_gmm",
-        kernels="xla",  # the CRF sweeps have no native kernel
+        kernels=sweep_kernels(Xj),
         seconds=seconds,
         group_ids=gid[back],
         group_order=group_order,
