@@ -27,6 +27,24 @@ def machine_paths() -> list[str]:
     return sorted(p for p in paths if p not in ("", "/"))
 
 
+#: tqdm's notice, on importing tqdm.auto (NumPyro does), that the kernel has no ipywidgets: it
+#: says what the executing machine's Jupyter lacks (`make notebooks` runs nbclient without a
+#: front end), nothing about the notebook, and a reader's Jupyter (the `lab` extra) has them.
+FRONT_END_NOTICE = "TqdmWarning: IProgress not found"
+
+
+def drop_front_end_notice(nb) -> None:
+    """Remove the stderr outputs that hold only :data:`FRONT_END_NOTICE` (in place)."""
+    for cell in nb.cells:
+        if "outputs" in cell:
+            cell.outputs = [
+                out for out in cell.outputs
+                if not (out.get("output_type") == "stream" and out.get("name") == "stderr"
+                        and FRONT_END_NOTICE in out.get("text", "")
+                        and len(out.get("text", "").strip().splitlines()) <= 2)
+            ]
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     os.environ.pop("BAYESCLUST_SMOKE", None)  # the kernel inherits this process's environment
@@ -35,6 +53,7 @@ def execute(path: Path) -> float:
         nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
     ).execute()
     seconds = time.perf_counter() - start
+    drop_front_end_notice(nb)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
