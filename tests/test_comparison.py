@@ -445,7 +445,7 @@ def test_compare_report_of_discriminative_clustering():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         post = gibbs_dp_mda2(0, X, classes, lam=res.lam, xi=1.0, sigma2=0.4, num_warmup=20,
-                             num_samples=20, thin=1, num_chains=2, progress_bar=False)
+                             num_samples=20, num_chains=2, progress_bar=False)
     by_estimator = compare(post, est, y, X=X, y=classes)
     by_result = compare(post, res, y, X=X, y=classes)
     _assert_same_table(by_estimator, by_result)
