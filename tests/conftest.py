@@ -77,8 +77,8 @@ if _CACHE:
 #: Measured the same way and not listed: test_smic, test_temporal,
 #: test_metrics and test_draws_point_estimate (within 4 %), and test_kernels, whose chunked
 #: nearest-centre comparisons need the optimised programs' bits.
-#: Modules that run long programs (the doctests, the consensus EM and enumeration tests, the
-#: notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
+#: The package's doctests compile cheaply too (the root conftest.py).  Modules that run long
+#: programs (the consensus EM and enumeration tests, the notebooks), compare bits between two compiled paths (test_hard_dc) or follow chaotic NUTS
 #: trajectories to a seed-dependent answer (test_mcmc) are not listed and compile optimised, as
 #: users' programs are; so does any run with BAYESCLUST_TEST_OPTIMIZED=1.
 COMPILE_BOUND_MODULES = frozenset({

@@ -160,32 +160,28 @@ def build(verbose: bool = False) -> Path:
 
 
 def _compile_and_link(compiler: str, objects: str, library: str, verbose: bool) -> None:
-    """Compile each source to an object file, one compiler per core, then link them.
+    """Compile each source to an object file in ``objects``, one compiler per core, then link.
 
-    The sources compile independently (about 23 CPU-s in all, the largest 7.5 s), so on
-    two cores the build takes half the wall time of one compiler invocation over all of them.
+    The sources compile independently, so on several cores the build takes about the
+    time of the largest source rather than of all of them in one compiler invocation.
     """
     compile_flags = [f for f in _FLAGS if f != "-shared"]
     include = f"-I{jax.ffi.include_dir()}"
-    commands = [
-        [compiler, *compile_flags, include, "-c", str(Path(__file__).parent / source),
-         "-o", str(Path(objects) / (Path(source).stem + ".o"))]
-        for source in _SOURCES
-    ]
-    commands.append([compiler, "-shared", "-fPIC", *(c[-1] for c in commands), "-o", library])
+    object_files = [str(Path(objects) / (Path(source).stem + ".o")) for source in _SOURCES]
 
-    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+    def run(cmd: list[str]) -> None:
         if verbose:
             print(" ".join(cmd), file=sys.stderr)
-        return subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compiling the native kernels failed:\n{proc.stderr[-4000:]}")
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(run, commands[:-1]))
-    results.append(run(commands[-1]) if all(r.returncode == 0 for r in results) else None)
-    for result in results:
-        if result is not None and result.returncode != 0:
-            raise RuntimeError(f"compiling the native kernels failed:\n{result.stderr[-4000:]}")
-
+        # list(): every compiler has finished, and the first failure is raised, before linking
+        list(pool.map(run, ([compiler, *compile_flags, include, "-c",
+                             str(Path(__file__).parent / source), "-o", obj]
+                            for source, obj in zip(_SOURCES, object_files))))
+    run([compiler, "-shared", "-fPIC", *object_files, "-o", library])
 
 def available() -> bool:
     """True when the native kernels are built and registered (building them if needed).
