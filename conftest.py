@@ -20,8 +20,8 @@ def _doctests_compile_cheaply(request):
     output.  A run with BAYESCLUST_TEST_OPTIMIZED=1 compiles them as users' programs are.
     No program compiled cheaply is reused by a test module compiled optimised: JAX's caches
     are emptied when the module ends.  (The suite's ``_drop_compiled_programs`` also runs a
-    full garbage collection, about 0.1 CPU-s each; over the package's many small doctest
-    modules that cost more than it freed: ``make test`` took 12.0 min with it, 11.5 without.)
+    full garbage collection, about 0.1 CPU-s each, which the package's many small doctest
+    modules do not need: JAX's caches hold the compiled programs' memory maps.)
     """
     if not (_suite._COMPILE_CHEAPLY and request.module.__name__.startswith("bayesclust.")):
         yield
